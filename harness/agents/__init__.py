@@ -1,0 +1,1 @@
+"""Players: classic strategies (pure, synchronous) and, later, model-backed agents (awaited)."""

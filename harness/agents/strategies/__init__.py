@@ -1,0 +1,32 @@
+"""Classic Prisoner's Dilemma strategies, one family per module, and the registry of their names.
+
+``STRATEGIES`` maps each upper-case short name users type (``TFT``, ``GRIM``...) to its class.
+"""
+
+from __future__ import annotations
+
+from harness.agents.strategies import grudger, majority, memoryone, prober, simple, titfortat
+from harness.agents.strategies.base import NoParams, Strategy
+from harness.agents.strategies.registry import (
+    STRATEGIES,
+    StrategySpec,
+    get_strategy,
+    known_names,
+    make_spec,
+)
+
+__all__ = [
+    "STRATEGIES",
+    "NoParams",
+    "Strategy",
+    "StrategySpec",
+    "get_strategy",
+    "grudger",
+    "known_names",
+    "majority",
+    "make_spec",
+    "memoryone",
+    "prober",
+    "simple",
+    "titfortat",
+]

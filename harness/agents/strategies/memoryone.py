@@ -1,0 +1,24 @@
+"""Memory-one strategies: the next move depends only on the last round's outcome."""
+
+from __future__ import annotations
+
+from harness.agents.strategies.base import Strategy
+from harness.game import Action
+
+
+class WinStayLoseShift(Strategy):
+    name = "WSLS"
+    display_name = "Win-Stay Lose-Shift"
+    description = "Pavlov: repeats its last move after R or T, switches after P or S."
+    emoji = "🔄"
+    axelrod_name = "WinStayLoseShift"
+
+    def move(self, own: list[Action], opp: list[Action]) -> Action:
+        if not own:
+            return "C"
+        # Stay after a win (CC gives R, DC gives T), shift after a loss (CD gives S, DD gives P):
+        # that is, cooperate exactly when both players made the same move.
+        return "C" if own[-1] == opp[-1] else "D"
+
+
+STRATEGIES: tuple[type[Strategy], ...] = (WinStayLoseShift,)

@@ -1,0 +1,67 @@
+"""Strategies that ignore the opponent: unconditional, periodic and random play."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.agents.strategies.base import Strategy
+from harness.game import Action
+
+
+class AllC(Strategy):
+    name = "ALLC"
+    display_name = "Always Cooperate"
+    description = "Cooperates every round, whatever the opponent does."
+    emoji = "🕊️"
+    axelrod_name = "Cooperator"
+
+    def move(self, own: list[Action], opp: list[Action]) -> Action:
+        return "C"
+
+
+class AllD(Strategy):
+    name = "ALLD"
+    display_name = "Always Defect"
+    description = "Defects every round, whatever the opponent does."
+    emoji = "😈"
+    axelrod_name = "Defector"
+
+    def move(self, own: list[Action], opp: list[Action]) -> Action:
+        return "D"
+
+
+class Alternator(Strategy):
+    name = "ALT"
+    display_name = "Alternator"
+    description = "Plays C, D, C, D, ...: the opposite of its own last move as played."
+    emoji = "🔀"
+    axelrod_name = "Alternator"
+
+    def move(self, own: list[Action], opp: list[Action]) -> Action:
+        if not own:
+            return "C"
+        return "D" if own[-1] == "C" else "C"
+
+
+class RandomParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    coop_prob: float = Field(0.5, ge=0.0, le=1.0, alias="p", description="probability of cooperating each round")
+
+
+class RandomPlayer(Strategy):
+    name = "RAND"
+    display_name = "Random"
+    description = "Cooperates with probability p each round (default 0.5), independently."
+    emoji = "🎲"
+    stochastic = True
+    axelrod_name = "Random"
+    Params: ClassVar[type[BaseModel]] = RandomParams
+
+    def move(self, own: list[Action], opp: list[Action]) -> Action:
+        return self.random_choice(self.params.coop_prob)  # type: ignore[attr-defined]
+
+
+STRATEGIES: tuple[type[Strategy], ...] = (AllC, AllD, Alternator, RandomPlayer)

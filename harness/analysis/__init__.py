@@ -1,0 +1,1 @@
+"""Metrics, reports and statistics computed from the results database."""

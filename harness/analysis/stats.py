@@ -1,0 +1,46 @@
+"""Confidence intervals over replicates."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from scipy import stats
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A mean with a two-sided confidence interval (Student t over independent replicates).
+
+    ``low``/``high`` are None when fewer than two values exist; ``n`` counts the values used
+    (NULL metrics, such as retaliation when the opponent never defected, are left out).
+    """
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+    def fmt(self, digits: int = 2, pct: bool = False) -> str:
+        if self.mean is None:
+            return "—"
+        scale, unit = (100.0, "%") if pct else (1.0, "")
+        m = f"{self.mean * scale:.{digits}f}{unit}"
+        if self.low is None or self.high is None:
+            return m
+        half = (self.high - self.low) / 2 * scale
+        return f"{m} ± {half:.{digits}f}"
+
+
+def mean_ci(values: Iterable[float | None], level: float = 0.95) -> Estimate:
+    xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    n = len(xs)
+    if n == 0:
+        return Estimate(None, None, None, 0)
+    mean = sum(xs) / n
+    if n < 2:
+        return Estimate(mean, None, None, 1)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return Estimate(mean, mean - half, mean + half, n)

@@ -1,0 +1,336 @@
+"""Experiment configuration: the YAML format, its validation, and every problem reported at once.
+
+A config file has the sections ``run``, ``game``, ``horizon``, ``noise``, ``experiment`` and
+``metrics`` (see ``configs/experiment.yaml``). Agents are given inline
+(``{policy: TFT}``) or as ``{ref: agents/policies.yaml, overrides: {...}}``, the ref being
+resolved against the config file's folder. :func:`load_experiment` returns a validated
+:class:`ExperimentConfig` or raises one :class:`~harness.errors.ConfigError` listing every
+problem with its key path, so a user fixes a file in one pass rather than one error at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from harness.agents.strategies import StrategySpec, get_strategy, make_spec
+from harness.errors import ConfigError
+from harness.game import Horizon, PayoffMatrix
+
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunSection(_Section):
+    run_id: str | None = Field(
+        None, pattern=RUN_ID_PATTERN, description="file-name-safe id; default: <config name>_<timestamp>"
+    )
+    seed: int = Field(0, ge=0, description="master seed; every game's randomness derives from it")
+    output: str | None = Field(None, description="results folder (default results/ or $PDBENCH_RESULTS)")
+
+
+class GameSection(_Section):
+    payoff_matrix: PayoffMatrix = Field(default_factory=PayoffMatrix)
+
+    @field_validator("payoff_matrix", mode="before")
+    @classmethod
+    def _matrix(cls, value: Any) -> PayoffMatrix:
+        if isinstance(value, PayoffMatrix):
+            return value
+        return PayoffMatrix.from_mapping(value)
+
+
+class HorizonSection(_Section):
+    type: Literal["fixed", "geometric"] = "fixed"
+    n_rounds: int | None = Field(None, ge=1)
+    stop_prob: float | None = Field(None, gt=0.0, le=1.0)
+    max_rounds: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _complete(self) -> HorizonSection:
+        if self.type == "fixed" and self.n_rounds is None:
+            self.n_rounds = 50
+        if self.type == "geometric" and self.stop_prob is None:
+            raise ValueError("a geometric horizon needs stop_prob (the per-round stop probability)")
+        return self
+
+    def to_horizon(self) -> Horizon:
+        if self.type == "fixed":
+            return Horizon(kind="fixed", n_rounds=self.n_rounds)
+        return Horizon(kind="geometric", n_rounds=None, stop_prob=self.stop_prob, max_rounds=self.max_rounds)
+
+
+class NoiseSection(_Section):
+    prob: float = Field(0.0, ge=0.0, le=1.0, description="probability that an intended move is flipped")
+
+
+def _noise(value: Any) -> Any:
+    """``noise: 0.05`` is shorthand for ``noise: {prob: 0.05}``."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {"prob": value}
+    return value
+
+
+class AgentConfig(BaseModel):
+    """One player. ``policy`` names a classic strategy; every other key is one of its parameters."""
+
+    model_config = ConfigDict(extra="allow")
+
+    policy: str
+    name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the policy")
+    type: Literal["policy"] | None = None
+
+    @field_validator("policy")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        try:
+            return get_strategy(value).name
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
+    @model_validator(mode="after")
+    def _strategy(self) -> AgentConfig:
+        try:
+            spec = make_spec(self.policy, self.model_extra or {})
+        except ConfigError as exc:  # becomes a pydantic error at this agent's key path
+            raise ValueError(str(exc)) from None
+        object.__setattr__(self, "_spec", spec)
+        return self
+
+    @property
+    def spec(self) -> StrategySpec:
+        return self._spec  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def label(self) -> str:
+        return self.name or self.spec.name
+
+    def resolved(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"policy": self.spec.name, **self.spec.params_dict()}
+        if self.name:
+            out["name"] = self.name
+        return out
+
+
+class ConditionConfig(_Section):
+    name: str | None = Field(None, min_length=1)
+    agent_a: AgentConfig
+    agent_b: AgentConfig
+    game: GameSection | None = Field(None, description="override the run's payoffs for this condition")
+    horizon: HorizonSection | None = None
+    noise: NoiseSection | None = None
+
+    _noise = field_validator("noise", mode="before")(classmethod(lambda cls, v: _noise(v)))
+
+
+class ExperimentSection(_Section):
+    replicates: int = Field(1, ge=1)
+    conditions: list[ConditionConfig] = Field(min_length=1)
+
+
+class CollapseSection(_Section):
+    k: int = Field(10, ge=1)
+    cooperation_threshold: float = Field(0.2, ge=0.0, le=1.0)
+
+
+class MetricsSection(_Section):
+    collapse: CollapseSection = Field(default_factory=CollapseSection)
+
+
+class ExperimentConfig(_Section):
+    """A whole experiment. Build with :func:`load_experiment` or :func:`parse_experiment`."""
+
+    kind: Literal["experiment", "tournament"] = "experiment"
+    run: RunSection = Field(default_factory=RunSection)
+    game: GameSection = Field(default_factory=GameSection)
+    horizon: HorizonSection = Field(default_factory=HorizonSection)
+    noise: NoiseSection = Field(default_factory=NoiseSection)
+    experiment: ExperimentSection
+    metrics: MetricsSection = Field(default_factory=MetricsSection)
+
+    _noise = field_validator("noise", mode="before")(classmethod(lambda cls, v: _noise(v)))
+
+    @model_validator(mode="after")
+    def _condition_names(self) -> ExperimentConfig:
+        seen: dict[str, int] = {}
+        for cond in self.experiment.conditions:
+            base = cond.name or f"{cond.agent_a.label}_vs_{cond.agent_b.label}"
+            if cond.name is not None and cond.name in seen:
+                raise ValueError(f"condition name {cond.name!r} is used twice; names must be unique")
+            name = base if base not in seen else f"{base}_{seen[base] + 1}"
+            seen[base] = seen.get(base, 0) + 1
+            cond.name = name
+        return self
+
+    def warnings(self) -> list[str]:
+        """Things that are allowed but probably unintended (a game that is not a PD)."""
+        out = [f"game.payoff_matrix: {w}" for w in self.game.payoff_matrix.warnings()]
+        for i, cond in enumerate(self.experiment.conditions):
+            if cond.game is not None:
+                out += [
+                    f"experiment.conditions[{i}].game.payoff_matrix: {w}" for w in cond.game.payoff_matrix.warnings()
+                ]
+        return out
+
+    def resolved_dict(self) -> dict[str, Any]:
+        """The config with refs expanded and defaults filled: what a run stores and replays."""
+        data = self.model_dump(mode="json", exclude={"experiment"})
+        data["game"]["payoff_matrix"] = self.game.payoff_matrix.to_mapping()
+        conds = []
+        for cond in self.experiment.conditions:
+            c: dict[str, Any] = {
+                "name": cond.name,
+                "agent_a": cond.agent_a.resolved(),
+                "agent_b": cond.agent_b.resolved(),
+            }
+            if cond.game is not None:
+                c["game"] = {"payoff_matrix": cond.game.payoff_matrix.to_mapping()}
+            if cond.horizon is not None:
+                c["horizon"] = cond.horizon.model_dump(mode="json")
+            if cond.noise is not None:
+                c["noise"] = cond.noise.model_dump(mode="json")
+            conds.append(c)
+        data["experiment"] = {"replicates": self.experiment.replicates, "conditions": conds}
+        return data
+
+
+def check_run_id(run_id: str) -> str:
+    """A run id names a file: letters, digits, ``_ . -``; refuse anything else clearly."""
+    if not re.match(RUN_ID_PATTERN, run_id):
+        raise ConfigError(
+            f"run id {run_id!r} is not usable as a file name: use letters, digits, "
+            f"'_', '.' and '-' (starting with a letter or digit), at most 128 characters."
+        )
+    return run_id
+
+
+def _loc(parts: tuple[Any, ...]) -> str:
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out or "(top level)"
+
+
+def _clean(msg: str) -> str:
+    return re.sub(r"^(Value|Assertion) error, ", "", msg)
+
+
+def _resolve_refs(data: dict[str, Any], base_dir: Path, problems: list[str]) -> set[tuple[Any, ...]]:
+    """Replace each ``{ref: FILE, overrides: {...}}`` agent by the file's mapping merged with overrides.
+
+    Returns the key paths of agents whose ref could not be read, so that the follow-on
+    "field required" errors for them are not reported on top of the real problem.
+    """
+    broken: set[tuple[Any, ...]] = set()
+    experiment = data.get("experiment")
+    conditions = experiment.get("conditions") if isinstance(experiment, dict) else None
+    if not isinstance(conditions, list):
+        return broken
+    for i, cond in enumerate(conditions):
+        if not isinstance(cond, dict):
+            continue
+        for seat in ("agent_a", "agent_b"):
+            agent = cond.get(seat)
+            if not isinstance(agent, dict) or "ref" not in agent:
+                continue
+            where = f"experiment.conditions[{i}].{seat}"
+            unknown = set(agent) - {"ref", "overrides"}
+            if unknown:
+                problems.append(f"{where}: with ref, only 'overrides' may be given, not {', '.join(sorted(unknown))}")
+            ref_path = (base_dir / str(agent["ref"])).resolve()
+            try:
+                base = yaml.safe_load(ref_path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                problems.append(f"{where}.ref: file not found: {ref_path}")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            except (OSError, yaml.YAMLError) as exc:
+                problems.append(f"{where}.ref: cannot read {ref_path}: {_yaml_msg(exc)}")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            if not isinstance(base, dict):
+                problems.append(f"{where}.ref: {ref_path} must hold a mapping of agent settings")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            overrides = agent.get("overrides") or {}
+            if not isinstance(overrides, dict):
+                problems.append(f"{where}.overrides: must be a mapping, got {overrides!r}")
+                overrides = {}
+            cond[seat] = {**base, **overrides}
+    return broken
+
+
+def _yaml_msg(exc: BaseException) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return str(problem)
+
+
+def parse_experiment(data: Any, source: str = "<config>", base_dir: Path | None = None) -> ExperimentConfig:
+    """Validate an already-loaded config mapping. Raises ConfigError listing every problem."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source} must be a YAML mapping with the sections run, game, horizon, "
+            f"noise, experiment and metrics; got {type(data).__name__}"
+        )
+    problems: list[str] = []
+    broken = _resolve_refs(data, base_dir or Path.cwd(), problems)
+    config: ExperimentConfig | None = None
+    try:
+        config = ExperimentConfig.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            if any(loc[: len(b)] == b for b in broken):
+                continue
+            msg = _clean(err["msg"])
+            if err["type"] == "extra_forbidden":
+                msg = "unknown key; check its spelling and section (see configs/experiment.yaml)"
+            problems.append(f"{_loc(loc)}: {msg}")
+    if problems or config is None:
+        n = len(problems)
+        raise ConfigError(
+            f"{source} has {n} problem{'s' if n != 1 else ''}; fix "
+            f"{'them' if n != 1 else 'it'} and run `pdbench validate {source}` again:",
+            problems,
+        )
+    return config
+
+
+def load_experiment(path: str | Path) -> ExperimentConfig:
+    """Read and validate an experiment YAML file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"config file not found: {path.resolve()}. Check the path, or start from configs/experiment.yaml."
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(
+            f"{path} is not valid YAML: {_yaml_msg(exc)}. Fix the syntax (indentation, colons, quotes) and try again."
+        ) from None
+    return parse_experiment(data, source=str(path), base_dir=path.parent)

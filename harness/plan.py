@@ -1,0 +1,115 @@
+"""From a validated config to the games to play: lazily, so a huge plan costs no memory.
+
+Every game gets a seed derived from the run seed, its condition name and its replicate
+number, and each source of randomness in the game (horizon length, noise, each player)
+draws from its own stream derived from that seed. So a game's result does not depend on
+which other games are in the run, in what order they are played, or how many at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from harness.agents.strategies import StrategySpec
+from harness.config import ConditionConfig, ExperimentConfig
+from harness.game import Horizon, PayoffMatrix
+
+
+def derive_seed(*parts: object) -> int:
+    """A stable 63-bit seed from any parts (independent of PYTHONHASHSEED and platform)."""
+    digest = hashlib.blake2b(":".join(str(p) for p in parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def stream(seed: int, name: str) -> random.Random:
+    """The random stream ``name`` of a game (``horizon``, ``noise``, ``a``, ``b``)."""
+    return random.Random(derive_seed(seed, name))
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerPlan:
+    name: str
+    spec: StrategySpec
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionPlan:
+    """One condition with everything a game of it needs, resolved once."""
+
+    index: int
+    name: str
+    player_a: PlayerPlan
+    player_b: PlayerPlan
+    game: PayoffMatrix
+    horizon: Horizon
+    noise: float
+
+
+@dataclass(frozen=True, slots=True)
+class GamePlan:
+    game_id: int
+    condition: ConditionPlan
+    replicate: int
+    seed: int
+
+
+def condition_plans(config: ExperimentConfig) -> list[ConditionPlan]:
+    out = []
+    for i, cond in enumerate(config.experiment.conditions):
+        out.append(_condition_plan(config, i, cond))
+    return out
+
+
+def _condition_plan(config: ExperimentConfig, index: int, cond: ConditionConfig) -> ConditionPlan:
+    game = (cond.game or config.game).payoff_matrix
+    horizon = (cond.horizon or config.horizon).to_horizon()
+    noise = (cond.noise or config.noise).prob
+    assert cond.name is not None
+    return ConditionPlan(
+        index=index,
+        name=cond.name,
+        player_a=PlayerPlan(cond.agent_a.label, cond.agent_a.spec),
+        player_b=PlayerPlan(cond.agent_b.label, cond.agent_b.spec),
+        game=game,
+        horizon=horizon,
+        noise=noise,
+    )
+
+
+def iter_games(config: ExperimentConfig, replicates: int | None = None) -> Iterator[GamePlan]:
+    """Every (condition, replicate) game in order; ``game_id`` counts from 0."""
+    reps = replicates or config.experiment.replicates
+    seed = config.run.seed
+    game_id = 0
+    for cond in condition_plans(config):
+        for rep in range(reps):
+            yield GamePlan(game_id=game_id, condition=cond, replicate=rep, seed=derive_seed(seed, cond.name, rep))
+            game_id += 1
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSummary:
+    conditions: int
+    replicates: int
+    games: int
+    expected_rounds: float
+    model_calls: float
+    fixed_rounds: bool
+
+
+def summarize(config: ExperimentConfig, replicates: int | None = None) -> PlanSummary:
+    """Sizes of the plan, for ``--dry-run``: games, expected rounds, expected model calls."""
+    reps = replicates or config.experiment.replicates
+    conds = condition_plans(config)
+    rounds = sum(c.horizon.expected_length() for c in conds) * reps
+    return PlanSummary(
+        conditions=len(conds),
+        replicates=reps,
+        games=len(conds) * reps,
+        expected_rounds=rounds,
+        model_calls=0.0,  # classic strategies make no model calls
+        fixed_rounds=all(c.horizon.kind == "fixed" for c in conds),
+    )

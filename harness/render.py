@@ -1,0 +1,163 @@
+"""Turning results into terminal output: Rich tables for people, CSV and JSON for scripts."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from harness.agents.strategies import STRATEGIES
+from harness.analysis.report import ConditionSummary
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        return f"{value:.4f}".rstrip("0").rstrip(".") if not value.is_integer() else f"{value:.0f}"
+    return str(value)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return str(value)
+
+
+def rows_json(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """One JSON array of row objects; NaN becomes null so any JSON parser accepts it."""
+
+    def clean(v: Any) -> Any:
+        return None if isinstance(v, float) and not math.isfinite(v) else v
+
+    return json.dumps(
+        [{c: clean(v) for c, v in zip(columns, row, strict=True)} for row in rows],
+        default=_json_default,
+        ensure_ascii=False,
+    )
+
+
+def rows_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(
+            ["" if v is None else _json_default(v) if not isinstance(v, (int, float, str)) else v for v in row]
+        )
+    return buf.getvalue()
+
+
+def rows_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> Table:
+    table = Table(title=title, show_lines=False, header_style="bold")
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*(_cell(v) for v in row))
+    return table
+
+
+def label(name: str) -> str:
+    """``🪞 TFT`` for a known strategy, the bare name otherwise (a model, later)."""
+    cls = STRATEGIES.get(name.upper())
+    return f"{cls.emoji} {name}" if cls else name
+
+
+def leaderboard_table(rows: list[dict[str, Any]], title: str = "Leaderboard") -> Table:
+    table = Table(title=title, header_style="bold")
+    for col, justify in (
+        ("rank", "right"),
+        ("player", "left"),
+        ("payoff/round", "right"),
+        ("mean total", "right"),
+        ("wins", "right"),
+        ("draws", "right"),
+        ("losses", "right"),
+        ("cooperation", "right"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    medals = {1: "🥇", 2: "🥈", 3: "🥉"}
+    for r in rows:
+        table.add_row(
+            f"{medals.get(r['rank'], '')} {r['rank']}".strip(),
+            label(r["player"]),
+            f"{r['mean_payoff_per_round']:.3f}",
+            f"{r['mean_total']:.1f}",
+            str(r["wins"]),
+            str(r["draws"]),
+            str(r["losses"]),
+            f"{r['cooperation_rate']:.1%}",
+        )
+    return table
+
+
+def matchup_table(players: list[str], cells: dict[tuple[str, str], float]) -> Table:
+    table = Table(title="Matchups: row player's mean payoff per round against column player", header_style="bold")
+    table.add_column("")
+    for p in players:
+        table.add_column(p, justify="right")
+    for row in players:
+        table.add_row(label(row), *(f"{cells[(row, col)]:.2f}" if (row, col) in cells else "—" for col in players))
+    return table
+
+
+def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
+    table = Table(
+        title=f"Run {run['run_id']} ({run['status']}): mean ± 95% CI over replicates",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
+    for col in (
+        "condition",
+        "games",
+        "player",
+        "payoff/round",
+        "cooperation",
+        "retaliation",
+        "forgiveness",
+        "exploit. gap",
+        "collapse (round)",
+    ):
+        table.add_column(col, justify="left" if col in ("condition", "player") else "right")
+    for s in summaries:
+        for i, seat in enumerate(s.seats):
+            e = seat.estimates
+            collapse = e["time_to_collapse"].fmt(1)
+            collapse += f" ({seat.collapsed}/{s.games})"
+            table.add_row(
+                s.condition if i == 0 else "",
+                str(s.games) if i == 0 else "",
+                f"{seat.player}: {label(seat.name)}",
+                e["payoff_per_round"].fmt(3),
+                e["cooperation_rate"].fmt(1, pct=True),
+                e["retaliation_rate"].fmt(1, pct=True),
+                e["forgiveness_rate"].fmt(1, pct=True),
+                e["exploitability_gap"].fmt(1),
+                collapse,
+            )
+    return table
+
+
+def print_rows(console: Console, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    if fmt == "json":
+        console.file.write(rows_json(columns, rows) + "\n")
+    elif fmt == "csv":
+        console.file.write(rows_csv(columns, rows))
+    else:
+        console.print(rows_table(columns, rows))
+        console.print(f"[dim]{len(rows)} row{'s' if len(rows) != 1 else ''}[/dim]")

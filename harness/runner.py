@@ -1,0 +1,124 @@
+"""Run an experiment: plan the games, play them, record them, and mark how the run ended.
+
+Classic-strategy games run on the synchronous fast path (:func:`harness.match.play_strategies`):
+no event loop, no task per game. Every finished game is recorded; on Ctrl-C the run
+stops between games, flushes, and is marked ``interrupted`` with everything kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness.config import ExperimentConfig
+from harness.interrupts import StopFlag, graceful_interrupt
+from harness.match import Match, play_strategies
+from harness.plan import GamePlan, iter_games, stream, summarize
+from harness.store.writer import RunWriter, run_path
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    run_id: str
+    path: Path
+    status: str
+    games_planned: int
+    games_done: int
+    rounds: int
+    seconds: float
+    reason: str | None = None
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+def default_run_id(prefix: str, results_dir: Path) -> str:
+    """``<prefix>_<UTC timestamp>``, with a counter if that file exists already."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+    run_id = f"{prefix}_{stamp}"
+    n = 2
+    while run_path(results_dir, run_id).exists():
+        run_id = f"{prefix}_{stamp}_{n}"
+        n += 1
+    return run_id
+
+
+def play_one(plan: GamePlan) -> tuple[Match, int]:
+    """Play one game of classic strategies from its plan; pure and deterministic in the seed."""
+    cond = plan.condition
+    length = cond.horizon.draw_length(stream(plan.seed, "horizon"))
+    match = Match(cond.game, cond.noise, stream(plan.seed, "noise"))
+    a = cond.player_a.spec.build(cond.game, stream(plan.seed, "a"))
+    b = cond.player_b.spec.build(cond.game, stream(plan.seed, "b"))
+    play_strategies(match, a, b, length)
+    return match, length
+
+
+def run_experiment(
+    config: ExperimentConfig,
+    *,
+    results_dir: Path,
+    run_id: str,
+    replicates: int | None = None,
+    overwrite: bool = False,
+    progress: ProgressFn | None = None,
+    stop: StopFlag | None = None,
+) -> RunResult:
+    """Play every condition x replicate of ``config`` into ``results_dir/<run_id>.duckdb``."""
+    stop = stop or StopFlag()
+    summary = summarize(config, replicates)
+    resolved = config.resolved_dict()
+    resolved["run"]["run_id"] = run_id
+    if replicates:
+        resolved["experiment"]["replicates"] = replicates
+    collapse = config.metrics.collapse
+    started = time.perf_counter()
+    done = rounds = 0
+    writer = RunWriter.create(results_dir, run_id, overwrite=overwrite)
+    try:
+        writer.start_run(
+            kind=config.kind,
+            config=resolved,
+            seed=config.run.seed,
+            games_planned=summary.games,
+            collapse_k=collapse.k,
+            collapse_threshold=collapse.cooperation_threshold,
+        )
+        status = "complete"
+        with graceful_interrupt(stop):
+            try:
+                for plan in iter_games(config, replicates):
+                    if stop:
+                        status = "interrupted"
+                        break
+                    match, length = play_one(plan)
+                    writer.add_game(plan, match, length)
+                    done += 1
+                    rounds += match.rounds_played
+                    if progress is not None:
+                        progress(done, summary.games)
+            except KeyboardInterrupt:
+                status = "interrupted"
+                stop.set("interrupted by the user (Ctrl-C, twice)")
+        writer.finish(status, stop.reason if status != "complete" else None)
+    except BaseException as exc:
+        # A bug or a failing disk: keep what was flushed and say why the run stopped.
+        with contextlib.suppress(Exception):
+            writer.finish("failed", f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        writer.close()
+    return RunResult(
+        run_id=run_id,
+        path=writer.path,
+        status=status,
+        games_planned=summary.games,
+        games_done=done,
+        rounds=rounds,
+        seconds=time.perf_counter() - started,
+        reason=stop.reason if status != "complete" else None,
+    )

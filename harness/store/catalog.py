@@ -1,0 +1,141 @@
+"""All runs in a results folder, read-only, as one database with the same table names.
+
+Each ``<run_id>.duckdb`` file is attached read-only; ``runs``, ``games``, ``rounds`` and
+``calls`` become views that union every attached file, and the metric views of
+:mod:`harness.analysis.views` sit on top. So ``pdbench sql``, ``pdbench report`` and the
+dashboard see exactly what a user's own SQL sees. After setup, the connection is locked
+down: no file can be read, written or attached from user SQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from harness.analysis.views import create_views
+from harness.errors import QueryError, RunNotFoundError, StoreError
+from harness.store.schema import DATA_TABLES, SCHEMA_VERSION, TABLES, file_schema_version
+
+
+@dataclass
+class Catalog:
+    """A read-only view over the runs of ``results_dir`` (or only ``run_ids`` if given)."""
+
+    results_dir: Path
+    run_ids: list[str] | None = None
+    con: duckdb.DuckDBPyConnection = field(init=False)
+    attached: dict[str, Path] = field(init=False, default_factory=dict)
+    skipped: list[tuple[Path, str]] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.con = duckdb.connect(":memory:")
+        files = self._files()
+        for i, path in enumerate(files):
+            alias = f"run{i}"
+            try:
+                self.con.execute(f"ATTACH '{_sql_str(str(path))}' AS {alias} (READ_ONLY)")
+            except duckdb.Error as exc:
+                reason = str(exc).splitlines()[0]
+                if "lock" in reason.lower():
+                    reason = "it is being written by another PDBench process; try again when it ends"
+                self.skipped.append((path, reason))
+                continue
+            version = file_schema_version(self.con, alias)
+            if version is None or version > SCHEMA_VERSION:
+                self.con.execute(f"DETACH {alias}")
+                self.skipped.append(
+                    (
+                        path,
+                        "not a PDBench results file"
+                        if version is None
+                        else f"written by a newer PDBench (schema {version}); upgrade",
+                    )
+                )
+                continue
+            self.attached[alias] = path
+        self._create_union_views()
+        create_views(self.con)
+        self.con.execute("SET enable_external_access = false")
+        self.con.execute("SET lock_configuration = true")
+
+    def _files(self) -> list[Path]:
+        if not self.results_dir.is_dir():
+            return []
+        if self.run_ids is not None:
+            paths = []
+            for run_id in self.run_ids:
+                path = self.results_dir / f"{run_id}.duckdb"
+                if not path.exists():
+                    raise RunNotFoundError(_not_found(run_id, self.results_dir))
+                paths.append(path)
+            return paths
+        return sorted(self.results_dir.glob("*.duckdb"))
+
+    def _create_union_views(self) -> None:
+        con = self.con
+        if not self.attached:
+            # An empty folder still answers queries, with empty tables of the right shape.
+            for name in DATA_TABLES:
+                con.execute(TABLES[name].replace("CREATE TABLE IF NOT EXISTS", "CREATE TABLE"))
+            return
+        for name in DATA_TABLES:
+            union = " UNION ALL BY NAME ".join(f"SELECT * FROM {a}.main.{name}" for a in self.attached)
+            con.execute(f"CREATE VIEW {name} AS {union}")
+
+    # -- queries ---------------------------------------------------------------------------
+    def query(self, sql: str, params: list[Any] | None = None) -> tuple[list[str], list[tuple]]:
+        """Run SQL; returns (column names, rows). A failing query is a QueryError, not a crash."""
+        try:
+            cur = self.con.execute(sql, params or [])
+        except duckdb.Error as exc:
+            raise QueryError(
+                f"the query failed: {str(exc).strip()}. Tables: runs, games, rounds, "
+                f"calls; views: player_metrics, cooperation_over_time, tournament, "
+                f"matchups, behaviour_profile (see README, 'Results')."
+            ) from None
+        if cur.description is None:
+            return [], []
+        return [d[0] for d in cur.description], cur.fetchall()
+
+    def records(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        cols, rows = self.query(sql, params)
+        return [dict(zip(cols, row, strict=True)) for row in rows]
+
+    def require_run(self, run_id: str) -> dict[str, Any]:
+        rows = self.records("SELECT * FROM runs WHERE run_id = ?", [run_id])
+        if not rows:
+            raise RunNotFoundError(_not_found(run_id, self.results_dir))
+        return rows[0]
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _sql_str(s: str) -> str:
+    return s.replace("'", "''")
+
+
+def _not_found(run_id: str, results_dir: Path) -> str:
+    return (
+        f"no run {run_id!r} in {results_dir}. List the runs with "
+        f'`pdbench sql "select run_id, status, created_at from runs" --results {results_dir}`.'
+    )
+
+
+def open_run(results_dir: Path, run_id: str) -> Catalog:
+    """A catalog of one run, with a clear error if it is missing or unreadable."""
+    cat = Catalog(results_dir, [run_id])
+    if not cat.attached:
+        reason = cat.skipped[0][1] if cat.skipped else "unknown reason"
+        cat.close()
+        raise StoreError(f"cannot read run {run_id!r}: {reason}.")
+    return cat

@@ -1,0 +1,132 @@
+"""The results tables (a public interface: users write SQL against these names) and their version.
+
+Change a table only with a bump of ``SCHEMA_VERSION`` and a migration in ``MIGRATIONS``
+that brings an older file up to date; the catalog refuses files from a newer PDBench.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from harness.errors import StoreError
+
+SCHEMA_VERSION = 1
+
+TABLES: dict[str, str] = {
+    "pdbench_meta": """
+        CREATE TABLE IF NOT EXISTS pdbench_meta (
+            key VARCHAR PRIMARY KEY,
+            value VARCHAR NOT NULL
+        )""",
+    "runs": """
+        CREATE TABLE IF NOT EXISTS runs (
+            run_id VARCHAR PRIMARY KEY,
+            kind VARCHAR NOT NULL,               -- experiment | tournament
+            created_at TIMESTAMP NOT NULL,       -- UTC
+            finished_at TIMESTAMP,               -- UTC; NULL while running
+            status VARCHAR NOT NULL,             -- running | complete | interrupted | failed
+            config_json JSON NOT NULL,           -- the resolved config: refs expanded, defaults filled
+            seed BIGINT NOT NULL,
+            pdbench_version VARCHAR NOT NULL,
+            schema_version INTEGER NOT NULL,
+            games_planned INTEGER NOT NULL,
+            collapse_k INTEGER NOT NULL,
+            collapse_threshold DOUBLE NOT NULL,
+            error VARCHAR
+        )""",
+    "games": """
+        CREATE TABLE IF NOT EXISTS games (
+            run_id VARCHAR NOT NULL,
+            game_id INTEGER NOT NULL,
+            condition VARCHAR NOT NULL,
+            replicate INTEGER NOT NULL,
+            player_a VARCHAR NOT NULL,
+            player_b VARCHAR NOT NULL,
+            params_a JSON,
+            params_b JSON,
+            horizon VARCHAR NOT NULL,            -- fixed | geometric
+            planned_rounds INTEGER NOT NULL,     -- for geometric games: the drawn length
+            stop_prob DOUBLE,
+            noise DOUBLE NOT NULL,
+            seed BIGINT NOT NULL,
+            status VARCHAR NOT NULL,             -- complete | interrupted | failed
+            rounds_played INTEGER NOT NULL,
+            score_a DOUBLE NOT NULL,
+            score_b DOUBLE NOT NULL,
+            error VARCHAR,
+            PRIMARY KEY (run_id, game_id)
+        )""",
+    "rounds": """
+        CREATE TABLE IF NOT EXISTS rounds (
+            run_id VARCHAR NOT NULL,
+            game_id INTEGER NOT NULL,
+            round INTEGER NOT NULL,              -- 1-based
+            action_a VARCHAR NOT NULL,           -- C | D, as played (after noise)
+            action_b VARCHAR NOT NULL,
+            intended_a VARCHAR NOT NULL,         -- C | D, as chosen (before noise)
+            intended_b VARCHAR NOT NULL,
+            payoff_a DOUBLE NOT NULL,
+            payoff_b DOUBLE NOT NULL
+        )""",
+    "calls": """
+        CREATE TABLE IF NOT EXISTS calls (
+            run_id VARCHAR NOT NULL,
+            game_id INTEGER NOT NULL,
+            round INTEGER NOT NULL,
+            player VARCHAR NOT NULL,             -- a | b
+            attempt INTEGER NOT NULL,
+            provider VARCHAR NOT NULL,
+            model VARCHAR NOT NULL,
+            request_json JSON NOT NULL,
+            response_text VARCHAR,
+            action VARCHAR,
+            outcome VARCHAR NOT NULL,
+            error VARCHAR,
+            duration_ms DOUBLE,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            cost_usd DOUBLE,
+            cached BOOLEAN NOT NULL DEFAULT FALSE,
+            created_at TIMESTAMP
+        )""",
+}
+
+# MIGRATIONS[v] upgrades a file from schema version v to v + 1.
+MIGRATIONS: dict[int, list[str]] = {}
+
+DATA_TABLES = ("runs", "games", "rounds", "calls")
+
+
+def create_schema(con: duckdb.DuckDBPyConnection) -> None:
+    for ddl in TABLES.values():
+        con.execute(ddl)
+    con.execute("INSERT OR REPLACE INTO pdbench_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+
+
+def file_schema_version(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> int | None:
+    """The schema version a results file was written with, or None if it is not a PDBench file."""
+    prefix = f'"{catalog}".' if catalog else ""
+    try:
+        row = con.execute(f"SELECT value FROM {prefix}pdbench_meta WHERE key = 'schema_version'").fetchone()
+    except duckdb.CatalogException:
+        return None
+    return int(row[0]) if row else None
+
+
+def migrate(con: duckdb.DuckDBPyConnection, path: str) -> None:
+    """Bring a writable results file up to ``SCHEMA_VERSION``, or explain why it cannot be."""
+    version = file_schema_version(con)
+    if version is None:
+        raise StoreError(
+            f"{path} is not a PDBench results file (it has no pdbench_meta table); move it out of the results folder."
+        )
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} was written by a newer PDBench (schema {version}, this one reads "
+            f"up to {SCHEMA_VERSION}); upgrade PDBench to open it."
+        )
+    while version < SCHEMA_VERSION:
+        for stmt in MIGRATIONS[version]:
+            con.execute(stmt)
+        version += 1
+        con.execute("UPDATE pdbench_meta SET value = ? WHERE key = 'schema_version'", [str(version)])

@@ -1,0 +1,84 @@
+"""Shared test helpers: scripted opponents and hand-made games written to a results file."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from harness.agents.strategies import make_spec
+from harness.config import parse_experiment
+from harness.game import PayoffMatrix
+from harness.match import Match
+from harness.plan import iter_games
+from harness.store.catalog import Catalog
+from harness.store.writer import RunWriter
+
+
+def versus(
+    name: str,
+    opponent: str,
+    expected: str,
+    *,
+    params: dict | None = None,
+    seed: int = 0,
+    game: PayoffMatrix | None = None,
+) -> None:
+    """Axelrod-style ``versus_test``: play ``name`` against a scripted opponent whose moves are
+    ``opponent`` (a string of C/D), and assert ``name`` plays exactly ``expected``."""
+    assert len(opponent) == len(expected), "script and expectation must be the same length"
+    game = game or PayoffMatrix()
+    player = make_spec(name, params).build(game, random.Random(seed))
+    own: list[str] = []
+    opp: list[str] = []
+    for their in opponent:
+        own.append(player.move(own, opp))
+        opp.append(their)
+    assert "".join(own) == expected, f"{name} vs {opponent}: got {''.join(own)}, want {expected}"
+
+
+def write_games(
+    results: Path,
+    run_id: str,
+    games: Sequence[tuple[str, str]],
+    *,
+    k: int = 10,
+    threshold: float = 0.2,
+    players: tuple[str, str] = ("TFT", "ALLD"),
+) -> Catalog:
+    """Write hand-made games (pairs of played-move strings) into a run, and open a catalog on it."""
+    config = parse_experiment(
+        {
+            "metrics": {"collapse": {"k": k, "cooperation_threshold": threshold}},
+            "experiment": {
+                "replicates": len(games),
+                "conditions": [{"name": "hand", "agent_a": {"policy": players[0]}, "agent_b": {"policy": players[1]}}],
+            },
+        }
+    )
+    writer = RunWriter.create(results, run_id)
+    writer.start_run(
+        kind="experiment",
+        config=config.resolved_dict(),
+        seed=0,
+        games_planned=len(games),
+        collapse_k=k,
+        collapse_threshold=threshold,
+    )
+    for plan, (a, b) in zip(iter_games(config), games, strict=True):
+        match = Match(PayoffMatrix(), 0.0, random.Random(0))
+        for x, y in zip(a, b, strict=True):
+            match.record(x, y)  # type: ignore[arg-type]
+        writer.add_game(plan, match, planned_rounds=len(a))
+    writer.finish("complete")
+    writer.close()
+    return Catalog(results)
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    path = tmp_path / "results"
+    path.mkdir()
+    return path
