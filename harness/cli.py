@@ -12,7 +12,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -41,7 +40,7 @@ from harness.tournament import DEFAULT_PLAYERS, parse_players, tournament_config
 class _Commands(TyperGroup):
     """Prints a user error as one paragraph and exits with its code, for every command."""
 
-    def invoke(self, ctx: click.Context) -> object:
+    def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except PDBenchError as exc:

@@ -87,16 +87,32 @@ class Catalog:
 
     # -- queries ---------------------------------------------------------------------------
     def query(self, sql: str, params: list[Any] | None = None) -> tuple[list[str], list[tuple]]:
-        """Run SQL; returns (column names, rows). A failing query is a QueryError, not a crash."""
+        """Run read-only SQL; returns the last statement's (column names, rows).
+
+        Only queries are allowed (SELECT, WITH, FROM, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, PRAGMA):
+        results are evidence, and nothing typed at ``pdbench sql`` may change or add to them.
+        A failing query is a QueryError with DuckDB's explanation, not a crash.
+        """
         try:
-            cur = self.con.execute(sql, params or [])
+            statements = self.con.extract_statements(sql)
+            if not statements:
+                raise QueryError("the query is empty; write a SELECT, e.g. `select * from runs`.")
+            for stmt in statements:
+                if stmt.type not in _READ_ONLY:
+                    raise QueryError(
+                        f"only queries are allowed here (SELECT, DESCRIBE, SHOW, EXPLAIN...), not "
+                        f"{stmt.type.name}: the results folder is read-only to `pdbench sql`."
+                    )
+            cur = None
+            for i, stmt in enumerate(statements):
+                cur = self.con.execute(stmt, params or [] if i == len(statements) - 1 else [])
         except duckdb.Error as exc:
             raise QueryError(
                 f"the query failed: {str(exc).strip()}. Tables: runs, games, rounds, "
                 f"calls; views: player_metrics, cooperation_over_time, tournament, "
                 f"matchups, behaviour_profile (see README, 'Results')."
             ) from None
-        if cur.description is None:
+        if cur is None or cur.description is None:
             return [], []
         return [d[0] for d in cur.description], cur.fetchall()
 
@@ -118,6 +134,9 @@ class Catalog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
 
 
 def _sql_str(s: str) -> str:

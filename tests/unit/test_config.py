@@ -1,0 +1,147 @@
+"""Experiment files: the shipped ones validate; a bad one reports every problem at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.config import load_experiment, parse_experiment
+from harness.errors import ConfigError
+from harness.plan import derive_seed, iter_games, summarize
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_shipped_experiment_validates_and_resolves_refs() -> None:
+    config = load_experiment(ROOT / "configs" / "experiment.yaml")
+    conds = config.experiment.conditions
+    assert [c.name for c in conds][:2] == ["TFT_vs_ALLD", "GTFT_vs_ALLD"]
+    assert conds[0].agent_a.spec.name == "TFT" and conds[0].agent_b.spec.name == "ALLD"
+    assert conds[1].agent_a.spec.params.generous_prob == 0.1  # type: ignore[attr-defined]
+    assert config.warnings() == []
+    s = summarize(config)
+    assert s.games == len(conds) * config.experiment.replicates
+
+
+def write(tmp_path: Path, text: str, name: str = "exp.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    return info.value.problems
+
+
+def test_every_problem_is_reported_with_its_key_path(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+game:
+  payoff_matrix: {C: {C: [3, 3], D: [0, 5]}, D: {C: [5, 0]}}
+horizon: {type: geometric}
+noise: 1.5
+experiment:
+  replicates: 0
+  conditions:
+    - agent_a: {policy: TFTT}
+      agent_b: {ref: agents/missing.yaml, overrides: {policy: ALLD}}
+    - agent_a: {policy: GTFT, generous_prob: 2}
+      agent_b: {policy: ALLD, colour: red}
+metrics: {collapse: {k: 0}}
+extra_section: 1
+""",
+    )
+    found = problems(path)
+    text = "\n".join(found)
+    assert "game.payoff_matrix: payoff_matrix.D must have exactly the columns C and D" in text
+    assert "horizon: a geometric horizon needs stop_prob" in text
+    assert "noise.prob" in text
+    assert "experiment.replicates" in text
+    assert "experiment.conditions[0].agent_a.policy: unknown strategy 'TFTT'; known strategies: ALLC, ALLD" in text
+    assert f"experiment.conditions[0].agent_b.ref: file not found: {tmp_path / 'agents' / 'missing.yaml'}" in text
+    assert "experiment.conditions[1].agent_a: GTFT.generous_prob" in text
+    assert "experiment.conditions[1].agent_b: ALLD has no parameter 'colour'" in text
+    assert "metrics.collapse.k" in text
+    assert "extra_section: unknown key" in text
+    assert len(found) == 10, found
+
+
+def test_ref_with_overrides_merges_over_the_preset(tmp_path: Path) -> None:
+    (tmp_path / "agents").mkdir()
+    write(tmp_path, "policy: GTFT\ngenerous_prob: 0.2\n", "agents/gen.yaml")
+    path = write(
+        tmp_path,
+        """
+experiment:
+  conditions:
+    - agent_a: {ref: agents/gen.yaml}
+      agent_b: {ref: agents/gen.yaml, overrides: {generous_prob: 0.5, name: GTFT50}}
+""",
+    )
+    config = load_experiment(path)
+    cond = config.experiment.conditions[0]
+    assert cond.agent_a.spec.params.generous_prob == 0.2  # type: ignore[attr-defined]
+    assert cond.agent_b.spec.params.generous_prob == 0.5  # type: ignore[attr-defined]
+    assert cond.name == "GTFT_vs_GTFT50"
+
+
+def test_malformed_yaml_says_where(tmp_path: Path) -> None:
+    path = write(tmp_path, "experiment:\n  conditions: [\n    {agent_a: {policy: TFT}\n")
+    with pytest.raises(ConfigError, match=r"is not valid YAML: .*line \d+, column \d+"):
+        load_experiment(path)
+
+
+def test_missing_file_and_wrong_top_level(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_experiment(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="must be a YAML mapping"):
+        load_experiment(write(tmp_path, "- just\n- a list\n"))
+
+
+def test_non_pd_payoffs_warn_but_validate() -> None:
+    config = parse_experiment(
+        {
+            "game": {"payoff_matrix": {"C": {"C": [5, 5], "D": [0, 3]}, "D": {"C": [3, 0], "D": [1, 1]}}},
+            "experiment": {"conditions": [{"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "ALLD"}}]},
+        }
+    )
+    assert any("T > R > P > S" in w for w in config.warnings())
+
+
+def test_duplicate_condition_names_are_refused() -> None:
+    with pytest.raises(ConfigError, match="used twice"):
+        parse_experiment(
+            {
+                "experiment": {
+                    "conditions": [
+                        {"name": "x", "agent_a": {"policy": "TFT"}, "agent_b": {"policy": "ALLD"}},
+                        {"name": "x", "agent_a": {"policy": "TFT"}, "agent_b": {"policy": "ALLC"}},
+                    ]
+                }
+            }
+        )
+
+
+def test_game_seeds_depend_on_seed_condition_and_replicate_only() -> None:
+    base = {
+        "run": {"seed": 7},
+        "experiment": {
+            "replicates": 2,
+            "conditions": [
+                {"name": "x", "agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}},
+                {"name": "y", "agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}},
+            ],
+        },
+    }
+    games = list(iter_games(parse_experiment(base)))
+    assert [g.game_id for g in games] == [0, 1, 2, 3]
+    assert len({g.seed for g in games}) == 4
+    assert games[3].seed == derive_seed(7, "y", 1)
+    # Reordering conditions does not change a game's seed.
+    base["experiment"]["conditions"].reverse()  # type: ignore[index]
+    again = {(g.condition.name, g.replicate): g.seed for g in iter_games(parse_experiment(base))}
+    assert again[("y", 1)] == games[3].seed
