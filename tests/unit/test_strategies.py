@@ -72,6 +72,9 @@ def test_majorities_follow_the_opponents_majority() -> None:
 def test_gradual_punishes_the_nth_defection_n_times_then_calms() -> None:
     # 1st defection (round 2) -> 1 D, then C, C; 2nd defection (round 6) -> 2 Ds, then C, C.
     versus("GRADUAL", "CDCCCDCCCCC", "CCDCCCDDCCC")
+    # A defection during the calm is not answered, but counts: the next punishment (after the
+    # opponent's 3rd defection, in round 7) is 3 Ds long.
+    versus("GRADUAL", "DDCCCCDCCC", "CDCCCCCDDD")
 
 
 def test_gtft_default_generosity_is_axelrods() -> None:

@@ -28,9 +28,10 @@ class Grim(Strategy):
 
 
 class Gradual(Strategy):
-    """Beaufils, Delahaye and Mathieu's Gradual, as the Axelrod library plays it: after an
-    opponent's defection it defects as many times as the opponent has defected in all
-    (counted when the punishment is under way), then cooperates twice to calm things."""
+    """Gradual as the Axelrod library (and CRISTAL-SMAC 2018) plays it: when the opponent has
+    just defected, defect as many times in a row as the opponent has defected in all so far,
+    then cooperate twice whatever happens; defections during the punishment count towards
+    the next one. (Beaufils et al.'s original differs slightly; see Axelrod issue 1294.)"""
 
     name = "GRADUAL"
     display_name = "Gradual"
@@ -38,31 +39,28 @@ class Gradual(Strategy):
     emoji = "📈"
     axelrod_name = "Gradual"
 
-    __slots__ = ("calming", "punishing", "punishment_count")
+    __slots__ = ("calm_count", "defections", "punish_count")
 
     def __init__(self, params, game, rng) -> None:  # type: ignore[no-untyped-def]
         super().__init__(params, game, rng)
-        self.calming = False
-        self.punishing = False
-        self.punishment_count = 0
+        self.punish_count = 0
+        self.calm_count = 0
+        self.defections = 0
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
         if not own:
             return "C"
-        if self.punishing:
-            if self.punishment_count < opp.count("D"):
-                self.punishment_count += 1
-                return "D"
-            self.calming = True
-            self.punishing = False
-            self.punishment_count = 0
-            return "C"
-        if self.calming:
-            self.calming = False
+        if opp[-1] == "D":
+            self.defections += 1
+        if self.punish_count > 0:
+            self.punish_count -= 1
+            return "D"
+        if self.calm_count > 0:
+            self.calm_count -= 1
             return "C"
         if opp[-1] == "D":
-            self.punishing = True
-            self.punishment_count += 1
+            self.punish_count = self.defections - 1
+            self.calm_count = 2
             return "D"
         return "C"
 
