@@ -8,6 +8,7 @@ stops between games, flushes, and is marked ``interrupted`` with everything kept
 from __future__ import annotations
 
 import contextlib
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,15 +48,45 @@ def default_run_id(prefix: str, results_dir: Path) -> str:
     return run_id
 
 
-def play_one(plan: GamePlan) -> tuple[Match, int]:
-    """Play one game of classic strategies from its plan; pure and deterministic in the seed."""
-    cond = plan.condition
-    length = cond.horizon.draw_length(stream(plan.seed, "horizon"))
-    match = Match(cond.game, cond.noise, stream(plan.seed, "noise"))
-    a = cond.player_a.spec.build(cond.game, stream(plan.seed, "a"))
-    b = cond.player_b.spec.build(cond.game, stream(plan.seed, "b"))
-    play_strategies(match, a, b, length)
-    return match, length
+_UNUSED_RNG = random.Random(0)  # handed to what never draws: deterministic players, noiseless games
+
+
+class StrategyGames:
+    """Plays games of classic strategies from their plans, deterministic in each game's seed.
+
+    A game between two deterministic strategies without noise has one possible outcome for a
+    given payoff matrix and length, so it is played once and its result reused for every
+    replicate (as the Axelrod library does); each replicate is still recorded in full.
+    Random streams are only seeded for what draws from them.
+    """
+
+    MAX_REMEMBERED = 4096
+
+    def __init__(self) -> None:
+        self._outcomes: dict[tuple[object, ...], Match] = {}
+
+    def play(self, plan: GamePlan) -> tuple[Match, int]:
+        cond = plan.condition
+        horizon = cond.horizon
+        length = (
+            horizon.draw_length(stream(plan.seed, "horizon"))
+            if horizon.kind == "geometric"
+            else horizon.draw_length(_UNUSED_RNG)
+        )
+        spec_a, spec_b = cond.player_a.spec, cond.player_b.spec
+        deterministic = cond.noise == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
+        key = (spec_a, spec_b, cond.game, length)
+        if deterministic and key in self._outcomes:
+            return self._outcomes[key], length
+        match = Match(cond.game, cond.noise, stream(plan.seed, "noise") if cond.noise > 0 else _UNUSED_RNG)
+        a = spec_a.build(cond.game, stream(plan.seed, "a") if spec_a.cls.stochastic else _UNUSED_RNG)
+        b = spec_b.build(cond.game, stream(plan.seed, "b") if spec_b.cls.stochastic else _UNUSED_RNG)
+        play_strategies(match, a, b, length)
+        if deterministic:
+            if len(self._outcomes) >= self.MAX_REMEMBERED:
+                self._outcomes.clear()
+            self._outcomes[key] = match
+        return match, length
 
 
 def run_experiment(
@@ -91,11 +122,12 @@ def run_experiment(
         status = "complete"
         with graceful_interrupt(stop):
             try:
+                games = StrategyGames()
                 for plan in iter_games(config, replicates):
                     if stop:
                         status = "interrupted"
                         break
-                    match, length = play_one(plan)
+                    match, length = games.play(plan)
                     writer.add_game(plan, match, length)
                     done += 1
                     rounds += match.rounds_played

@@ -29,52 +29,74 @@ VIEWS: dict[str, str] = {
         SELECT run_id, game_id, 'b' AS player, round, action_b AS action, action_a AS opp_action,
                payoff_b AS payoff, payoff_a AS opp_payoff
         FROM rounds""",
-    # First round of each game at which a k-round window of low joint cooperation starts.
+    # Per game and player: totals and cooperation, one plain aggregate over rounds (no windows),
+    # so the leaderboard and matchups stay fast on large runs.
+    "player_games": """
+        WITH agg AS (
+            SELECT run_id, game_id, COUNT(*) AS rounds,
+                   SUM(payoff_a) AS payoff_a, SUM(payoff_b) AS payoff_b,
+                   COUNT(*) FILTER (WHERE action_a = 'C') AS coop_a,
+                   COUNT(*) FILTER (WHERE action_b = 'C') AS coop_b
+            FROM rounds GROUP BY run_id, game_id
+        )
+        SELECT g.run_id, g.game_id, g.condition, g.replicate, g.status, 'a' AS player,
+               g.player_a AS player_name, g.player_b AS opponent_name, agg.rounds,
+               agg.payoff_a AS payoff_total, agg.payoff_b AS opp_payoff_total, agg.coop_a AS cooperations
+        FROM agg JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id
+        UNION ALL
+        SELECT g.run_id, g.game_id, g.condition, g.replicate, g.status, 'b' AS player,
+               g.player_b AS player_name, g.player_a AS opponent_name, agg.rounds,
+               agg.payoff_b AS payoff_total, agg.payoff_a AS opp_payoff_total, agg.coop_b AS cooperations
+        FROM agg JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id""",
+    # Per game and player: how often the opponent defected in the round before, and how often
+    # the player answered with D. One window pass over rounds serves both players.
+    "player_reactions": """
+        WITH rc AS (
+            SELECT run_id, game_id, action_a, action_b,
+                   LAG(action_a) OVER w AS prev_a, LAG(action_b) OVER w AS prev_b
+            FROM rounds
+            WINDOW w AS (PARTITION BY run_id, game_id ORDER BY round)
+        ), agg AS (
+            SELECT run_id, game_id,
+                   COUNT(*) FILTER (WHERE prev_b = 'D') AS provoked_a,
+                   COUNT(*) FILTER (WHERE prev_b = 'D' AND action_a = 'D') AS retaliated_a,
+                   COUNT(*) FILTER (WHERE prev_a = 'D') AS provoked_b,
+                   COUNT(*) FILTER (WHERE prev_a = 'D' AND action_b = 'D') AS retaliated_b
+            FROM rc GROUP BY run_id, game_id
+        )
+        SELECT run_id, game_id, 'a' AS player, provoked_a AS provoked, retaliated_a AS retaliated FROM agg
+        UNION ALL
+        SELECT run_id, game_id, 'b' AS player, provoked_b AS provoked, retaliated_b AS retaliated FROM agg""",
+    # First round t of each game whose window t..t+k-1 is complete and has joint cooperation
+    # (both players' C count / 2k) <= threshold, with k and threshold from the game's run.
     "game_collapse": """
         WITH joint AS (
-            SELECT r.run_id, r.game_id, r.round,
-                   (r.action_a = 'C')::INTEGER + (r.action_b = 'C')::INTEGER AS coop,
-                   SUM((r.action_a = 'C')::INTEGER + (r.action_b = 'C')::INTEGER)
-                       OVER (PARTITION BY r.run_id, r.game_id ORDER BY r.round) AS cum_coop
-            FROM rounds r
+            SELECT r.run_id, r.game_id, r.round, ru.collapse_k AS k, ru.collapse_threshold AS threshold,
+                   (r.action_a = 'C')::INTEGER + (r.action_b = 'C')::INTEGER AS coop
+            FROM rounds r JOIN runs ru ON ru.run_id = r.run_id
+        ), windows AS (
+            SELECT run_id, game_id, round, k, threshold,
+                   SUM(coop) OVER w AS window_coop, COUNT(*) OVER w AS window_rounds
+            FROM joint
+            WINDOW w AS (PARTITION BY run_id, game_id ORDER BY round
+                         ROWS BETWEEN CURRENT ROW AND k - 1 FOLLOWING)
         )
-        SELECT s.run_id, s.game_id, MIN(s.round) AS time_to_collapse
-        FROM joint s
-        JOIN runs ru ON ru.run_id = s.run_id
-        JOIN joint e ON e.run_id = s.run_id AND e.game_id = s.game_id
-                    AND e.round = s.round + ru.collapse_k - 1
-        WHERE (e.cum_coop - s.cum_coop + s.coop) <= ru.collapse_threshold * 2 * ru.collapse_k
-        GROUP BY s.run_id, s.game_id""",
+        SELECT run_id, game_id, MIN(round) AS time_to_collapse
+        FROM windows
+        WHERE window_rounds = k AND window_coop / (2.0 * k) <= threshold
+        GROUP BY run_id, game_id""",
     "player_metrics": """
-        WITH pr AS (
-            SELECT *, LAG(opp_action) OVER (PARTITION BY run_id, game_id, player ORDER BY round)
-                      AS prev_opp
-            FROM player_rounds
-        ), agg AS (
-            SELECT run_id, game_id, player,
-                   COUNT(*) AS rounds,
-                   SUM(payoff) AS payoff_total,
-                   SUM(opp_payoff) AS opp_payoff_total,
-                   AVG((action = 'C')::DOUBLE) AS cooperation_rate,
-                   COUNT(*) FILTER (WHERE prev_opp = 'D') AS provoked,
-                   COUNT(*) FILTER (WHERE prev_opp = 'D' AND action = 'D') AS retaliated
-            FROM pr
-            GROUP BY run_id, game_id, player
-        )
-        SELECT agg.run_id, agg.game_id, g.condition, g.replicate, g.status, agg.player,
-               CASE agg.player WHEN 'a' THEN g.player_a ELSE g.player_b END AS player_name,
-               CASE agg.player WHEN 'a' THEN g.player_b ELSE g.player_a END AS opponent_name,
-               agg.rounds,
-               agg.payoff_total,
-               agg.payoff_total / agg.rounds AS payoff_per_round,
-               agg.cooperation_rate,
-               agg.retaliated / NULLIF(agg.provoked, 0) AS retaliation_rate,
-               (agg.provoked - agg.retaliated) / NULLIF(agg.provoked, 0) AS forgiveness_rate,
-               agg.opp_payoff_total - agg.payoff_total AS exploitability_gap,
+        SELECT pg.run_id, pg.game_id, pg.condition, pg.replicate, pg.status, pg.player,
+               pg.player_name, pg.opponent_name, pg.rounds, pg.payoff_total,
+               pg.payoff_total / pg.rounds AS payoff_per_round,
+               pg.cooperations / pg.rounds AS cooperation_rate,
+               pr.retaliated / NULLIF(pr.provoked, 0) AS retaliation_rate,
+               (pr.provoked - pr.retaliated) / NULLIF(pr.provoked, 0) AS forgiveness_rate,
+               pg.opp_payoff_total - pg.payoff_total AS exploitability_gap,
                c.time_to_collapse
-        FROM agg
-        JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id
-        LEFT JOIN game_collapse c ON c.run_id = agg.run_id AND c.game_id = agg.game_id""",
+        FROM player_games pg
+        JOIN player_reactions pr ON pr.run_id = pg.run_id AND pr.game_id = pg.game_id AND pr.player = pg.player
+        LEFT JOIN game_collapse c ON c.run_id = pg.run_id AND c.game_id = pg.game_id""",
     "cooperation_over_time": """
         SELECT pr.run_id, pr.game_id, g.condition, g.replicate, pr.player,
                CASE pr.player WHEN 'a' THEN g.player_a ELSE g.player_b END AS player_name,
@@ -131,8 +153,8 @@ VIEWS: dict[str, str] = {
                COUNT(DISTINCT game_id) AS games,
                SUM(payoff_total) / SUM(rounds) AS mean_payoff_per_round,
                AVG(payoff_total) AS mean_total,
-               SUM(cooperation_rate * rounds) / SUM(rounds) AS cooperation_rate
-        FROM player_metrics
+               SUM(cooperations) / SUM(rounds) AS cooperation_rate
+        FROM player_games
         WHERE status = 'complete'
         GROUP BY run_id, player_name, opponent_name""",
     # The leaderboard. A self-play game counts once for its player: each seat weighs 1/2.
@@ -140,16 +162,16 @@ VIEWS: dict[str, str] = {
     "tournament": """
         WITH seats AS (
             SELECT *, CASE WHEN player_name = opponent_name THEN 0.5 ELSE 1.0 END AS w
-            FROM player_metrics WHERE status = 'complete'
+            FROM player_games WHERE status = 'complete'
         ), board AS (
             SELECT run_id, player_name AS player,
                    CAST(ROUND(SUM(w)) AS INTEGER) AS games,
                    SUM(w * payoff_total) / SUM(w * rounds) AS mean_payoff_per_round,
                    SUM(w * payoff_total) / SUM(w) AS mean_total,
-                   COUNT(*) FILTER (WHERE w = 1.0 AND exploitability_gap < 0) AS wins,
-                   COUNT(*) FILTER (WHERE w = 1.0 AND exploitability_gap = 0) AS draws,
-                   COUNT(*) FILTER (WHERE w = 1.0 AND exploitability_gap > 0) AS losses,
-                   SUM(w * cooperation_rate * rounds) / SUM(w * rounds) AS cooperation_rate
+                   COUNT(*) FILTER (WHERE w = 1.0 AND payoff_total > opp_payoff_total) AS wins,
+                   COUNT(*) FILTER (WHERE w = 1.0 AND payoff_total = opp_payoff_total) AS draws,
+                   COUNT(*) FILTER (WHERE w = 1.0 AND payoff_total < opp_payoff_total) AS losses,
+                   SUM(w * cooperations) / SUM(w * rounds) AS cooperation_rate
             FROM seats GROUP BY run_id, player_name
         )
         SELECT run_id,

@@ -78,8 +78,9 @@ class Catalog:
         con = self.con
         if not self.attached:
             # An empty folder still answers queries, with empty tables of the right shape.
+            con.execute(TABLES["move"])
             for name in DATA_TABLES:
-                con.execute(TABLES[name].replace("CREATE TABLE IF NOT EXISTS", "CREATE TABLE"))
+                con.execute(TABLES[name])
             return
         for name in DATA_TABLES:
             union = " UNION ALL BY NAME ".join(f"SELECT * FROM {a}.main.{name}" for a in self.attached)

@@ -13,6 +13,8 @@ from harness.errors import StoreError
 SCHEMA_VERSION = 1
 
 TABLES: dict[str, str] = {
+    # A move is 'C' or 'D' and nothing else; an ENUM is also a byte per move on disk and fast to insert.
+    "move": "CREATE TYPE IF NOT EXISTS move AS ENUM ('C', 'D')",
     "pdbench_meta": """
         CREATE TABLE IF NOT EXISTS pdbench_meta (
             key VARCHAR PRIMARY KEY,
@@ -61,10 +63,10 @@ TABLES: dict[str, str] = {
             run_id VARCHAR NOT NULL,
             game_id INTEGER NOT NULL,
             round INTEGER NOT NULL,              -- 1-based
-            action_a VARCHAR NOT NULL,           -- C | D, as played (after noise)
-            action_b VARCHAR NOT NULL,
-            intended_a VARCHAR NOT NULL,         -- C | D, as chosen (before noise)
-            intended_b VARCHAR NOT NULL,
+            action_a move NOT NULL,              -- C | D, as played (after noise)
+            action_b move NOT NULL,
+            intended_a move NOT NULL,            -- C | D, as chosen (before noise)
+            intended_b move NOT NULL,
             payoff_a DOUBLE NOT NULL,
             payoff_b DOUBLE NOT NULL
         )""",
@@ -79,7 +81,7 @@ TABLES: dict[str, str] = {
             model VARCHAR NOT NULL,
             request_json JSON NOT NULL,
             response_text VARCHAR,
-            action VARCHAR,
+            action move,
             outcome VARCHAR NOT NULL,
             error VARCHAR,
             duration_ms DOUBLE,

@@ -60,7 +60,7 @@ class RunWriter:
         self.con = con
         self.run_id = run_id
         self._games: dict[str, list[Any]] = {k: [] for k in _GAME_COLUMNS}
-        self._rounds: dict[str, list[Any]] = {k: [] for k in _ROUND_COLUMNS}
+        self._rounds = _RoundBuffer()
         self.games_written = 0
         self.rounds_written = 0
 
@@ -153,16 +153,8 @@ class RunWriter:
         g["score_b"].append(match.score_b)
         g["error"].append(error)
 
-        r = self._rounds
-        r["game_id"].extend([plan.game_id] * n)
-        r["round"].extend(range(1, n + 1))
-        r["action_a"].extend(match.moves_a)
-        r["action_b"].extend(match.moves_b)
-        r["intended_a"].extend(match.intended_a)
-        r["intended_b"].extend(match.intended_b)
-        r["payoff_a"].extend(match.payoffs_a)
-        r["payoff_b"].extend(match.payoffs_b)
-        if len(r["round"]) >= FLUSH_ROUNDS or len(g["game_id"]) >= FLUSH_GAMES:
+        self._rounds.add(plan.game_id, match)
+        if self._rounds.size >= FLUSH_ROUNDS or len(g["game_id"]) >= FLUSH_GAMES:
             self.flush()
 
     def flush(self) -> None:
@@ -170,9 +162,9 @@ class RunWriter:
         n_games = len(self._games["game_id"])
         if n_games == 0:
             return
-        n_rounds = len(self._rounds["round"])
-        games = _arrays(self._games, self.run_id, _GAME_COLUMNS)
-        rounds = _arrays(self._rounds, self.run_id, _ROUND_COLUMNS)
+        n_rounds = self._rounds.size
+        games = _game_arrays(self._games, self.run_id)
+        rounds = self._rounds.arrays()
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
@@ -182,7 +174,12 @@ class RunWriter:
                 f"INSERT INTO games ({', '.join(_GAME_COLUMNS)}) SELECT {', '.join(_GAME_COLUMNS)} FROM _pdb_games"
             )
             con.execute(
-                f"INSERT INTO rounds ({', '.join(_ROUND_COLUMNS)}) SELECT {', '.join(_ROUND_COLUMNS)} FROM _pdb_rounds"
+                "INSERT INTO rounds (run_id, game_id, round, action_a, action_b, intended_a, intended_b, "
+                "payoff_a, payoff_b) SELECT ?, game_id, round, "
+                "CASE WHEN c_a THEN 'C' ELSE 'D' END, CASE WHEN c_b THEN 'C' ELSE 'D' END, "
+                "CASE WHEN ic_a THEN 'C' ELSE 'D' END, CASE WHEN ic_b THEN 'C' ELSE 'D' END, "
+                "payoff_a, payoff_b FROM _pdb_rounds",
+                [self.run_id],
             )
             con.execute("COMMIT")
         except BaseException:
@@ -193,8 +190,7 @@ class RunWriter:
             con.unregister("_pdb_rounds")
         for col in self._games.values():
             col.clear()
-        for col in self._rounds.values():
-            col.clear()
+        self._rounds.clear()
         self.games_written += n_games
         self.rounds_written += n_rounds
 
@@ -228,25 +224,14 @@ _GAME_COLUMNS = (
     "score_b",
     "error",
 )
-_ROUND_COLUMNS = (
-    "run_id",
-    "game_id",
-    "round",
-    "action_a",
-    "action_b",
-    "intended_a",
-    "intended_b",
-    "payoff_a",
-    "payoff_b",
-)
-_INT_COLUMNS = {"game_id", "replicate", "planned_rounds", "rounds_played", "round"}
-_FLOAT_COLUMNS = {"noise", "score_a", "score_b", "payoff_a", "payoff_b"}
+_INT_COLUMNS = {"game_id", "replicate", "planned_rounds", "rounds_played"}
+_FLOAT_COLUMNS = {"noise", "score_a", "score_b"}
 
 
-def _arrays(buffer: dict[str, list[Any]], run_id: str, columns: tuple[str, ...]) -> dict[str, np.ndarray]:
+def _game_arrays(buffer: dict[str, list[Any]], run_id: str) -> dict[str, np.ndarray]:
     n = len(buffer["game_id"])
     out: dict[str, np.ndarray] = {"run_id": np.full(n, run_id, dtype=object)}
-    for col in columns[1:]:
+    for col in _GAME_COLUMNS[1:]:
         values = buffer[col]
         if col in _INT_COLUMNS:
             out[col] = np.asarray(values, dtype=np.int32)
@@ -257,6 +242,50 @@ def _arrays(buffer: dict[str, list[Any]], run_id: str, columns: tuple[str, ...])
         else:
             out[col] = np.asarray(values, dtype=object)
     return out
+
+
+class _RoundBuffer:
+    """Rounds of buffered games, kept compactly: each game's moves as one string per column.
+
+    Moves cross into DuckDB as boolean arrays ("cooperated?") made from the strings' bytes and
+    become 'C'/'D' in SQL: far cheaper than handing DuckDB one Python string per move.
+    """
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.game_ids: list[int] = []
+        self.lengths: list[int] = []
+        self.moves: dict[str, list[str]] = {"c_a": [], "c_b": [], "ic_a": [], "ic_b": []}
+        self.payoff_a: list[float] = []
+        self.payoff_b: list[float] = []
+        self.size = 0
+
+    def add(self, game_id: int, match: Match) -> None:
+        n = match.rounds_played
+        self.game_ids.append(game_id)
+        self.lengths.append(n)
+        self.moves["c_a"].append("".join(match.moves_a))
+        self.moves["c_b"].append("".join(match.moves_b))
+        self.moves["ic_a"].append("".join(match.intended_a))
+        self.moves["ic_b"].append("".join(match.intended_b))
+        self.payoff_a.extend(match.payoffs_a)
+        self.payoff_b.extend(match.payoffs_b)
+        self.size += n
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        lengths = np.asarray(self.lengths, dtype=np.int64)
+        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        out: dict[str, np.ndarray] = {
+            "game_id": np.repeat(np.asarray(self.game_ids, dtype=np.int32), lengths),
+            "round": (np.arange(self.size, dtype=np.int64) - starts + 1).astype(np.int32),
+            "payoff_a": np.asarray(self.payoff_a, dtype=np.float64),
+            "payoff_b": np.asarray(self.payoff_b, dtype=np.float64),
+        }
+        for col, parts in self.moves.items():
+            out[col] = np.frombuffer("".join(parts).encode("ascii"), dtype=np.uint8) == ord("C")
+        return out
 
 
 def _params_json(params: dict[str, Any]) -> str | None:

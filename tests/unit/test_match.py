@@ -95,4 +95,25 @@ async def test_flagged_decisions_are_kept() -> None:
             return Decision("D", flagged=True)
 
     m = await play_game(Match(GAME, 0.0, random.Random(0)), Fallback("x", ""), strat("ALLC"), 2, FIXED)
-    assert m.flagged_a == [True, True] and m.flagged_b == [False, False]
+    assert m.flagged_a == [1, 2] and m.flagged_b == []
+
+
+def test_noiseless_fast_path_equals_round_by_round_recording() -> None:
+    for name_a, name_b in [("GTFT", "ALLD"), ("WSLS", "RAND"), ("GRADUAL", "ALT")]:
+        fast = play_strategies(Match(GAME, 0.0, random.Random(0)), strat(name_a, 1), strat(name_b, 2), 150)
+        slow = Match(GAME, 0.0, random.Random(0))
+        a, b = strat(name_a, 1), strat(name_b, 2)
+        for _ in range(150):
+            slow.record(a.move(slow.moves_a, slow.moves_b), b.move(slow.moves_b, slow.moves_a))
+        assert (fast.moves_a, fast.moves_b, fast.intended_a, fast.intended_b) == (
+            slow.moves_a,
+            slow.moves_b,
+            slow.intended_a,
+            slow.intended_b,
+        )
+        assert (fast.payoffs_a, fast.payoffs_b, fast.score_a, fast.score_b) == (
+            slow.payoffs_a,
+            slow.payoffs_b,
+            slow.score_a,
+            slow.score_b,
+        )
