@@ -107,7 +107,7 @@ def leaderboard_table(rows: list[dict[str, Any]], title: str = "Leaderboard") ->
 
 
 def matchup_table(players: list[str], cells: dict[tuple[str, str], float]) -> Table:
-    table = Table(title="Matchups: row player's mean payoff per round against column player", header_style="bold")
+    table = Table(title="Matchups: row's payoff per round vs column", header_style="bold")
     table.add_column("")
     for p in players:
         table.add_column(p, justify="right")

@@ -182,6 +182,12 @@ class RunWriter:
                 [self.run_id],
             )
             con.execute("COMMIT")
+        except duckdb.Error as exc:
+            con.execute("ROLLBACK")
+            raise StoreError(
+                f"writing results to {self.path} failed: {exc}. The {self.games_written} games written "
+                f"before are kept; check free disk space and permissions, then run again."
+            ) from None
         except BaseException:
             con.execute("ROLLBACK")
             raise
