@@ -28,6 +28,8 @@ from harness.agents.strategies import StrategySpec, get_strategy, make_spec
 from harness.errors import ConfigError
 from harness.game import Horizon, PayoffMatrix
 
+MAX_ROUNDS = 1_000_000  # one game's rounds are held in memory while it is played
+MIN_UNCAPPED_STOP_PROB = 1e-4  # below this, a geometric game may exceed MAX_ROUNDS: ask for max_rounds
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 
 
@@ -56,9 +58,9 @@ class GameSection(_Section):
 
 class HorizonSection(_Section):
     type: Literal["fixed", "geometric"] = "fixed"
-    n_rounds: int | None = Field(None, ge=1)
+    n_rounds: int | None = Field(None, ge=1, le=MAX_ROUNDS)
     stop_prob: float | None = Field(None, gt=0.0, le=1.0)
-    max_rounds: int | None = Field(None, ge=1)
+    max_rounds: int | None = Field(None, ge=1, le=MAX_ROUNDS)
 
     @model_validator(mode="after")
     def _complete(self) -> HorizonSection:
@@ -66,6 +68,11 @@ class HorizonSection(_Section):
             self.n_rounds = 50
         if self.type == "geometric" and self.stop_prob is None:
             raise ValueError("a geometric horizon needs stop_prob (the per-round stop probability)")
+        if self.type == "geometric" and self.max_rounds is None and self.stop_prob < MIN_UNCAPPED_STOP_PROB:
+            raise ValueError(
+                f"stop_prob {self.stop_prob:g} makes games of about {1 / self.stop_prob:,.0f} rounds; "
+                f"set max_rounds (at most {MAX_ROUNDS:,}) to cap them"
+            )
         return self
 
     def to_horizon(self) -> Horizon:
@@ -285,7 +292,9 @@ def _yaml_msg(exc: BaseException) -> str:
     return str(problem)
 
 
-def parse_experiment(data: Any, source: str = "<config>", base_dir: Path | None = None) -> ExperimentConfig:
+def parse_experiment(
+    data: Any, source: str = "the config", base_dir: Path | None = None, fix_hint: str = "fix and try again"
+) -> ExperimentConfig:
     """Validate an already-loaded config mapping. Raises ConfigError listing every problem."""
     if not isinstance(data, dict):
         raise ConfigError(
@@ -308,11 +317,7 @@ def parse_experiment(data: Any, source: str = "<config>", base_dir: Path | None 
             problems.append(f"{_loc(loc)}: {msg}")
     if problems or config is None:
         n = len(problems)
-        raise ConfigError(
-            f"{source} has {n} problem{'s' if n != 1 else ''}; fix "
-            f"{'them' if n != 1 else 'it'} and run `pdbench validate {source}` again:",
-            problems,
-        )
+        raise ConfigError(f"{source} has {n} problem{'s' if n != 1 else ''} ({fix_hint}):", problems)
     return config
 
 
@@ -333,4 +338,6 @@ def load_experiment(path: str | Path) -> ExperimentConfig:
         raise ConfigError(
             f"{path} is not valid YAML: {_yaml_msg(exc)}. Fix the syntax (indentation, colons, quotes) and try again."
         ) from None
-    return parse_experiment(data, source=str(path), base_dir=path.parent)
+    return parse_experiment(
+        data, source=str(path), base_dir=path.parent, fix_hint=f"fix them and check with `pdbench validate {path}`"
+    )

@@ -159,9 +159,7 @@ class Horizon:
             # Inverse CDF of the geometric distribution on {1, 2, ...}: one draw per game.
             u = 1.0 - rng.random()  # in (0, 1]
             length = 1 + int(math.log(u) / math.log1p(-self.stop_prob))
-        if self.max_rounds is not None:
-            length = min(length, self.max_rounds)
-        return length
+        return min(length, self.max_rounds) if self.max_rounds is not None else length
 
     def expected_length(self) -> float:
         """Mean number of rounds, for plans and cost estimates."""

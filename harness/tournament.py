@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.agents.strategies import STRATEGIES
 from harness.config import ExperimentConfig, parse_experiment
 from harness.errors import ConfigError
 
@@ -37,6 +38,12 @@ def tournament_config(
     """The experiment config of a round robin among ``players``; validated like a YAML file."""
     if rounds is not None and stop_prob is not None:
         raise ConfigError("give either --rounds (a fixed horizon) or --stop-prob (a geometric one), not both")
+    unknown = [p for p in players if p.strip().upper() not in STRATEGIES]
+    if unknown:
+        raise ConfigError(
+            f"--players: unknown strateg{'ies' if len(unknown) > 1 else 'y'} {', '.join(map(repr, unknown))}; "
+            f"known strategies: {', '.join(STRATEGIES)}"
+        )
     if len(set(p.upper() for p in players)) != len(players):
         raise ConfigError(f"--players lists a strategy twice: {', '.join(players)}")
     pairs = [(a, b) for i, a in enumerate(players) for b in players[i if self_play else i + 1 :]]
@@ -59,4 +66,4 @@ def tournament_config(
     }
     if payoff_matrix is not None:
         data["game"] = {"payoff_matrix": payoff_matrix}
-    return parse_experiment(data, source="the tournament options")
+    return parse_experiment(data, source="the tournament options", fix_hint="see `pdbench tournament --help`")
