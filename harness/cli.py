@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from dotenv import load_dotenv
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -220,7 +221,12 @@ def tournament(
             for r in cat.records("SELECT player, opponent, mean_payoff_per_round FROM matchups WHERE run_id = ?", [rid])
         }
     order = [r["player"] for r in board]
-    out.print(leaderboard_table(board, title=f"Tournament {rid}"))
+    partial = (
+        ""
+        if result.status == "complete"
+        else f" ({result.status}: partial, {result.games_done} of {result.games_planned} games)"
+    )
+    out.print(leaderboard_table(board, title=f"Tournament {rid}{partial}"))
     out.print(matchup_table(order, cells))
     if result.status != "complete":
         raise typer.Exit(130)
@@ -241,7 +247,7 @@ def sql(
     with Catalog(results_dir(results)) as cat:
         for path, reason in cat.skipped:
             err.print(f"[yellow]warning:[/yellow] skipped {path}: {reason}")
-        if not cat.attached:
+        if not cat.attached and not cat.skipped:
             err.print(
                 f"[yellow]note:[/yellow] no runs in {cat.results_dir} yet; create one with "
                 f"`pdbench tournament` or `pdbench run configs/experiment.yaml`."
@@ -305,6 +311,8 @@ def _root(
     ] = False,
 ) -> None:
     """PDBench: how do language models behave in the iterated Prisoner's Dilemma?"""
+    # Settings and keys may live in ./.env; variables already set in the environment win.
+    load_dotenv(Path.cwd() / ".env", override=False)
 
 
 def main() -> None:

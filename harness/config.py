@@ -28,6 +28,7 @@ from harness.agents.strategies import StrategySpec, get_strategy, make_spec
 from harness.errors import ConfigError
 from harness.game import Horizon, PayoffMatrix
 
+MAX_SEED = 2**63 - 1  # stored as a BIGINT
 MAX_ROUNDS = 1_000_000  # one game's rounds are held in memory while it is played
 MIN_UNCAPPED_STOP_PROB = 1e-4  # below this, a geometric game may exceed MAX_ROUNDS: ask for max_rounds
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
@@ -41,7 +42,7 @@ class RunSection(_Section):
     run_id: str | None = Field(
         None, pattern=RUN_ID_PATTERN, description="file-name-safe id; default: <config name>_<timestamp>"
     )
-    seed: int = Field(0, ge=0, description="master seed; every game's randomness derives from it")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="master seed; every game's randomness derives from it")
     output: str | None = Field(None, description="results folder (default results/ or $PDBENCH_RESULTS)")
 
 
@@ -64,8 +65,14 @@ class HorizonSection(_Section):
 
     @model_validator(mode="after")
     def _complete(self) -> HorizonSection:
-        if self.type == "fixed" and self.n_rounds is None:
-            self.n_rounds = 50
+        if self.type == "fixed":
+            extra = [k for k in ("stop_prob", "max_rounds") if getattr(self, k) is not None]
+            if extra:
+                raise ValueError(f"{' and '.join(extra)} only apply to type: geometric (this horizon is fixed)")
+            if self.n_rounds is None:
+                self.n_rounds = 50
+        if self.type == "geometric" and self.n_rounds is not None:
+            raise ValueError("n_rounds only applies to type: fixed; a geometric horizon has stop_prob and max_rounds")
         if self.type == "geometric" and self.stop_prob is None:
             raise ValueError("a geometric horizon needs stop_prob (the per-round stop probability)")
         if self.type == "geometric" and self.max_rounds is None and self.stop_prob < MIN_UNCAPPED_STOP_PROB:
@@ -145,8 +152,32 @@ class ConditionConfig(_Section):
 
 
 class ExperimentSection(_Section):
-    replicates: int = Field(1, ge=1)
+    replicates: int = Field(1, ge=1, le=10_000_000)
     conditions: list[ConditionConfig] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _condition_names(self) -> ExperimentSection:
+        """Names key the games' seeds and the reports, so they must be unique. Unnamed conditions
+        are called ``A_vs_B`` (``A_vs_B_2``, ... when that is taken, by any condition)."""
+        used: dict[str, int] = {}
+        for i, cond in enumerate(self.conditions):
+            if cond.name is not None:
+                if cond.name in used:
+                    raise ValueError(
+                        f"conditions[{i}].name {cond.name!r} is also the name of conditions[{used[cond.name]}]; "
+                        f"condition names must be unique"
+                    )
+                used[cond.name] = i
+        for i, cond in enumerate(self.conditions):
+            if cond.name is None:
+                base = f"{cond.agent_a.label}_vs_{cond.agent_b.label}"
+                name, n = base, 1
+                while name in used:
+                    n += 1
+                    name = f"{base}_{n}"
+                cond.name = name
+                used[name] = i
+        return self
 
 
 class CollapseSection(_Section):
@@ -170,18 +201,6 @@ class ExperimentConfig(_Section):
     metrics: MetricsSection = Field(default_factory=MetricsSection)
 
     _noise = field_validator("noise", mode="before")(classmethod(lambda cls, v: _noise(v)))
-
-    @model_validator(mode="after")
-    def _condition_names(self) -> ExperimentConfig:
-        seen: dict[str, int] = {}
-        for cond in self.experiment.conditions:
-            base = cond.name or f"{cond.agent_a.label}_vs_{cond.agent_b.label}"
-            if cond.name is not None and cond.name in seen:
-                raise ValueError(f"condition name {cond.name!r} is used twice; names must be unique")
-            name = base if base not in seen else f"{base}_{seen[base] + 1}"
-            seen[base] = seen.get(base, 0) + 1
-            cond.name = name
-        return self
 
     def warnings(self) -> list[str]:
         """Things that are allowed but probably unintended (a game that is not a PD)."""
@@ -268,7 +287,7 @@ def _resolve_refs(data: dict[str, Any], base_dir: Path, problems: list[str]) -> 
                 problems.append(f"{where}.ref: file not found: {ref_path}")
                 broken.add(("experiment", "conditions", i, seat))
                 continue
-            except (OSError, yaml.YAMLError) as exc:
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
                 problems.append(f"{where}.ref: cannot read {ref_path}: {_yaml_msg(exc)}")
                 broken.add(("experiment", "conditions", i, seat))
                 continue

@@ -116,7 +116,12 @@ class PayoffMatrix:
 
 
 def _is_number(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x) and abs(float(x)) < 1e15
+    except OverflowError:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +192,3 @@ class HorizonInfo:
     kind: Literal["fixed", "geometric"]
     n_rounds: int | None
     continuation_prob: float | None
-
-
-def apply_noise(intended: Action, noise: float, rng: random.Random) -> Action:
-    """The move as played: ``intended`` flipped with probability ``noise``."""
-    if noise > 0.0 and rng.random() < noise:
-        return FLIP[intended]
-    return intended

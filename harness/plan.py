@@ -80,12 +80,15 @@ def _condition_plan(config: ExperimentConfig, index: int, cond: ConditionConfig)
 
 
 def iter_games(config: ExperimentConfig, replicates: int | None = None) -> Iterator[GamePlan]:
-    """Every (condition, replicate) game in order; ``game_id`` counts from 0."""
+    """Every (condition, replicate) game, replicate by replicate: replicate 0 of every condition,
+    then replicate 1, ... So a run stopped early has a balanced sample of every condition rather
+    than all of the first ones. ``game_id`` counts from 0 in this order."""
     reps = replicates or config.experiment.replicates
     seed = config.run.seed
+    conds = condition_plans(config)
     game_id = 0
-    for cond in condition_plans(config):
-        for rep in range(reps):
+    for rep in range(reps):
+        for cond in conds:
             yield GamePlan(game_id=game_id, condition=cond, replicate=rep, seed=derive_seed(seed, cond.name, rep))
             game_id += 1
 

@@ -39,16 +39,24 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+def _clean(value: Any) -> Any:
+    """NaN and infinities become null, at any depth (lists, structs, maps)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
 def rows_json(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """One JSON array of row objects; NaN becomes null so any JSON parser accepts it."""
-
-    def clean(v: Any) -> Any:
-        return None if isinstance(v, float) and not math.isfinite(v) else v
-
+    """One JSON array of row objects that any JSON parser accepts (no NaN, no Infinity)."""
     return json.dumps(
-        [{c: clean(v) for c, v in zip(columns, row, strict=True)} for row in rows],
+        [{c: _clean(v) for c, v in zip(columns, row, strict=True)} for row in rows],
         default=_json_default,
         ensure_ascii=False,
+        allow_nan=False,
     )
 
 

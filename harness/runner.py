@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.config import ExperimentConfig
+from harness.errors import StoreError
 from harness.interrupts import StopFlag, graceful_interrupt
 from harness.match import Match, play_strategies
 from harness.plan import GamePlan, iter_games, stream, summarize
@@ -48,7 +49,15 @@ def default_run_id(prefix: str, results_dir: Path) -> str:
     return run_id
 
 
-_UNUSED_RNG = random.Random(0)  # handed to what never draws: deterministic players, noiseless games
+class _NoDraws(random.Random):
+    """Handed to what must never draw (deterministic strategies, noiseless games): a strategy that
+    draws without declaring ``stochastic = True`` would be silently memoized, so it fails loudly."""
+
+    def random(self) -> float:
+        raise RuntimeError("a strategy declared deterministic drew a random number; set stochastic = True")
+
+
+_UNUSED_RNG = _NoDraws(0)
 
 
 class StrategyGames:
@@ -100,7 +109,7 @@ def run_experiment(
     stop: StopFlag | None = None,
 ) -> RunResult:
     """Play every condition x replicate of ``config`` into ``results_dir/<run_id>.duckdb``."""
-    stop = stop or StopFlag()
+    stop = stop if stop is not None else StopFlag()
     summary = summarize(config, replicates)
     resolved = config.resolved_dict()
     resolved["run"]["run_id"] = run_id
@@ -136,7 +145,11 @@ def run_experiment(
             except KeyboardInterrupt:
                 status = "interrupted"
                 stop.set("interrupted by the user (Ctrl-C, twice)")
-        writer.finish(status, stop.reason if status != "complete" else None)
+        final, error = writer.finish(status, stop.reason if status != "complete" else None)
+        if final == "failed":
+            raise StoreError(f"run {run_id} failed: {error}. Games written before are kept in {writer.path}.")
+    except StoreError:
+        raise
     except BaseException as exc:
         # A bug or a failing disk: keep what was flushed and say why the run stopped.
         with contextlib.suppress(Exception):

@@ -38,6 +38,8 @@ def tournament_config(
     """The experiment config of a round robin among ``players``; validated like a YAML file."""
     if rounds is not None and stop_prob is not None:
         raise ConfigError("give either --rounds (a fixed horizon) or --stop-prob (a geometric one), not both")
+    if max_rounds is not None and stop_prob is None:
+        raise ConfigError("--max-rounds caps a geometric game; give it with --stop-prob, or use --rounds N")
     unknown = [p for p in players if p.strip().upper() not in STRATEGIES]
     if unknown:
         raise ConfigError(

@@ -19,6 +19,10 @@ METRICS = (
 )
 
 
+RATES = {"cooperation_rate", "retaliation_rate", "forgiveness_rate"}
+RATE_BOUNDS = (0.0, 1.0)
+
+
 @dataclass(frozen=True, slots=True)
 class SeatSummary:
     player: str
@@ -65,7 +69,10 @@ def condition_summaries(catalog: Catalog, run_id: str) -> list[ConditionSummary]
                 SeatSummary(
                     player=player,
                     name=seat_rows[0]["player_name"],
-                    estimates={m: mean_ci(r[m] for r in seat_rows) for m in METRICS},
+                    estimates={
+                        m: mean_ci((r[m] for r in seat_rows), bounds=RATE_BOUNDS if m in RATES else None)
+                        for m in METRICS
+                    },
                     collapsed=sum(r["time_to_collapse"] is not None for r in seat_rows),
                 )
             )

@@ -29,11 +29,13 @@ class Estimate:
         m = f"{self.mean * scale:.{digits}f}{unit}"
         if self.low is None or self.high is None:
             return m
-        half = (self.high - self.low) / 2 * scale
-        return f"{m} ± {half:.{digits}f}"
+        if math.isclose(self.mean - self.low, self.high - self.mean, rel_tol=1e-9, abs_tol=1e-12):
+            return f"{m} ± {(self.high - self.mean) * scale:.{digits}f}"
+        return f"{m} [{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]"
 
 
-def mean_ci(values: Iterable[float | None], level: float = 0.95) -> Estimate:
+def mean_ci(values: Iterable[float | None], level: float = 0.95, bounds: tuple[float, float] | None = None) -> Estimate:
+    """Mean and Student-t interval; ``bounds`` clips the interval to a metric's range (rates: 0..1)."""
     xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
     n = len(xs)
     if n == 0:
@@ -43,4 +45,7 @@ def mean_ci(values: Iterable[float | None], level: float = 0.95) -> Estimate:
         return Estimate(mean, None, None, 1)
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
     half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-    return Estimate(mean, mean - half, mean + half, n)
+    low, high = mean - half, mean + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return Estimate(mean, low, high, n)

@@ -151,13 +151,15 @@ VIEWS: dict[str, str] = {
     "matchups": """
         SELECT run_id, player_name AS player, opponent_name AS opponent,
                COUNT(DISTINCT game_id) AS games,
-               SUM(payoff_total) / SUM(rounds) AS mean_payoff_per_round,
+               AVG(payoff_total / rounds) AS mean_payoff_per_round,
                AVG(payoff_total) AS mean_total,
-               SUM(cooperations) / SUM(rounds) AS cooperation_rate
+               AVG(cooperations / rounds) AS cooperation_rate
         FROM player_games
         WHERE status = 'complete'
         GROUP BY run_id, player_name, opponent_name""",
-    # The leaderboard. A self-play game counts once for its player: each seat weighs 1/2.
+    # The leaderboard. Per-round figures are means over games of each game's own per-round figure
+    # (as player_metrics and reports compute them), so long games do not weigh more than short ones.
+    # A self-play game counts once for its player: each seat weighs 1/2.
     # Wins, draws and losses count games against other players only.
     "tournament": """
         WITH seats AS (
@@ -166,12 +168,12 @@ VIEWS: dict[str, str] = {
         ), board AS (
             SELECT run_id, player_name AS player,
                    CAST(ROUND(SUM(w)) AS INTEGER) AS games,
-                   SUM(w * payoff_total) / SUM(w * rounds) AS mean_payoff_per_round,
+                   SUM(w * payoff_total / rounds) / SUM(w) AS mean_payoff_per_round,
                    SUM(w * payoff_total) / SUM(w) AS mean_total,
                    COUNT(*) FILTER (WHERE w = 1.0 AND payoff_total > opp_payoff_total) AS wins,
                    COUNT(*) FILTER (WHERE w = 1.0 AND payoff_total = opp_payoff_total) AS draws,
                    COUNT(*) FILTER (WHERE w = 1.0 AND payoff_total < opp_payoff_total) AS losses,
-                   SUM(w * cooperations) / SUM(w * rounds) AS cooperation_rate
+                   SUM(w * cooperations / rounds) / SUM(w) AS cooperation_rate
             FROM seats GROUP BY run_id, player_name
         )
         SELECT run_id,

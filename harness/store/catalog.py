@@ -31,6 +31,7 @@ class Catalog:
     skipped: list[tuple[Path, str]] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
+        self._owners: dict[str, Path] = {}
         self.con = duckdb.connect(":memory:")
         files = self._files()
         for i, path in enumerate(files):
@@ -43,23 +44,43 @@ class Catalog:
                     reason = "it is being written by another PDBench process; try again when it ends"
                 self.skipped.append((path, reason))
                 continue
-            version = file_schema_version(self.con, alias)
-            if version is None or version > SCHEMA_VERSION:
+            problem = self._check(alias, path)
+            if problem is not None:
                 self.con.execute(f"DETACH {alias}")
-                self.skipped.append(
-                    (
-                        path,
-                        "not a PDBench results file"
-                        if version is None
-                        else f"written by a newer PDBench (schema {version}); upgrade",
-                    )
-                )
+                self.skipped.append((path, problem))
                 continue
             self.attached[alias] = path
         self._create_union_views()
         create_views(self.con)
         self.con.execute("SET enable_external_access = false")
         self.con.execute("SET lock_configuration = true")
+
+    def _check(self, alias: str, path: Path) -> str | None:
+        """Why an attached file cannot be read as PDBench results (None if it can)."""
+        try:
+            version = file_schema_version(self.con, alias)
+        except (duckdb.Error, ValueError):
+            return "its pdbench_meta table is unreadable"
+        if version is None:
+            return "not a PDBench results file"
+        if version > SCHEMA_VERSION:
+            return f"written by a newer PDBench (schema {version}); upgrade PDBench to read it"
+        tables = {
+            r[0]
+            for r in self.con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]
+            ).fetchall()
+        }
+        missing = [t for t in DATA_TABLES if t not in tables]
+        if missing:
+            return f"it lacks the table{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+        run_ids = [r[0] for r in self.con.execute(f"SELECT run_id FROM {alias}.main.runs").fetchall()]
+        for run_id in run_ids:
+            if run_id in self._owners:
+                return f"it holds run {run_id!r}, already read from {self._owners[run_id].name} (a copy?); counted once"
+        for run_id in run_ids:
+            self._owners[run_id] = path
+        return None
 
     def _files(self) -> list[Path]:
         if not self.results_dir.is_dir():
@@ -106,7 +127,7 @@ class Catalog:
                     )
             cur = None
             for i, stmt in enumerate(statements):
-                cur = self.con.execute(stmt, params or [] if i == len(statements) - 1 else [])
+                cur = self.con.execute(stmt, (params or []) if i == len(statements) - 1 else [])
         except duckdb.Error as exc:
             raise QueryError(
                 f"the query failed: {str(exc).strip()}. Tables: runs, games, rounds, "
@@ -153,6 +174,11 @@ def _not_found(run_id: str, results_dir: Path) -> str:
 
 def open_run(results_dir: Path, run_id: str) -> Catalog:
     """A catalog of one run, with a clear error if it is missing or unreadable."""
+    if not results_dir.is_dir():
+        raise StoreError(
+            f"the results folder {results_dir} does not exist or is not a folder; "
+            f"give the folder that holds {run_id}.duckdb with --results DIR."
+        )
     cat = Catalog(results_dir, [run_id])
     if not cat.attached:
         reason = cat.skipped[0][1] if cat.skipped else "unknown reason"

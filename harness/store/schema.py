@@ -100,8 +100,13 @@ DATA_TABLES = ("runs", "games", "rounds", "calls")
 
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """The tables, and the metric views inside the file too, so a run file opened on its own
+    (``duckdb results/<run_id>.duckdb``) answers the same queries as ``pdbench sql``."""
+    from harness.analysis.views import create_views
+
     for ddl in TABLES.values():
         con.execute(ddl)
+    create_views(con)
     con.execute("INSERT OR REPLACE INTO pdbench_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
 
 
@@ -112,7 +117,7 @@ def file_schema_version(con: duckdb.DuckDBPyConnection, catalog: str | None = No
         row = con.execute(f"SELECT value FROM {prefix}pdbench_meta WHERE key = 'schema_version'").fetchone()
     except duckdb.CatalogException:
         return None
-    return int(row[0]) if row else None
+    return int(row[0]) if row else None  # a non-integer value raises ValueError: unreadable
 
 
 def migrate(con: duckdb.DuckDBPyConnection, path: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ class RunWriter:
         self.path = path
         self.con = con
         self.run_id = run_id
-        self._games: dict[str, list[Any]] = {k: [] for k in _GAME_COLUMNS}
+        self._games: list[tuple[Any, ...]] = []  # one row per game: a single append, so never half-added
         self._rounds = _RoundBuffer()
         self.games_written = 0
         self.rounds_written = 0
@@ -70,16 +71,24 @@ class RunWriter:
         """A new results file for ``run_id``; refuses an existing run unless ``overwrite``."""
         ensure_results_dir(results_dir)
         path = run_path(results_dir, run_id)
-        if path.exists():
+        if path.exists() or path.is_symlink():
             if not overwrite:
                 raise RunExistsError(
                     f"a run with id {run_id!r} already exists ({path}). Choose another run id "
                     f"(--run-id or run.run_id), or pass --overwrite to replace it."
                 )
+            if not path.is_file():
+                raise StoreError(f"{path} is not a results file (it is a folder or a link); move it away first.")
+            # Taking the file's lock first refuses to delete a run another process is still writing.
+            _connect(path).close()
             for p in (path, path.with_name(path.name + ".wal")):
                 p.unlink(missing_ok=True)
         con = _connect(path)
-        create_schema(con)
+        try:
+            create_schema(con)
+        except duckdb.Error as exc:
+            con.close()
+            raise StoreError(f"cannot create the results file {path}: {exc}") from None
         return cls(path, con, run_id)
 
     @classmethod
@@ -118,14 +127,24 @@ class RunWriter:
             ],
         )
 
-    def finish(self, status: str, error: str | None = None) -> None:
-        """Flush what is buffered and mark the run ``complete``, ``interrupted`` or ``failed``."""
-        self.flush()
+    def finish(self, status: str, error: str | None = None) -> tuple[str, str | None]:
+        """Flush what is buffered and mark the run ``complete``, ``interrupted`` or ``failed``.
+
+        The status is written even if the flush fails (the run is then ``failed`` with the reason),
+        so a results file never claims to be running when nothing is.
+        """
+        try:
+            self.flush()
+        except Exception as exc:
+            status, error = "failed", f"{error + '; ' if error else ''}could not write the last games: {exc}"
+            self._games.clear()
+            self._rounds.clear()
         self.con.execute(
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
             [status, utcnow(), error, self.run_id],
         )
         self.con.execute("CHECKPOINT")
+        return status, error
 
     # -- games -------------------------------------------------------------------------
     def add_game(
@@ -133,37 +152,24 @@ class RunWriter:
     ) -> None:
         """Buffer one game and all its rounds; written at the next flush."""
         cond = plan.condition
-        g = self._games
-        g["game_id"].append(plan.game_id)
-        g["condition"].append(cond.name)
-        g["replicate"].append(plan.replicate)
-        g["player_a"].append(cond.player_a.name)
-        g["player_b"].append(cond.player_b.name)
-        g["params_a"].append(_params_json(cond.player_a.spec.params_dict()))
-        g["params_b"].append(_params_json(cond.player_b.spec.params_dict()))
-        g["horizon"].append(cond.horizon.kind)
-        g["planned_rounds"].append(planned_rounds)
-        g["stop_prob"].append(cond.horizon.stop_prob)
-        g["noise"].append(cond.noise)
-        g["seed"].append(plan.seed)
-        g["status"].append(status)
-        n = match.rounds_played
-        g["rounds_played"].append(n)
-        g["score_a"].append(match.score_a)
-        g["score_b"].append(match.score_b)
-        g["error"].append(error)
-
+        row = (
+            self.run_id, plan.game_id, cond.name, plan.replicate, cond.player_a.name, cond.player_b.name,
+            _params_json(cond.player_a.spec.params_dict()), _params_json(cond.player_b.spec.params_dict()),
+            cond.horizon.kind, planned_rounds, cond.horizon.stop_prob, cond.noise, plan.seed, status,
+            match.rounds_played, match.score_a, match.score_b, error,
+        )  # fmt: skip
         self._rounds.add(plan.game_id, match)
-        if self._rounds.size >= FLUSH_ROUNDS or len(g["game_id"]) >= FLUSH_GAMES:
+        self._games.append(row)
+        if self._rounds.size >= FLUSH_ROUNDS or len(self._games) >= FLUSH_GAMES:
             self.flush()
 
     def flush(self) -> None:
         """Write buffered games and rounds in one transaction."""
-        n_games = len(self._games["game_id"])
+        n_games = len(self._games)
         if n_games == 0:
             return
         n_rounds = self._rounds.size
-        games = _game_arrays(self._games, self.run_id)
+        games = _game_arrays(self._games)
         rounds = self._rounds.arrays()
         con = self.con
         con.execute("BEGIN TRANSACTION")
@@ -194,8 +200,7 @@ class RunWriter:
         finally:
             con.unregister("_pdb_games")
             con.unregister("_pdb_rounds")
-        for col in self._games.values():
-            col.clear()
+        self._games.clear()
         self._rounds.clear()
         self.games_written += n_games
         self.rounds_written += n_rounds
@@ -234,11 +239,10 @@ _INT_COLUMNS = {"game_id", "replicate", "planned_rounds", "rounds_played"}
 _FLOAT_COLUMNS = {"noise", "score_a", "score_b"}
 
 
-def _game_arrays(buffer: dict[str, list[Any]], run_id: str) -> dict[str, np.ndarray]:
-    n = len(buffer["game_id"])
-    out: dict[str, np.ndarray] = {"run_id": np.full(n, run_id, dtype=object)}
-    for col in _GAME_COLUMNS[1:]:
-        values = buffer[col]
+def _game_arrays(rows: list[tuple[Any, ...]]) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for i, col in enumerate(_GAME_COLUMNS):
+        values = [row[i] for row in rows]
         if col in _INT_COLUMNS:
             out[col] = np.asarray(values, dtype=np.int32)
         elif col == "seed":
@@ -253,44 +257,39 @@ def _game_arrays(buffer: dict[str, list[Any]], run_id: str) -> dict[str, np.ndar
 class _RoundBuffer:
     """Rounds of buffered games, kept compactly: each game's moves as one string per column.
 
+    Each game is one tuple appended at once (so an interrupt never leaves the buffer half-updated).
     Moves cross into DuckDB as boolean arrays ("cooperated?") made from the strings' bytes and
     become 'C'/'D' in SQL: far cheaper than handing DuckDB one Python string per move.
     """
 
     def __init__(self) -> None:
-        self.clear()
+        self.games: list[tuple[int, str, str, str, str, list[float], list[float]]] = []
+        self.size = 0
 
     def clear(self) -> None:
-        self.game_ids: list[int] = []
-        self.lengths: list[int] = []
-        self.moves: dict[str, list[str]] = {"c_a": [], "c_b": [], "ic_a": [], "ic_b": []}
-        self.payoff_a: list[float] = []
-        self.payoff_b: list[float] = []
+        self.games = []
         self.size = 0
 
     def add(self, game_id: int, match: Match) -> None:
-        n = match.rounds_played
-        self.game_ids.append(game_id)
-        self.lengths.append(n)
-        self.moves["c_a"].append("".join(match.moves_a))
-        self.moves["c_b"].append("".join(match.moves_b))
-        self.moves["ic_a"].append("".join(match.intended_a))
-        self.moves["ic_b"].append("".join(match.intended_b))
-        self.payoff_a.extend(match.payoffs_a)
-        self.payoff_b.extend(match.payoffs_b)
-        self.size += n
+        self.games.append((
+            game_id, "".join(match.moves_a), "".join(match.moves_b), "".join(match.intended_a),
+            "".join(match.intended_b), match.payoffs_a, match.payoffs_b,
+        ))  # fmt: skip
+        self.size += match.rounds_played
 
     def arrays(self) -> dict[str, np.ndarray]:
-        lengths = np.asarray(self.lengths, dtype=np.int64)
+        lengths = np.asarray([len(g[1]) for g in self.games], dtype=np.int64)
+        total = int(lengths.sum())
         starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
         out: dict[str, np.ndarray] = {
-            "game_id": np.repeat(np.asarray(self.game_ids, dtype=np.int32), lengths),
-            "round": (np.arange(self.size, dtype=np.int64) - starts + 1).astype(np.int32),
-            "payoff_a": np.asarray(self.payoff_a, dtype=np.float64),
-            "payoff_b": np.asarray(self.payoff_b, dtype=np.float64),
+            "game_id": np.repeat(np.asarray([g[0] for g in self.games], dtype=np.int32), lengths),
+            "round": (np.arange(total, dtype=np.int64) - starts + 1).astype(np.int32),
+            "payoff_a": np.fromiter(chain.from_iterable(g[5] for g in self.games), np.float64, total),
+            "payoff_b": np.fromiter(chain.from_iterable(g[6] for g in self.games), np.float64, total),
         }
-        for col, parts in self.moves.items():
-            out[col] = np.frombuffer("".join(parts).encode("ascii"), dtype=np.uint8) == ord("C")
+        for i, col in enumerate(("c_a", "c_b", "ic_a", "ic_b"), start=1):
+            moves = "".join(g[i] for g in self.games).encode("ascii")
+            out[col] = np.frombuffer(moves, dtype=np.uint8) == ord("C")
         return out
 
 

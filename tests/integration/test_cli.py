@@ -259,3 +259,20 @@ def test_ctrl_c_keeps_finished_games_and_marks_the_run_interrupted(results: Path
     )[0]
     assert 0 < stats["games"] < run["games_planned"]
     assert stats["rounds_expected"] == stats["rounds_stored"]
+
+
+def test_dotenv_in_the_working_folder_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDBENCH_RESULTS", raising=False)
+    (tmp_path / ".env").write_text("PDBENCH_RESULTS=from_dotenv\n")
+    try:
+        code, _, err = pdbench("tournament", "--players", "TFT,ALLD", "--rounds", "3", "--run-id", "env")
+        assert code == 0, err
+        assert (tmp_path / "from_dotenv" / "env.duckdb").is_file()
+    finally:
+        os.environ.pop("PDBENCH_RESULTS", None)
+
+
+def test_max_rounds_needs_a_geometric_horizon(results: Path) -> None:
+    code, _, err = pdbench("tournament", "--max-rounds", "3", "--results", results)
+    assert code == 2 and "--max-rounds caps a geometric game" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -113,7 +114,7 @@ def test_non_pd_payoffs_warn_but_validate() -> None:
 
 
 def test_duplicate_condition_names_are_refused() -> None:
-    with pytest.raises(ConfigError, match="used twice"):
+    with pytest.raises(ConfigError, match=r"conditions\[1\].name 'x' is also the name of conditions\[0\]"):
         parse_experiment(
             {
                 "experiment": {
@@ -145,3 +146,43 @@ def test_game_seeds_depend_on_seed_condition_and_replicate_only() -> None:
     base["experiment"]["conditions"].reverse()  # type: ignore[index]
     again = {(g.condition.name, g.replicate): g.seed for g in iter_games(parse_experiment(base))}
     assert again[("y", 1)] == games[3].seed
+
+
+def test_generated_condition_names_never_collide() -> None:
+    config = parse_experiment(
+        {
+            "experiment": {
+                "conditions": [
+                    {"name": "TFT_vs_RAND_2", "agent_a": {"policy": "TFT"}, "agent_b": {"policy": "ALLD"}},
+                    {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}},
+                    {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}},
+                ]
+            }
+        }
+    )
+    names = [c.name for c in config.experiment.conditions]
+    assert names == ["TFT_vs_RAND_2", "TFT_vs_RAND", "TFT_vs_RAND_3"]
+    assert len({g.seed for g in iter_games(config)}) == 3
+
+
+@pytest.mark.parametrize(
+    "section, fragment",
+    [
+        ({"horizon": {"type": "fixed", "n_rounds": 5, "stop_prob": 0.5}}, "only apply to type: geometric"),
+        ({"horizon": {"type": "geometric", "stop_prob": 0.5, "n_rounds": 5}}, "n_rounds only applies to type: fixed"),
+        ({"horizon": {"type": "geometric", "stop_prob": 1e-6}}, "set max_rounds"),
+        ({"horizon": {"type": "fixed", "n_rounds": 10**9}}, "horizon.n_rounds"),
+        ({"run": {"seed": 2**64}}, "run.seed"),
+        ({"run": {"seed": -1}}, "run.seed"),
+    ],
+)
+def test_out_of_range_settings(section: dict, fragment: str) -> None:
+    data = {**section, "experiment": {"conditions": [{"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "ALLD"}}]}}
+    with pytest.raises(ConfigError, match=re.escape(fragment)):
+        parse_experiment(data)
+
+
+def test_a_binary_ref_file_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "blob.yaml").write_bytes(bytes(range(256)))
+    path = write(tmp_path, "experiment:\n  conditions:\n    - {agent_a: {ref: blob.yaml}, agent_b: {policy: ALLD}}\n")
+    assert any("cannot read" in p for p in problems(path))

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from harness.game import Horizon, PayoffMatrix, apply_noise
+from harness.game import Horizon, PayoffMatrix
 
 
 def test_default_matrix_is_the_classic_pd() -> None:
@@ -31,6 +31,9 @@ def test_matrix_from_config_mapping_round_trips() -> None:
         ({"C": {"C": [3, 3]}, "D": {"C": [5, 0], "D": [1, 1]}}, "payoff_matrix.C must have exactly"),
         ({"C": {"C": [3], "D": [0, 5]}, "D": {"C": [5, 0], "D": [1, 1]}}, "payoff_matrix.C.C"),
         ({"C": {"C": ["x", 3], "D": [0, 5]}, "D": {"C": [5, 0], "D": [1, 1]}}, "pair of numbers"),
+        ({"C": {"C": [True, 3], "D": [0, 5]}, "D": {"C": [5, 0], "D": [1, 1]}}, "pair of numbers"),
+        ({"C": {"C": [float("nan"), 3], "D": [0, 5]}, "D": {"C": [5, 0], "D": [1, 1]}}, "pair of numbers"),
+        ({"C": {"C": [10**400, 3], "D": [0, 5]}, "D": {"C": [5, 0], "D": [1, 1]}}, "pair of numbers"),
         ([[3, 3], [0, 5]], "exactly the rows C and D"),
     ],
 )
@@ -70,11 +73,6 @@ def test_geometric_horizon_cap_and_expected_length() -> None:
     assert h.expected_length() == pytest.approx((1 - 0.99**20) / 0.01)
 
 
-def test_geometric_length_is_reproducible_per_seed() -> None:
-    h = Horizon(kind="geometric", n_rounds=None, stop_prob=0.05)
-    assert h.draw_length(random.Random(42)) == h.draw_length(random.Random(42))
-
-
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -87,10 +85,3 @@ def test_geometric_length_is_reproducible_per_seed() -> None:
 def test_invalid_horizons(kwargs: dict) -> None:
     with pytest.raises(ValueError):
         Horizon(**kwargs)
-
-
-def test_noise_flips_at_its_rate() -> None:
-    rng = random.Random(5)
-    flips = sum(apply_noise("C", 0.2, rng) == "D" for _ in range(20_000))
-    assert flips / 20_000 == pytest.approx(0.2, abs=0.01)
-    assert apply_noise("D", 0.0, rng) == "D"

@@ -83,3 +83,14 @@ def test_metrics_span_runs(results: Path) -> None:
     cat = write_games(results, "two", [("DD", "DD")])
     rows = cat.records("SELECT run_id, AVG(cooperation_rate) AS c FROM player_metrics GROUP BY run_id ORDER BY run_id")
     assert [(r["run_id"], r["c"]) for r in rows] == [("one", 1.0), ("two", 0.0)]
+
+
+def test_leaderboard_averages_per_game_rates_so_long_games_do_not_weigh_more(results: Path) -> None:
+    # TFT (seat a): a 1-round game at 3 points/round and a 3-round game at 1 point/round.
+    cat = write_games(results, "lengths", [("C", "C"), ("DDD", "DDD")])
+    row = cat.records("SELECT * FROM tournament WHERE player = 'TFT'")[0]
+    assert row["mean_payoff_per_round"] == pytest.approx(2.0)  # not 6 / 4
+    assert row["mean_total"] == pytest.approx(3.0)
+    assert row["cooperation_rate"] == pytest.approx(0.5)
+    pm = cat.records("SELECT AVG(payoff_per_round) AS p FROM player_metrics WHERE player = 'a'")[0]
+    assert pm["p"] == pytest.approx(row["mean_payoff_per_round"])

@@ -1,0 +1,149 @@
+"""The results store: writer failures, overwrite safety, the catalog's handling of odd files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from harness.errors import RunExistsError, StoreError
+from harness.plan import iter_games
+from harness.render import rows_json
+from harness.runner import StrategyGames, run_experiment
+from harness.store.catalog import Catalog
+from harness.store.writer import RunWriter
+from harness.tournament import tournament_config
+
+
+def small(players: str = "TFT,ALLD,GTFT", rounds: int = 20, replicates: int = 3):  # type: ignore[no-untyped-def]
+    return tournament_config(players.split(","), rounds=rounds, replicates=replicates, seed=5)
+
+
+def test_a_failed_write_marks_the_run_failed_and_says_why(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self):  # type: ignore[no-untyped-def]
+        raise duckdb.IOException("No space left on device")
+
+    monkeypatch.setattr("harness.store.writer._RoundBuffer.arrays", broken)
+    with pytest.raises(StoreError, match="No space left on device"):
+        run_experiment(small(), results_dir=results, run_id="full")
+    con = duckdb.connect(str(results / "full.duckdb"), read_only=True)
+    status, error = con.execute("SELECT status, error FROM runs").fetchone()
+    assert status == "failed" and "No space left" in error
+    assert con.execute("SELECT count(*) FROM games").fetchone() == (0,)
+
+
+def test_overwrite_refuses_a_run_another_process_is_writing(results: Path) -> None:
+    run_experiment(small(), results_dir=results, run_id="busy")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
+            import duckdb, sys, time
+            con = duckdb.connect({str(results / "busy.duckdb")!r})
+            print('locked', flush=True)
+            time.sleep(30)
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreError, match="another PDBench process"):
+            RunWriter.create(results, "busy", overwrite=True)
+        assert (results / "busy.duckdb").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    with pytest.raises(RunExistsError):
+        RunWriter.create(results, "busy")
+    RunWriter.create(results, "busy", overwrite=True).close()
+
+
+def test_overwrite_of_a_folder_is_refused(results: Path) -> None:
+    (results / "odd.duckdb").mkdir()
+    with pytest.raises(StoreError, match="not a results file"):
+        RunWriter.create(results, "odd", overwrite=True)
+
+
+def test_catalog_counts_a_copied_run_once_and_skips_foreign_files(results: Path) -> None:
+    run_experiment(small(), results_dir=results, run_id="orig")
+    shutil.copy(results / "orig.duckdb", results / "orig-backup.duckdb")
+    duckdb.connect(str(results / "foreign.duckdb")).execute("CREATE TABLE x (a INT)").close()
+    partial = duckdb.connect(str(results / "partial.duckdb"))
+    partial.execute("CREATE TABLE pdbench_meta (key VARCHAR, value VARCHAR)")
+    partial.execute("INSERT INTO pdbench_meta VALUES ('schema_version', '1')")
+    partial.close()
+    with Catalog(results) as cat:
+        reasons = {p.name: r for p, r in cat.skipped}
+        assert "already read from orig-backup.duckdb" in reasons["orig.duckdb"]
+        assert reasons["foreign.duckdb"] == "not a PDBench results file"
+        assert "lacks the tables" in reasons["partial.duckdb"]
+        assert cat.query("SELECT count(*) FROM games")[1] == [(18,)]
+
+
+def test_run_files_carry_the_metric_views(results: Path) -> None:
+    run_experiment(small(), results_dir=results, run_id="own")
+    con = duckdb.connect(str(results / "own.duckdb"), read_only=True)
+    direct = con.execute("SELECT player, mean_payoff_per_round FROM tournament ORDER BY player").fetchall()
+    with Catalog(results) as cat:
+        assert cat.query("SELECT player, mean_payoff_per_round FROM tournament ORDER BY player")[1] == direct
+
+
+def test_deterministic_games_are_played_once_and_stochastic_ones_every_time() -> None:
+    config = small("TFT,GTFT,ALLD", rounds=50, replicates=4)
+    games = StrategyGames()
+    played = {}
+    for plan in iter_games(config):
+        match, _ = games.play(plan)
+        played.setdefault(plan.condition.name, []).append(match)
+    assert all(m is played["TFT_vs_ALLD"][0] for m in played["TFT_vs_ALLD"])
+    assert len({id(m) for m in played["GTFT_vs_ALLD"]}) == 4
+    assert len({"".join(m.moves_a) for m in played["GTFT_vs_ALLD"]}) > 1
+    fresh = StrategyGames()
+    for plan in iter_games(config):  # a new memo gives the same games: memoization changes nothing
+        match, _ = fresh.play(plan)
+        assert match.moves_a == played[plan.condition.name][plan.replicate].moves_a
+
+
+def test_games_are_planned_replicate_by_replicate() -> None:
+    order = [(g.replicate, g.condition.name) for g in iter_games(small("TFT,ALLD", replicates=2))]
+    assert order == [
+        (0, "TFT_vs_TFT"),
+        (0, "TFT_vs_ALLD"),
+        (0, "ALLD_vs_ALLD"),
+        (1, "TFT_vs_TFT"),
+        (1, "TFT_vs_ALLD"),
+        (1, "ALLD_vs_ALLD"),
+    ]
+
+
+def test_json_rows_never_contain_nan_or_infinity() -> None:
+    text = rows_json(["x", "y", "z"], [(float("nan"), [1.0, float("inf")], {"a": float("-inf"), "b": 2})])
+    assert json.loads(text) == [{"x": None, "y": [1.0, None], "z": {"a": None, "b": 2}}]
+
+
+def test_interrupting_between_games_keeps_them(results: Path) -> None:
+    from harness.interrupts import StopFlag
+
+    stop = StopFlag()
+    seen = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append(done)
+        if done == 7:
+            stop.set("test stop")
+
+    result = run_experiment(small(replicates=10), results_dir=results, run_id="cut", progress=progress, stop=stop)
+    assert result.status == "interrupted" and result.games_done == 7
+    con = duckdb.connect(str(results / "cut.duckdb"), read_only=True)
+    assert con.execute("SELECT status, error FROM runs").fetchone() == ("interrupted", "test stop")
+    assert con.execute("SELECT count(*), sum(rounds_played) FROM games").fetchone() == (7, 140)
+    assert con.execute("SELECT count(*) FROM rounds").fetchone() == (140,)
