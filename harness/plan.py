@@ -9,9 +9,11 @@ which other games are in the run, in what order they are played, or how many at 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from harness.agents.strategies import StrategySpec
 from harness.config import ConditionConfig, ExperimentConfig
@@ -33,6 +35,17 @@ def stream(seed: int, name: str) -> random.Random:
 class PlayerPlan:
     name: str
     spec: StrategySpec
+
+    @property
+    def params_json(self) -> str | None:
+        """The strategy's parameters as stored in ``games.params_a``/``params_b`` (None if none)."""
+        return _params_json(self.spec)
+
+
+@lru_cache(maxsize=1024)
+def _params_json(spec: StrategySpec) -> str | None:
+    params = spec.params_dict()
+    return json.dumps(params, sort_keys=True) if params else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -154,7 +154,7 @@ class RunWriter:
         cond = plan.condition
         row = (
             self.run_id, plan.game_id, cond.name, plan.replicate, cond.player_a.name, cond.player_b.name,
-            _params_json(cond.player_a.spec.params_dict()), _params_json(cond.player_b.spec.params_dict()),
+            cond.player_a.params_json, cond.player_b.params_json,
             cond.horizon.kind, planned_rounds, cond.horizon.stop_prob, cond.noise, plan.seed, status,
             match.rounds_played, match.score_a, match.score_b, error,
         )  # fmt: skip
@@ -182,8 +182,8 @@ class RunWriter:
             con.execute(
                 "INSERT INTO rounds (run_id, game_id, round, action_a, action_b, intended_a, intended_b, "
                 "payoff_a, payoff_b) SELECT ?, game_id, round, "
-                "CASE WHEN c_a THEN 'C' ELSE 'D' END, CASE WHEN c_b THEN 'C' ELSE 'D' END, "
-                "CASE WHEN ic_a THEN 'C' ELSE 'D' END, CASE WHEN ic_b THEN 'C' ELSE 'D' END, "
+                "if(c_a, 'C'::move, 'D'::move), if(c_b, 'C'::move, 'D'::move), "
+                "if(ic_a, 'C'::move, 'D'::move), if(ic_b, 'C'::move, 'D'::move), "
                 "payoff_a, payoff_b FROM _pdb_rounds",
                 [self.run_id],
             )
@@ -291,10 +291,6 @@ class _RoundBuffer:
             moves = "".join(g[i] for g in self.games).encode("ascii")
             out[col] = np.frombuffer(moves, dtype=np.uint8) == ord("C")
         return out
-
-
-def _params_json(params: dict[str, Any]) -> str | None:
-    return json.dumps(params, sort_keys=True) if params else None
 
 
 def _connect(path: Path) -> duckdb.DuckDBPyConnection:
