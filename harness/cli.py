@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from dotenv import load_dotenv
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -22,9 +26,14 @@ from typer.core import TyperGroup
 from harness import __version__
 from harness.agents.strategies import STRATEGIES
 from harness.analysis.report import condition_summaries
+from harness.cache import ResponseCache, delete_cache
+from harness.calls import RetrySettings
 from harness.config import ExperimentConfig, check_run_id, load_experiment
-from harness.errors import PDBenchError
+from harness.errors import ConfigError, PDBenchError
+from harness.evaluation import DEFAULT_PANEL, check_models, eval_config
 from harness.plan import summarize
+from harness.pricing import DEFAULT_PRICES
+from harness.progress import live_display
 from harness.render import (
     label,
     leaderboard_table,
@@ -32,8 +41,10 @@ from harness.render import (
     print_rows,
     report_table,
     rows_json,
+    scorecard_summary,
+    scorecard_table,
 )
-from harness.runner import RunResult, default_run_id, run_experiment
+from harness.runner import EngineOptions, Monitor, RunResult, default_run_id, resume_run, run_experiment
 from harness.store.catalog import Catalog, open_run
 from harness.tournament import DEFAULT_PLAYERS, parse_players, tournament_config
 
@@ -88,10 +99,76 @@ def _warn(config: ExperimentConfig) -> None:
         err.print(f"[yellow]warning:[/yellow] {w}")
 
 
+def cache_path(results: Path, no_cache: bool) -> Path | None:
+    """The shared response cache: $PDBENCH_CACHE, or <results>/.cache/responses.sqlite."""
+    if no_cache:
+        return None
+    return Path(os.environ.get("PDBENCH_CACHE") or results / ".cache" / "responses.sqlite")
+
+
+def engine_options(results: Path, *, no_cache: bool = False, max_cost: float | None = None,
+                   prices: Path | None = None) -> EngineOptions:  # fmt: skip
+    return EngineOptions(
+        cache_path=cache_path(results, no_cache),
+        prices=(prices, DEFAULT_PRICES) if prices else (DEFAULT_PRICES,),
+        max_cost=max_cost,
+        retry=retry_settings(os.environ),
+    )
+
+
+def retry_settings(environ: Mapping[str, str]) -> RetrySettings:
+    """Retry bounds from PDBENCH_MAX_ATTEMPTS, PDBENCH_RETRY_SECONDS, PDBENCH_TIMEOUT, PDBENCH_BACKOFF."""
+    names = {"PDBENCH_MAX_ATTEMPTS": "max_attempts", "PDBENCH_RETRY_SECONDS": "max_seconds",
+             "PDBENCH_TIMEOUT": "timeout", "PDBENCH_BACKOFF": "backoff_initial"}  # fmt: skip
+    values = {field: environ[var] for var, field in names.items() if environ.get(var)}
+    try:
+        return RetrySettings.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"invalid retry settings in the environment: {exc.errors()[0]['msg']} ({', '.join(names)})"
+        ) from None
+
+
+def _monitor(monitor: Monitor) -> AbstractContextManager[object]:
+    return live_display(monitor, err)
+
+
+def _announce(result: RunResult) -> None:
+    colour = "green" if result.status == "complete" else "yellow"
+    err.print(
+        f"[{colour}]{result.status}[/{colour}]: run [bold]{result.run_id}[/bold], "
+        f"{result.games_done}/{result.games_planned} games, {result.rounds:,} rounds in "
+        f"{result.seconds:.2f} s → {result.path}"
+        + (f" ({result.reason}; every finished game is kept)" if result.reason else "")
+    )
+    if result.status == "interrupted":
+        err.print(f"Continue it with: pdbench resume {result.run_id} --results {result.path.parent}")
+
+
 def _play(
-    config: ExperimentConfig, *, results: Path, run_id: str, replicates: int | None, overwrite: bool
+    config: ExperimentConfig,
+    *,
+    results: Path,
+    run_id: str,
+    replicates: int | None,
+    overwrite: bool,
+    engine: EngineOptions | None = None,
 ) -> RunResult:
-    total = summarize(config, replicates).games
+    summary = summarize(config, replicates)
+    total = summary.games
+    if summary.has_models:
+        check_models(config)
+        result = run_experiment(
+            config,
+            results_dir=results,
+            run_id=run_id,
+            replicates=replicates,
+            overwrite=overwrite,
+            engine=engine or engine_options(results),
+            monitor=_monitor,
+        )
+        _announce(result)
+        return result
     if err.is_terminal:
         with Progress(
             TextColumn("[bold]{task.description}"),
@@ -112,13 +189,7 @@ def _play(
             )
     else:
         result = run_experiment(config, results_dir=results, run_id=run_id, replicates=replicates, overwrite=overwrite)
-    colour = "green" if result.status == "complete" else "yellow"
-    err.print(
-        f"[{colour}]{result.status}[/{colour}]: run [bold]{result.run_id}[/bold], "
-        f"{result.games_done}/{result.games_planned} games, {result.rounds:,} rounds in "
-        f"{result.seconds:.2f} s → {result.path}"
-        + (f" ({result.reason}; every finished game is kept)" if result.reason else "")
-    )
+    _announce(result)
     return result
 
 
@@ -147,6 +218,13 @@ def run(
     results: ResultsOpt = None,
     run_id: Annotated[str | None, typer.Option(help="Override run.run_id.")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0.0, help="Stop starting paid calls at this cost (USD).")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")] = False,
+    prices: Annotated[
+        Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")
+    ] = None,
 ) -> None:
     """Play every condition × replicate of an experiment and store it in DuckDB.
 
@@ -169,7 +247,8 @@ def run(
         )
         return
     rid = rid or default_run_id(file.stem, folder)
-    result = _play(config, results=folder, run_id=rid, replicates=replicates, overwrite=overwrite)
+    engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
+    result = _play(config, results=folder, run_id=rid, replicates=replicates, overwrite=overwrite, engine=engine)
     with open_run(folder, rid) as cat:
         out.print(report_table(cat.require_run(rid), condition_summaries(cat, rid)))
     if result.status != "complete":
@@ -230,6 +309,156 @@ def tournament(
     out.print(matchup_table(order, cells))
     if result.status != "complete":
         raise typer.Exit(130)
+
+
+@app.command(name="eval")
+def eval_(
+    model: Annotated[
+        str, typer.Option(help="The model, as provider/model: openai/gpt-4o-mini, anthropic/..., mock/tft.")
+    ],
+    opponents: Annotated[str, typer.Option(help="Comma-separated strategies.")] = ",".join(DEFAULT_PANEL),
+    rounds: Annotated[int | None, typer.Option(min=1, help="Fixed horizon: rounds per game (default 20).")] = None,
+    stop_prob: Annotated[
+        float | None, typer.Option(min=0.0, max=1.0, help="Geometric horizon: stop probability.")
+    ] = None,
+    max_rounds: Annotated[int | None, typer.Option(min=1, help="Hard cap on a geometric game's length.")] = None,
+    replicates: Annotated[int, typer.Option(min=1, help="Games per opponent.")] = 3,
+    noise: Annotated[float, typer.Option(min=0.0, max=1.0, help="Probability that a move is flipped.")] = 0.0,
+    persona: Annotated[str | None, typer.Option(help="A persona from personas/ (or a .md file).")] = None,
+    temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0, help="Sampling temperature.")] = None,
+    seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Master seed.")] = 0,
+    base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server (or $OPENAI_BASE_URL).")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Max requests in flight to the endpoint.")] = None,
+    rpm: Annotated[float | None, typer.Option(min=0.0, help="Requests per minute allowed.")] = None,
+    tpm: Annotated[float | None, typer.Option(min=0.0, help="Tokens per minute allowed.")] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0.0, help="Stop starting paid calls at this cost (USD).")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")] = False,
+    prices: Annotated[
+        Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")
+    ] = None,
+    run_id: Annotated[str | None, typer.Option(help="Run id (default eval_<timestamp>).")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
+    results: ResultsOpt = None,
+) -> None:
+    """Play a model against a panel of classic strategies and print its scorecard.
+
+    Example: `pdbench eval --model openai/gpt-4o-mini --rounds 20 --replicates 5 --max-cost 1`
+    """
+    limits = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
+    config = eval_config(model, opponents=parse_players(opponents), rounds=rounds, stop_prob=stop_prob,
+                         max_rounds=max_rounds, replicates=replicates, noise=noise, persona=persona,
+                         temperature=temperature, seed=seed, base_url=base_url, limits=limits)  # fmt: skip
+    if run_id is not None:
+        check_run_id(run_id)
+    folder = results_dir(results)
+    rid = run_id or default_run_id("eval", folder)
+    engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
+    result = _play(config, results=folder, run_id=rid, replicates=None, overwrite=overwrite, engine=engine)
+    _scorecard(folder, rid, result)
+
+
+def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
+    with open_run(folder, rid) as cat:
+        run_row = cat.require_run(rid)
+        summaries = condition_summaries(cat, rid)
+        totals = cat.records(
+            "SELECT count(*) AS calls, count(*) FILTER (WHERE cached) AS cached, sum(cost_usd) AS cost, "
+            "sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, "
+            "count(*) FILTER (WHERE outcome = 'unparseable') AS unparseable FROM calls WHERE run_id = ?",
+            [rid],
+        )[0]
+        overall = cat.records(
+            "SELECT avg(payoff_per_round) AS payoff, avg(cooperation_rate) AS coop, count(*) AS games "
+            "FROM player_metrics WHERE run_id = ? AND player = 'a' AND status = 'complete'",
+            [rid],
+        )[0]
+    out.print(scorecard_table(run_row, summaries))
+    out.print(scorecard_summary(overall, totals))
+    out.print(f"run id: [bold]{rid}[/bold]   results: {result.path}")
+    if result.status != "complete":
+        raise typer.Exit(130)
+
+
+@app.command()
+def resume(
+    run_id: Annotated[str, typer.Argument(help="The interrupted or crashed run.")],
+    results: ResultsOpt = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0.0, help="Stop starting paid calls at this cost (USD).")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not use the response cache (answers are paid again).")
+    ] = False,
+    prices: Annotated[Path | None, typer.Option(help="Your own price table (YAML).")] = None,
+) -> None:
+    """Continue an interrupted or crashed run; recorded answers come from the cache, not the API.
+
+    Example: `pdbench resume eval_20261122_120000`
+    """
+    folder = results_dir(results)
+    engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
+    result = resume_run(folder, run_id, engine=engine, monitor=_monitor)
+    _announce(result)
+    with open_run(folder, run_id) as cat:
+        kind = cat.require_run(run_id)["kind"]
+    if kind == "experiment" and result.status == "complete":
+        with open_run(folder, run_id) as cat:
+            out.print(report_table(cat.require_run(run_id), condition_summaries(cat, run_id)))
+    elif result.status == "complete":
+        _scorecard(folder, run_id, result)
+    if result.status != "complete":
+        raise typer.Exit(130)
+
+
+cache_app = typer.Typer(help="The shared response cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("stats")
+def cache_stats(results: ResultsOpt = None) -> None:
+    """Entries, size and models in the response cache.
+
+    Example: `pdbench cache stats`
+    """
+    path = cache_path(results_dir(results), False)
+    assert path is not None
+    if not path.exists():
+        out.print(f"The response cache {path} is empty (no file yet).")
+        return
+    with ResponseCache(path) as cache:
+        st = cache.stats()
+    out.print(
+        f"{st.path}: {st.entries:,} answers, {st.size_bytes / 1e6:,.1f} MB"
+        + (f", from {st.oldest:%Y-%m-%d %H:%M} to {st.newest:%Y-%m-%d %H:%M} UTC" if st.oldest else "")
+    )
+    for (provider, model), n in sorted(st.by_model.items()):
+        out.print(f"  {provider}/{model}: {n:,}")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    results: ResultsOpt = None,
+    older_than_days: Annotated[float | None, typer.Option(min=0.0, help="Only answers older than this.")] = None,
+) -> None:
+    """Delete cached answers (all, or those older than N days). Runs already recorded keep their calls.
+
+    Example: `pdbench cache clear --older-than-days 30`
+    """
+    path = cache_path(results_dir(results), False)
+    assert path is not None
+    if not path.exists():
+        out.print(f"Nothing to clear: {path} does not exist.")
+        return
+    if older_than_days is None:
+        delete_cache(path)
+        out.print(f"Deleted the response cache {path}.")
+        return
+    cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
+    with ResponseCache(path) as cache:
+        n = cache.clear(older_than=cutoff)
+    out.print(f"Deleted {n:,} answers older than {older_than_days:g} days from {path}.")
 
 
 @app.command()

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -27,6 +29,9 @@ from pydantic import (
 from harness.agents.strategies import StrategySpec, get_strategy, make_spec
 from harness.errors import ConfigError
 from harness.game import Horizon, PayoffMatrix
+from harness.limits import LimitSettings
+from harness.parsing import ParsePolicy
+from harness.prompts import PromptSettings
 
 MAX_SEED = 2**63 - 1  # stored as a BIGINT
 MAX_ROUNDS = 1_000_000  # one game's rounds are held in memory while it is played
@@ -99,8 +104,8 @@ def _noise(value: Any) -> Any:
     return value
 
 
-class AgentConfig(BaseModel):
-    """One player. ``policy`` names a classic strategy; every other key is one of its parameters."""
+class PolicyAgentConfig(BaseModel):
+    """A classic strategy. ``policy`` names it; every other key is one of its parameters."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -117,7 +122,7 @@ class AgentConfig(BaseModel):
             raise ValueError(str(exc)) from None
 
     @model_validator(mode="after")
-    def _strategy(self) -> AgentConfig:
+    def _strategy(self) -> PolicyAgentConfig:
         try:
             spec = make_spec(self.policy, self.model_extra or {})
         except ConfigError as exc:  # becomes a pydantic error at this agent's key path
@@ -138,6 +143,85 @@ class AgentConfig(BaseModel):
         if self.name:
             out["name"] = self.name
         return out
+
+    @property
+    def is_model(self) -> bool:
+        return False
+
+
+class ParseSettings(BaseModel):
+    """How an unreadable answer is handled: re-ask up to ``max_retries`` times, then ``on_failure``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_retries: int = Field(2, ge=0, le=10)
+    on_failure: Literal["defect", "cooperate", "random", "fail"] = "defect"
+
+    def policy(self) -> ParsePolicy:
+        return ParsePolicy(max_retries=self.max_retries, on_failure=self.on_failure)
+
+
+class ModelAgentConfig(BaseModel):
+    """A language model, named ``provider/model`` (``openai/gpt-4o-mini``, ``mock/tft``), and how
+    to talk to it. Keys come from the environment (or .env), never from this file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the model")
+    base_url: str | None = Field(None, description="an OpenAI-compatible server (vLLM, llama.cpp, Ollama)")
+    api_key_env: str | None = Field(None, description="environment variable holding the key")
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    max_tokens: int = Field(256, ge=1, le=100_000)
+    persona: str | None = None
+    prompts: PromptSettings = Field(default_factory=PromptSettings)
+    parse: ParseSettings = Field(default_factory=ParseSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+
+    @field_validator("model")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        from harness.providers.registry import parse_model_name
+
+        try:
+            provider, model = parse_model_name(value)
+            if provider == "mock":
+                from harness.providers.mock import MockOptions
+
+                MockOptions.parse(model)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _persona(self) -> ModelAgentConfig:
+        if self.persona is not None:
+            if self.prompts.persona is not None and self.prompts.persona != self.persona:
+                raise ValueError("give the persona once: either persona or prompts.persona")
+            self.prompts = self.prompts.model_copy(update={"persona": self.persona})
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.name or self.model
+
+    @property
+    def is_model(self) -> bool:
+        return True
+
+    def resolved(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def _agent_kind(value: Any) -> str:
+    return "model" if isinstance(value, dict) and "model" in value else "policy"
+
+
+AgentConfig = Annotated[
+    Annotated[PolicyAgentConfig, Tag("policy")] | Annotated[ModelAgentConfig, Tag("model")],
+    Discriminator(_agent_kind),
+]
 
 
 class ConditionConfig(_Section):
@@ -254,6 +338,16 @@ def _loc(parts: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
+def _without_union_tags(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Drop the ``policy``/``model`` tag pydantic inserts after ``agent_a``/``agent_b``."""
+    out: list[Any] = []
+    for i, part in enumerate(loc):
+        if part in ("policy", "model") and i > 0 and loc[i - 1] in ("agent_a", "agent_b"):
+            continue
+        out.append(part)
+    return tuple(out)
+
+
 def _clean(msg: str) -> str:
     return re.sub(r"^(Value|Assertion) error, ", "", msg)
 
@@ -327,7 +421,7 @@ def parse_experiment(
         config = ExperimentConfig.model_validate(data)
     except ValidationError as exc:
         for err in exc.errors():
-            loc = tuple(err["loc"])
+            loc = _without_union_tags(tuple(err["loc"]))
             if any(loc[: len(b)] == b for b in broken):
                 continue
             msg = _clean(err["msg"])

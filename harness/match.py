@@ -153,6 +153,7 @@ async def play_game(
     rounds: int,
     horizon: HorizonInfo,
     on_round: Callable[[Match], object] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Match:
     """Play ``rounds`` rounds where at least one player is awaited.
 
@@ -161,7 +162,9 @@ async def play_game(
     record it. Cancellation between rounds leaves ``match`` holding every finished round.
     """
     both_awaited = not isinstance(a, Strategy) and not isinstance(b, Strategy)
-    for _ in range(rounds):
+    for _ in range(rounds - match.rounds_played):
+        if should_stop is not None and should_stop():
+            break
         if both_awaited:
             dec_a, dec_b = await _decide_both(a, b, match, horizon)
         else:

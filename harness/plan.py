@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from harness.agents.strategies import StrategySpec
-from harness.config import ConditionConfig, ExperimentConfig
+from harness.config import ConditionConfig, ExperimentConfig, ModelAgentConfig, PolicyAgentConfig
 from harness.game import Horizon, PayoffMatrix
 
 
@@ -33,19 +33,35 @@ def stream(seed: int, name: str) -> random.Random:
 
 @dataclass(frozen=True, slots=True)
 class PlayerPlan:
+    """A seat's player: a classic strategy (``spec``) or a model (``model``)."""
+
     name: str
-    spec: StrategySpec
+    spec: StrategySpec | None = None
+    model: ModelAgentConfig | None = None
 
     @property
     def params_json(self) -> str | None:
-        """The strategy's parameters as stored in ``games.params_a``/``params_b`` (None if none)."""
+        """The player's settings as stored in ``games.params_a``/``params_b`` (None if none)."""
+        if self.model is not None:
+            return json.dumps(self.model.resolved(), sort_keys=True)
+        assert self.spec is not None
         return _params_json(self.spec)
+
+    @property
+    def is_model(self) -> bool:
+        return self.model is not None
 
 
 @lru_cache(maxsize=1024)
 def _params_json(spec: StrategySpec) -> str | None:
     params = spec.params_dict()
     return json.dumps(params, sort_keys=True) if params else None
+
+
+def _player(agent: PolicyAgentConfig | ModelAgentConfig) -> PlayerPlan:
+    if isinstance(agent, ModelAgentConfig):
+        return PlayerPlan(agent.label, model=agent)
+    return PlayerPlan(agent.label, spec=agent.spec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +100,8 @@ def _condition_plan(config: ExperimentConfig, index: int, cond: ConditionConfig)
     return ConditionPlan(
         index=index,
         name=cond.name,
-        player_a=PlayerPlan(cond.agent_a.label, cond.agent_a.spec),
-        player_b=PlayerPlan(cond.agent_b.label, cond.agent_b.spec),
+        player_a=_player(cond.agent_a),
+        player_b=_player(cond.agent_b),
         game=game,
         horizon=horizon,
         noise=noise,
@@ -115,17 +131,22 @@ class PlanSummary:
     model_calls: float
     fixed_rounds: bool
 
+    @property
+    def has_models(self) -> bool:
+        return self.model_calls > 0
+
 
 def summarize(config: ExperimentConfig, replicates: int | None = None) -> PlanSummary:
     """Sizes of the plan, for ``--dry-run``: games, expected rounds, expected model calls."""
     reps = replicates or config.experiment.replicates
     conds = condition_plans(config)
     rounds = sum(c.horizon.expected_length() for c in conds) * reps
+    seats = sum(c.horizon.expected_length() * (c.player_a.is_model + c.player_b.is_model) for c in conds) * reps
     return PlanSummary(
         conditions=len(conds),
         replicates=reps,
         games=len(conds) * reps,
         expected_rounds=rounds,
-        model_calls=0.0,  # classic strategies make no model calls
+        model_calls=seats,  # at least one call per model seat per round; re-asks and retries add more
         fixed_rounds=all(c.horizon.kind == "fixed" for c in conds),
     )

@@ -169,3 +169,35 @@ def print_rows(console: Console, fmt: str, columns: Sequence[str], rows: Sequenc
     else:
         console.print(rows_table(columns, rows))
         console.print(f"[dim]{len(rows)} row{'s' if len(rows) != 1 else ''}[/dim]")
+
+
+def scorecard_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
+    """The model (seat A) against each opponent: mean ± 95% CI over replicates."""
+    table = Table(title=f"Scorecard {run['run_id']} ({run['status']}): mean ± 95% CI over games",
+                  header_style="bold", box=box.SIMPLE_HEAD)  # fmt: skip
+    for col in ("opponent", "games", "payoff/round", "cooperation", "retaliation", "forgiveness", "collapse (round)"):
+        table.add_column(col, justify="left" if col == "opponent" else "right")
+    for s in summaries:
+        me, them = s.seats
+        e = me.estimates
+        table.add_row(
+            label(them.name), str(s.games), e["payoff_per_round"].fmt(3), e["cooperation_rate"].fmt(1, pct=True),
+            e["retaliation_rate"].fmt(1, pct=True), e["forgiveness_rate"].fmt(1, pct=True),
+            f"{e['time_to_collapse'].fmt(1)} ({me.collapsed}/{s.games})",
+        )  # fmt: skip
+    return table
+
+
+def scorecard_summary(overall: dict[str, Any], totals: dict[str, Any]) -> str:
+    payoff = overall["payoff"]
+    coop = overall["coop"]
+    return (
+        f"[bold]Summary[/bold]: {overall['games']} complete games; mean payoff per round {payoff:.3f}"
+        if payoff is not None
+        else "[bold]Summary[/bold]: no complete games"
+    ) + (
+        (f"; cooperation {coop:.1%}" if coop is not None else "")
+        + f"; {totals['calls'] or 0:,} calls ({totals['cached'] or 0:,} from cache, "
+        f"{totals['unparseable'] or 0:,} unreadable answers), tokens in {totals['input_tokens'] or 0:,} / "
+        f"out {totals['output_tokens'] or 0:,}, cost ${totals['cost'] or 0:.4f}"
+    )

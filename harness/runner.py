@@ -8,18 +8,28 @@ stops between games, flushes, and is marked ``interrupted`` with everything kept
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.config import ExperimentConfig
-from harness.errors import StoreError
+import anyio
+
+from harness.cache import ResponseCache
+from harness.calls import CallPath, CallStats, RetrySettings
+from harness.config import ExperimentConfig, parse_experiment
+from harness.errors import RunNotFoundError, StoreError
 from harness.interrupts import StopFlag, graceful_interrupt
+from harness.limits import LimiterRegistry
 from harness.match import Match, play_strategies
-from harness.plan import GamePlan, iter_games, stream, summarize
+from harness.plan import GamePlan, condition_plans, iter_games, stream, summarize
+from harness.pricing import DEFAULT_PRICES, PriceTable
+from harness.scheduler import ModelPlayers, Progress, Scheduler
+from harness.store.live import LiveRecorder
 from harness.store.writer import RunWriter, run_path
 
 
@@ -98,6 +108,31 @@ class StrategyGames:
         return match, length
 
 
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """How model calls are made: cache, prices, budget, retries, parallelism (ignored by strategy-only runs)."""
+
+    cache_path: Path | None = None  # None: no cache (--no-cache)
+    prices: tuple[Path, ...] = (DEFAULT_PRICES,)
+    max_cost: float | None = None
+    retry: RetrySettings = field(default_factory=RetrySettings)
+    workers: int = 64
+    http_client: object | None = None  # tests inject a transport-level client
+
+
+@dataclass
+class Monitor:
+    """What a live display watches while a run plays."""
+
+    run_id: str
+    progress: Progress
+    stats: CallStats
+    limiters: LimiterRegistry
+
+
+MonitorFactory = Callable[[Monitor], AbstractContextManager[object]]
+
+
 def run_experiment(
     config: ExperimentConfig,
     *,
@@ -107,17 +142,16 @@ def run_experiment(
     overwrite: bool = False,
     progress: ProgressFn | None = None,
     stop: StopFlag | None = None,
+    engine: EngineOptions | None = None,
+    monitor: MonitorFactory | None = None,
 ) -> RunResult:
     """Play every condition x replicate of ``config`` into ``results_dir/<run_id>.duckdb``."""
-    stop = stop if stop is not None else StopFlag()
     summary = summarize(config, replicates)
     resolved = config.resolved_dict()
     resolved["run"]["run_id"] = run_id
     if replicates:
         resolved["experiment"]["replicates"] = replicates
     collapse = config.metrics.collapse
-    started = time.perf_counter()
-    done = rounds = 0
     writer = RunWriter.create(results_dir, run_id, overwrite=overwrite)
     try:
         writer.start_run(
@@ -128,30 +162,95 @@ def run_experiment(
             collapse_k=collapse.k,
             collapse_threshold=collapse.cooperation_threshold,
         )
-        status = "complete"
+    except BaseException:
+        writer.close()
+        raise
+    return _play(config, writer, iter_games(config, replicates), summary.games, summary.has_models,
+                 progress=progress, stop=stop, engine=engine, monitor=monitor)  # fmt: skip
+
+
+def resume_run(
+    results_dir: Path,
+    run_id: str,
+    *,
+    stop: StopFlag | None = None,
+    engine: EngineOptions | None = None,
+    monitor: MonitorFactory | None = None,
+    progress: ProgressFn | None = None,
+) -> RunResult:
+    """Continue an interrupted or crashed run: finished games are kept; unfinished ones are
+    deleted and played again from their first round, their recorded answers served from the
+    response cache, so no answer is paid for twice and the result is what an uninterrupted
+    run with the same seed gives."""
+    path = run_path(results_dir, run_id)
+    if not path.is_file():
+        raise RunNotFoundError(f"no run {run_id!r} in {results_dir} (looked for {path}).")
+    writer = RunWriter.reopen(path, run_id)
+    try:
+        row = writer.con.execute("SELECT status, config_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        if row is None:
+            raise RunNotFoundError(f"{path} holds no run {run_id!r}.")
+        status, config_json = row
+        if status == "complete":
+            raise StoreError(f"run {run_id} is already complete; nothing to resume.")
+        config = parse_experiment(json.loads(config_json), source=f"the stored config of run {run_id}")
+        finished = {
+            r[0]
+            for r in writer.con.execute(
+                "SELECT game_id FROM games WHERE run_id = ? AND status IN ('complete', 'failed')", [run_id]
+            ).fetchall()
+        }
+        writer.discard_unfinished()
+        writer.con.execute("UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ?",
+                           [run_id])  # fmt: skip
+    except BaseException:
+        writer.close()
+        raise
+    summary = summarize(config)
+    todo = (p for p in iter_games(config) if p.game_id not in finished)
+    return _play(config, writer, todo, summary.games, summary.has_models, progress=progress, stop=stop,
+                 engine=engine, monitor=monitor, already_done=len(finished))  # fmt: skip
+
+
+def _play(
+    config: ExperimentConfig,
+    writer: RunWriter,
+    plans: Iterator[GamePlan],
+    games_planned: int,
+    has_models: bool,
+    *,
+    progress: ProgressFn | None,
+    stop: StopFlag | None,
+    engine: EngineOptions | None,
+    monitor: MonitorFactory | None,
+    already_done: int = 0,
+) -> RunResult:
+    """Play ``plans`` into ``writer``'s run and mark how the run ended."""
+    stop = stop if stop is not None else StopFlag()
+    started = time.perf_counter()
+    run_id = writer.run_id
+    try:
         with graceful_interrupt(stop):
             try:
-                games = StrategyGames()
-                for plan in iter_games(config, replicates):
-                    if stop:
-                        status = "interrupted"
-                        break
-                    match, length = games.play(plan)
-                    writer.add_game(plan, match, length)
-                    done += 1
-                    rounds += match.rounds_played
-                    if progress is not None:
-                        progress(done, summary.games)
+                if has_models:
+                    done, rounds = _play_models(config, writer, plans, games_planned, stop, engine or EngineOptions(),
+                                                monitor, already_done)  # fmt: skip
+                else:
+                    done, rounds = _play_strategies(writer, plans, games_planned, stop, progress, already_done)
             except KeyboardInterrupt:
-                status = "interrupted"
                 stop.set("interrupted by the user (Ctrl-C, twice)")
+                done = rounds = -1
+        status = "interrupted" if stop else "complete"
         final, error = writer.finish(status, stop.reason if status != "complete" else None)
         if final == "failed":
             raise StoreError(f"run {run_id} failed: {error}. Games written before are kept in {writer.path}.")
+        if done < 0:
+            done = writer.con.execute("SELECT count(*) FROM games WHERE status = 'complete'").fetchone()[0]
+            rounds = writer.con.execute("SELECT count(*) FROM rounds").fetchone()[0]
     except StoreError:
         raise
     except BaseException as exc:
-        # A bug or a failing disk: keep what was flushed and say why the run stopped.
+        # A bug or a failing disk: keep what was written and say why the run stopped.
         with contextlib.suppress(Exception):
             writer.finish("failed", f"{type(exc).__name__}: {exc}")
         raise
@@ -161,9 +260,69 @@ def run_experiment(
         run_id=run_id,
         path=writer.path,
         status=status,
-        games_planned=summary.games,
+        games_planned=games_planned,
         games_done=done,
         rounds=rounds,
         seconds=time.perf_counter() - started,
         reason=stop.reason if status != "complete" else None,
     )
+
+
+def _play_strategies(
+    writer: RunWriter,
+    plans: Iterator[GamePlan],
+    total: int,
+    stop: StopFlag,
+    progress: ProgressFn | None,
+    done: int,
+) -> tuple[int, int]:
+    games = StrategyGames()
+    rounds = 0
+    for plan in plans:
+        if stop:
+            break
+        match, length = games.play(plan)
+        writer.add_game(plan, match, length)
+        done += 1
+        rounds += match.rounds_played
+        if progress is not None:
+            progress(done, total)
+    return done, rounds
+
+
+def _play_models(
+    config: ExperimentConfig,
+    writer: RunWriter,
+    plans: Iterator[GamePlan],
+    total: int,
+    stop: StopFlag,
+    engine: EngineOptions,
+    monitor: MonitorFactory | None,
+    done: int,
+) -> tuple[int, int]:
+    prices = PriceTable.load(*engine.prices)
+    cache = ResponseCache(engine.cache_path) if engine.cache_path is not None else None
+    calls = CallPath(cache=cache, prices=prices, retry=engine.retry, max_cost=engine.max_cost)
+    limiters = LimiterRegistry()
+    players = ModelPlayers(limiters, http_client=engine.http_client)
+    prog = Progress(games_total=total, games_done=done)
+    for cond in condition_plans(config):
+        prog.per_condition_total[cond.name] = config.experiment.replicates
+    recorder = LiveRecorder(writer)
+    scheduler = Scheduler(recorder=recorder, calls=calls, players=players, run_seed=config.run.seed, stop=stop,
+                          progress=prog, workers=engine.workers)  # fmt: skip
+
+    async def main() -> None:
+        try:
+            await scheduler.run(plans)
+        finally:
+            await players.aclose()
+
+    view = monitor(Monitor(writer.run_id, prog, calls.stats, limiters)) if monitor else contextlib.nullcontext()
+    try:
+        with view:
+            anyio.run(main)
+    finally:
+        if cache is not None:
+            cache.close()
+    return prog.games_done, prog.rounds

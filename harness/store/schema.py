@@ -68,7 +68,9 @@ TABLES: dict[str, str] = {
             intended_a move NOT NULL,            -- C | D, as chosen (before noise)
             intended_b move NOT NULL,
             payoff_a DOUBLE NOT NULL,
-            payoff_b DOUBLE NOT NULL
+            payoff_b DOUBLE NOT NULL,
+            flagged_a BOOLEAN NOT NULL DEFAULT FALSE,  -- the move was a fallback, not the player's choice
+            flagged_b BOOLEAN NOT NULL DEFAULT FALSE
         )""",
     "calls": """
         CREATE TABLE IF NOT EXISTS calls (

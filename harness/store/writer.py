@@ -98,6 +98,23 @@ class RunWriter:
         migrate(con, str(path))
         return cls(path, con, run_id)
 
+    def discard_unfinished(self) -> list[int]:
+        """Delete the rows of games that did not finish (running or interrupted), for a resume
+        that replays them from their first round. Returns their ids."""
+        ids = [r[0] for r in self.con.execute(
+            "SELECT game_id FROM games WHERE run_id = ? AND status NOT IN ('complete', 'failed')", [self.run_id]
+        ).fetchall()]  # fmt: skip
+        self.con.execute("BEGIN TRANSACTION")
+        for table in ("calls", "rounds"):
+            self.con.execute(
+                f"DELETE FROM {table} WHERE run_id = ? AND game_id NOT IN "
+                "(SELECT game_id FROM games WHERE run_id = ? AND status IN ('complete', 'failed'))",
+                [self.run_id, self.run_id],
+            )
+        self.con.execute("DELETE FROM games WHERE run_id = ? AND status NOT IN ('complete', 'failed')", [self.run_id])
+        self.con.execute("COMMIT")
+        return ids
+
     # -- the run row -------------------------------------------------------------------
     def start_run(
         self,

@@ -1,0 +1,262 @@
+"""The path of one model call, in one place: cache -> limiter -> retry -> provider -> record.
+
+* **cache**: an identical request (provider, model, base URL, messages, sampling parameters,
+  sample index) is answered from the shared response cache, recorded with ``cached = true``
+  and costs nothing. Answers are cached as soon as they arrive, before the round is
+  recorded, so a crashed run that is resumed never pays twice for an answer.
+* **limiter**: the endpoint's concurrency, requests/min and tokens/min limits (one limiter
+  per provider, base URL and key), paused and narrowed on a 429.
+* **retry**: tenacity, only for what the provider calls retryable (408, 409, 429, 5xx, 529,
+  connection errors, timeouts), bounded in attempts and total time, exponential backoff with
+  jitter, never shorter than the server's Retry-After.
+* **record**: every attempt, failed ones included, becomes a ``calls`` row.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
+
+from harness.cache import CachedResponse, ResponseCache, cache_key
+from harness.limits import EndpointLimiter
+from harness.pricing import PriceTable
+from harness.providers.base import Message, Provider, RetryDecision, SamplingParams, estimate_tokens
+
+
+class RetrySettings(BaseModel):
+    """How hard to try one request before the game is marked failed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(6, ge=1, le=100)
+    max_seconds: float = Field(600.0, gt=0, description="total time for one request, waits included")
+    timeout: float = Field(60.0, gt=0, description="per-attempt timeout in seconds")
+    backoff_initial: float = Field(1.0, ge=0)
+    backoff_max: float = Field(60.0, ge=0)
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One row of the ``calls`` table."""
+
+    game_id: int
+    round: int
+    player: str
+    attempt: int
+    provider: str
+    model: str
+    request_json: str
+    response_text: str | None
+    action: str | None
+    outcome: str
+    error: str | None
+    duration_ms: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    cached: bool
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC).replace(tzinfo=None))
+
+
+@dataclass(slots=True)
+class CallStats:
+    """Counters the live display shows; updated by every call."""
+
+    calls: int = 0
+    cached: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    errors: int = 0
+    parse_failures: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class CallFailed(Exception):
+    """A request could not be completed (not retryable, or retries exhausted). ``records`` holds
+    the attempts made, which were paid for or at least sent, and must be recorded all the same."""
+
+    def __init__(self, reason: str, records: list[CallRecord] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.records = records or []
+
+
+class BudgetExhausted(CallFailed):
+    """``--max-cost`` was reached: no new paid call may start."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallTag:
+    """Where a call belongs: game, round, seat, and its attempt number within that seat's round."""
+
+    game_id: int
+    round: int
+    player: str
+    sample_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    text: str
+    records: list[CallRecord]
+    cached: bool
+
+
+class _Attempt(Exception):
+    """Internal: a failed attempt carrying the provider's retry decision."""
+
+    def __init__(self, decision: RetryDecision) -> None:
+        super().__init__(decision.reason)
+        self.decision = decision
+
+
+class CallPath:
+    """Shared by every model call of a run."""
+
+    def __init__(
+        self,
+        *,
+        cache: ResponseCache | None,
+        prices: PriceTable,
+        retry: RetrySettings | None = None,
+        max_cost: float | None = None,
+        stats: CallStats | None = None,
+        sleep: Callable[[float], Any] = anyio.sleep,
+    ) -> None:
+        self.cache = cache
+        self.prices = prices
+        self.retry = retry or RetrySettings()
+        self.max_cost = max_cost
+        self.stats = stats or CallStats()
+        self._sleep = sleep
+
+    def budget_left(self) -> bool:
+        return self.max_cost is None or self.stats.cost_usd < self.max_cost
+
+    async def request(
+        self,
+        provider: Provider,
+        limiter: EndpointLimiter,
+        messages: list[Message],
+        params: SamplingParams,
+        tag: CallTag,
+        first_attempt: int,
+    ) -> CallResult:
+        """One answer for ``messages``; raises CallFailed (records attached) or BudgetExhausted."""
+        name = f"{provider.name}/{provider.model}"
+        request_json = json.dumps(
+            {"messages": messages, "params": params.as_dict(), "sample_index": tag.sample_index}, ensure_ascii=False
+        )
+        base = CallRecord(
+            game_id=tag.game_id, round=tag.round, player=tag.player, attempt=first_attempt,
+            provider=provider.name, model=provider.model, request_json=request_json, response_text=None,
+            action=None, outcome="ok", error=None, duration_ms=None, input_tokens=None, output_tokens=None,
+            cost_usd=None, cached=False,
+        )  # fmt: skip
+        key = cache_key(provider.name, provider.model, provider.endpoint.base_url, messages, params.as_dict(),
+                        tag.sample_index)  # fmt: skip
+        if self.cache is not None and (hit := await self.cache.aget(key)) is not None:
+            self.stats.calls += 1
+            self.stats.cached += 1
+            record = replace(base, response_text=hit.text, duration_ms=0.0, input_tokens=0, output_tokens=0,
+                             cost_usd=0.0, cached=True)  # fmt: skip
+            return CallResult(text=hit.text, records=[record], cached=True)
+
+        records: list[CallRecord] = []
+        attempt_no = first_attempt
+        estimate = estimate_tokens(messages) + params.max_tokens
+
+        async def one_attempt() -> str:
+            nonlocal attempt_no
+            if not self.budget_left():
+                raise BudgetExhausted(f"the cost limit of ${self.max_cost:g} was reached", records)
+            started = time.perf_counter()
+            record = replace(base, attempt=attempt_no)
+            attempt_no += 1
+            self.stats.calls += 1
+            try:
+                async with limiter.acquire(estimate) as permit:
+                    try:
+                        with anyio.fail_after(self.retry.timeout + 1.0):
+                            completion = await provider.generate(messages, params, self.retry.timeout)
+                    except BaseException as exc:
+                        if isinstance(exc, anyio.get_cancelled_exc_class()):
+                            raise
+                        decision = provider.should_retry(exc)
+                        if decision.rate_limited:
+                            limiter.on_rate_limited(decision.retry_after, permit=permit)
+                        raise _Attempt(decision) from exc
+                    tokens = (completion.input_tokens or 0) + (completion.output_tokens or 0)
+                    permit.record_usage(tokens or estimate)
+                    limiter.on_success()
+            except _Attempt as failed:
+                d = failed.decision
+                self.stats.errors += 1
+                self.stats.rate_limited += d.rate_limited
+                record.outcome = "rate_limited" if d.rate_limited else ("timeout" if d.reason == "timeout" else "error")
+                record.error = d.reason
+                record.duration_ms = (time.perf_counter() - started) * 1000
+                records.append(record)
+                raise
+            cost = self.prices.cost(f"{provider.name}/{provider.model}", completion.input_tokens,
+                                    completion.output_tokens)  # fmt: skip
+            self.stats.input_tokens += completion.input_tokens or 0
+            self.stats.output_tokens += completion.output_tokens or 0
+            self.stats.cost_usd += cost or 0.0
+            record.response_text = completion.text
+            record.duration_ms = (time.perf_counter() - started) * 1000
+            record.input_tokens = completion.input_tokens
+            record.output_tokens = completion.output_tokens
+            record.cost_usd = cost
+            records.append(record)
+            if self.cache is not None:
+                await self.cache.aput(key, CachedResponse(
+                    text=completion.text, input_tokens=completion.input_tokens,
+                    output_tokens=completion.output_tokens, model=completion.model, provider=provider.name,
+                    created_at=datetime.now(UTC), raw=None,
+                ))  # fmt: skip
+            return completion.text
+
+        backoff = wait_exponential_jitter(initial=self.retry.backoff_initial, max=self.retry.backoff_max)
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            server_says = exc.decision.retry_after if isinstance(exc, _Attempt) else None
+            return max(backoff(state), server_says or 0.0)
+
+        def before_sleep(state: RetryCallState) -> None:
+            self.stats.retries += 1
+
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(self.retry.max_attempts) | stop_after_delay(self.retry.max_seconds),
+                wait=wait,
+                retry=retry_if_exception(lambda e: isinstance(e, _Attempt) and e.decision.retry),
+                before_sleep=before_sleep,
+                sleep=self._sleep,
+                reraise=True,
+            ):
+                with attempt:
+                    text = await one_attempt()
+        except _Attempt as failed:
+            d = failed.decision
+            why = f"{d.reason} (gave up after {attempt_no - first_attempt} attempts)" if d.retry else d.reason
+            raise CallFailed(f"{name}: {why}", records) from None
+        return CallResult(text=text, records=records, cached=False)

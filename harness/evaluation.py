@@ -1,0 +1,82 @@
+"""``pdbench eval``: one model against a panel of classic strategies, as an ordinary experiment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.agents.strategies import STRATEGIES
+from harness.config import ExperimentConfig, ModelAgentConfig, parse_experiment
+from harness.errors import ConfigError
+from harness.providers.registry import ProviderSettings, check_credentials
+
+DEFAULT_PANEL = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "RAND")
+
+
+def eval_config(
+    model: str,
+    *,
+    opponents: list[str] | None = None,
+    rounds: int | None = None,
+    stop_prob: float | None = None,
+    max_rounds: int | None = None,
+    replicates: int = 3,
+    noise: float = 0.0,
+    persona: str | None = None,
+    temperature: float | None = None,
+    seed: int = 0,
+    base_url: str | None = None,
+    limits: dict[str, Any] | None = None,
+) -> ExperimentConfig:
+    """The model as player A against each opponent, ``replicates`` games each."""
+    panel = list(opponents or DEFAULT_PANEL)
+    unknown = [o for o in panel if o.strip().upper() not in STRATEGIES]
+    if unknown:
+        raise ConfigError(f"--opponents: unknown strateg{'ies' if len(unknown) > 1 else 'y'} "
+                          f"{', '.join(map(repr, unknown))}; known strategies: {', '.join(STRATEGIES)}")  # fmt: skip
+    if rounds is not None and stop_prob is not None:
+        raise ConfigError("give either --rounds (a fixed horizon) or --stop-prob (a geometric one), not both")
+    if max_rounds is not None and stop_prob is None:
+        raise ConfigError("--max-rounds caps a geometric game; give it with --stop-prob, or use --rounds N")
+    agent: dict[str, Any] = {"model": model}
+    for key, value in (("persona", persona), ("temperature", temperature), ("base_url", base_url)):
+        if value is not None:
+            agent[key] = value
+    if limits:
+        agent["limits"] = limits
+    horizon: dict[str, Any] = (
+        {"type": "geometric", "stop_prob": stop_prob, "max_rounds": max_rounds}
+        if stop_prob is not None
+        else {"type": "fixed", "n_rounds": rounds or 20}
+    )
+    data = {
+        "run": {"seed": seed},
+        "horizon": horizon,
+        "noise": {"prob": noise},
+        "experiment": {
+            "replicates": replicates,
+            "conditions": [
+                {"name": f"vs_{o.strip().upper()}", "agent_a": dict(agent), "agent_b": {"policy": o}} for o in panel
+            ],
+        },
+    }
+    return parse_experiment(data, source="the eval options", fix_hint="see `pdbench eval --help`")
+
+
+def check_models(config: ExperimentConfig) -> None:
+    """Every model's name and key, checked before anything starts (all problems at once)."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for cond in config.experiment.conditions:
+        for agent in (cond.agent_a, cond.agent_b):
+            if isinstance(agent, ModelAgentConfig):
+                key = f"{agent.model}|{agent.base_url}|{agent.api_key_env}"
+                if key in seen:
+                    continue
+                seen.add(key)
+                try:
+                    check_credentials([agent.model], ProviderSettings(base_url=agent.base_url,
+                                                                      api_key_env=agent.api_key_env))  # fmt: skip
+                except ConfigError as exc:
+                    problems.extend(exc.problems or [str(exc)])
+    if problems:
+        raise ConfigError("some models cannot be used as configured; fix this before any game starts:", problems)

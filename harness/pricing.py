@@ -1,0 +1,62 @@
+"""What a call costs: a price table of dollars per million tokens, matched by model name."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from harness.errors import ConfigError
+
+DEFAULT_PRICES = Path(__file__).resolve().parents[1] / "configs" / "prices.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    input: float
+    output: float
+
+
+class PriceTable:
+    """Patterns (``openai/gpt-4o-mini*``) to prices; the first matching pattern wins."""
+
+    def __init__(self, entries: list[tuple[str, Price]]) -> None:
+        self.entries = entries
+
+    @classmethod
+    def load(cls, *paths: Path) -> PriceTable:
+        """Entries of each file in order (a user's file first, then the shipped table)."""
+        entries: list[tuple[str, Price]] = []
+        for path in paths:
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+                raise ConfigError(f"cannot read the price table {path}: {exc}") from None
+            if not isinstance(data, dict):
+                raise ConfigError(f"{path} must map model patterns to {{input: $/Mtok, output: $/Mtok}}")
+            for pattern, price in data.items():
+                if (
+                    not isinstance(price, dict)
+                    or set(price) != {"input", "output"}
+                    or not all(
+                        isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in price.values()
+                    )
+                ):
+                    raise ConfigError(f"{path}: {pattern}: give {{input: N, output: N}} in dollars per million tokens")
+                entries.append((str(pattern), Price(float(price["input"]), float(price["output"]))))
+        return cls(entries)
+
+    def price(self, model: str) -> Price | None:
+        for pattern, price in self.entries:
+            if fnmatch.fnmatchcase(model, pattern):
+                return price
+        return None
+
+    def cost(self, model: str, input_tokens: int | None, output_tokens: int | None) -> float | None:
+        """Dollars for one call, or None when the model has no price (the cost is then unknown)."""
+        price = self.price(model)
+        if price is None:
+            return None
+        return ((input_tokens or 0) * price.input + (output_tokens or 0) * price.output) / 1_000_000

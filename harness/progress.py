@@ -1,0 +1,85 @@
+"""The live view of a run with model players: Rich on a terminal, plain lines elsewhere.
+
+The display polls the run's counters (:class:`~harness.runner.Monitor`) a few times a second
+from Rich's refresh thread; the run itself never waits for the screen.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from harness.runner import Monitor
+
+
+def _eta(m: Monitor) -> str:
+    p = m.progress
+    elapsed = time.monotonic() - p.started
+    done = p.games_done
+    if done == 0 or done >= p.games_total:
+        return "—"
+    left = elapsed / done * (p.games_total - done)
+    return f"{int(left // 60)}m{int(left % 60):02d}s"
+
+
+def summary_line(m: Monitor) -> str:
+    p, s = m.progress, m.stats
+    elapsed = max(time.monotonic() - p.started, 1e-9)
+    limited = sum(lim.rate_limited_count for lim in m.limiters.limiters().values())
+    return (
+        f"games {p.games_done}/{p.games_total}"
+        + (f" ({p.games_failed} failed)" if p.games_failed else "")
+        + f" | rounds {p.rounds:,} | calls {s.calls:,} ({s.calls / elapsed:,.1f}/s) | cache hits {s.cached:,}"
+        f" | tokens in {s.input_tokens:,} out {s.output_tokens:,} | cost ${s.cost_usd:,.4f}"
+        f" | retries {s.retries} | 429s {max(limited, s.rate_limited)} | parse failures {s.parse_failures}"
+        f" | ETA {_eta(m)}"
+    )
+
+
+class _View:
+    def __init__(self, monitor: Monitor) -> None:
+        self.m = monitor
+
+    def __rich__(self) -> Group:
+        p = self.m.progress
+        table = Table(title=f"[bold]{self.m.run_id}[/bold]", show_edge=False, header_style="bold")
+        table.add_column("condition")
+        table.add_column("games", justify="right")
+        table.add_column("", width=30)
+        for name, total in p.per_condition_total.items():
+            done = p.per_condition_done[name]
+            table.add_row(name, f"{done}/{total}", ProgressBar(total=max(total, 1), completed=done, width=30))
+        return Group(table, Text(summary_line(self.m).replace(" | ", "  ·  "), style="dim"))
+
+
+@contextmanager
+def live_display(monitor: Monitor, console: Console, plain_every: float = 5.0) -> Iterator[None]:
+    """Rich live progress on a terminal; otherwise a plain status line every ``plain_every`` seconds."""
+    if console.is_terminal:
+        with Live(_View(monitor), console=console, refresh_per_second=4, transient=False):
+            yield
+        return
+    stop = threading.Event()
+    out: TextIO = console.file
+
+    def report() -> None:
+        while not stop.wait(plain_every):
+            print(f"[{monitor.run_id}] {summary_line(monitor)}", file=out, flush=True)
+
+    thread = threading.Thread(target=report, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        print(f"[{monitor.run_id}] {summary_line(monitor)}", file=out, flush=True)

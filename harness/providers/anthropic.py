@@ -1,0 +1,162 @@
+"""``anthropic/<model>``: Anthropic's Messages API.
+
+The harness speaks in chat messages with a ``system`` role; the Messages API wants the system
+prompt as a separate ``system`` parameter and strictly alternating user/assistant turns, so this
+module translates. As for OpenAI, the SDK's retries are off (``max_retries=0``): the harness owns
+every attempt, and this module sends one request per ``generate`` and classifies failures,
+including Anthropic's own 529 "overloaded", which is worth waiting for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anthropic
+
+from harness.providers.base import (
+    Completion,
+    Endpoint,
+    Message,
+    RetryDecision,
+    SamplingParams,
+    decide_status,
+)
+
+if TYPE_CHECKING:
+    import httpx2
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+log = logging.getLogger(__name__)
+
+
+class AnthropicProvider:
+    """One Claude model at one endpoint.
+
+    ``http_client`` must be an ``httpx2.AsyncClient`` (the SDK rejects ``httpx`` objects; tests use
+    ``httpx2.MockTransport`` or the loopback fake server). A client passed in belongs to the caller
+    and is left open by :meth:`aclose`.
+
+    Sampling parameters are not sent. SDK 2.x pins API version 2026-10-21, which answers 400 to
+    ``temperature``, ``top_p`` or ``top_k`` at any value (the SDK no longer even accepts them), and
+    the Messages API never had a ``seed``. They still key the cache, so replicates stay separate
+    draws; :attr:`unsupported_params` names them, and the first request that sets one logs a
+    warning, so a run that asked for ``temperature=0`` does not silently pass as deterministic.
+    """
+
+    unsupported_params = frozenset({"temperature", "top_p", "seed"})
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.model = model
+        # Always pass a base URL: given None the SDK would read ANTHROPIC_BASE_URL (or a profile on
+        # disk) itself, behind the back of the registry that already resolved settings and environment.
+        url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.endpoint = Endpoint(provider="anthropic", base_url=url, key_id=_key_id(api_key))
+        self._api_key = api_key
+        self._owns_http_client = http_client is None
+        self._warned = False
+        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=url, max_retries=0, http_client=http_client)
+
+    def __repr__(self) -> str:
+        # Spelled out so that no debugger or log line ever shows the client (and its key).
+        return f"AnthropicProvider(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+        """One Messages request; SDK exceptions propagate for :meth:`should_retry`."""
+        system, turns = to_messages_api(messages)
+        extra: dict[str, Any] = {"system": system} if system else {}
+        if not self._warned and (dropped := sorted(self.unsupported_params & params.as_dict().keys())):
+            self._warned = True
+            log.warning(
+                "anthropic/%s: %s not sent (the Messages API of SDK 2.x rejects sampling parameters); "
+                "the model samples with its defaults",
+                self.model,
+                ", ".join(dropped),
+            )
+        response = await self._client.messages.create(
+            model=self.model,
+            max_tokens=params.max_tokens,
+            messages=turns,  # type: ignore[arg-type]
+            timeout=timeout,
+            **extra,
+        )
+        text = "".join(block.text for block in response.content or [] if getattr(block, "type", None) == "text")
+        usage = response.usage
+        return Completion(
+            text=text,
+            input_tokens=usage.input_tokens if usage is not None else None,
+            output_tokens=usage.output_tokens if usage is not None else None,
+            model=response.model or self.model,
+            finish_reason=response.stop_reason,
+        )
+
+    def should_retry(self, error: BaseException) -> RetryDecision:
+        """Retry timeouts, lost connections, 408/409/429/5xx and 529; never another 4xx or a local bug."""
+        if isinstance(error, anthropic.APIStatusError):
+            message = self._scrub(_status_message(error.body, error.message))
+            return decide_status(error.status_code, error.response.headers, error.body, message)
+        if isinstance(error, anthropic.APITimeoutError | TimeoutError):  # before APIConnectionError, its base
+            return RetryDecision(retry=True, reason="timeout")
+        if isinstance(error, anthropic.APIConnectionError):
+            cause = error.__cause__
+            detail = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else error.message
+            return RetryDecision(retry=True, reason=self._scrub(f"connection error: {detail}")[:500])
+        return RetryDecision(retry=False, reason=self._scrub(f"{type(error).__name__}: {error}")[:500])
+
+    async def aclose(self) -> None:
+        """Close the connection pool if it is ours; a caller's ``http_client`` stays open."""
+        if self._owns_http_client and not self._client.is_closed():
+            await self._client.close()
+
+    def _scrub(self, text: str) -> str:
+        """Never let the key into a reason that ends up in the results database or a log."""
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+
+def to_messages_api(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
+    """Split chat messages into the Messages API's ``system`` text and alternating turns.
+
+    Every system message goes to ``system`` (joined by blank lines, in order), wherever it
+    stood; consecutive messages of one role are merged, since the API rejects two user turns
+    in a row. Roles other than system/user/assistant are a harness bug, so they raise.
+    """
+    system: list[str] = []
+    turns: list[dict[str, str]] = []
+    for message in messages:
+        role, content = message["role"], message.get("content", "")
+        if role == "system":
+            system.append(content)
+        elif role not in ("user", "assistant"):
+            raise ValueError(f"the Anthropic Messages API has no {role!r} role (use system, user or assistant)")
+        elif turns and turns[-1]["role"] == role:
+            turns[-1] = {"role": role, "content": f"{turns[-1]['content']}\n\n{content}"}
+        else:
+            turns.append({"role": role, "content": content})
+    return "\n\n".join(system), turns
+
+
+def _key_id(api_key: str) -> str | None:
+    """A short SHA-256 prefix: tells endpoints with different keys apart without storing a key."""
+    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()[:12] if api_key else None
+
+
+def _status_message(body: object, fallback: str) -> str:
+    """The server's own words (``error.message``) rather than the SDK's dump of the whole body."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
+            return error["message"]
+        if isinstance(error, str) and error:
+            return error
+    return fallback

@@ -1,0 +1,139 @@
+"""The provider contract, in the style of Inspect AI: ``generate`` plus ``should_retry``.
+
+A provider turns chat messages into a :class:`Completion` and, when a request fails, tells
+the call path whether that failure is worth another attempt (:class:`RetryDecision`) and
+how long the server asked it to wait. It never sleeps or retries itself: the SDKs' own
+retries are switched off so that the harness owns every attempt and records it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Message = dict[str, str]
+
+# Transient statuses worth another attempt; every other 4xx is the caller's mistake.
+RETRYABLE_STATUS = frozenset({408, 409, 429, 529})
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingParams:
+    """What shapes the answer besides the messages; part of the cache key."""
+
+    temperature: float | None = None
+    max_tokens: int = 256
+    top_p: float | None = None
+    seed: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            k: v
+            for k, v in (
+                ("temperature", self.temperature),
+                ("max_tokens", self.max_tokens),
+                ("top_p", self.top_p),
+                ("seed", self.seed),
+            )
+            if v is not None
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    input_tokens: int | None
+    output_tokens: int | None
+    model: str
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RetryDecision:
+    """Whether to try again, and what the server said about waiting."""
+
+    retry: bool
+    reason: str
+    retry_after: float | None = None
+    rate_limited: bool = False
+    status: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where requests go; the limiter key. ``key_id`` is a short hash, never the key itself."""
+
+    provider: str
+    base_url: str | None
+    key_id: str | None = field(default=None)
+
+
+class Provider(Protocol):
+    """One model at one endpoint."""
+
+    name: str
+    model: str
+    endpoint: Endpoint
+
+    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion: ...
+
+    def should_retry(self, error: BaseException) -> RetryDecision: ...
+
+    async def aclose(self) -> None: ...
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None, body: object = None) -> float | None:
+    """The wait a server asked for: ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date),
+    or a ``retry_after``/``retry-after`` field in a JSON error body."""
+    if headers:
+        lower = {k.lower(): v for k, v in headers.items()}
+        if (ms := lower.get("retry-after-ms")) is not None:
+            try:
+                return max(0.0, float(ms) / 1000.0)
+            except ValueError:
+                pass
+        if (value := lower.get("retry-after")) is not None:
+            try:
+                return max(0.0, float(value))
+            except ValueError:
+                parsed = email.utils.parsedate_to_datetime(value) if value else None
+                if parsed is not None:
+                    return max(0.0, parsed.timestamp() - time.time())
+    return _retry_after_in_body(body)
+
+
+def _retry_after_in_body(body: object) -> float | None:
+    if isinstance(body, (str, bytes)):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return None
+    if isinstance(body, dict):
+        for key in ("retry_after", "retry-after", "retryAfter"):
+            if isinstance(body.get(key), (int, float)):
+                return max(0.0, float(body[key]))
+        for nested in body.values():
+            if isinstance(nested, dict) and (found := _retry_after_in_body(nested)) is not None:
+                return found
+    return None
+
+
+def decide_status(status: int, headers: Mapping[str, str] | None, body: object, message: str) -> RetryDecision:
+    """Retry 408, 409, 429, 5xx and 529; never another 4xx."""
+    retry = status in RETRYABLE_STATUS or 500 <= status < 600
+    return RetryDecision(
+        retry=retry,
+        reason=f"HTTP {status}: {message}"[:500],
+        retry_after=retry_after_seconds(headers, body) if retry else None,
+        rate_limited=status == 429,
+        status=status,
+    )
+
+
+def estimate_tokens(messages: list[Message]) -> int:
+    """A cheap upper-ish estimate for the tokens-per-minute limiter (about 4 characters a token)."""
+    return sum(len(m.get("content", "")) // 4 + 4 for m in messages) + 2

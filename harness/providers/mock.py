@@ -1,0 +1,181 @@
+"""``mock/<behaviour>``: an offline provider that answers like a model would.
+
+It writes free text with the move somewhere in it (a bare letter, bold, a JSON object, a
+sentence, a final-answer line after some reasoning), is unparseable at a settable rate, can
+be slow and can fail with server errors, so every path of the harness runs without a network.
+Its answer is a pure function of the messages, the sampling parameters and its options:
+the same request always gets the same answer (so the cache and resume can be tested exactly),
+while replicates, which differ in their sampling seed, get independent draws.
+
+Options go after the behaviour as a query string:
+``mock/tft?unparseable=0.1&latency_ms=20&error_rate=0.05&seed=7``.
+
+Behaviours: ``cooperator``, ``defector``, ``random`` (``p`` = probability of cooperating, default
+0.5), ``tft`` (copies the other player's last move, read from the history in its prompt),
+``grim`` (defects for ever once the history shows a defection by the other player).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qsl
+
+import anyio
+
+from harness.errors import ConfigError
+from harness.providers.base import (
+    Completion,
+    Endpoint,
+    Message,
+    RetryDecision,
+    SamplingParams,
+    decide_status,
+)
+
+BEHAVIOURS = ("cooperator", "defector", "random", "tft", "grim")
+
+_LABELS = [
+    re.compile(r"exactly one of (\S+?) or (\S+?)[.\s]"),
+    re.compile(r"one letter: (\S+?) to cooperate or (\S+?) to defect"),
+]
+_THEY_CHOSE = re.compile(r"the other player chose (\S+?)[;,.\s]")
+
+
+class MockServerError(Exception):
+    """A simulated 5xx from the mock's pretend server (retryable)."""
+
+    def __init__(self, status: int = 500) -> None:
+        super().__init__(f"mock server error {status}")
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class MockOptions:
+    behaviour: str
+    p: float = 0.5
+    unparseable: float = 0.0
+    latency_ms: float = 0.0
+    error_rate: float = 0.0
+    seed: int = 0
+
+    @classmethod
+    def parse(cls, spec: str) -> MockOptions:
+        behaviour, _, query = spec.partition("?")
+        if behaviour not in BEHAVIOURS:
+            raise ConfigError(
+                f"unknown mock behaviour {behaviour!r} in 'mock/{spec}'; known: "
+                f"{', '.join(f'mock/{b}' for b in BEHAVIOURS)} "
+                "(options: ?p=&unparseable=&latency_ms=&error_rate=&seed=)"
+            )
+        values: dict[str, float] = {}
+        for key, raw in parse_qsl(query, keep_blank_values=True):
+            if key not in {"p", "unparseable", "latency_ms", "error_rate", "seed"}:
+                raise ConfigError(
+                    f"unknown option {key!r} in 'mock/{spec}'; options: p, unparseable, latency_ms, error_rate, seed"
+                )
+            try:
+                values[key] = float(raw)
+            except ValueError:
+                raise ConfigError(f"option {key}={raw!r} in 'mock/{spec}' must be a number") from None
+        for key in ("p", "unparseable", "error_rate"):
+            if not 0.0 <= values.get(key, 0.0) <= 1.0:
+                raise ConfigError(f"option {key} in 'mock/{spec}' must be between 0 and 1")
+        if values.get("latency_ms", 0.0) < 0:
+            raise ConfigError(f"option latency_ms in 'mock/{spec}' must be >= 0")
+        seed = int(values.pop("seed", 0))
+        return cls(behaviour=behaviour, seed=seed, **values)
+
+
+class MockProvider:
+    """A deterministic stand-in for a chat model; see the module docstring."""
+
+    name = "mock"
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.options = MockOptions.parse(model)
+        self.endpoint = Endpoint(provider="mock", base_url=None, key_id=None)
+
+    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+        opts = self.options
+        digest = hashlib.sha256(
+            json.dumps([self.model, messages, params.as_dict(), opts.seed], sort_keys=True).encode()
+        ).digest()
+        rng = random.Random(digest)
+        if opts.latency_ms:
+            await anyio.sleep(opts.latency_ms / 1000.0)
+        if opts.error_rate and rng.random() < opts.error_rate:
+            raise MockServerError(500)
+        cooperate, defect = _labels(messages)
+        if opts.unparseable and rng.random() < opts.unparseable:
+            text = rng.choice(
+                [
+                    "Let me think about what the other player is likely to do here.",
+                    f"Either {cooperate} or {defect} could make sense in this position.",
+                    "I am not sure yet.",
+                ]
+            )
+        else:
+            move = self._decide(messages, rng)
+            text = _phrase(cooperate if move == "C" else defect, rng)
+        prompt_chars = sum(len(m.get("content", "")) for m in messages)
+        return Completion(
+            text=text,
+            input_tokens=prompt_chars // 4 + 1,
+            output_tokens=len(text) // 4 + 1,
+            model=f"mock/{opts.behaviour}",
+            finish_reason="stop",
+        )
+
+    def _decide(self, messages: list[Message], rng: random.Random) -> str:
+        behaviour = self.options.behaviour
+        if behaviour == "cooperator":
+            return "C"
+        if behaviour == "defector":
+            return "D"
+        if behaviour == "random":
+            return "C" if rng.random() < self.options.p else "D"
+        defect = _labels(messages)[1]
+        theirs = [m for msg in messages if msg["role"] == "user" for m in _THEY_CHOSE.findall(msg["content"])]
+        if behaviour == "tft":
+            return "D" if theirs and theirs[-1] == defect else "C"
+        return "D" if defect in theirs else "C"  # grim
+
+    def should_retry(self, error: BaseException) -> RetryDecision:
+        if isinstance(error, MockServerError):
+            return decide_status(error.status, None, None, str(error))
+        if isinstance(error, TimeoutError):
+            return RetryDecision(retry=True, reason="timeout")
+        return RetryDecision(retry=False, reason=f"{type(error).__name__}: {error}")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _labels(messages: list[Message]) -> tuple[str, str]:
+    """The two labels the prompt asks for (neutral labels such as J/F work), default C/D."""
+    for msg in reversed(messages):
+        if msg["role"] != "user":
+            continue
+        for pattern in _LABELS:
+            if (m := pattern.search(msg["content"] + " ")) is not None:
+                return m.group(1), m.group(2)
+    return "C", "D"
+
+
+def _phrase(label: str, rng: random.Random) -> str:
+    """The move in one of the shapes real models use."""
+    return rng.choice(
+        [
+            f"{label}",
+            f"**{label}**",
+            f'{{"action": "{label}"}}',
+            f"I will play {label}.",
+            f"Looking at the scores so far, I think the best move now is clear.\n\nFinal answer: {label}",
+            f"Action: {label}",
+        ]
+    )

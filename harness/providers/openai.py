@@ -1,0 +1,139 @@
+"""``openai/<model>``: OpenAI's Chat Completions API, and any server that speaks it.
+
+The same class serves api.openai.com and OpenAI-compatible servers (vLLM, llama.cpp, Ollama,
+LM Studio): only the base URL differs. The SDK's own retries are off (``max_retries=0``) because
+the harness owns every attempt: it waits under the shared rate limiter, records each try in the
+``calls`` table and never pays twice for one answer. This module only sends one request per
+``generate`` and classifies what went wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any, Literal
+
+import openai
+
+from harness.providers.base import (
+    Completion,
+    Endpoint,
+    Message,
+    RetryDecision,
+    SamplingParams,
+    decide_status,
+)
+
+if TYPE_CHECKING:
+    import httpx2
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+
+
+class OpenAIProvider:
+    """One model behind one Chat Completions endpoint.
+
+    ``http_client`` lets tests (or a caller sharing a connection pool) supply the transport; the
+    SDK accepts an ``httpx2.AsyncClient`` and also a legacy ``httpx.AsyncClient`` (which ``respx``
+    can intercept). A client passed in belongs to the caller and is left open by :meth:`aclose`.
+
+    ``max_tokens_field`` names the length cap in the request. OpenAI's own API rejects the old
+    ``max_tokens`` for its reasoning models and accepts ``max_completion_tokens`` for every chat
+    model, while compatible servers widely understand only ``max_tokens``; so the default picks
+    ``max_completion_tokens`` for api.openai.com and ``max_tokens`` everywhere else.
+    """
+
+    name = "openai"
+    unsupported_params: frozenset[str] = frozenset()  # every SamplingParams field is sent
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        max_tokens_field: MaxTokensField | None = None,
+    ) -> None:
+        self.model = model
+        # Always pass a base URL: given None the SDK would read OPENAI_BASE_URL itself, behind the
+        # back of the registry that already resolved settings and environment.
+        url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.endpoint = Endpoint(provider="openai", base_url=url, key_id=_key_id(api_key))
+        self.max_tokens_field: MaxTokensField = max_tokens_field or (
+            "max_completion_tokens" if url == DEFAULT_BASE_URL else "max_tokens"
+        )
+        self._api_key = api_key
+        self._owns_http_client = http_client is None
+        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=url, max_retries=0, http_client=http_client)
+
+    def __repr__(self) -> str:
+        # Spelled out so that no debugger or log line ever shows the client (and its key).
+        return f"OpenAIProvider(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+        """One Chat Completions request; SDK exceptions propagate for :meth:`should_retry`."""
+        extra: dict[str, Any] = {self.max_tokens_field: params.max_tokens}
+        if params.temperature is not None:
+            extra["temperature"] = params.temperature
+        if params.top_p is not None:
+            extra["top_p"] = params.top_p
+        if params.seed is not None:
+            extra["seed"] = params.seed
+        response = await self._client.chat.completions.create(
+            model=self.model,
+            messages=[dict(m) for m in messages],  # type: ignore[misc]
+            timeout=timeout,
+            **extra,
+        )
+        # Compatible servers are not always complete: tolerate missing choices, content and usage.
+        choices = response.choices or []
+        first = choices[0] if choices else None
+        text = (first.message.content if first is not None and first.message is not None else None) or ""
+        usage = response.usage
+        return Completion(
+            text=text,
+            input_tokens=usage.prompt_tokens if usage is not None else None,
+            output_tokens=usage.completion_tokens if usage is not None else None,
+            model=response.model or self.model,
+            finish_reason=first.finish_reason if first is not None else None,
+        )
+
+    def should_retry(self, error: BaseException) -> RetryDecision:
+        """Retry timeouts, lost connections, 408/409/429/5xx; never another 4xx or a local bug."""
+        if isinstance(error, openai.APIStatusError):
+            message = self._scrub(_status_message(error.body, error.message))
+            return decide_status(error.status_code, error.response.headers, error.body, message)
+        if isinstance(error, openai.APITimeoutError | TimeoutError):  # APITimeoutError first: it is a connection error
+            return RetryDecision(retry=True, reason="timeout")
+        if isinstance(error, openai.APIConnectionError):
+            cause = error.__cause__
+            detail = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else error.message
+            return RetryDecision(retry=True, reason=self._scrub(f"connection error: {detail}")[:500])
+        return RetryDecision(retry=False, reason=self._scrub(f"{type(error).__name__}: {error}")[:500])
+
+    async def aclose(self) -> None:
+        """Close the connection pool if it is ours; a caller's ``http_client`` stays open."""
+        if self._owns_http_client and not self._client.is_closed():
+            await self._client.close()
+
+    def _scrub(self, text: str) -> str:
+        """Never let the key into a reason that ends up in the results database or a log."""
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+
+def _key_id(api_key: str) -> str | None:
+    """A short SHA-256 prefix: tells endpoints with different keys apart without storing a key."""
+    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()[:12] if api_key else None
+
+
+def _status_message(body: object, fallback: str) -> str:
+    """The server's own words (``error.message``) rather than the SDK's dump of the whole body."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
+            return error["message"]
+        if isinstance(error, str) and error:
+            return error
+    return fallback

@@ -1,0 +1,211 @@
+"""From a model name a user typed (``openai/gpt-4o-mini``) to a ready :class:`Provider`.
+
+Names are ``provider/model``: ``openai/<model>`` (OpenAI, or any OpenAI-compatible server such
+as vLLM, llama.cpp or Ollama behind ``OPENAI_BASE_URL``), ``anthropic/<model>`` and
+``mock/<behaviour>``. Keys and base URLs come from explicit :class:`ProviderSettings` or the
+environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``ANTHROPIC_API_KEY``,
+``ANTHROPIC_BASE_URL``); loading ``.env`` into that environment is the CLI's job.
+
+:func:`check_credentials` exists so that a missing key is reported, with every other problem,
+before the first game starts rather than as a failed call an hour into a run. The SDKs are
+imported only when a provider of theirs is made, so mock-only runs need neither installed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from harness.errors import ConfigError
+from harness.providers.base import Provider
+from harness.providers.mock import BEHAVIOURS, MockOptions, MockProvider
+
+if TYPE_CHECKING:
+    import httpx2
+
+PROVIDERS = ("openai", "anthropic", "mock")
+KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+_KNOWN_NAMES = (
+    "openai/<model> (OpenAI, or an OpenAI-compatible server such as vLLM, llama.cpp or Ollama "
+    "with OPENAI_BASE_URL), anthropic/<model>, mock/<behaviour> (offline; behaviours: " + ", ".join(BEHAVIOURS) + ")"
+)
+_PROVIDER_HINTS = (
+    ("gpt", "openai"),
+    ("chatgpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("claude", "anthropic"),
+)
+
+
+class ProviderSettings(BaseModel):
+    """How to reach one provider (or one model), when the environment's defaults are not enough.
+
+    ``api_key_env`` names the environment variable that holds the key, never the key itself, so a
+    config file can be committed and shared. ``timeout`` (seconds per request) is for the call path.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout: float = Field(default=60.0, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
+        return value
+
+
+def parse_model_name(name: str) -> tuple[str, str]:
+    """``"openai/gpt-4o-mini"`` -> ``("openai", "gpt-4o-mini")``.
+
+    Only the first slash separates, so a served model may have slashes of its own
+    (``openai/meta-llama/Llama-3.1-8B-Instruct`` for vLLM).
+    """
+    provider, slash, model = name.strip().partition("/")
+    if not slash:
+        raise ConfigError(
+            f"model name {name!r} has no provider: write provider/model{_guess(name)}; known: {_KNOWN_NAMES}"
+        )
+    if provider not in PROVIDERS:
+        hint = f" (provider names are lower-case: {provider.lower()}/{model})" if provider.lower() in PROVIDERS else ""
+        raise ConfigError(f"unknown provider {provider!r} in model name {name!r}{hint}; known: {_KNOWN_NAMES}")
+    if not model.strip():
+        raise ConfigError(f"model name {name!r} names no model after {provider}/; known: {_KNOWN_NAMES}")
+    return provider, model.strip()
+
+
+def resolve_credentials(
+    provider: str,
+    settings: ProviderSettings | None = None,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    model: str | None = None,
+) -> tuple[str | None, str | None]:
+    """``(api_key, base_url)`` for ``provider``: settings first, then the environment.
+
+    ``model`` (the full name) only makes the error message name what the user typed. A missing
+    key raises :class:`ConfigError`; the mock provider needs neither key nor URL.
+    """
+    if provider == "mock":
+        return None, None
+    if provider not in KEY_ENV:
+        raise ConfigError(f"unknown provider {provider!r}; known: {_KNOWN_NAMES}")
+    settings = settings or ProviderSettings()
+    label = model or f"{provider}/<model>"
+    base_env = BASE_URL_ENV[provider]
+    base_url = settings.base_url or (environ.get(base_env) or "").strip() or None
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"{label}: {base_env} must be a URL starting with http:// or https:// "
+            f"(for example http://localhost:8000/v1), got {base_url!r}"
+        )
+    key_env = settings.api_key_env or KEY_ENV[provider]
+    api_key = (environ.get(key_env) or "").strip() or None
+    if api_key is None:
+        raise ConfigError(_missing_key_message(provider, label, key_env, base_url))
+    return api_key, base_url
+
+
+def make_provider(
+    name: str,
+    settings: ProviderSettings | None = None,
+    environ: Mapping[str, str] = os.environ,
+    http_client: httpx2.AsyncClient | None = None,
+) -> Provider:
+    """The provider for a model name, with credentials resolved; raises :class:`ConfigError`.
+
+    ``http_client`` is handed to the SDK (tests use it for mock transports) and stays the caller's
+    to close; the mock provider ignores it.
+    """
+    provider, model = parse_model_name(name)
+    if provider == "mock":
+        return MockProvider(model)
+    api_key, base_url = resolve_credentials(provider, settings, environ, model=name)
+    assert api_key is not None  # resolve_credentials raises rather than return no key
+    if provider == "openai":
+        try:
+            from harness.providers.openai import OpenAIProvider
+        except ImportError as exc:
+            raise _missing_sdk(name, "openai", ">=3", exc) from exc
+        return OpenAIProvider(model, api_key=api_key, base_url=base_url, http_client=http_client)
+    try:
+        from harness.providers.anthropic import AnthropicProvider
+    except ImportError as exc:
+        raise _missing_sdk(name, "anthropic", ">=2", exc) from exc
+    return AnthropicProvider(model, api_key=api_key, base_url=base_url, http_client=http_client)
+
+
+def settings_for(
+    name: str, settings: ProviderSettings | Mapping[str, ProviderSettings] | None
+) -> ProviderSettings | None:
+    """The settings that apply to one model: one object for all, or a mapping keyed by the full
+    model name (two local servers, say) or else by provider name."""
+    if settings is None or isinstance(settings, ProviderSettings):
+        return settings
+    provider = name.strip().partition("/")[0]
+    return settings.get(name.strip()) or settings.get(provider)
+
+
+def check_credentials(
+    names: Iterable[str],
+    settings: ProviderSettings | Mapping[str, ProviderSettings] | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> None:
+    """Validate every model name and its credentials up front, reporting all problems at once.
+
+    Checks what can be checked offline: the name's shape, the provider, mock options, that a key
+    is set and that a base URL looks like one. Whether the key is accepted shows at the first call.
+    """
+    problems: list[str] = []
+    for name in dict.fromkeys(n.strip() for n in names):  # each model once, in the order given
+        try:
+            provider, model = parse_model_name(name)
+            if provider == "mock":
+                MockOptions.parse(model)
+            else:
+                resolve_credentials(provider, settings_for(name, settings), environ, model=name)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    if problems:
+        count = "one model" if len(problems) == 1 else f"{len(problems)} models"
+        raise ConfigError(f"{count} cannot be used as configured; fix this before any game starts:", problems)
+
+
+def _missing_key_message(provider: str, label: str, key_env: str, base_url: str | None) -> str:
+    where = f" at {base_url}" if base_url else ""
+    message = f"{label}{where} needs an API key: set {key_env} in the environment or in .env (see .env.example)."
+    if provider == "openai":
+        message += (
+            f" For an OpenAI-compatible server that does not check keys (vLLM, llama.cpp, Ollama), set "
+            f"OPENAI_BASE_URL (or --base-url) to its URL and {key_env} to any placeholder, e.g. {key_env}=none."
+        )
+    else:
+        message += " Keys are created at https://console.anthropic.com/settings/keys."
+    return message
+
+
+def _missing_sdk(name: str, package: str, version: str, exc: ImportError) -> ConfigError:
+    return ConfigError(
+        f"{name} needs the {package!r} package ({package}{version}), which could not be imported ({exc}): "
+        f"install it with pip install '{package}{version}'"
+    )
+
+
+def _guess(name: str) -> str:
+    """A likely full name for a bare model name, as a hint."""
+    bare = name.strip()
+    if bare.split("?")[0] in BEHAVIOURS:
+        return f" (did you mean 'mock/{bare}'?)"
+    for prefix, provider in _PROVIDER_HINTS:
+        if bare.lower().startswith(prefix):
+            return f" (did you mean '{provider}/{bare}'?)"
+    return ""

@@ -1,0 +1,196 @@
+"""Runs the games of a plan with model players concurrently, under the providers' limits.
+
+Rounds of one game are sequential; games run in parallel on a fixed pool of worker tasks
+that pull the next game from the (lazy) plan, so a plan of 100,000 games never builds
+100,000 coroutines. Both players of a round move at the same time when both are models.
+One writer task commits what the games record, in batched transactions; a round is
+committed with its calls. When the run is asked to stop (Ctrl-C, ``--max-cost``), no new
+game or round starts, calls already in flight finish and are recorded, and unfinished games
+are marked ``interrupted`` for ``pdbench resume``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import anyio
+
+from harness.agents.llm import GameFailed, LLMAgent, ModelPlayer
+from harness.agents.strategies.base import Strategy
+from harness.calls import BudgetExhausted, CallFailed, CallPath
+from harness.config import ModelAgentConfig
+from harness.interrupts import StopFlag
+from harness.limits import LimiterRegistry
+from harness.match import Match, play_game
+from harness.plan import GamePlan, PlayerPlan, derive_seed, stream
+from harness.prompts import PromptBuilder
+from harness.providers.base import SamplingParams
+from harness.providers.registry import ProviderSettings, make_provider
+from harness.store.live import LiveRecorder
+
+FLUSH_EVERY_S = 0.25
+
+
+@dataclass
+class Progress:
+    """What the live display shows; the scheduler updates it, the display polls it."""
+
+    games_total: int
+    per_condition_total: Counter[str] = field(default_factory=Counter)
+    per_condition_done: Counter[str] = field(default_factory=Counter)
+    games_done: int = 0
+    games_failed: int = 0
+    rounds: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+class ModelPlayers:
+    """One provider, limiter and prompt builder per distinct model configuration, shared by games."""
+
+    def __init__(self, limiters: LimiterRegistry, http_client: object | None = None) -> None:
+        self.limiters = limiters
+        self.http_client = http_client
+        self._players: dict[str, ModelPlayer] = {}
+
+    def get(self, plan: PlayerPlan) -> ModelPlayer:
+        cfg = plan.model
+        assert cfg is not None
+        key = plan.params_json or ""
+        if key not in self._players:
+            self._players[key] = self._build(plan.name, cfg)
+        return self._players[key]
+
+    def _build(self, name: str, cfg: ModelAgentConfig) -> ModelPlayer:
+        provider = make_provider(
+            cfg.model,
+            ProviderSettings(base_url=cfg.base_url, api_key_env=cfg.api_key_env),
+            http_client=self.http_client,
+        )
+        limiter = self.limiters.get(
+            provider.endpoint.provider, provider.endpoint.base_url, provider.endpoint.key_id, cfg.limits
+        )
+        return ModelPlayer(
+            name=name,
+            provider=provider,
+            limiter=limiter,
+            prompts=PromptBuilder(cfg.prompts),
+            params=SamplingParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, top_p=cfg.top_p),
+            parse=cfg.parse.policy(),
+        )
+
+    async def aclose(self) -> None:
+        for player in self._players.values():
+            await player.provider.aclose()
+
+
+class Scheduler:
+    """Plays ``plans`` with ``workers`` games at a time into ``recorder``."""
+
+    def __init__(
+        self,
+        *,
+        recorder: LiveRecorder,
+        calls: CallPath,
+        players: ModelPlayers,
+        run_seed: int,
+        stop: StopFlag,
+        progress: Progress,
+        workers: int = 64,
+    ) -> None:
+        self.recorder = recorder
+        self.calls = calls
+        self.players = players
+        self.run_seed = run_seed
+        self.stop = stop
+        self.progress = progress
+        self.workers = workers
+        self._writer_error: BaseException | None = None
+
+    async def run(self, plans: Iterable[GamePlan]) -> None:
+        source = iter(plans)
+        async with anyio.create_task_group() as writers:
+            writers.start_soon(self._write_periodically)
+            try:
+                async with anyio.create_task_group() as tg:
+                    for _ in range(self.workers):
+                        tg.start_soon(self._worker, source)
+            finally:
+                writers.cancel_scope.cancel()
+        await anyio.to_thread.run_sync(self.recorder.write, self.recorder.take_batch())
+        if self._writer_error is not None:
+            raise self._writer_error
+
+    async def _write_periodically(self) -> None:
+        while True:
+            await anyio.sleep(FLUSH_EVERY_S)
+            batch = self.recorder.take_batch()
+            try:
+                await anyio.to_thread.run_sync(self.recorder.write, batch)
+            except Exception as exc:  # a failing disk: stop the run, keep the error for the caller
+                self._writer_error = exc
+                self.stop.set(f"writing results failed: {exc}")
+                return
+
+    async def _worker(self, source: Iterator[GamePlan]) -> None:
+        while not self.stop:
+            plan = next(source, None)
+            if plan is None:
+                return
+            await self.play(plan)
+
+    def _player(self, plan: GamePlan, seat: str) -> Strategy | LLMAgent:
+        cond = plan.condition
+        who = cond.player_a if seat == "a" else cond.player_b
+        rng = stream(plan.seed, seat)
+        if who.model is None:
+            assert who.spec is not None
+            return who.spec.build(cond.game, rng)
+        return LLMAgent(self.players.get(who), self.calls, seat=seat, game_id=plan.game_id,
+                        sample_index=plan.replicate, rng=rng,
+                        sample_seed=sample_seed(self.run_seed, plan.replicate))  # fmt: skip
+
+    async def play(self, plan: GamePlan) -> None:
+        cond = plan.condition
+        horizon = cond.horizon
+        length = horizon.draw_length(stream(plan.seed, "horizon"))
+        match = Match(cond.game, cond.noise, stream(plan.seed, "noise"))
+        a, b = self._player(plan, "a"), self._player(plan, "b")
+        models = [p for p in (a, b) if isinstance(p, LLMAgent)]
+        self.recorder.game_started(plan, length)
+
+        def on_round(m: Match) -> None:
+            calls = [c for agent in models for c in agent.take_records()]
+            self.recorder.round_played(plan.game_id, m, calls)
+            self.progress.rounds += 1
+
+        status, error = "complete", None
+        try:
+            await play_game(match, a, b, length, horizon.known_to_players(), on_round=on_round,
+                            should_stop=self.stop.is_set)  # fmt: skip
+            if match.rounds_played < length:
+                status, error = "interrupted", self.stop.reason
+        except BudgetExhausted as exc:
+            status, error = "interrupted", exc.reason
+            self.stop.set(exc.reason)
+        except (CallFailed, GameFailed) as exc:
+            status, error = "failed", exc.reason
+            self.progress.games_failed += 1
+            if isinstance(exc, GameFailed):
+                self.recorder.calls_without_round(exc.records)
+        finally:
+            # Calls of a round that was never completed were still made: record them.
+            leftover = [c for agent in models for c in agent.take_records()]
+            if leftover:
+                self.recorder.calls_without_round(leftover)
+        self.recorder.game_ended(plan.game_id, match, status, error)
+        if status != "interrupted":
+            self.progress.games_done += 1
+            self.progress.per_condition_done[cond.name] += 1
+
+
+def sample_seed(run_seed: int, replicate: int) -> int:
+    """The sampling seed sent with a replicate's requests (providers that support one use it)."""
+    return derive_seed(run_seed, "sample", replicate) % 2**31

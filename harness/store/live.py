@@ -1,0 +1,144 @@
+"""Recording games as they are played, for runs with model players.
+
+A model game takes minutes, so it is recorded round by round: the game's row when it starts
+(status ``running``), each round together with the calls that produced it, and the game's
+final status. Everything is buffered in memory and written in one transaction per flush, so
+a round is never stored without its calls, nor a call without its round. A run killed at any
+moment leaves whole rounds and ``running`` games, which ``pdbench resume`` replays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import astuple, dataclass, fields
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from harness.calls import CallRecord
+from harness.errors import StoreError
+from harness.match import Match
+from harness.plan import GamePlan
+from harness.store.writer import RunWriter
+
+_GAME_COLUMNS = ("run_id", "game_id", "condition", "replicate", "player_a", "player_b", "params_a", "params_b",
+                 "horizon", "planned_rounds", "stop_prob", "noise", "seed", "status", "rounds_played", "score_a",
+                 "score_b", "error")  # fmt: skip
+_END_COLUMNS = ("game_id", "status", "rounds_played", "score_a", "score_b", "error")
+_CALL_COLUMNS = tuple(f.name for f in fields(CallRecord))
+_ROUND_COLUMNS = ("game_id", "round", "action_a", "action_b", "intended_a", "intended_b", "payoff_a", "payoff_b",
+                  "flagged_a", "flagged_b")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    starts: list[tuple[Any, ...]]
+    rounds: list[tuple[Any, ...]]
+    calls: list[CallRecord]
+    ends: list[tuple[Any, ...]]
+
+
+class LiveRecorder:
+    """Buffers game starts, rounds with their calls, and game ends; ``flush`` writes them."""
+
+    def __init__(self, writer: RunWriter) -> None:
+        self.writer = writer
+        self.run_id = writer.run_id
+        self._starts: list[tuple[Any, ...]] = []
+        self._rounds: list[tuple[Any, ...]] = []
+        self._calls: list[CallRecord] = []
+        self._ends: list[tuple[Any, ...]] = []
+
+    @property
+    def pending(self) -> int:
+        return len(self._starts) + len(self._rounds) + len(self._calls) + len(self._ends)
+
+    def game_started(self, plan: GamePlan, planned_rounds: int) -> None:
+        c = plan.condition
+        self._starts.append((
+            self.run_id, plan.game_id, c.name, plan.replicate, c.player_a.name, c.player_b.name,
+            c.player_a.params_json, c.player_b.params_json, c.horizon.kind, planned_rounds, c.horizon.stop_prob,
+            c.noise, plan.seed, "running", 0, 0.0, 0.0, None,
+        ))  # fmt: skip
+
+    def round_played(self, game_id: int, match: Match, calls: list[CallRecord]) -> None:
+        """The last round of ``match`` and the calls made for it, as one unit."""
+        i = match.rounds_played - 1
+        self._rounds.append((
+            game_id, i + 1, match.moves_a[i], match.moves_b[i], match.intended_a[i], match.intended_b[i],
+            match.payoffs_a[i], match.payoffs_b[i], _flagged(match.flagged_a, i + 1), _flagged(match.flagged_b, i + 1),
+        ))  # fmt: skip
+        self._calls.extend(calls)
+
+    def calls_without_round(self, calls: list[CallRecord]) -> None:
+        """Calls of a round that was never played (the game failed or stopped in it)."""
+        self._calls.extend(calls)
+
+    def game_ended(self, game_id: int, match: Match, status: str, error: str | None) -> None:
+        self._ends.append((game_id, status, match.rounds_played, match.score_a, match.score_b, error))
+
+    def take_batch(self) -> _Batch:
+        """Hand over what is buffered (in the event loop's thread), to be written by ``write``."""
+        batch = _Batch(self._starts, self._rounds, self._calls, self._ends)
+        self._starts, self._rounds, self._calls, self._ends = [], [], [], []
+        return batch
+
+    def flush(self) -> None:
+        self.write(self.take_batch())
+
+    def write(self, batch: _Batch) -> None:
+        """Write a batch in one transaction (blocking; may run in a worker thread)."""
+        starts, rounds, calls, ends = batch.starts, batch.rounds, batch.calls, batch.ends
+        if not (starts or rounds or calls or ends):
+            return
+        con = self.writer.con
+        try:
+            con.execute("BEGIN TRANSACTION")
+            if starts:
+                con.register("_pdb_live_starts", _columns(starts, _GAME_COLUMNS))
+                con.execute(f"INSERT INTO games ({', '.join(_GAME_COLUMNS)}) SELECT * FROM _pdb_live_starts")
+            if rounds:
+                con.register("_pdb_live_rounds", _columns(rounds, _ROUND_COLUMNS))
+                con.execute(
+                    f"INSERT INTO rounds (run_id, {', '.join(_ROUND_COLUMNS)}) "
+                    f"SELECT ?, {', '.join(_ROUND_COLUMNS)} FROM _pdb_live_rounds",
+                    [self.run_id],
+                )
+            if calls:
+                con.register("_pdb_live_calls", _columns([astuple(c) for c in calls], _CALL_COLUMNS))
+                con.execute(
+                    f"INSERT INTO calls (run_id, {', '.join(_CALL_COLUMNS)}) "
+                    f"SELECT ?, {', '.join(_CALL_COLUMNS)} FROM _pdb_live_calls",
+                    [self.run_id],
+                )
+            if ends:
+                con.register("_pdb_live_ends", _columns(ends, _END_COLUMNS))
+                con.execute(
+                    "UPDATE games SET status = e.status, rounds_played = e.rounds_played, score_a = e.score_a, "
+                    "score_b = e.score_b, error = e.error FROM _pdb_live_ends e "
+                    "WHERE games.run_id = ? AND games.game_id = e.game_id",
+                    [self.run_id],
+                )
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            con.execute("ROLLBACK")
+            raise StoreError(
+                f"writing results to {self.writer.path} failed: {exc}. Rounds written before are "
+                f"kept; check free disk space, then `pdbench resume {self.run_id}`."
+            ) from None
+        finally:
+            for name in ("_pdb_live_starts", "_pdb_live_rounds", "_pdb_live_calls", "_pdb_live_ends"):
+                with contextlib.suppress(duckdb.Error):
+                    con.unregister(name)
+
+
+def _flagged(flags: list[int], round_no: int) -> bool:
+    return bool(flags) and flags[-1] == round_no
+
+
+def _columns(rows: list[tuple[Any, ...]], names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for i, name in enumerate(names):
+        out[name] = np.asarray([r[i] for r in rows], dtype=object)
+    return out

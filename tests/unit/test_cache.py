@@ -1,0 +1,324 @@
+"""Response cache: stable keys, round trips, first writer wins, several processes, clear errors."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from harness.cache import CachedResponse, ResponseCache, cache_key, delete_cache
+from harness.errors import StoreError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MESSAGES = [{"role": "system", "content": "You play the iterated PD."}, {"role": "user", "content": "Round 1."}]
+PARAMS = {"temperature": 0.7, "max_tokens": 16}
+BASE: dict[str, Any] = {
+    "provider": "openai",
+    "model": "gpt-4o-mini",
+    "base_url": None,
+    "messages": MESSAGES,
+    "params": PARAMS,
+    "sample_index": 0,
+}
+
+
+def response(text: str = "C", **overrides: Any) -> CachedResponse:
+    fields: dict[str, Any] = {
+        "text": text,
+        "input_tokens": 40,
+        "output_tokens": 1,
+        "model": "gpt-4o-mini-2024-07-18",
+        "provider": "openai",
+        "created_at": datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC),
+        "raw": {"finish_reason": "stop", "id": "chatcmpl-1"},
+    }
+    fields.update(overrides)
+    return CachedResponse(**fields)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Any:
+    with ResponseCache(tmp_path / ".cache" / "responses.sqlite") as c:
+        yield c
+
+
+# ---- keys -----------------------------------------------------------------------------------
+
+
+def test_key_is_a_stable_sha256_hex() -> None:
+    key = cache_key(**BASE)
+    assert len(key) == 64 and int(key, 16) >= 0
+    assert cache_key(**BASE) == key
+    # Pinned: a change of the canonical form would silently invalidate every user's cache.
+    assert key == "c9d72b810bc6183d2d5a44fce30c2064f147c81b00f1fef7ae92c6fc741c48b6"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("provider", "anthropic"),
+        ("model", "gpt-4o"),
+        ("base_url", "http://127.0.0.1:8000/v1"),
+        ("messages", [*MESSAGES, {"role": "assistant", "content": "C"}]),
+        ("messages", [{**MESSAGES[0], "content": "You play the iterated PD!"}, MESSAGES[1]]),
+        ("params", {**PARAMS, "temperature": 0.8}),
+        ("params", {**PARAMS, "seed": 1}),
+        ("sample_index", 1),
+    ],
+)
+def test_every_field_changes_the_key(field: str, value: Any) -> None:
+    assert cache_key(**{**BASE, field: value}) != cache_key(**BASE)
+
+
+def test_dict_key_order_and_a_trailing_slash_do_not_change_the_key() -> None:
+    shuffled_messages = [dict(reversed(list(m.items()))) for m in MESSAGES]
+    shuffled_params = dict(reversed(list(PARAMS.items())))
+    assert cache_key(**{**BASE, "messages": shuffled_messages, "params": shuffled_params}) == cache_key(**BASE)
+    url = "http://127.0.0.1:8000/v1"
+    assert cache_key(**{**BASE, "base_url": url + "/"}) == cache_key(**{**BASE, "base_url": url})
+
+
+def test_the_api_key_is_not_an_input_of_the_key() -> None:
+    names = set(inspect.signature(cache_key).parameters)
+    assert names == {"provider", "model", "base_url", "messages", "params", "sample_index"}
+    assert not any("key" in n or "auth" in n or "secret" in n for n in names)
+
+
+def test_non_json_params_are_refused_with_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="JSON"):
+        cache_key(**{**BASE, "params": {"temperature": float("nan")}})
+    with pytest.raises(ValueError, match="JSON"):
+        cache_key(**{**BASE, "params": {"stop": {"a", "b"}}})
+
+
+# ---- round trips and first writer wins ------------------------------------------------------
+
+
+def test_put_then_get_round_trips_every_field(cache: ResponseCache) -> None:
+    key = cache_key(**BASE)
+    assert cache.get(key) is None
+    original = response()
+    assert cache.put(key, original) is True
+    assert cache.get(key) == original
+    minimal = response(input_tokens=None, output_tokens=None, raw=None)
+    other = cache_key(**{**BASE, "sample_index": 1})
+    cache.put(other, minimal)
+    assert cache.get(other) == minimal
+
+
+def test_created_at_comes_back_in_utc_and_defaults_to_now(cache: ResponseCache) -> None:
+    plus_two = datetime(2025, 6, 1, 14, 0, tzinfo=timezone(timedelta(hours=2)))
+    cache.put("k1", response(created_at=plus_two))
+    got = cache.get("k1")
+    assert got is not None and got.created_at == plus_two and got.created_at.tzinfo == UTC
+    before = datetime.now(UTC)
+    fresh = CachedResponse(text="D", input_tokens=1, output_tokens=1, model="m", provider="mock")
+    cache.put("k2", fresh)
+    got = cache.get("k2")
+    assert got is not None and before - timedelta(seconds=1) <= got.created_at <= datetime.now(UTC)
+
+
+def test_insert_or_ignore_keeps_the_first_value(cache: ResponseCache) -> None:
+    assert cache.put("same", response("C")) is True
+    assert cache.put("same", response("D")) is False
+    got = cache.get("same")
+    assert got is not None and got.text == "C"
+
+
+def test_stats_count_entries_hits_misses_ages_and_models(cache: ResponseCache) -> None:
+    empty = cache.stats()
+    assert (empty.entries, empty.hits, empty.misses, empty.oldest, empty.newest) == (0, 0, 0, None, None)
+    assert empty.hit_rate is None
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    cache.put("a", response(created_at=t0))
+    cache.put("b", response(created_at=t0 + timedelta(days=1)))
+    cache.put("c", response(provider="anthropic", model="claude-x", created_at=t0 + timedelta(days=2)))
+    cache.get("a")
+    cache.get("b")
+    cache.get("missing")
+    s = cache.stats()
+    assert s.entries == 3
+    assert (s.hits, s.misses, s.hit_rate) == (2, 1, pytest.approx(2 / 3))
+    assert (s.oldest, s.newest) == (t0, t0 + timedelta(days=2))
+    assert s.by_model == {("anthropic", "claude-x"): 1, ("openai", "gpt-4o-mini-2024-07-18"): 2}
+    assert s.size_bytes > 0
+    assert s.path == cache.path
+
+
+def test_clear_older_than_then_all(cache: ResponseCache) -> None:
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    for day in range(5):
+        cache.put(f"k{day}", response(text="x" * 10_000, created_at=t0 + timedelta(days=day)))
+    assert cache.clear(older_than=t0 + timedelta(days=2)) == 2
+    assert cache.get("k1") is None and cache.get("k2") is not None
+    assert cache.stats().entries == 3
+    full = cache.stats().size_bytes
+    assert cache.clear() == 3
+    s = cache.stats()
+    assert s.entries == 0 and s.oldest is None
+    assert s.size_bytes < full  # VACUUM gave the space back
+
+
+# ---- threads, async, processes --------------------------------------------------------------
+
+
+def test_threads_each_get_their_own_connection(cache: ResponseCache) -> None:
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(50):
+                cache.put(f"t{n}-{i}", response(str(i)))
+                assert cache.get(f"t{n}-{i}") is not None
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert cache.stats().entries == 200
+
+
+async def test_async_wrappers_run_off_the_event_loop(cache: ResponseCache) -> None:
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(cache.aput, f"a{i}", response(str(i)))
+    got = await cache.aget("a7")
+    assert got is not None and got.text == "7"
+    assert await cache.aget("nope") is None
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from harness.cache import CachedResponse, ResponseCache
+
+    path, name, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    cache = ResponseCache(path)
+    print("ready", flush=True)
+    while not go.exists():
+        time.sleep(0.002)
+    for i in range(200):
+        cache.put(f"{name}-{i}", CachedResponse(text=f"{name}{i}", input_tokens=i, output_tokens=1,
+                                                model="m", provider=name))
+        cache.put(f"shared-{i}", CachedResponse(text="same", input_tokens=1, output_tokens=1,
+                                                model="m", provider="shared"))
+        if i % 10 == 0:
+            assert cache.get(f"{name}-{i}") is not None
+    cache.close()
+    print("done", flush=True)
+    """
+)
+
+
+def test_two_processes_write_the_same_file_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / "responses.sqlite"
+    go = tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), name, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
+        for name in ("p1", "p2")
+    ]
+    try:
+        for proc in procs:  # both have opened the (new) file before either writes
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read() if proc.stderr else ""
+        go.touch()
+        outputs = [proc.communicate(timeout=60) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+        assert out.strip() == "done"
+    with ResponseCache(path) as cache:
+        stats = cache.stats()
+        assert stats.by_model == {("p1", "m"): 200, ("p2", "m"): 200, ("shared", "m"): 200}
+        assert stats.entries == 600
+        got = cache.get("p2-199")
+        assert got is not None and got.text == "p2199"
+
+
+# ---- broken files ---------------------------------------------------------------------------
+
+
+def test_a_file_that_is_not_a_database_raises_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "responses.sqlite"
+    path.write_bytes(b"this is not a database, just some bytes " * 200)
+    with pytest.raises(StoreError) as info:
+        ResponseCache(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "pdbench cache clear" in message and "delete" in message
+    assert delete_cache(path) is True
+    with ResponseCache(path) as cache:  # the way out works
+        assert cache.stats().entries == 0
+
+
+def test_a_damaged_database_raises_store_error_not_sqlite_error(tmp_path: Path) -> None:
+    path = tmp_path / "responses.sqlite"
+    with ResponseCache(path) as cache:
+        for i in range(300):
+            cache.put(f"k{i}", response("x" * 500))
+    size = path.stat().st_size
+    with path.open("r+b") as f:  # scribble over every page but the first (header and schema)
+        f.seek(4096)
+        f.write(random.Random(0).randbytes(size - 4096))
+    with pytest.raises(StoreError) as info:
+        cache = ResponseCache(path)
+        for i in range(300):
+            cache.get(f"k{i}")
+        cache.stats()
+    assert str(path) in str(info.value)
+    assert "pdbench cache clear" in str(info.value)
+
+
+def test_a_cache_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "responses.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.raises(StoreError, match="newer PDBench"):
+        ResponseCache(path)
+
+
+def test_using_a_closed_cache_is_a_clear_error(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.close()
+    with pytest.raises(StoreError, match="closed"):
+        cache.get("k")
+
+
+def test_dead_worker_threads_do_not_keep_connections_open(cache: ResponseCache) -> None:
+    for _ in range(5):
+        t = threading.Thread(target=cache.get, args=("k",))
+        t.start()
+        t.join()
+    t = threading.Thread(target=cache.get, args=("k",))
+    t.start()
+    t.join()
+    assert len(cache._connections) <= 2  # the fixture's thread and the last one

@@ -1,0 +1,574 @@
+"""Endpoint limiter: concurrency, rpm and tpm hold together; 429s pause and adapt; nothing leaks.
+
+Time-dependent tests run on an asyncio loop with *virtual* time (:class:`VirtualLoop`): when
+every task is waiting, the loop jumps to the next timer instead of sleeping, and the limiter's
+clock is the loop's clock. So "20 requests at 600 rpm take 1.9 s" is checked exactly, and ten
+simulated minutes of a rate-limited server take a fraction of a real second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import selectors
+from collections import deque
+from collections.abc import Awaitable, Callable
+from itertools import pairwise
+from typing import Any, TypeVar
+
+import anyio
+import pytest
+from pydantic import ValidationError
+
+from harness.limits import EndpointLimiter, LimiterRegistry, LimitSettings, key_fingerprint
+
+T = TypeVar("T")
+Clock = Callable[[], float]
+
+
+class _VirtualSelector(selectors.DefaultSelector):
+    """A selector that, instead of blocking for ``timeout``, advances virtual time by it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout is None:
+            raise RuntimeError("virtual loop would block forever: every task waits and no timer is set")
+        events = super().select(0)
+        if not events:
+            self.now += timeout
+        return events
+
+
+class VirtualLoop(asyncio.SelectorEventLoop):
+    """An asyncio loop whose ``time()`` is virtual and jumps ahead whenever all tasks wait."""
+
+    def __init__(self) -> None:
+        self._virtual = _VirtualSelector()
+        super().__init__(selector=self._virtual)
+
+    def time(self) -> float:
+        return self._virtual.now
+
+
+def run_virtual(main: Callable[[Clock], Awaitable[T]]) -> T:
+    """Run ``main(clock)`` on a fresh virtual-time loop; ``clock`` reads virtual seconds from 0."""
+    loop = VirtualLoop()
+    try:
+        return loop.run_until_complete(main(loop.time))  # type: ignore[arg-type]
+    finally:
+        loop.close()
+
+
+def max_in_any_window(times: list[float], window: float = 60.0) -> int:
+    """Most events in any half-open window ``(t - window, t]`` (an event at ``s`` counts while ``s + window > t``)."""
+    times = sorted(times)
+    best, lo = 0, 0
+    for hi, t in enumerate(times):
+        while times[lo] + window <= t:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best
+
+
+# ---- settings -------------------------------------------------------------------------------
+
+
+def test_settings_defaults_and_validation() -> None:
+    s = LimitSettings()
+    assert (s.concurrency, s.rpm, s.tpm) == (8, None, None)
+    with pytest.raises(ValidationError):
+        LimitSettings(rpn=10)  # type: ignore[call-arg]  # a typo must not pass silently
+    with pytest.raises(ValidationError):
+        LimitSettings(concurrency=0)
+    with pytest.raises(ValidationError):
+        LimitSettings(rpm=0)
+
+
+# ---- concurrency and fairness ---------------------------------------------------------------
+
+
+async def test_concurrency_cap_is_never_exceeded() -> None:
+    limiter = EndpointLimiter(LimitSettings(concurrency=3))
+    in_flight = peak = done = 0
+
+    async def call(i: int) -> None:
+        nonlocal in_flight, peak, done
+        async with limiter.acquire():
+            in_flight += 1
+            peak = max(peak, in_flight)
+            assert limiter.in_flight == in_flight <= 3
+            for _ in range(i % 4 + 1):
+                await anyio.sleep(0)
+            in_flight -= 1
+        done += 1
+
+    async with anyio.create_task_group() as tg:
+        for i in range(60):
+            tg.start_soon(call, i)
+    assert peak == 3
+    assert done == 60
+    assert (limiter.in_flight, limiter.waiting) == (0, 0)
+
+
+async def test_waiters_start_in_arrival_order() -> None:
+    limiter = EndpointLimiter(LimitSettings(concurrency=1))
+    order: list[int] = []
+    release = anyio.Event()
+
+    async def call(i: int) -> None:
+        async with limiter.acquire():
+            order.append(i)
+            if i == 0:
+                await release.wait()
+
+    async with anyio.create_task_group() as tg:
+        for i in range(10):
+            tg.start_soon(call, i)
+            await anyio.sleep(0)  # arrive one after another
+        await anyio.sleep(0)
+        assert limiter.waiting == 9
+        release.set()
+    assert order == list(range(10))
+
+
+async def test_slot_is_released_when_the_call_fails() -> None:
+    limiter = EndpointLimiter(LimitSettings(concurrency=1))
+    with pytest.raises(RuntimeError):
+        async with limiter.acquire():
+            raise RuntimeError("provider down")
+    assert limiter.in_flight == 0
+    with anyio.fail_after(1):
+        async with limiter.acquire():
+            pass
+
+
+# ---- requests per minute --------------------------------------------------------------------
+
+
+def test_rpm_spaces_request_starts_evenly() -> None:
+    async def main(clock: Clock) -> list[float]:
+        limiter = EndpointLimiter(LimitSettings(concurrency=None, rpm=600), clock=clock)
+        starts: list[float] = []
+
+        async def call() -> None:
+            async with limiter.acquire():
+                starts.append(clock())
+                await anyio.sleep(0.5)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(20):
+                tg.start_soon(call)
+        return starts
+
+    starts = run_virtual(main)
+    assert starts[0] == pytest.approx(0.0)
+    assert starts[-1] == pytest.approx(1.9)  # 20 requests at 10/s: 19 gaps of 0.1 s
+    gaps = [b - a for a, b in pairwise(starts)]
+    assert min(gaps) == pytest.approx(0.1) and max(gaps) == pytest.approx(0.1)
+
+
+def test_rpm_never_exceeds_the_limit_in_any_rolling_minute_nor_bursts_after_idle() -> None:
+    async def main(clock: Clock) -> list[float]:
+        limiter = EndpointLimiter(LimitSettings(concurrency=4, rpm=30), clock=clock)
+        starts: list[float] = []
+
+        async def call() -> None:
+            async with limiter.acquire():
+                starts.append(clock())
+                await anyio.sleep(1.0)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(100):
+                tg.start_soon(call)
+        await anyio.sleep(300)  # idle: earns no burst credit
+        async with anyio.create_task_group() as tg:
+            for _ in range(5):
+                tg.start_soon(call)
+        return starts
+
+    starts = run_virtual(main)
+    assert max_in_any_window(starts) == 30
+    assert starts[99] == pytest.approx(99 * 2.0)  # achieved rate is the limit itself
+    after_idle = starts[100:]
+    assert [b - a for a, b in pairwise(after_idle)] == pytest.approx([2.0] * 4)
+
+
+# ---- tokens per minute ----------------------------------------------------------------------
+
+
+def _two_calls_with_usage(actual: int | None) -> float:
+    """tpm=1000; A reserves 600 and reports ``actual`` after 1 s; return when B (600) starts."""
+
+    async def main(clock: Clock) -> float:
+        limiter = EndpointLimiter(LimitSettings(concurrency=None, tpm=1000), clock=clock)
+        b_started = -1.0
+
+        async def a() -> None:
+            async with limiter.acquire(estimated_tokens=600) as permit:
+                assert permit.tokens == 600
+                await anyio.sleep(1.0)
+                if actual is not None:
+                    permit.record_usage(actual)
+                    assert permit.tokens == actual
+
+        async def b() -> None:
+            nonlocal b_started
+            async with limiter.acquire(estimated_tokens=600):
+                b_started = clock()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(a)
+            await anyio.sleep(0.01)
+            tg.start_soon(b)
+        return b_started
+
+    return run_virtual(main)
+
+
+def test_tpm_reserves_the_estimate_then_refunds_or_charges_the_actual_usage() -> None:
+    # Reserved 600 of 1000: B's 600 fits once A's charge leaves the rolling minute (pacing alone: 36 s).
+    assert _two_calls_with_usage(None) == pytest.approx(60.0)
+    # A used only 100: pacing 100 * 60/1000 = 6 s, and the window has room at once.
+    assert _two_calls_with_usage(100) == pytest.approx(6.0)
+    # A used 1500: pacing 1500 * 60/1000 = 90 s; the window is over the limit until 60 s.
+    assert _two_calls_with_usage(1500) == pytest.approx(90.0)
+
+
+def test_tpm_holds_over_every_rolling_minute_with_uneven_requests() -> None:
+    rng = random.Random(7)
+    sizes = [rng.choice([50, 200, 400, 900]) for _ in range(300)]
+
+    async def main(clock: Clock) -> list[tuple[float, int]]:
+        limiter = EndpointLimiter(LimitSettings(concurrency=20, tpm=10_000), clock=clock)
+        log: list[tuple[float, int]] = []
+
+        async def call(size: int) -> None:
+            async with limiter.acquire(estimated_tokens=size + 100) as permit:
+                await anyio.sleep(0.7)
+                permit.record_usage(size)
+                log.append((permit.started_at, size))
+
+        async with anyio.create_task_group() as tg:
+            for size in sizes:
+                tg.start_soon(call, size)
+        return log
+
+    log = sorted(run_virtual(main))
+    for t, _ in log:
+        assert sum(n for s, n in log if s <= t < s + 60) <= 10_000
+    elapsed = log[-1][0] - log[0][0]
+    assert sum(sizes) / (elapsed / 60) > 0.9 * 10_000  # and the budget is actually used
+
+
+def test_an_estimate_above_tpm_waits_for_an_empty_window_instead_of_forever() -> None:
+    async def main(clock: Clock) -> list[float]:
+        limiter = EndpointLimiter(LimitSettings(tpm=100), clock=clock)
+        starts = []
+        for _ in range(2):
+            async with limiter.acquire(estimated_tokens=500) as permit:
+                starts.append(permit.started_at)
+        return starts
+
+    assert run_virtual(main) == pytest.approx([0.0, 300.0])  # pacing 500 * 60/100 s
+
+
+def test_negative_token_counts_are_rejected() -> None:
+    limiter = EndpointLimiter(LimitSettings())
+    with pytest.raises(ValueError):
+        limiter.acquire(estimated_tokens=-1)
+
+
+# ---- 429: pause and adapt -------------------------------------------------------------------
+
+
+def test_a_429_pauses_every_new_start_until_retry_after() -> None:
+    async def main(clock: Clock) -> tuple[list[float], float | None, float | None]:
+        limiter = EndpointLimiter(LimitSettings(concurrency=8), clock=clock)
+        limiter.on_rate_limited(2.5)
+        paused = limiter.paused_until
+        starts: list[float] = []
+
+        async def call() -> None:
+            async with limiter.acquire():
+                starts.append(clock())
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(call)
+        return starts, paused, limiter.paused_until
+
+    starts, paused, after = run_virtual(main)
+    assert paused == pytest.approx(2.5)
+    assert starts == pytest.approx([2.5, 2.5, 2.5])
+    assert after is None
+
+
+def test_without_retry_after_the_pause_is_1s_and_doubles_until_a_success() -> None:
+    now = [0.0]
+    limiter = EndpointLimiter(LimitSettings(), clock=lambda: now[0])
+    limiter.on_rate_limited(None)
+    assert limiter.paused_until == 1.0
+    now[0] = 1.0
+    limiter.on_rate_limited(None)
+    assert limiter.paused_until == 3.0
+    now[0] = 3.0
+    limiter.on_success()
+    limiter.on_rate_limited(None)
+    assert limiter.paused_until == 4.0
+    assert limiter.rate_limited_count == 3
+
+
+def test_concurrency_halves_once_per_overload_and_recovers_additively() -> None:
+    now = [0.0]
+    limiter = EndpointLimiter(LimitSettings(concurrency=8), clock=lambda: now[0])
+    limiter.on_rate_limited(5.0)
+    assert limiter.concurrency == 4
+    limiter.on_rate_limited(5.0)  # another answer of the same overload: no second cut
+    assert limiter.concurrency == 4
+    assert limiter.rate_limited_count == 2
+    now[0] = 6.0
+    limiter.on_rate_limited(1.0)  # a new overload after the pause
+    assert limiter.concurrency == 2
+    now[0] = 8.0
+    for _ in range(10):
+        limiter.on_success()
+    assert limiter.concurrency == 3
+    for _ in range(200):
+        limiter.on_success()
+    assert limiter.concurrency == 8  # never above the configured maximum
+    for _ in range(3):
+        now[0] += 10
+        limiter.on_rate_limited(0.0)
+    assert limiter.concurrency == 1  # never below one
+
+
+def test_a_permit_tells_a_late_answer_from_a_new_overload() -> None:
+    async def main(clock: Clock) -> list[int | None]:
+        limiter = EndpointLimiter(LimitSettings(concurrency=8), clock=clock)
+        seen: list[int | None] = []
+        async with limiter.acquire() as old:
+            await anyio.sleep(1)
+            limiter.on_rate_limited(0.0)  # first overload: 8 -> 4
+            await anyio.sleep(5)
+            limiter.on_rate_limited(0.0, permit=old)  # slow answer to a request sent before it
+            seen.append(limiter.concurrency)
+        async with limiter.acquire() as new:
+            limiter.on_rate_limited(0.0, permit=new)
+            seen.append(limiter.concurrency)
+        return seen
+
+    assert run_virtual(main) == [4, 2]
+
+
+def test_the_limiter_reduces_concurrency_when_halving_cuts_below_in_flight() -> None:
+    async def main(clock: Clock) -> tuple[int, int]:
+        limiter = EndpointLimiter(LimitSettings(concurrency=4), clock=clock)
+        peak_after = 0
+        cut = anyio.Event()
+
+        async def call(i: int) -> None:
+            nonlocal peak_after
+            async with limiter.acquire():
+                if cut.is_set():
+                    peak_after = max(peak_after, limiter.in_flight)
+                if i == 0:
+                    limiter.on_rate_limited(0.0)
+                    cut.set()
+                await anyio.sleep(1)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(12):
+                tg.start_soon(call, i)
+        return peak_after, limiter.in_flight
+
+    peak_after, in_flight = run_virtual(main)
+    assert peak_after <= 4
+    assert in_flight == 0
+
+
+def _simulate_unknown_limit(*, limit: int, retry_after: bool, minutes: int = 6) -> tuple[float, int]:
+    """A server allowing ``limit`` requests per rolling minute, unknown to the harness.
+
+    16 games keep asking (latency 1 s, concurrency 8, so they could do 8x the limit); every
+    429 is retried. Returns the achieved share of the limit after the first minute and the
+    number of 429s after the first minute.
+    """
+    duration = 60.0 * minutes
+
+    async def main(clock: Clock) -> tuple[float, int]:
+        limiter = EndpointLimiter(LimitSettings(concurrency=8), clock=clock)
+        window: deque[float] = deque()
+        ok: list[float] = []
+        rejected: list[float] = []
+
+        def server(t: float) -> float | None:
+            while window and window[0] <= t - 60:
+                window.popleft()
+            if len(window) < limit:
+                window.append(t)
+                return None
+            return window[0] + 60 - t
+
+        async def game() -> None:
+            while clock() < duration:
+                async with limiter.acquire() as permit:
+                    wait = server(clock())
+                    await anyio.sleep(1.0)
+                    if wait is None:
+                        ok.append(permit.started_at)
+                        limiter.on_success()
+                    else:
+                        rejected.append(permit.started_at)
+                        limiter.on_rate_limited(wait if retry_after else None)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(16):
+                tg.start_soon(game)
+        achieved = sum(1 for t in ok if 60 <= t < duration) / (minutes - 1)
+        return achieved / limit, sum(1 for t in rejected if t >= 60)
+
+    return run_virtual(main)
+
+
+@pytest.mark.parametrize("retry_after", [True, False], ids=["retry-after", "no-retry-after"])
+@pytest.mark.parametrize("limit", [60, 200])
+def test_an_unknown_server_limit_is_learned(limit: int, retry_after: bool) -> None:
+    share, late_429s = _simulate_unknown_limit(limit=limit, retry_after=retry_after)
+    assert share >= 0.85
+    assert late_429s <= 3 * 5  # a handful a minute at most once the first minute is over
+
+
+def test_a_learned_rate_never_exceeds_a_configured_rpm() -> None:
+    async def main(clock: Clock) -> EndpointLimiter:
+        limiter = EndpointLimiter(LimitSettings(rpm=600), clock=clock)
+        for _ in range(50):  # 50 successes in 4.9 s
+            async with limiter.acquire():
+                limiter.on_success()
+        limiter.on_rate_limited(1.0)
+        assert limiter.learned_rpm == pytest.approx(0.9 * 50 / 4.9 * 60)  # below 600: learned
+
+        async def game() -> None:
+            for _ in range(100):
+                async with limiter.acquire():
+                    await anyio.sleep(0.2)
+                    limiter.on_success()
+
+        # Sustained success at the cap raises it until it reaches the configured rpm.
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(game)
+        return limiter
+
+    limiter = run_virtual(main)
+    assert limiter.learned_rpm is None
+    assert limiter.effective_rpm == 600
+
+
+# ---- cancellation ---------------------------------------------------------------------------
+
+
+async def test_cancelling_a_waiter_takes_no_slot() -> None:
+    limiter = EndpointLimiter(LimitSettings(concurrency=1))
+    release = anyio.Event()
+
+    async def holder() -> None:
+        async with limiter.acquire():
+            await release.wait()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(holder)
+        await anyio.sleep(0)
+        with anyio.move_on_after(0.05) as scope:
+            async with limiter.acquire():
+                pytest.fail("admitted while the only slot was taken")
+        assert scope.cancelled_caught
+        assert (limiter.in_flight, limiter.waiting) == (1, 0)
+        release.set()
+    assert limiter.in_flight == 0
+    with anyio.fail_after(1):
+        async with limiter.acquire():
+            assert limiter.in_flight == 1
+
+
+def test_cancelling_a_waiter_takes_no_rate_slot_nor_tokens() -> None:
+    async def main(clock: Clock) -> tuple[float, float]:
+        limiter = EndpointLimiter(LimitSettings(rpm=6, tpm=1000), clock=clock)
+        async with limiter.acquire(estimated_tokens=100):
+            pass
+        # The next start may happen at 10 s (rpm 6). Give up waiting at 5 s.
+        with anyio.move_on_after(5):
+            async with limiter.acquire(estimated_tokens=800):
+                pytest.fail("admitted before the rate allowed")
+        ledger = sum(c.tokens for c in limiter._ledger)
+        async with limiter.acquire(estimated_tokens=800) as permit:
+            return permit.started_at, ledger
+
+    started, ledger = run_virtual(main)
+    assert ledger == 100  # the cancelled waiter reserved nothing
+    assert started == pytest.approx(10.0)  # and did not push the rate slot back
+
+
+# ---- counters and registry ------------------------------------------------------------------
+
+
+def test_snapshot_reports_the_counters_a_display_needs() -> None:
+    async def main(clock: Clock) -> Any:
+        limiter = EndpointLimiter(LimitSettings(concurrency=2), clock=clock)
+        snapshots = []
+
+        async def call() -> None:
+            async with limiter.acquire():
+                await anyio.sleep(1)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(5):
+                tg.start_soon(call)
+            await anyio.sleep(0.5)
+            limiter.on_rate_limited(3.0)
+            snapshots.append(limiter.snapshot())
+        return snapshots[0]
+
+    snap = run_virtual(main)
+    assert (snap.in_flight, snap.waiting, snap.concurrency, snap.max_concurrency) == (2, 3, 1, 2)
+    assert snap.paused_until == pytest.approx(3.5)
+    assert snap.rate_limited_count == 1
+
+
+def test_registry_shares_one_limiter_per_endpoint() -> None:
+    registry = LimiterRegistry()
+    settings = LimitSettings(rpm=60)
+    a = registry.get("openai", None, "sk-one", settings)
+    assert registry.get("openai", None, "sk-one", LimitSettings(rpm=1)) is a  # first settings win
+    assert registry.get("openai", None, "sk-two", settings) is not a
+    assert registry.get("anthropic", None, "sk-one", settings) is not a
+    local = registry.get("openai", "http://127.0.0.1:8000/v1", None, settings)
+    assert local is not a
+    assert registry.get("openai", "http://127.0.0.1:8000/v1/", None, settings) is local
+    assert len(registry.limiters()) == 4
+
+
+def test_registry_keeps_no_api_key_in_clear() -> None:
+    secret = "sk-very-secret-key-0123456789"
+    registry = LimiterRegistry()
+    limiter = registry.get("openai", None, secret, LimitSettings())
+
+    def strings(obj: Any, depth: int = 0) -> list[str]:
+        if depth > 4:
+            return []
+        if isinstance(obj, str):
+            return [obj]
+        if isinstance(obj, dict):
+            return [s for k, v in obj.items() for x in (k, v) for s in strings(x, depth + 1)]
+        if isinstance(obj, list | tuple | set | deque):
+            return [s for x in obj for s in strings(x, depth + 1)]
+        if hasattr(obj, "__dict__"):
+            return strings(vars(obj), depth + 1)
+        return []
+
+    found = strings(registry) + strings(limiter)
+    assert not any(secret in s for s in found)
+    assert key_fingerprint(secret) in found  # the endpoint is told apart by a hash prefix
+    assert len(key_fingerprint(secret) or "") == 12

@@ -1,0 +1,328 @@
+"""Model free text -> move: what real models write, what must be refused, and the re-ask policy."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from harness.parsing import ActionLabels, ParsePolicy, ParseResult, correction_message, fallback_action, parse_action
+
+DEFAULT = ActionLabels()
+NEUTRAL = ActionLabels(cooperate="J", defect="F")
+
+REASONING_THEN_FINAL = (
+    "Let me think. If I choose D and they choose C, I get 5, so D would be tempting, "
+    "but they have cooperated every round. Final answer: C"
+)
+LONG_COT = """The other player defected in round 3 but returned to C afterwards.
+Options:
+- C: we both get 3 if they cooperate.
+- D: I get 5 if they play C, but it risks a spiral of mutual D.
+
+Considering the long horizon, cooperation seems best.
+
+**Final Answer:** C"""
+
+# (reply, expected canonical move or None) with the default C/D labels.
+DEFAULT_CASES: list[tuple[str, str | None]] = [
+    # bare labels
+    ("C", "C"),
+    ("D", "D"),
+    ("c", "C"),
+    ("d", "D"),
+    (" D.\n", "D"),
+    ("C!", "C"),
+    ("**C**", "C"),
+    ("`D`", "D"),
+    ("*C*", "C"),
+    ("_D_", "D"),
+    ('"C"', "C"),
+    ("[D]", "D"),
+    ("(C)", "C"),
+    ("### D", "D"),
+    ("Cooperate", "C"),
+    ("Defect.", "D"),
+    ("I Cooperate", "C"),
+    ("i defect", "D"),
+    ("cooperation", "C"),
+    # answer lines
+    ("Action: C", "C"),
+    ("Move: D", "D"),
+    ("My choice: C", "C"),
+    ("Answer: **D**", "D"),
+    ("**Action:** C", "C"),
+    ("**Move**: D", "D"),
+    ("Decision: cooperate", "C"),
+    ("Choice = D", "D"),
+    ("Action: C (cooperate)", "C"),
+    ("Action: D - they defected last round", "D"),
+    ("1. Review the history.\n2. Action: D", "D"),
+    ("Reasoning: they defected twice in a row.\nAction: D", "D"),
+    ("Action: D\nAction: C", "C"),  # the last answer line wins
+    ("Action: C/D\nAction: C", "C"),  # an echo of the format, then the answer
+    ("Their last move: D\nMy move: C", "C"),
+    ("Answer: I will defect.", "D"),
+    ("Move: option C", "C"),
+    # final answers
+    (REASONING_THEN_FINAL, "C"),
+    (LONG_COT, "C"),
+    ("Final answer: D", "D"),
+    ("FINAL ANSWER: c", "C"),
+    ("**Final Answer:**\n\nD", "D"),
+    ("My final answer is C.", "C"),
+    ("My final decision is to defect.", "D"),
+    ("The math says D.\nFinal choice: C\nAction: D", "C"),  # final beats a plain answer line
+    ("Final answer: C\nFinal answer: C", "C"),
+    ("$\\boxed{D}$", "D"),
+    ("\\boxed{\\text{C}}", "C"),
+    ("Final answer: D\n\nMy move: C", "D"),
+    # JSON
+    ('{"action": "C"}', "C"),
+    ('{"move":"D","reasoning":"they defected twice"}', "D"),
+    ('```json\n{"action": "D"}\n```', "D"),
+    ('Here is my answer:\n```json\n{\n  "reasoning": "trust builds",\n  "move": "C"\n}\n```', "C"),
+    ('{"Action": "cooperate"}', "C"),
+    ('{"choice": "**D**"}', "D"),
+    ('{"response": {"action": "D"}}', "D"),
+    ('{"reasoning": "I considered C", "final_answer": "D"}', "D"),
+    ('{"action": "C"} Final answer: D', "C"),  # JSON ranks above a final-answer line
+    ('{"note": "no move key"}\nD', "D"),  # JSON without a move key is ignored
+    ('{"action": "C"}\n{"action": "C"}', "C"),
+    # last / first line
+    ("Let me think. They defected last round.\n\nD", "D"),
+    ("They have cooperated 9 times out of 10.\nTrust seems warranted.\n\n**C**", "C"),
+    ("Considering the history, mutual trust is best. C", "C"),
+    ("C\n\nI want to keep building trust.", "C"),
+    ("C - to keep building trust", "C"),
+    ("**D** — they have defected three times in a row.", "D"),
+    ("C. I will cooperate to build trust.", "C"),
+    # choice statements
+    ("I will cooperate", "C"),
+    ("I choose to defect.", "D"),
+    ("I'll cooperate this round.", "C"),
+    ("I’ll defect.", "D"),
+    ("I decide to cooperate.", "C"),
+    ("I have decided to defect this time.", "D"),
+    ("I choose C.", "C"),
+    ("I'll play D again.", "D"),
+    ("I'll go with C.", "C"),
+    ("My move is D because they defected.", "D"),
+    ("My choice is: C", "C"),
+    ("I will continue to cooperate.", "C"),
+    ("I'll keep cooperating.", "C"),
+    ("I'm going to defect.", "D"),
+    ("I am choosing C this round.", "C"),
+    ("I will definitely cooperate.", "C"),
+    ("I will not defect. I will cooperate.", "C"),
+    ("I choose C, not D.", "C"),
+    ("Their last move: D\nI'll cooperate anyway, to signal good faith.", "C"),
+    ("If I choose D, they lose 3 points. I will cooperate.", "C"),
+    ("If I defect, I get 5; if they defect too, we both get 1; I will cooperate.", "C"),
+    ("Since they cooperated, I will cooperate too.", "C"),
+    # refusals: ambiguous
+    ("C or D", None),
+    ("C/D", None),
+    ("I will cooperate or defect", None),
+    ("I choose C or D.", None),
+    ("Action: C/D", None),
+    ("Move: cooperate or defect", None),
+    ("Answer: C, D", None),
+    ('{"action": "C/D"}', None),
+    ('{"action": "C or D"}', None),
+    ('{"action": "X"}', None),
+    ('{"action": ""}', None),
+    ('{"action": 1}', None),
+    ('{"action": null}', None),
+    ('{"action": "C"}\n{"action": "D"}', None),
+    ('{"action": "C/D"}\nFinal answer: C', None),  # an invalid JSON value is not rescued by weaker rules
+    ("Final answer: C\nFinal answer: D", None),
+    ("Final answer: C or D", None),
+    ("I will defect. Actually, I will cooperate.", None),
+    ("D. That is what they played, so I will cooperate.", None),
+    ("C\n\nOn reflection I choose to defect.", None),
+    # refusals: nothing to read
+    ("", None),
+    ("   \n\t", None),
+    ("**", None),
+    ("Hello there", None),
+    ("I'd rather not say.", None),
+    ("Let me think about this carefully.", None),
+    # false-positive traps
+    ("Decision", None),
+    ("Decision: I need more information.", None),
+    ("CD", None),
+    ("DC", None),
+    ("C's", None),
+    ("Cooperative", None),
+    ("Defective", None),
+    ("The payoff for D is higher.", None),
+    ("If I choose D and they choose C, I get 5.", None),
+    ("If they defect, I will defect.", None),
+    ("Should I choose D?", None),
+    ("Will I cooperate? Hard to say.", None),
+    ("They played D.", None),
+    ("Their last move: D", None),
+    ("The options are C and D.", None),
+    ("Round 3: C, D", None),
+    ("I'd defect if they did.", None),
+    ("I choose a move carefully.", None),
+    ("I decided, cooperation makes sense in general, D makes sense sometimes.", None),
+]
+
+# (reply, expected canonical move or None) with neutral J/F labels (J = cooperate, F = defect).
+NEUTRAL_CASES: list[tuple[str, str | None]] = [
+    ("J", "C"),
+    ("F", "D"),
+    ("j", "C"),
+    (" f.\n", "D"),
+    ("**F**", "D"),
+    ("`J`", "C"),
+    ("Action: J", "C"),
+    ("Answer: **F**", "D"),
+    ("Final answer: F", "D"),
+    ("Hmm, F is tempting... Final answer: J", "C"),
+    ('{"action": "J"}', "C"),
+    ('```json\n{"move": "f"}\n```', "D"),
+    ("They played F twice.\n\nJ", "C"),
+    ("I choose J.", "C"),
+    ("I will play F.", "D"),
+    ("My move is J.", "C"),
+    # the words cooperate/defect are never mapped onto neutral labels
+    ("I will cooperate", None),
+    ("Defect", None),
+    ("Action: cooperate", None),
+    ('{"action": "defect"}', None),
+    ('{"action": "C"}', None),
+    ("C", None),
+    ("D", None),
+    # ambiguity and traps
+    ("J or F", None),
+    ("Action: J/F", None),
+    ("Final answer: J\nFinal answer: F", None),
+    ("JF", None),
+    ("Joy", None),
+    ("Fine.", None),
+    ("If I choose F, I get 5.", None),
+    ("i choose j", None),  # a lower-case one-letter label inside prose is ordinary English
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), DEFAULT_CASES)
+def test_default_labels(text: str, expected: str | None) -> None:
+    result = parse_action(text, DEFAULT)
+    assert result.action == expected, result
+    assert (result.reason is None) == (expected is not None)
+
+
+@pytest.mark.parametrize(("text", "expected"), NEUTRAL_CASES)
+def test_neutral_labels(text: str, expected: str | None) -> None:
+    result = parse_action(text, NEUTRAL)
+    assert result.action == expected, result
+    assert (result.reason is None) == (expected is not None)
+
+
+@pytest.mark.parametrize(
+    ("text", "method"),
+    [
+        ('{"action": "C"}', "json"),
+        ("Final answer: C", "final_answer"),
+        ("Action: C", "answer_line"),
+        ("C", "bare"),
+        ("Thinking...\nC", "last_line"),
+        ("C\nBecause trust.", "first_line"),
+        ("I will cooperate.", "statement"),
+    ],
+)
+def test_method_names_the_rule_that_decided(text: str, method: str) -> None:
+    assert parse_action(text, DEFAULT).method == method
+
+
+def test_multi_character_labels() -> None:
+    labels = ActionLabels(cooperate="Blue", defect="Red")
+    assert parse_action("**BLUE**", labels).action == "C"
+    assert parse_action("I choose red.", labels).action == "D"
+    assert parse_action("Blueberry", labels).action is None
+    assert parse_action("Blue or Red", labels).action is None
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("", "empty"),
+        ("Hello", "names neither C nor D"),
+        ("C or D", "mentions both C and D"),
+        ("The payoff for D is higher.", "mentions D"),
+        ("Final answer: C\nFinal answer: D", "both C and D as its final answer"),
+        ('{"action": "X"}', "JSON field 'action' holds neither C nor D"),
+        ("Action: C/D", "answer line names both C and D"),
+    ],
+)
+def test_failure_reasons_say_what_went_wrong(text: str, fragment: str) -> None:
+    result = parse_action(text, DEFAULT)
+    assert not result.ok
+    assert result.reason is not None and fragment in result.reason
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"cooperate": "C", "defect": "C"},
+        {"cooperate": "J", "defect": "j"},
+        {"cooperate": "", "defect": "D"},
+        {"cooperate": "  ", "defect": "D"},
+        {"cooperate": " C", "defect": "D"},
+        {"cooperate": "C", "defect": "*D*"},
+        {"cooperate_words": ("cooperate", "defect")},
+        {"defect_words": ("",)},
+    ],
+)
+def test_invalid_labels_are_refused(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        ActionLabels(**kwargs)  # type: ignore[arg-type]
+
+
+def test_words_apply_only_to_the_default_labels() -> None:
+    assert DEFAULT.uses_words
+    assert ActionLabels("c", "d").uses_words
+    assert not NEUTRAL.uses_words
+
+
+def test_correction_message_default_labels() -> None:
+    msg = correction_message(parse_action("C or D", DEFAULT), DEFAULT)
+    assert msg.startswith("I could not tell your move: the reply mentions both C and D")
+    assert msg.endswith("Reply with exactly one letter: C to cooperate or D to defect.")
+
+
+def test_correction_message_neutral_labels_never_says_cooperate_or_defect() -> None:
+    for text in ("", "I will cooperate", "J or F", '{"action": "defect"}', "Final answer: J\nFinal answer: F"):
+        msg = correction_message(parse_action(text, NEUTRAL), NEUTRAL)
+        assert "cooperat" not in msg.lower() and "defect" not in msg.lower(), msg
+        assert msg.endswith("Reply with exactly one of J or F.")
+
+
+def test_correction_message_without_reason() -> None:
+    msg = correction_message(ParseResult(None), DEFAULT)
+    assert msg.startswith("I could not tell your move.")
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("defect", "D"), ("cooperate", "C"), ("fail", None)])
+def test_fallback_action(mode: str, expected: str | None) -> None:
+    assert fallback_action(ParsePolicy(on_failure=mode), random.Random(0)) == expected  # type: ignore[arg-type]
+
+
+def test_random_fallback_uses_the_given_rng() -> None:
+    policy = ParsePolicy(on_failure="random")
+    draws = [fallback_action(policy, random.Random(seed)) for seed in range(40)]
+    assert set(draws) == {"C", "D"}
+    assert draws == [fallback_action(policy, random.Random(seed)) for seed in range(40)]
+
+
+def test_policy_defaults_and_validation() -> None:
+    policy = ParsePolicy()
+    assert (policy.max_retries, policy.on_failure) == (2, "defect")
+    assert ParsePolicy(max_retries=0).max_retries == 0
+    for bad in ({"max_retries": -1}, {"max_retries": True}, {"on_failure": "skip"}):
+        with pytest.raises(ValueError):
+            ParsePolicy(**bad)  # type: ignore[arg-type]

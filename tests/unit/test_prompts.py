@@ -1,0 +1,309 @@
+"""Prompt templates: horizon wording, history, labels, personas, and errors caught by check()."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from harness import prompts
+from harness.agents.base import RoundView
+from harness.errors import ConfigError
+from harness.game import Horizon, PayoffMatrix
+from harness.parsing import ActionLabels
+from harness.prompts import PromptBuilder, PromptSettings, available_personas, round_context, synthetic_views
+
+NEUTRAL = ActionLabels(cooperate="J", defect="F")
+
+
+def make_view(
+    own: str = "",
+    opp: str = "",
+    *,
+    seat: str = "a",
+    horizon: Horizon | None = None,
+    game: PayoffMatrix | None = None,
+) -> RoundView:
+    """A view after the moves ``own``/``opp`` (strings of C/D), with payoffs from ``game``."""
+    game = game or PayoffMatrix()
+    table = game.table()
+    if seat == "a":
+        own_p = [table[(m, o)][0] for m, o in zip(own, opp, strict=True)]
+        opp_p = [table[(m, o)][1] for m, o in zip(own, opp, strict=True)]
+    else:
+        own_p = [table[(o, m)][1] for m, o in zip(own, opp, strict=True)]
+        opp_p = [table[(o, m)][0] for m, o in zip(own, opp, strict=True)]
+    return RoundView(
+        seat="a" if seat == "a" else "b",
+        round=len(own) + 1,
+        horizon=(horizon or Horizon(kind="fixed", n_rounds=50)).known_to_players(),
+        payoffs=game,
+        own_moves=tuple(own),  # type: ignore[arg-type]
+        opponent_moves=tuple(opp),  # type: ignore[arg-type]
+        own_payoffs=tuple(own_p),
+        opponent_payoffs=tuple(opp_p),
+        own_score=sum(own_p),
+        opponent_score=sum(opp_p),
+    )
+
+
+def text_of(messages: list[dict[str, str]]) -> str:
+    return "\n".join(m["content"] for m in messages)
+
+
+def user_prompt(settings: PromptSettings, view: RoundView) -> str:
+    return PromptBuilder(settings).render(view)[1]["content"]
+
+
+def test_messages_are_a_system_and_a_user_message() -> None:
+    messages = PromptBuilder().render(make_view())
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert all(m["content"] and m["content"] == m["content"].strip() for m in messages)
+
+
+def test_fixed_horizon_states_round_and_length() -> None:
+    prompt = user_prompt(PromptSettings(), make_view("CCCCCC", "CCCCCD"))
+    assert "This is round 7 of 50." in prompt
+    assert "continues with probability" not in prompt
+
+
+def test_geometric_horizon_gives_only_the_continuation_probability() -> None:
+    horizon = Horizon(kind="geometric", stop_prob=0.05, max_rounds=37)
+    for own, opp in (("", ""), ("CCCCCC", "CDCCCC")):
+        text = text_of(PromptBuilder().render(make_view(own, opp, horizon=horizon)))
+        assert f"This is round {len(own) + 1}." in text
+        assert "After each round, the game continues with probability 0.95." in text
+        assert "37" not in text and " of 50" not in text
+        for leak in ("last round", "final round", "rounds left", "remaining", "will end"):
+            assert leak not in text.lower()
+
+
+def test_round_one_has_no_history() -> None:
+    prompt = user_prompt(PromptSettings(), make_view())
+    assert "No rounds have been played yet." in prompt
+    assert "Round 1:" not in prompt
+    assert "you have 0 and the other player has 0" in prompt
+
+
+def test_full_history_from_the_players_own_side() -> None:
+    prompt = user_prompt(PromptSettings(), make_view("CD", "DD"))
+    assert "- Round 1: you chose C, the other player chose D; you got 0, they got 5." in prompt
+    assert "- Round 2: you chose D, the other player chose D; you got 1, they got 1." in prompt
+    assert "you have 1 and the other player has 6" in prompt
+    assert "No rounds have been played yet." not in prompt
+
+
+def test_history_window_shows_only_the_last_rounds_but_total_scores() -> None:
+    prompt = user_prompt(PromptSettings(history_window=2), make_view("CCCCD", "CCCDD"))
+    assert "Round 3:" not in prompt and "Round 1:" not in prompt
+    assert "- Round 4: you chose C, the other player chose D" in prompt
+    assert "- Round 5: you chose D, the other player chose D" in prompt
+    assert "The last 2 of the 5 rounds played so far:" in prompt
+    assert "you have 10 and the other player has 15" in prompt
+
+
+def test_history_window_larger_than_history_shows_everything() -> None:
+    prompt = user_prompt(PromptSettings(history_window=10), make_view("CD", "CC"))
+    assert "Round 1:" in prompt and "Round 2:" in prompt
+    assert "The last" not in prompt
+
+
+def test_payoff_matrix_is_shown_from_the_players_seat() -> None:
+    game = PayoffMatrix(cc=(3, 2), cd=(0, 6), dc=(4, 1), dd=(1, 0.5))
+    a = user_prompt(PromptSettings(), make_view(seat="a", game=game))
+    b = user_prompt(PromptSettings(), make_view(seat="b", game=game))
+    assert "If you choose C and the other player chooses D, you get 0 and they get 6." in a
+    assert "If you choose C and the other player chooses C, you get 3 and they get 2." in a
+    # Seat b choosing C against a's D is the cell (D, C) = (4, 1) seen from b.
+    assert "If you choose C and the other player chooses D, you get 1 and they get 4." in b
+    assert "If you choose D and the other player chooses D, you get 0.5 and they get 1." in b
+
+
+def test_default_labels_name_the_moves() -> None:
+    text = text_of(PromptBuilder().render(make_view("C", "D")))
+    assert "C (cooperate) or D (defect)" in text
+    assert "Reply with exactly one of C or D." in text
+
+
+def test_neutral_labels_never_mention_cooperate_or_defect() -> None:
+    for persona in [None, *available_personas()]:
+        settings = PromptSettings(labels=NEUTRAL, persona=persona)
+        builder = PromptBuilder(settings)
+        for view in (make_view(), make_view("CDDC", "DDCC"), make_view("CD", "DC", seat="b")):
+            text = text_of(builder.render(view)).lower()
+            assert "cooperat" not in text and "defect" not in text, persona
+
+
+def test_neutral_labels_appear_in_matrix_history_and_request() -> None:
+    prompt = user_prompt(PromptSettings(labels=NEUTRAL), make_view("C", "D"))
+    assert "If you choose J and the other player chooses F, you get 0 and they get 5." in prompt
+    assert "If you choose F and the other player chooses J, you get 5 and they get 0." in prompt
+    assert "- Round 1: you chose J, the other player chose F; you got 0, they got 5." in prompt
+    assert "Reply with exactly one of J or F." in prompt
+    assert " C " not in prompt and " D " not in prompt
+
+
+def test_templates_never_say_prisoners_dilemma() -> None:
+    for path in [*prompts.PROMPTS_DIR.glob("*.j2"), *prompts.PERSONAS_DIR.glob("*.md")]:
+        assert "prisoner" not in path.read_text(encoding="utf-8").lower(), path
+    for view in synthetic_views():
+        assert "prisoner" not in text_of(PromptBuilder().render(view)).lower()
+
+
+def test_shipped_personas_exist() -> None:
+    assert {"neutral", "cooperative", "competitive", "cautious"} <= set(available_personas())
+
+
+def test_persona_by_name_is_in_the_system_prompt_only() -> None:
+    persona_text = (prompts.PERSONAS_DIR / "cooperative.md").read_text(encoding="utf-8").strip()
+    system, user = PromptBuilder(PromptSettings(persona="cooperative")).render(make_view())
+    assert persona_text in system["content"]
+    assert persona_text not in user["content"]
+    plain = PromptBuilder().render(make_view())[0]["content"]
+    assert persona_text not in plain
+
+
+def test_persona_by_path(tmp_path: Path) -> None:
+    path = tmp_path / "stubborn.md"
+    path.write_text("You never change your mind once you pick {{ labels.defect }}.\n", encoding="utf-8")
+    system = PromptBuilder(PromptSettings(persona=str(path), labels=NEUTRAL)).render(make_view())[0]["content"]
+    assert "You never change your mind once you pick F." in system
+
+
+def test_unknown_persona_lists_the_available_ones() -> None:
+    with pytest.raises(ConfigError) as err:
+        PromptBuilder(PromptSettings(persona="saintly"))
+    message = str(err.value)
+    assert "unknown persona 'saintly'" in message
+    for name in ("cautious", "competitive", "cooperative", "neutral"):
+        assert name in message
+
+
+def test_missing_persona_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        PromptBuilder(PromptSettings(persona=str(tmp_path / "nope.md")))
+
+
+def test_user_template_with_a_typo_fails_check_naming_the_variable(tmp_path: Path) -> None:
+    (tmp_path / "round.j2").write_text(
+        "Round {{ round }}.\n{% if history %}Last: {{ history[-1].yuo }}{% endif %}\n"
+        "Pick {{ labels.cooperate }} or {{ labels.defect }}.\n",
+        encoding="utf-8",
+    )
+    builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path)))  # loads fine
+    with pytest.raises(ConfigError) as err:
+        builder.check()
+    assert "round.j2" in str(err.value)
+    assert "yuo" in str(err.value)
+
+
+def test_user_template_with_an_undefined_top_level_variable(tmp_path: Path) -> None:
+    (tmp_path / "system.j2").write_text("Play well, {{ player_name }}.", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"system\.j2.*'player_name' is undefined"):
+        PromptBuilder(PromptSettings(template_dir=str(tmp_path))).check()
+
+
+def test_user_dir_overrides_one_template_and_falls_back_for_the_other(tmp_path: Path) -> None:
+    (tmp_path / "round.j2").write_text("R{{ round }}: {{ labels.cooperate }}/{{ labels.defect }}?", encoding="utf-8")
+    builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path)))
+    builder.check()
+    system, user = builder.render(make_view("C", "C"))
+    assert user["content"] == "R2: C/D?"
+    assert "over a series of rounds" in system["content"]
+
+
+def test_user_personas_folder_is_searched(tmp_path: Path) -> None:
+    (tmp_path / "personas").mkdir()
+    (tmp_path / "personas" / "stoic.md").write_text("You are calm.", encoding="utf-8")
+    system = PromptBuilder(PromptSettings(template_dir=str(tmp_path), persona="stoic")).render(make_view())[0]
+    assert "You are calm." in system["content"]
+
+
+def test_template_syntax_error_fails_at_load(tmp_path: Path) -> None:
+    (tmp_path / "round.j2").write_text("{% if round %}no end", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"round\.j2.*syntax error"):
+        PromptBuilder(PromptSettings(template_dir=str(tmp_path)))
+
+
+def test_unknown_template_name() -> None:
+    with pytest.raises(ConfigError, match=r"'rnd\.j2' not found"):
+        PromptBuilder(PromptSettings(round_template="rnd.j2"))
+
+
+def test_missing_template_dir(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is not a folder"):
+        PromptBuilder(PromptSettings(template_dir=str(tmp_path / "absent")))
+
+
+def test_missing_repo_prompts_folder_names_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prompts, "PROMPTS_DIR", tmp_path / "prompts")
+    with pytest.raises(ConfigError) as err:
+        PromptBuilder()
+    assert str(tmp_path / "prompts") in str(err.value)
+
+
+def test_check_refuses_a_template_that_hides_the_labels(tmp_path: Path) -> None:
+    (tmp_path / "round.j2").write_text("Round {{ round }}. Reply C or D.", encoding="utf-8")
+    PromptBuilder(PromptSettings(template_dir=str(tmp_path))).check()  # C/D labels: fine
+    with pytest.raises(ConfigError, match="never shows the label"):
+        PromptBuilder(PromptSettings(template_dir=str(tmp_path), labels=NEUTRAL)).check()
+
+
+def test_sandbox_blocks_unsafe_templates(tmp_path: Path) -> None:
+    (tmp_path / "round.j2").write_text("{{ labels.__class__.__mro__[1].__subclasses__() }}", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"round\.j2"):
+        PromptBuilder(PromptSettings(template_dir=str(tmp_path))).check()
+
+
+@pytest.mark.parametrize("persona", [None, "neutral", "cooperative", "competitive", "cautious"])
+@pytest.mark.parametrize("labels", [ActionLabels(), NEUTRAL])
+def test_shipped_templates_pass_check(persona: str | None, labels: ActionLabels) -> None:
+    PromptBuilder(PromptSettings(persona=persona, labels=labels, history_window=2)).check()
+
+
+def test_rendering_is_deterministic() -> None:
+    settings = PromptSettings(persona="cautious", history_window=3)
+    horizon = Horizon(kind="geometric", stop_prob=0.1)
+    first = PromptBuilder(settings).render(make_view("CDCCD", "DDCCC", horizon=horizon))
+    builder = PromptBuilder(settings)
+    assert builder.render(make_view("CDCCD", "DDCCC", horizon=horizon)) == first
+    assert builder.render(make_view("CDCCD", "DDCCC", horizon=horizon)) == first
+
+
+def test_round_context_is_built_from_the_view_only() -> None:
+    context = round_context(make_view("CD", "DD"), PromptSettings(labels=NEUTRAL, history_window=1))
+    assert context == {
+        "round": 3,
+        "rounds_played": 2,
+        "labels": {"cooperate": "J", "defect": "F"},
+        "use_words": False,
+        "horizon": {"kind": "fixed", "n_rounds": 50},
+        "payoffs": [
+            {"you": "J", "they": "J", "you_get": "3", "they_get": "3"},
+            {"you": "J", "they": "F", "you_get": "0", "they_get": "5"},
+            {"you": "F", "they": "J", "you_get": "5", "they_get": "0"},
+            {"you": "F", "they": "F", "you_get": "1", "they_get": "1"},
+        ],
+        "history": [{"round": 2, "you": "F", "they": "F", "you_got": "1", "they_got": "1"}],
+        "rounds_hidden": 1,
+        "your_score": "1",
+        "their_score": "6",
+    }
+
+
+def test_round_context_geometric_horizon_carries_no_length() -> None:
+    view = make_view(horizon=Horizon(kind="geometric", stop_prob=0.05, max_rounds=37))
+    context = round_context(view, PromptSettings())
+    assert context["horizon"] == {"kind": "geometric", "continuation_prob": "0.95"}
+
+
+def test_settings_validation() -> None:
+    settings = PromptSettings.model_validate({"labels": {"cooperate": "J", "defect": "F"}, "history_window": 5})
+    assert settings.labels == NEUTRAL
+    with pytest.raises(ValidationError):
+        PromptSettings.model_validate({"persona_name": "x"})
+    with pytest.raises(ValidationError):
+        PromptSettings(history_window=0)
+    with pytest.raises(ValidationError):
+        PromptSettings.model_validate({"labels": {"cooperate": "J", "defect": "J"}})
