@@ -29,7 +29,8 @@ from tenacity import (
     retry_if_exception,
     stop_after_attempt,
     stop_after_delay,
-    wait_exponential_jitter,
+    wait_exponential,
+    wait_random,
 )
 
 from harness.cache import CachedResponse, ResponseCache, cache_key
@@ -146,6 +147,8 @@ class CallPath:
         self.max_cost = max_cost
         self.stats = stats or CallStats()
         self._sleep = sleep
+        self._in_flight: dict[str, anyio.Event] = {}
+        self._answered: dict[str, str] = {}
 
     def budget_left(self) -> bool:
         return self.max_cost is None or self.stats.cost_usd < self.max_cost
@@ -161,8 +164,11 @@ class CallPath:
     ) -> CallResult:
         """One answer for ``messages``; raises CallFailed (records attached) or BudgetExhausted."""
         name = f"{provider.name}/{provider.model}"
+        # Record what was really sent: a provider may not accept some sampling parameters.
+        unsupported = getattr(provider, "unsupported_params", frozenset())
+        sent = {k: v for k, v in params.as_dict().items() if k not in unsupported}
         request_json = json.dumps(
-            {"messages": messages, "params": params.as_dict(), "sample_index": tag.sample_index}, ensure_ascii=False
+            {"messages": messages, "params": sent, "sample_index": tag.sample_index}, ensure_ascii=False
         )
         base = CallRecord(
             game_id=tag.game_id, round=tag.round, player=tag.player, attempt=first_attempt,
@@ -172,12 +178,39 @@ class CallPath:
         )  # fmt: skip
         key = cache_key(provider.name, provider.model, provider.endpoint.base_url, messages, params.as_dict(),
                         tag.sample_index)  # fmt: skip
-        if self.cache is not None and (hit := await self.cache.aget(key)) is not None:
-            self.stats.calls += 1
-            self.stats.cached += 1
-            record = replace(base, response_text=hit.text, duration_ms=0.0, input_tokens=0, output_tokens=0,
-                             cost_usd=0.0, cached=True)  # fmt: skip
-            return CallResult(text=hit.text, records=[record], cached=True)
+        # The same request already in flight (two games reaching the same state at once): wait for
+        # its answer instead of paying for it twice.
+        while (pending := self._in_flight.get(key)) is not None:
+            await pending.wait()
+        done = self._in_flight[key] = anyio.Event()  # no await between the check and the claim
+        try:
+            if self.cache is not None and (hit := await self.cache.aget(key)) is not None:
+                return self._cached(base, hit.text)
+            if (answered := self._answered.get(key)) is not None:
+                return self._cached(base, answered)
+            return await self._send(provider, limiter, messages, params, first_attempt, base, key, name)
+        finally:
+            del self._in_flight[key]
+            done.set()
+
+    def _cached(self, base: CallRecord, text: str) -> CallResult:
+        self.stats.calls += 1
+        self.stats.cached += 1
+        record = replace(base, response_text=text, duration_ms=0.0, input_tokens=0, output_tokens=0, cost_usd=0.0,
+                         cached=True)  # fmt: skip
+        return CallResult(text=text, records=[record], cached=True)
+
+    async def _send(
+        self,
+        provider: Provider,
+        limiter: EndpointLimiter,
+        messages: list[Message],
+        params: SamplingParams,
+        first_attempt: int,
+        base: CallRecord,
+        key: str,
+        name: str,
+    ) -> CallResult:
 
         records: list[CallRecord] = []
         attempt_no = first_attempt
@@ -226,7 +259,9 @@ class CallPath:
             record.output_tokens = completion.output_tokens
             record.cost_usd = cost
             records.append(record)
-            if self.cache is not None:
+            if self.cache is None:
+                self._answered[key] = completion.text  # --no-cache: still never ask twice within this run
+            else:
                 await self.cache.aput(key, CachedResponse(
                     text=completion.text, input_tokens=completion.input_tokens,
                     output_tokens=completion.output_tokens, model=completion.model, provider=provider.name,
@@ -234,7 +269,9 @@ class CallPath:
                 ))  # fmt: skip
             return completion.text
 
-        backoff = wait_exponential_jitter(initial=self.retry.backoff_initial, max=self.retry.backoff_max)
+        backoff = wait_exponential(multiplier=self.retry.backoff_initial, max=self.retry.backoff_max) + wait_random(
+            0, self.retry.backoff_initial
+        )
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None

@@ -1,0 +1,172 @@
+"""The engine against a loopback server that speaks the OpenAI and Anthropic APIs, through the real SDKs:
+rate limits, server errors, timeouts, bad requests, unreadable answers, kill -9 and resume,
+two processes at once, and the cost limit."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_cli import ROOT, pdbench, sql_json
+from tests.support.llm_server import FakeLLMServer, garbage_then
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-key-1234")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret-5678")
+    monkeypatch.setenv("PDBENCH_BACKOFF", "0.01")
+    monkeypatch.setenv("PDBENCH_TIMEOUT", "1")
+    with FakeLLMServer() as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.openai_base_url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.anthropic_base_url)
+        yield srv
+
+
+def evaluate(results: Path, run_id: str, *extra: str, model: str = "openai/test-model") -> tuple[int, str, str]:
+    return pdbench("eval", "--model", model, "--opponents", "TFT,ALLD", "--rounds", "5", "--replicates", "1",
+                   "--results", results, "--run-id", run_id, *extra)  # fmt: skip
+
+
+def outcomes(results: Path, run_id: str) -> Counter[str]:
+    rows = sql_json(results, f"select outcome, count(*) as n from calls where run_id = '{run_id}' group by all")
+    return Counter({r["outcome"]: r["n"] for r in rows})
+
+
+def test_openai_end_to_end(server: FakeLLMServer, results: Path) -> None:
+    code, out, err = evaluate(results, "oa")
+    assert code == 0, err
+    assert "Scorecard oa" in out
+    calls = sql_json(results, "select provider, model, input_tokens, output_tokens, cached, response_text from calls")
+    assert {c["provider"] for c in calls} == {"openai"}
+    assert all(c["input_tokens"] > 0 for c in calls if not c["cached"])
+    assert server.count(provider="openai", status=200) == sum(not c["cached"] for c in calls)
+    dump = json.dumps(sql_json(results, "select * from calls")) + json.dumps(sql_json(results, "select * from runs"))
+    assert "sk-test-secret" not in dump  # keys never reach the results
+
+
+def test_anthropic_end_to_end_from_a_config(server: FakeLLMServer, tmp_path: Path, results: Path) -> None:
+    config = tmp_path / "claude.yaml"
+    config.write_text(
+        "run: {run_id: claude}\nhorizon: {n_rounds: 4}\nexperiment:\n  conditions:\n"
+        "    - {agent_a: {model: anthropic/claude-test, max_tokens: 50}, agent_b: {policy: GRIM}}\n"
+    )
+    code, _, err = pdbench("run", config, "--results", results)
+    assert code == 0, err
+    sent = [r for r in server.requests if r.provider == "anthropic"]
+    assert len(sent) == 4 and all("system" in r.body and r.body["max_tokens"] == 50 for r in sent)
+    assert all(m["role"] != "system" for r in sent for m in r.body["messages"])
+    assert sql_json(results, "select status from games")[0]["status"] == "complete"
+
+
+def test_429_with_retry_after_is_honoured_and_recorded(server: FakeLLMServer, results: Path) -> None:
+    server.configure(rpm_limit=4, rate_window_s=1.0)
+    code, _, err = evaluate(results, "limited", "--concurrency", "4")
+    assert code == 0, err
+    seen = outcomes(results, "limited")
+    assert seen["rate_limited"] == server.rate_limited_count > 0
+    assert sql_json(results, "select count(*) filter (where status = 'complete') as n from games")[0]["n"] == 2
+
+
+def test_server_errors_and_timeouts_are_retried_and_recorded(server: FakeLLMServer, results: Path) -> None:
+    server.fail_next("openai", [500, 529, "timeout", 503])
+    code, _, err = evaluate(results, "flaky", "--concurrency", "1")
+    assert code == 0, err
+    seen = outcomes(results, "flaky")
+    assert seen["error"] == 3 and seen["timeout"] == 1
+    errors = sql_json(results, "select error from calls where outcome in ('error', 'timeout') order by created_at")
+    assert any("HTTP 529" in e["error"] for e in errors) and any("500" in e["error"] for e in errors)
+    assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 2
+
+
+def test_a_400_fails_the_game_fast_and_the_run_goes_on(server: FakeLLMServer, results: Path) -> None:
+    server.fail_next("openai", [400])
+    code, _, err = evaluate(results, "bad", "--concurrency", "1")
+    assert code == 0, err
+    games = sql_json(results, "select status, error from games order by game_id")
+    assert [g["status"] for g in games].count("failed") == 1
+    failed = next(g for g in games if g["status"] == "failed")
+    assert "HTTP 400" in failed["error"] and "gave up" not in failed["error"]
+    assert outcomes(results, "bad")["error"] == 1  # one attempt: never retried
+
+
+def test_unreadable_answers_are_asked_again(server: FakeLLMServer, results: Path) -> None:
+    server.responder = garbage_then(1)
+    code, _, err = evaluate(results, "reask", "--concurrency", "1")
+    assert code == 0, err
+    first = sql_json(results, "select attempt, outcome, action from calls where game_id = 0 and round = 1 "
+                              "order by attempt")  # fmt: skip
+    assert [(c["attempt"], c["outcome"]) for c in first] == [(1, "unparseable"), (2, "ok")]
+    asked_again = [r for r in server.requests if len(r.body["messages"]) == 4]
+    assert asked_again and "could not tell your move" in asked_again[0].body["messages"][-1]["content"]
+
+
+def test_max_cost_stops_a_paid_run(server: FakeLLMServer, tmp_path: Path, results: Path) -> None:
+    prices = tmp_path / "p.yaml"
+    prices.write_text("openai/test-model: {input: 100.0, output: 100.0}\n")
+    code, _, err = evaluate(results, "budget", "--prices", str(prices), "--max-cost", "0.05", "--concurrency", "1")
+    assert code == 130, err
+    run = sql_json(results, "select status, error from runs")[0]
+    assert run["status"] == "interrupted" and "cost limit" in run["error"]
+    spent = sql_json(results, "select sum(cost_usd) as c, count(*) as n from calls")[0]
+    assert spent["n"] < 10 and spent["c"] >= 0.05
+
+
+def _cli(results: Path, run_id: str, server: FakeLLMServer, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "eval", "--model", "openai/test-model", "--opponents", "TFT,ALLD,GRIM",
+         "--rounds", "12", "--replicates", "2", "--results", str(results), "--run-id", run_id, *extra],
+        cwd=ROOT, env={**os.environ}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer, results: Path) -> None:
+    server.configure(latency_ms=40)
+    proc = _cli(results, "killed", server, "--concurrency", "2")
+    deadline = time.monotonic() + 60
+    while server.count(provider="openai", status=200) < 25 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    answered_before = server.count(provider="openai", status=200)
+    assert 0 < answered_before < 72
+
+    code, _, err = pdbench("resume", "killed", "--results", results)
+    assert code == 0, err
+    runs = sql_json(results, "select status from runs where run_id = 'killed'")
+    assert runs[0]["status"] == "complete"
+    dupes = sql_json(results, "select count(*) as n from (select game_id, round from rounds group by all "
+                              "having count(*) > 1)")  # fmt: skip
+    assert dupes[0]["n"] == 0
+    # No answer that had arrived was requested again (only a request in flight at the kill may repeat).
+    bodies = Counter(json.dumps(r.body, sort_keys=True) for r in server.requests if r.status == 200)
+    assert sum(n - 1 for n in bodies.values()) <= 2
+    assert sql_json(results, "select count(*) as n from calls where cached")[0]["n"] > 0
+    # Same rounds as a run that was never interrupted (fresh cache: every answer asked anew).
+    code, _, err = pdbench("eval", "--model", "openai/test-model", "--opponents", "TFT,ALLD,GRIM", "--rounds", "12",
+                           "--replicates", "2", "--results", results, "--run-id", "whole", "--no-cache")  # fmt: skip
+    assert code == 0, err
+    a = sql_json(results, "select game_id, round, action_a, action_b from rounds where run_id = 'killed' order by all")
+    b = sql_json(results, "select game_id, round, action_a, action_b from rounds where run_id = 'whole' order by all")
+    assert a == b and len(a) == 72
+
+
+def test_two_processes_share_the_results_folder_and_the_cache(server: FakeLLMServer, results: Path) -> None:
+    server.configure(latency_ms=10)
+    procs = [_cli(results, f"twin{i}", server) for i in (1, 2)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    runs = sql_json(results, "select run_id, status from runs order by run_id")
+    assert runs == [{"run_id": "twin1", "status": "complete"}, {"run_id": "twin2", "status": "complete"}]
+    paid = sql_json(results, "select count(*) filter (where not cached) as paid, count(*) as n from calls")[0]
+    assert paid["n"] == 144 and server.count(provider="openai", status=200) == paid["paid"]

@@ -1,0 +1,156 @@
+"""``pdbench eval``, ``run`` with model players, ``resume`` and ``cache``, on the offline mock provider."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.integration.test_cli import pdbench, sql_json
+
+PRICES = "mock/*: {input: 1000.0, output: 1000.0}\n"  # fake dollars, so that --max-cost has something to count
+
+
+def rounds_of(results: Path, run_id: str) -> list[dict]:
+    return sql_json(results, f"select game_id, round, action_a, action_b, payoff_a, payoff_b, flagged_a "
+                             f"from rounds where run_id = '{run_id}' order by game_id, round")  # fmt: skip
+
+
+def test_eval_prints_a_scorecard_and_records_every_call(results: Path) -> None:
+    code, out, err = pdbench(
+        "eval",
+        "--model",
+        "mock/tft?unparseable=0.2",
+        "--opponents",
+        "ALLC,ALLD,TFT",
+        "--rounds",
+        "8",
+        "--replicates",
+        "2",
+        "--results",
+        results,
+        "--run-id",
+        "ev",
+    )
+    assert code == 0, err
+    assert "Scorecard ev" in out and "😈 ALLD" in out and "Summary" in out and "run id: ev" in out
+    games = sql_json(results, "select player_a, player_b, status, rounds_played from games order by game_id")
+    assert len(games) == 6 and all(g["player_a"] == "mock/tft?unparseable=0.2" for g in games)
+    assert all(g["status"] == "complete" and g["rounds_played"] == 8 for g in games)
+    # Every round has at least one call, and the last call of a round holds the move that was played
+    # (or, in a flagged round, no readable move: the fallback was played).
+    check = sql_json(
+        results,
+        """
+        with last as (select game_id, round, arg_max(action, attempt) as action, count(*) as n
+                      from calls group by all)
+        select count(*) as rounds, count(l.round) as with_calls,
+               count(*) filter (where l.action = r.action_a or (r.flagged_a and l.action is null)) as same_move
+        from rounds r left join last l using (game_id, round)""",
+    )[0]
+    assert check["rounds"] == check["with_calls"] == check["same_move"] == 48
+    calls = sql_json(results, "select outcome, count(*) as n from calls group by all")
+    outcomes = {c["outcome"]: c["n"] for c in calls}
+    flagged = sql_json(results, "select count(*) as n from rounds where flagged_a")[0]["n"]
+    assert outcomes["unparseable"] > 0 and outcomes["ok"] == 48 - flagged
+    assert sql_json(results, "select count(*) as n from calls where player <> 'a'")[0]["n"] == 0
+    request = json.loads(sql_json(results, "select request_json from calls limit 1")[0]["request_json"])
+    assert request["messages"][0]["role"] == "system" and "sample_index" in request
+
+
+def test_unreadable_answers_fall_back_to_d_and_flag_the_round(results: Path) -> None:
+    code, _, err = pdbench(
+        "eval",
+        "--model",
+        "mock/cooperator?unparseable=1",
+        "--opponents",
+        "ALLC",
+        "--rounds",
+        "3",
+        "--replicates",
+        "1",
+        "--results",
+        results,
+        "--run-id",
+        "junk",
+    )
+    assert code == 0, err
+    rows = rounds_of(results, "junk")
+    assert [r["action_a"] for r in rows] == ["D", "D", "D"] and all(r["flagged_a"] for r in rows)
+    per_round = sql_json(results, "select round, count(*) as n, max(attempt) as last from calls group by round")
+    assert all(r["n"] == 3 and r["last"] == 3 for r in per_round)  # the first ask and 2 re-asks
+
+
+def test_model_against_model_from_a_config_file(tmp_path: Path, results: Path) -> None:
+    config = tmp_path / "llm.yaml"
+    config.write_text("""
+run: {run_id: duel, seed: 3}
+horizon: {type: fixed, n_rounds: 6}
+experiment:
+  replicates: 2
+  conditions:
+    - name: tft_vs_random
+      agent_a: {model: mock/tft, persona: cooperative, temperature: 0.7}
+      agent_b: {model: "mock/random?p=0.3", prompts: {labels: {cooperate: J, defect: F}, history_window: 3}}
+""")
+    code, out, err = pdbench("run", config, "--results", results)
+    assert code == 0, err
+    assert "tft_vs_random" in out
+    rows = rounds_of(results, "duel")
+    assert len(rows) == 12
+    # mock/tft copies the other model's previous move, read from its own prompt.
+    for prev, cur in itertools.pairwise(rows):
+        if prev["game_id"] == cur["game_id"]:
+            assert cur["action_a"] == prev["action_b"]
+    b_prompt = sql_json(results, "select request_json from calls where player = 'b' limit 1")[0]["request_json"]
+    assert "J or F" in b_prompt and "cooperate" not in b_prompt.lower()
+
+
+def test_a_missing_key_is_reported_before_anything_starts(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, _, err = pdbench("eval", "--model", "openai/gpt-4o-mini", "--results", results, "--run-id", "nokey")
+    assert code == 2 and "OPENAI_API_KEY" in err and "Traceback" not in err
+    assert not (results / "nokey.duckdb").exists()
+
+
+def test_max_cost_stops_the_run_and_resume_finishes_it_without_paying_twice(tmp_path: Path, results: Path) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    base = ["--model", "mock/random", "--opponents", "TFT,ALLD", "--rounds", "10", "--replicates", "2",
+            "--seed", "9", "--results", results, "--prices", prices]  # fmt: skip
+    code, _, err = pdbench("eval", *base, "--run-id", "capped", "--max-cost", "5")
+    assert code == 130, err
+    run = sql_json(results, "select status, error from runs where run_id = 'capped'")[0]
+    assert run["status"] == "interrupted" and "cost limit" in run["error"]
+    paid_before = sql_json(results, "select count(*) as n from calls where run_id = 'capped' and not cached")[0]["n"]
+    assert paid_before > 0
+
+    code, _, err = pdbench("resume", "capped", "--results", results, "--prices", prices)
+    assert code == 0, err
+    assert sql_json(results, "select status from runs where run_id = 'capped'")[0]["status"] == "complete"
+    # Same rounds as an uninterrupted run with the same seed (its own cache, so nothing is shared).
+    code, _, err = pdbench("eval", *base, "--run-id", "whole", "--no-cache")
+    assert code == 0, err
+    assert [{k: v for k, v in r.items()} for r in rounds_of(results, "capped")] == rounds_of(results, "whole")
+    dupes = sql_json(results, "select count(*) as n from (select game_id, round from rounds "
+                              "where run_id = 'capped' group by all having count(*) > 1)")  # fmt: skip
+    assert dupes[0]["n"] == 0
+    # Answers recorded before the stop were served from the cache on resume, not requested again.
+    hits = sql_json(results, "select count(*) as n from calls where run_id = 'capped' and cached")[0]["n"]
+    assert hits > 0
+
+
+def test_cache_stats_and_clear(results: Path) -> None:
+    assert pdbench("eval", "--model", "mock/tft", "--opponents", "TFT", "--rounds", "3", "--replicates", "1",
+                   "--results", results, "--run-id", "c1")[0] == 0  # fmt: skip
+    code, out, _ = pdbench("cache", "stats", "--results", results)
+    assert code == 0 and "answers" in out and "mock/tft" in out
+    code, out, _ = pdbench("cache", "clear", "--results", results)
+    assert code == 0 and "Deleted" in out
+    code, out, _ = pdbench("cache", "stats", "--results", results)
+    assert "empty" in out
+    con = duckdb.connect(str(results / "c1.duckdb"), read_only=True)
+    assert con.execute("select count(*) from calls").fetchone()[0] == 3
