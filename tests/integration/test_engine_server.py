@@ -170,3 +170,29 @@ def test_two_processes_share_the_results_folder_and_the_cache(server: FakeLLMSer
     assert runs == [{"run_id": "twin1", "status": "complete"}, {"run_id": "twin2", "status": "complete"}]
     paid = sql_json(results, "select count(*) filter (where not cached) as paid, count(*) as n from calls")[0]
     assert paid["n"] == 144 and server.count(provider="openai", status=200) == paid["paid"]
+
+
+def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: FakeLLMServer, results: Path) -> None:
+    server.configure(latency_ms=30)
+    proc = _cli(results, "stopped", server, "--concurrency", "4")
+    deadline = time.monotonic() + 60
+    while server.count(provider="openai", status=200) < 15 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "pdbench resume stopped" in err
+    run = sql_json(results, "select status, error from runs")[0]
+    assert run["status"] == "interrupted" and "Ctrl-C" in run["error"]
+    states = Counter(g["status"] for g in sql_json(results, "select status from games"))
+    assert states["interrupted"] > 0 and states["running"] == 0
+    # every recorded round has its calls, interrupted games included
+    orphans = sql_json(
+        results,
+        "select count(*) as n from rounds r where not exists "
+        "(select 1 from calls c where c.game_id = r.game_id and c.round = r.round)",
+    )
+    assert orphans[0]["n"] == 0
+    code, _, err = pdbench("resume", "stopped", "--results", results)
+    assert code == 0, err
+    assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 6

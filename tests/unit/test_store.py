@@ -147,3 +147,35 @@ def test_interrupting_between_games_keeps_them(results: Path) -> None:
     assert con.execute("SELECT status, error FROM runs").fetchone() == ("interrupted", "test stop")
     assert con.execute("SELECT count(*), sum(rounds_played) FROM games").fetchone() == (7, 140)
     assert con.execute("SELECT count(*) FROM rounds").fetchone() == (140,)
+
+
+async def test_the_scheduler_pulls_games_lazily(tmp_path: Path) -> None:
+    """A huge plan is consumed one game at a time by a fixed pool of workers, never materialised."""
+    from harness.calls import CallPath
+    from harness.evaluation import eval_config
+    from harness.interrupts import StopFlag
+    from harness.limits import LimiterRegistry
+    from harness.pricing import DEFAULT_PRICES, PriceTable
+    from harness.scheduler import ModelPlayers, Progress, Scheduler
+    from harness.store.live import LiveRecorder
+
+    config = eval_config("mock/tft", opponents=["TFT"], rounds=2, replicates=100_000)
+    writer = RunWriter.create(tmp_path, "lazy")
+    stop = StopFlag()
+    pulled = 0
+
+    def plans():  # type: ignore[no-untyped-def]
+        nonlocal pulled
+        for plan in iter_games(config):
+            pulled += 1
+            if pulled == 50:
+                stop.set("enough")
+            yield plan
+
+    calls = CallPath(cache=None, prices=PriceTable.load(DEFAULT_PRICES))
+    scheduler = Scheduler(recorder=LiveRecorder(writer), calls=calls, players=ModelPlayers(LimiterRegistry()),
+                          run_seed=0, stop=stop, progress=Progress(games_total=100_000), workers=8)  # fmt: skip
+    await scheduler.run(plans())
+    assert 50 <= pulled <= 50 + 8
+    assert writer.con.execute("select count(*) from games").fetchone()[0] == pulled
+    writer.close()
