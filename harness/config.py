@@ -200,6 +200,13 @@ class ModelAgentConfig(BaseModel):
             if self.prompts.persona is not None and self.prompts.persona != self.persona:
                 raise ValueError("give the persona once: either persona or prompts.persona")
             self.prompts = self.prompts.model_copy(update={"persona": self.persona})
+        # Render every template now, against synthetic rounds: a typo fails here, not mid-run.
+        from harness.prompts import PromptBuilder
+
+        try:
+            PromptBuilder(self.prompts).check()
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
         return self
 
     @property
