@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -34,9 +35,12 @@ from tenacity import (
 )
 
 from harness.cache import CachedResponse, ResponseCache, cache_key
+from harness.errors import StoreError
 from harness.limits import EndpointLimiter
 from harness.pricing import PriceTable
 from harness.providers.base import Message, Provider, RetryDecision, SamplingParams, estimate_tokens
+
+log = logging.getLogger("pdbench.calls")
 
 
 class RetrySettings(BaseModel):
@@ -103,6 +107,10 @@ class BudgetExhausted(CallFailed):
     """``--max-cost`` was reached: no new paid call may start."""
 
 
+class Stopped(CallFailed):
+    """The run was asked to stop (Ctrl-C): no new attempt is sent, no retry wait is sat out."""
+
+
 @dataclass(frozen=True, slots=True)
 class CallTag:
     """Where a call belongs: game, round, seat, and its attempt number within that seat's round."""
@@ -139,16 +147,30 @@ class CallPath:
         retry: RetrySettings | None = None,
         max_cost: float | None = None,
         stats: CallStats | None = None,
-        sleep: Callable[[float], Any] = anyio.sleep,
+        sleep: Callable[[float], Any] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.cache = cache
         self.prices = prices
         self.retry = retry or RetrySettings()
         self.max_cost = max_cost
         self.stats = stats or CallStats()
-        self._sleep = sleep
+        self._should_stop = should_stop or (lambda: False)
+        self._sleep = sleep or self._sleep_unless_stopped
+        self._warned: set[str] = set()
         self._in_flight: dict[str, anyio.Event] = {}
         self._answered: dict[str, str] = {}
+
+    async def _sleep_unless_stopped(self, seconds: float) -> None:
+        """A retry wait that ends early when the run is asked to stop."""
+        with anyio.move_on_after(seconds):
+            while not self._should_stop():
+                await anyio.sleep(min(0.1, seconds))
+
+    def _warn_once(self, what: str, message: str) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            log.warning(message)
 
     def budget_left(self) -> bool:
         return self.max_cost is None or self.stats.cost_usd < self.max_cost
@@ -184,7 +206,7 @@ class CallPath:
             await pending.wait()
         done = self._in_flight[key] = anyio.Event()  # no await between the check and the claim
         try:
-            if self.cache is not None and (hit := await self.cache.aget(key)) is not None:
+            if self.cache is not None and (hit := await self._cache_get(key)) is not None:
                 return self._cached(base, hit.text)
             if (answered := self._answered.get(key)) is not None:
                 return self._cached(base, answered)
@@ -216,16 +238,22 @@ class CallPath:
         attempt_no = first_attempt
         estimate = estimate_tokens(messages) + params.max_tokens
 
-        async def one_attempt() -> str:
-            nonlocal attempt_no
+        def may_send() -> None:
+            if self._should_stop():
+                raise Stopped("the run was stopped before this request was sent", records)
             if not self.budget_left():
                 raise BudgetExhausted(f"the cost limit of ${self.max_cost:g} was reached", records)
-            started = time.perf_counter()
+
+        async def one_attempt() -> str:
+            nonlocal attempt_no
+            may_send()
             record = replace(base, attempt=attempt_no)
-            attempt_no += 1
-            self.stats.calls += 1
             try:
                 async with limiter.acquire(estimate) as permit:
+                    may_send()  # again: the wait for a slot may have outlasted the budget or the run
+                    started = time.perf_counter()
+                    attempt_no += 1
+                    self.stats.calls += 1
                     try:
                         with anyio.fail_after(self.retry.timeout + 1.0):
                             completion = await provider.generate(messages, params, self.retry.timeout)
@@ -233,8 +261,16 @@ class CallPath:
                         if isinstance(exc, anyio.get_cancelled_exc_class()):
                             raise
                         decision = provider.should_retry(exc)
+                        if decision.retry_after is not None and decision.retry_after > self.retry.max_seconds:
+                            too_long = (
+                                f"{decision.reason} (the server asks to wait {decision.retry_after:g} s, "
+                                f"more than the {self.retry.max_seconds:g} s allowed for a request)"
+                            )
+                            decision = replace(decision, retry=False, reason=too_long)  # fmt: skip
                         if decision.rate_limited:
-                            limiter.on_rate_limited(decision.retry_after, permit=permit)
+                            limiter.on_rate_limited(
+                                min(decision.retry_after or 1.0, self.retry.max_seconds), permit=permit
+                            )
                         raise _Attempt(decision) from exc
                     tokens = (completion.input_tokens or 0) + (completion.output_tokens or 0)
                     permit.record_usage(tokens or estimate)
@@ -262,7 +298,7 @@ class CallPath:
             if self.cache is None:
                 self._answered[key] = completion.text  # --no-cache: still never ask twice within this run
             else:
-                await self.cache.aput(key, CachedResponse(
+                await self._cache_put(key, CachedResponse(
                     text=completion.text, input_tokens=completion.input_tokens,
                     output_tokens=completion.output_tokens, model=completion.model, provider=provider.name,
                     created_at=datetime.now(UTC), raw=None,
@@ -297,3 +333,23 @@ class CallPath:
             why = f"{d.reason} (gave up after {attempt_no - first_attempt} attempts)" if d.retry else d.reason
             raise CallFailed(f"{name}: {why}", records) from None
         return CallResult(text=text, records=records, cached=False)
+
+    async def _cache_get(self, key: str) -> CachedResponse | None:
+        """A cache that cannot be read is a miss (with one warning), never a failed run."""
+        assert self.cache is not None
+        try:
+            return await self.cache.aget(key)
+        except StoreError as exc:
+            self._warn_once("get", f"the response cache could not be read, so answers are requested again: {exc}")
+            return None
+
+    async def _cache_put(self, key: str, response: CachedResponse) -> None:
+        """A cache that cannot be written loses nothing recorded: the call is still in ``calls``."""
+        assert self.cache is not None
+        try:
+            await self.cache.aput(key, response)
+        except StoreError as exc:
+            self._warn_once(
+                "put", f"the response cache could not be written; answers are recorded but not cached: {exc}"
+            )
+            self._answered[key] = response.text

@@ -179,6 +179,14 @@ class ModelAgentConfig(BaseModel):
     parse: ParseSettings = Field(default_factory=ParseSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
 
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be a URL starting with http:// or https:// (e.g. "
+                             f"http://127.0.0.1:8000/v1), got {value!r}")  # fmt: skip
+        return value
+
     @field_validator("model")
     @classmethod
     def _name(cls, value: str) -> str:

@@ -134,15 +134,25 @@ async def _decide(player: Player, match: Match, seat: str, horizon: HorizonInfo)
 
 
 async def _decide_both(a: Player, b: Player, match: Match, horizon: HorizonInfo) -> tuple[Decision, Decision]:
-    """Ask both players at once (two model calls in flight, not one after the other)."""
+    """Ask both players at once (two model calls in flight, not one after the other).
+
+    If one fails, the other is still allowed to finish (its call may be paid for and must be
+    recorded), and the first failure is raised as itself, not wrapped in an exception group.
+    """
     results: dict[str, Decision] = {}
+    errors: list[Exception] = []
 
     async def ask(seat: str, player: Player) -> None:
-        results[seat] = await _decide(player, match, seat, horizon)
+        try:
+            results[seat] = await _decide(player, match, seat, horizon)
+        except Exception as exc:
+            errors.append(exc)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(ask, "a", a)
         tg.start_soon(ask, "b", b)
+    if errors:
+        raise errors[0]
     return results["a"], results["b"]
 
 

@@ -31,6 +31,17 @@ PERSONAS_DIR = _ROOT / "personas"
 _PERSONA_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
 
+class _DictFirstSandbox(SandboxedEnvironment):
+    """The sandbox, but ``r.round`` on a dict looks up the key first. Jinja tries the Python attribute
+    first and falls back to the key through an exception, which made rendering a long history the
+    costliest step of a model call."""
+
+    def getattr(self, obj: object, attribute: str) -> object:
+        if type(obj) is dict and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+
 class PromptSettings(BaseModel):
     """Which templates and persona to use, how much history to show, and what the moves are called."""
 
@@ -111,7 +122,7 @@ class PromptBuilder:
         self._persona_dirs = [d / "personas" for d in self._template_dirs if (d / "personas").is_dir()]
         if PERSONAS_DIR.is_dir():
             self._persona_dirs.append(PERSONAS_DIR)
-        self._env = SandboxedEnvironment(
+        self._env = _DictFirstSandbox(
             loader=ChoiceLoader(
                 [
                     PrefixLoader({"personas": FileSystemLoader(self._persona_dirs)}),

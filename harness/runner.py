@@ -23,6 +23,7 @@ from harness.cache import ResponseCache
 from harness.calls import CallPath, CallStats, RetrySettings
 from harness.config import ExperimentConfig, parse_experiment
 from harness.errors import RunNotFoundError, StoreError
+from harness.evaluation import check_models
 from harness.interrupts import StopFlag, graceful_interrupt
 from harness.limits import LimiterRegistry
 from harness.match import Match, play_strategies
@@ -193,7 +194,14 @@ def resume_run(
         status, config_json = row
         if status == "complete":
             raise StoreError(f"run {run_id} is already complete; nothing to resume.")
-        config = parse_experiment(json.loads(config_json), source=f"the stored config of run {run_id}")
+        try:
+            stored = json.loads(config_json)
+        except (TypeError, ValueError):
+            raise StoreError(f"the stored config of run {run_id} in {path} is not valid JSON; the run "
+                             f"cannot be resumed (start it again with a new run id).") from None  # fmt: skip
+        config = parse_experiment(stored, source=f"the stored config of run {run_id}",
+                                  fix_hint="restore the files it names (personas, templates), then resume")  # fmt: skip
+        check_models(config)  # keys and names, before anything is discarded
         finished = {
             r[0]
             for r in writer.con.execute(
@@ -229,6 +237,7 @@ def _play(
     stop = stop if stop is not None else StopFlag()
     started = time.perf_counter()
     run_id = writer.run_id
+    finished = False
     try:
         with graceful_interrupt(stop):
             try:
@@ -242,17 +251,17 @@ def _play(
                 done = rounds = -1
         status = "interrupted" if stop else "complete"
         final, error = writer.finish(status, stop.reason if status != "complete" else None)
+        finished = True
         if final == "failed":
             raise StoreError(f"run {run_id} failed: {error}. Games written before are kept in {writer.path}.")
         if done < 0:
             done = writer.con.execute("SELECT count(*) FROM games WHERE status = 'complete'").fetchone()[0]
             rounds = writer.con.execute("SELECT count(*) FROM rounds").fetchone()[0]
-    except StoreError:
-        raise
     except BaseException as exc:
-        # A bug or a failing disk: keep what was written and say why the run stopped.
-        with contextlib.suppress(Exception):
-            writer.finish("failed", f"{type(exc).__name__}: {exc}")
+        # A bug, a failing disk or a broken cache: keep what was written and say why the run stopped.
+        if not finished:
+            with contextlib.suppress(Exception):
+                writer.finish("failed", f"{type(exc).__name__}: {exc}")
         raise
     finally:
         writer.close()
@@ -302,7 +311,8 @@ def _play_models(
 ) -> tuple[int, int]:
     prices = PriceTable.load(*engine.prices)
     cache = ResponseCache(engine.cache_path) if engine.cache_path is not None else None
-    calls = CallPath(cache=cache, prices=prices, retry=engine.retry, max_cost=engine.max_cost)
+    calls = CallPath(cache=cache, prices=prices, retry=engine.retry, max_cost=engine.max_cost,
+                     should_stop=stop.is_set)  # fmt: skip
     limiters = LimiterRegistry()
     players = ModelPlayers(limiters, http_client=engine.http_client)
     prog = Progress(games_total=total, games_done=done)

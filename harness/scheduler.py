@@ -20,7 +20,7 @@ import anyio
 
 from harness.agents.llm import GameFailed, LLMAgent, ModelPlayer
 from harness.agents.strategies.base import Strategy
-from harness.calls import BudgetExhausted, CallFailed, CallPath
+from harness.calls import BudgetExhausted, CallFailed, CallPath, Stopped
 from harness.config import ModelAgentConfig
 from harness.interrupts import StopFlag
 from harness.limits import LimiterRegistry
@@ -111,27 +111,32 @@ class Scheduler:
 
     async def run(self, plans: Iterable[GamePlan]) -> None:
         source = iter(plans)
+        finished = anyio.Event()
         async with anyio.create_task_group() as writers:
-            writers.start_soon(self._write_periodically)
+            writers.start_soon(self._write_periodically, finished)
             try:
                 async with anyio.create_task_group() as tg:
                     for _ in range(self.workers):
                         tg.start_soon(self._worker, source)
             finally:
-                writers.cancel_scope.cancel()
-        await anyio.to_thread.run_sync(self.recorder.write, self.recorder.take_batch())
+                finished.set()  # the writer does its last flush and returns; it is never cancelled mid-batch
         if self._writer_error is not None:
             raise self._writer_error
 
-    async def _write_periodically(self) -> None:
+    async def _write_periodically(self, finished: anyio.Event) -> None:
         while True:
-            await anyio.sleep(FLUSH_EVERY_S)
+            with anyio.move_on_after(FLUSH_EVERY_S):
+                await finished.wait()
+            done = finished.is_set()
             batch = self.recorder.take_batch()
             try:
-                await anyio.to_thread.run_sync(self.recorder.write, batch)
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self.recorder.write, batch)
             except Exception as exc:  # a failing disk: stop the run, keep the error for the caller
                 self._writer_error = exc
                 self.stop.set(f"writing results failed: {exc}")
+                return
+            if done:
                 return
 
     async def _worker(self, source: Iterator[GamePlan]) -> None:
@@ -175,11 +180,16 @@ class Scheduler:
         except BudgetExhausted as exc:
             status, error = "interrupted", exc.reason
             self.stop.set(exc.reason)
+        except Stopped:
+            status, error = "interrupted", self.stop.reason
         except (CallFailed, GameFailed) as exc:
             status, error = "failed", exc.reason
             self.progress.games_failed += 1
             if isinstance(exc, GameFailed):
                 self.recorder.calls_without_round(exc.records)
+        except Exception as exc:  # anything else fails this game only, never the run
+            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            self.progress.games_failed += 1
         finally:
             # Calls of a round that was never completed were still made: record them.
             leftover = [c for agent in models for c in agent.take_records()]

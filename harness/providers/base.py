@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -93,16 +94,21 @@ def retry_after_seconds(headers: Mapping[str, str] | None, body: object = None) 
         lower = {k.lower(): v for k, v in headers.items()}
         if (ms := lower.get("retry-after-ms")) is not None:
             try:
-                return max(0.0, float(ms) / 1000.0)
+                seconds = float(ms) / 1000.0
             except ValueError:
-                pass
+                seconds = math.nan
+            if math.isfinite(seconds):
+                return max(0.0, seconds)
         if (value := lower.get("retry-after")) is not None:
             try:
-                return max(0.0, float(value))
+                seconds = float(value)
             except ValueError:
-                parsed = email.utils.parsedate_to_datetime(value) if value else None
-                if parsed is not None:
-                    return max(0.0, parsed.timestamp() - time.time())
+                try:
+                    seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+                except (TypeError, ValueError, IndexError, OverflowError):
+                    seconds = math.nan  # unreadable: ignore it
+            if math.isfinite(seconds):
+                return max(0.0, seconds)
     return _retry_after_in_body(body)
 
 
@@ -114,8 +120,9 @@ def _retry_after_in_body(body: object) -> float | None:
             return None
     if isinstance(body, dict):
         for key in ("retry_after", "retry-after", "retryAfter"):
-            if isinstance(body.get(key), (int, float)):
-                return max(0.0, float(body[key]))
+            value = body.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                return max(0.0, float(value))
         for nested in body.values():
             if isinstance(nested, dict) and (found := _retry_after_in_body(nested)) is not None:
                 return found

@@ -154,3 +154,34 @@ def test_cache_stats_and_clear(results: Path) -> None:
     assert "empty" in out
     con = duckdb.connect(str(results / "c1.duckdb"), read_only=True)
     assert con.execute("select count(*) from calls").fetchone()[0] == 3
+
+
+def test_failures_in_a_model_vs_model_game_fail_that_game_only(
+    tmp_path: Path, results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PDBENCH_MAX_ATTEMPTS", "2")
+    monkeypatch.setenv("PDBENCH_BACKOFF", "0.01")
+    config = tmp_path / "duel.yaml"
+    config.write_text("""
+run: {run_id: broken}
+horizon: {n_rounds: 3}
+experiment:
+  conditions:
+    - {name: fails, agent_a: {model: "mock/tft?error_rate=1"}, agent_b: {model: "mock/random?p=0.3"}}
+    - {name: works, agent_a: {model: mock/tft}, agent_b: {model: mock/cooperator}}
+""")
+    code, out, err = pdbench("run", config, "--results", results)
+    assert code == 0, err
+    assert "Traceback" not in out + err
+    games = {g["condition"]: g for g in sql_json(results, "select condition, status, error from games")}
+    assert games["fails"]["status"] == "failed" and "gave up after 2 attempts" in games["fails"]["error"]
+    assert games["works"]["status"] == "complete"
+    # the failed attempts and the other seat's answer in that round were recorded all the same
+    rows = sql_json(results, "select player, outcome from calls where game_id = 0 order by player, attempt")
+    assert [r["outcome"] for r in rows if r["player"] == "a"] == ["error", "error"]
+    assert [r["outcome"] for r in rows if r["player"] == "b"] == ["ok"]
+
+
+def test_a_base_url_that_is_not_a_url_is_a_clear_error(results: Path) -> None:
+    code, out, err = pdbench("eval", "--model", "mock/tft", "--base-url", "localhost:8000", "--results", results)
+    assert code == 2 and "base_url must be a URL" in err and "Traceback" not in out + err

@@ -544,3 +544,11 @@ def test_settings_can_be_given_per_model_or_per_provider() -> None:
     check_credentials(["openai/llama", "openai/gpt-4o"], table, environ={"LOCAL_KEY": "x", "TEAM_KEY": "y"})
     with pytest.raises(ConfigError, match="set TEAM_KEY"):
         check_credentials(["openai/llama", "openai/gpt-4o"], table, environ={"LOCAL_KEY": "x"})
+
+
+@pytest.mark.parametrize("headers", [{"retry-after": "soon"}, {"retry-after": "inf"}, {"retry-after-ms": "nan"},
+                                     {"retry-after": "1e400"}])  # fmt: skip
+def test_unreadable_or_infinite_retry_after_is_ignored(headers: dict[str, str]) -> None:
+    from harness.providers.base import retry_after_seconds
+
+    assert retry_after_seconds(headers) is None
