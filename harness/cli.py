@@ -30,9 +30,9 @@ from harness.cache import ResponseCache, delete_cache
 from harness.calls import RetrySettings
 from harness.config import ExperimentConfig, check_run_id, load_experiment
 from harness.errors import ConfigError, PDBenchError
-from harness.evaluation import DEFAULT_PANEL, check_models, eval_config
+from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, eval_config
 from harness.plan import summarize
-from harness.pricing import DEFAULT_PRICES
+from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.progress import live_display
 from harness.render import (
     label,
@@ -143,6 +143,18 @@ def _announce(result: RunResult) -> None:
     )
     if result.status == "interrupted":
         err.print(f"Continue it with: pdbench resume {result.run_id} --results {result.path.parent}")
+    with open_run(result.path.parent, result.run_id) as cat:
+        failed = cat.records(
+            "SELECT error, count(*) AS n FROM games WHERE run_id = ? AND status = 'failed' GROUP BY error "
+            "ORDER BY n DESC LIMIT 3",
+            [result.run_id],
+        )
+    if failed:
+        total = sum(f["n"] for f in failed)
+        err.print(f"[yellow]{total} game{'s' if total != 1 else ''} failed[/yellow] (the rest of the run went on); "
+                  "most common reasons:")  # fmt: skip
+        for f in failed:
+            err.print(f"  {f['n']} × {f['error']}", highlight=False)
 
 
 def _play(
@@ -158,6 +170,9 @@ def _play(
     total = summary.games
     if summary.has_models:
         check_models(config)
+        engine = engine or engine_options(results)
+        if engine.max_cost is not None:
+            check_prices(config, PriceTable.load(*engine.prices))
         result = run_experiment(
             config,
             results_dir=results,
@@ -293,6 +308,10 @@ def tournament(
     folder = results_dir(results)
     rid = run_id or default_run_id("tournament", folder)
     result = _play(config, results=folder, run_id=rid, replicates=None, overwrite=overwrite)
+    _leaderboard(folder, rid, result)
+
+
+def _leaderboard(folder: Path, rid: str, result: RunResult) -> None:
     with open_run(folder, rid) as cat:
         board = cat.records("SELECT * FROM tournament WHERE run_id = ? ORDER BY rank, player", [rid])
         cells = {
@@ -366,8 +385,10 @@ def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
         totals = cat.records(
             "SELECT count(*) AS calls, count(*) FILTER (WHERE cached) AS cached, sum(cost_usd) AS cost, "
             "sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, "
-            "count(*) FILTER (WHERE outcome = 'unparseable') AS unparseable FROM calls WHERE run_id = ?",
-            [rid],
+            "count(*) FILTER (WHERE outcome = 'unparseable') AS unparseable FROM (SELECT cached, cost_usd, "
+            "input_tokens, output_tokens, outcome FROM calls WHERE run_id = ? UNION ALL SELECT cached, cost_usd, "
+            "input_tokens, output_tokens, outcome FROM superseded_calls WHERE run_id = ?)",
+            [rid, rid],
         )[0]
         overall = cat.records(
             "SELECT avg(payoff_per_round) AS payoff, avg(cooperation_rate) AS coop, count(*) AS games "
@@ -379,6 +400,8 @@ def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
     out.print(f"run id: [bold]{rid}[/bold]   results: {result.path}")
     if result.status != "complete":
         raise typer.Exit(130)
+    if not overall["games"]:
+        raise typer.Exit(1)  # every game failed: the reasons were printed above
 
 
 @app.command()
@@ -403,11 +426,13 @@ def resume(
     _announce(result)
     with open_run(folder, run_id) as cat:
         kind = cat.require_run(run_id)["kind"]
-    if kind == "experiment" and result.status == "complete":
+    if kind == "eval":
+        _scorecard(folder, run_id, result)
+    elif kind == "tournament":
+        _leaderboard(folder, run_id, result)
+    else:
         with open_run(folder, run_id) as cat:
             out.print(report_table(cat.require_run(run_id), condition_summaries(cat, run_id)))
-    elif result.status == "complete":
-        _scorecard(folder, run_id, result)
     if result.status != "complete":
         raise typer.Exit(130)
 

@@ -291,7 +291,7 @@ class MetricsSection(_Section):
 class ExperimentConfig(_Section):
     """A whole experiment. Build with :func:`load_experiment` or :func:`parse_experiment`."""
 
-    kind: Literal["experiment", "tournament"] = "experiment"
+    kind: Literal["experiment", "tournament", "eval"] = "experiment"
     run: RunSection = Field(default_factory=RunSection)
     game: GameSection = Field(default_factory=GameSection)
     horizon: HorizonSection = Field(default_factory=HorizonSection)

@@ -7,6 +7,7 @@ from typing import Any
 from harness.agents.strategies import STRATEGIES
 from harness.config import ExperimentConfig, ModelAgentConfig, parse_experiment
 from harness.errors import ConfigError
+from harness.pricing import PriceTable
 from harness.providers.registry import ProviderSettings, check_credentials
 
 DEFAULT_PANEL = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "RAND")
@@ -49,6 +50,7 @@ def eval_config(
         else {"type": "fixed", "n_rounds": rounds or 20}
     )
     data = {
+        "kind": "eval",
         "run": {"seed": seed},
         "horizon": horizon,
         "noise": {"prob": noise},
@@ -80,3 +82,16 @@ def check_models(config: ExperimentConfig) -> None:
                     problems.extend(exc.problems or [str(exc)])
     if problems:
         raise ConfigError("some models cannot be used as configured; fix this before any game starts:", problems)
+
+
+def check_prices(config: ExperimentConfig, prices: PriceTable) -> None:
+    """With a cost limit, every model must have a price, or the limit would silently not apply."""
+    missing = sorted({agent.model for cond in config.experiment.conditions for agent in (cond.agent_a, cond.agent_b)
+                      if isinstance(agent, ModelAgentConfig) and prices.price(agent.model) is None})  # fmt: skip
+    if missing:
+        raise ConfigError(
+            f"--max-cost needs a price for every model, and {', '.join(missing)} "
+            f"{'has' if len(missing) == 1 else 'have'} none in the price table. Add a line such as "
+            f"'{missing[0]}: {{input: 0.15, output: 0.60}}' (dollars per million tokens) to a YAML file and "
+            f"pass it with --prices FILE."
+        )

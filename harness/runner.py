@@ -313,6 +313,7 @@ def _play_models(
     cache = ResponseCache(engine.cache_path) if engine.cache_path is not None else None
     calls = CallPath(cache=cache, prices=prices, retry=engine.retry, max_cost=engine.max_cost,
                      should_stop=stop.is_set)  # fmt: skip
+    calls.stats.cost_usd = writer.spent()  # a resumed run's budget counts what was spent before
     limiters = LimiterRegistry()
     players = ModelPlayers(limiters, http_client=engine.http_client)
     prog = Progress(games_total=total, games_done=done)

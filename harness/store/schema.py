@@ -95,10 +95,18 @@ TABLES: dict[str, str] = {
         )""",
 }
 
+# Calls of games that a resume replayed from the start: no longer part of any round, but they
+# were sent (and perhaps paid for), so they are kept for cost and audit.
+TABLES["superseded_calls"] = (
+    TABLES["calls"]
+    .replace("CREATE TABLE IF NOT EXISTS calls (", "CREATE TABLE IF NOT EXISTS superseded_calls (")
+    .replace("created_at TIMESTAMP\n", "created_at TIMESTAMP,\n            superseded_at TIMESTAMP\n")
+)
+
 # MIGRATIONS[v] upgrades a file from schema version v to v + 1.
 MIGRATIONS: dict[int, list[str]] = {}
 
-DATA_TABLES = ("runs", "games", "rounds", "calls")
+DATA_TABLES = ("runs", "games", "rounds", "calls", "superseded_calls")
 
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:

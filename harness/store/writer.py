@@ -100,11 +100,17 @@ class RunWriter:
 
     def discard_unfinished(self) -> list[int]:
         """Delete the rows of games that did not finish (running or interrupted), for a resume
-        that replays them from their first round. Returns their ids."""
+        that replays them from their first round; their calls move to ``superseded_calls``
+        (they were sent, and may have been paid for). Returns the games' ids."""
         ids = [r[0] for r in self.con.execute(
             "SELECT game_id FROM games WHERE run_id = ? AND status NOT IN ('complete', 'failed')", [self.run_id]
         ).fetchall()]  # fmt: skip
         self.con.execute("BEGIN TRANSACTION")
+        self.con.execute(
+            "INSERT INTO superseded_calls SELECT *, ? FROM calls WHERE run_id = ? AND game_id NOT IN "
+            "(SELECT game_id FROM games WHERE run_id = ? AND status IN ('complete', 'failed'))",
+            [utcnow(), self.run_id, self.run_id],
+        )
         for table in ("calls", "rounds"):
             self.con.execute(
                 f"DELETE FROM {table} WHERE run_id = ? AND game_id NOT IN "
@@ -114,6 +120,15 @@ class RunWriter:
         self.con.execute("DELETE FROM games WHERE run_id = ? AND status NOT IN ('complete', 'failed')", [self.run_id])
         self.con.execute("COMMIT")
         return ids
+
+    def spent(self) -> float:
+        """Dollars already spent by this run, superseded calls included (seeds --max-cost on resume)."""
+        row = self.con.execute(
+            "SELECT coalesce(sum(cost_usd), 0) FROM (SELECT cost_usd FROM calls WHERE run_id = ? "
+            "UNION ALL SELECT cost_usd FROM superseded_calls WHERE run_id = ?)",
+            [self.run_id, self.run_id],
+        ).fetchone()
+        return float(row[0])
 
     # -- the run row -------------------------------------------------------------------
     def start_run(

@@ -138,9 +138,48 @@ def test_max_cost_stops_the_run_and_resume_finishes_it_without_paying_twice(tmp_
     dupes = sql_json(results, "select count(*) as n from (select game_id, round from rounds "
                               "where run_id = 'capped' group by all having count(*) > 1)")  # fmt: skip
     assert dupes[0]["n"] == 0
-    # Answers recorded before the stop were served from the cache on resume, not requested again.
-    hits = sql_json(results, "select count(*) as n from calls where run_id = 'capped' and cached")[0]["n"]
-    assert hits > 0
+    # No request was paid for twice: across the calls kept and those of replayed games (superseded),
+    # every paid request is distinct. The replayed games' earlier calls were kept, not deleted.
+    paid = sql_json(
+        results,
+        """
+        select count(*) as n, count(distinct request_json) as distinct_requests from (
+            select request_json from calls where run_id = 'capped' and not cached
+            union all select request_json from superseded_calls where run_id = 'capped' and not cached)""",
+    )[0]
+    assert paid["n"] == paid["distinct_requests"] and paid["n"] >= paid_before
+    assert sql_json(results, "select count(*) as n from superseded_calls")[0]["n"] > 0
+
+
+def test_max_cost_needs_a_price_for_every_model(results: Path) -> None:
+    code, _out, err = pdbench("eval", "--model", "mock/tft", "--rounds", "2", "--results", results, "--max-cost", "1",
+                             "--prices", str(Path(__file__).parent / "no_such_prices.yaml"))  # fmt: skip
+    assert code == 2 and "cannot read the price table" in err
+    prices = results.parent / "p.yaml"
+    prices.write_text("openai/*: {input: 1, output: 1}\n")
+    # the shipped table prices mock/* at zero, so a table without a mock entry falls back to it
+    code, _, err = pdbench("eval", "--model", "mock/tft", "--opponents", "TFT", "--rounds", "2", "--replicates", "1",
+                           "--results", results, "--max-cost", "1", "--prices", str(prices))  # fmt: skip
+    assert code == 0, err
+
+
+def test_resuming_a_tournament_prints_its_leaderboard(results: Path) -> None:
+    from harness.interrupts import StopFlag
+    from harness.runner import run_experiment
+    from harness.tournament import tournament_config
+
+    stop = StopFlag()
+
+    def progress(done: int, total: int) -> None:
+        if done == 5:
+            stop.set("test stop")
+
+    config = tournament_config(["TFT", "ALLD", "GRIM"], rounds=10, replicates=4)
+    run_experiment(config, results_dir=results, run_id="tour", progress=progress, stop=stop)
+    code, out, err = pdbench("resume", "tour", "--results", results)
+    assert code == 0, err
+    assert "Tournament tour" in out and "Matchups" in out
+    assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 24
 
 
 def test_cache_stats_and_clear(results: Path) -> None:
