@@ -29,7 +29,7 @@ from harness.analysis.report import condition_summaries
 from harness.cache import ResponseCache, delete_cache
 from harness.calls import RetrySettings
 from harness.config import ExperimentConfig, check_run_id, load_experiment
-from harness.errors import ConfigError, PDBenchError
+from harness.errors import ConfigError, PDBenchError, StoreError
 from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, eval_config
 from harness.plan import summarize
 from harness.pricing import DEFAULT_PRICES, PriceTable
@@ -366,7 +366,8 @@ def eval_(
     Example: `pdbench eval --model openai/gpt-4o-mini --rounds 20 --replicates 5 --max-cost 1`
     """
     limits = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
-    config = eval_config(model, opponents=parse_players(opponents), rounds=rounds, stop_prob=stop_prob,
+    panel = parse_players(opponents, option="--opponents")
+    config = eval_config(model, opponents=panel, rounds=rounds, stop_prob=stop_prob,
                          max_rounds=max_rounds, replicates=replicates, noise=noise, persona=persona,
                          temperature=temperature, seed=seed, base_url=base_url, limits=limits)  # fmt: skip
     if run_id is not None:
@@ -477,8 +478,16 @@ def cache_clear(
         out.print(f"Nothing to clear: {path} does not exist.")
         return
     if older_than_days is None:
-        delete_cache(path)
-        out.print(f"Deleted the response cache {path}.")
+        # Delete the rows (another process may have the file open); only a cache too damaged to open
+        # is removed as a file.
+        try:
+            with ResponseCache(path) as cache:
+                n = cache.clear()
+        except StoreError:
+            delete_cache(path)
+            out.print(f"The response cache {path} could not be opened; deleted the file.")
+            return
+        out.print(f"Deleted {n:,} answers from the response cache {path}.")
         return
     cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
     with ResponseCache(path) as cache:

@@ -353,6 +353,28 @@ def _loc(parts: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
+def _merge_repeats(problems: list[str]) -> list[str]:
+    """One line for a problem that recurs in many conditions (an eval's shared model settings)."""
+    by_message: dict[str, list[str]] = {}
+    order: list[str] = []
+    for p in problems:
+        where, sep, message = p.partition(": ")
+        key = re.sub(r"conditions\[\d+\]", "conditions[*]", where) + sep + message if sep else p
+        if key not in by_message:
+            by_message[key] = []
+            order.append(key)
+        by_message[key].append(p)
+    out = []
+    for key in order:
+        first = by_message[key][0]
+        more = len(by_message[key]) - 1
+        if more:
+            where, _, message = first.partition(": ")
+            first = f"{where} (and the same in {more} more condition{'s' if more > 1 else ''}): {message}"
+        out.append(first)
+    return out
+
+
 def _without_union_tags(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     """Drop the ``policy``/``model`` tag pydantic inserts after ``agent_a``/``agent_b``."""
     out: list[Any] = []
@@ -443,6 +465,7 @@ def parse_experiment(
             if err["type"] == "extra_forbidden":
                 msg = "unknown key; check its spelling and section (see configs/experiment.yaml)"
             problems.append(f"{_loc(loc)}: {msg}")
+    problems = _merge_repeats(problems)
     if problems or config is None:
         n = len(problems)
         raise ConfigError(f"{source} has {n} problem{'s' if n != 1 else ''} ({fix_hint}):", problems)

@@ -34,6 +34,8 @@ def eval_config(
     if unknown:
         raise ConfigError(f"--opponents: unknown strateg{'ies' if len(unknown) > 1 else 'y'} "
                           f"{', '.join(map(repr, unknown))}; known strategies: {', '.join(STRATEGIES)}")  # fmt: skip
+    if len({o.strip().upper() for o in panel}) != len(panel):
+        raise ConfigError(f"--opponents lists a strategy twice: {', '.join(panel)}")
     if rounds is not None and stop_prob is not None:
         raise ConfigError("give either --rounds (a fixed horizon) or --stop-prob (a geometric one), not both")
     if max_rounds is not None and stop_prob is None:

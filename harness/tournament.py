@@ -16,10 +16,10 @@ from harness.errors import ConfigError
 DEFAULT_PLAYERS = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "ALT", "RAND")
 
 
-def parse_players(text: str) -> list[str]:
+def parse_players(text: str, option: str = "--players") -> list[str]:
     players = [p.strip() for p in text.split(",") if p.strip()]
     if not players:
-        raise ConfigError("--players needs at least one strategy name, e.g. --players ALLC,ALLD,TFT")
+        raise ConfigError(f"{option} needs at least one strategy name, e.g. {option} ALLC,ALLD,TFT")
     return players
 
 
