@@ -190,7 +190,7 @@ def test_cache_stats_and_clear(results: Path) -> None:
     code, out, _ = pdbench("cache", "clear", "--results", results)
     assert code == 0 and "Deleted" in out
     code, out, _ = pdbench("cache", "stats", "--results", results)
-    assert "empty" in out
+    assert "0 answers" in out
     con = duckdb.connect(str(results / "c1.duckdb"), read_only=True)
     assert con.execute("select count(*) from calls").fetchone()[0] == 3
 
