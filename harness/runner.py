@@ -319,6 +319,10 @@ def _play_models(
     prog = Progress(games_total=total, games_done=done)
     for cond in condition_plans(config):
         prog.per_condition_total[cond.name] = config.experiment.replicates
+    for name, n in writer.con.execute(  # a resumed run starts from what it had finished
+        "SELECT condition, count(*) FROM games WHERE status IN ('complete', 'failed') GROUP BY condition"
+    ).fetchall():
+        prog.per_condition_done[name] = n
     recorder = LiveRecorder(writer)
     scheduler = Scheduler(recorder=recorder, calls=calls, players=players, run_seed=config.run.seed, stop=stop,
                           progress=prog, workers=engine.workers)  # fmt: skip

@@ -185,6 +185,10 @@ class Scheduler:
         except (CallFailed, GameFailed) as exc:
             status, error = "failed", exc.reason
             self.progress.games_failed += 1
+            if _key_rejected(exc.reason):
+                # Every other game would fail the same way: stop instead of failing them one by one.
+                self.stop.set(f"the provider rejected the API key or access ({exc.reason}); fix the key, then "
+                              "`pdbench resume`")  # fmt: skip
             if isinstance(exc, GameFailed):
                 self.recorder.calls_without_round(exc.records)
         except Exception as exc:  # anything else fails this game only, never the run
@@ -204,3 +208,8 @@ class Scheduler:
 def sample_seed(run_seed: int, replicate: int) -> int:
     """The sampling seed sent with a replicate's requests (providers that support one use it)."""
     return derive_seed(run_seed, "sample", replicate) % 2**31
+
+
+def _key_rejected(reason: str) -> bool:
+    """A 401 or 403: the key (or the account) is refused, for every request that would follow."""
+    return "HTTP 401" in reason or "HTTP 403" in reason

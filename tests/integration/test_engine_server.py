@@ -203,3 +203,14 @@ def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: F
     code, _, err = pdbench("resume", "stopped", "--results", results)
     assert code == 0, err
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 6
+
+
+def test_a_rejected_key_stops_the_run_instead_of_failing_every_game(server: FakeLLMServer, results: Path) -> None:
+    server.fail_next("openai", [401] * 50)
+    code, _, err = pdbench("eval", "--model", "openai/test-model", "--opponents", "TFT,ALLD,GRIM", "--rounds", "5",
+                           "--replicates", "5", "--results", results, "--run-id", "denied", "--concurrency", "1")  # fmt: skip
+    assert code == 130, err
+    assert "rejected the API key" in err and "sk-test-secret" not in err
+    run = sql_json(results, "select status, error from runs")[0]
+    assert run["status"] == "interrupted" and "HTTP 401" in run["error"]
+    assert server.count(provider="openai") < 15
