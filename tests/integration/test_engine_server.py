@@ -207,8 +207,8 @@ def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: F
 
 def test_a_rejected_key_stops_the_run_instead_of_failing_every_game(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [401] * 50)
-    code, _, err = pdbench("eval", "--model", "openai/test-model", "--opponents", "TFT,ALLD,GRIM", "--rounds", "5",
-                           "--replicates", "5", "--results", results, "--run-id", "denied", "--concurrency", "1")  # fmt: skip
+    args = ["--opponents", "TFT,ALLD,GRIM", "--rounds", "5", "--replicates", "5", "--concurrency", "1"]
+    code, _, err = pdbench("eval", "--model", "openai/test-model", *args, "--results", results, "--run-id", "denied")
     assert code == 130, err
     assert "rejected the API key" in err and "sk-test-secret" not in err
     run = sql_json(results, "select status, error from runs")[0]
