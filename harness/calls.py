@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import (
     AsyncRetrying,
@@ -34,10 +35,10 @@ from tenacity import (
     wait_random,
 )
 
-from harness.cache import CachedResponse, ResponseCache, cache_key
+from harness.cache import CachedResponse, ResponseCache, cache_key_join, cache_key_parts, canonical_json, json_string
 from harness.errors import StoreError
 from harness.limits import EndpointLimiter
-from harness.pricing import PriceTable
+from harness.pricing import Price, PriceTable
 from harness.providers.base import Message, Provider, RetryDecision, SamplingParams, estimate_tokens
 
 log = logging.getLogger("pdbench.calls")
@@ -136,6 +137,79 @@ class _Attempt(Exception):
         self.decision = decision
 
 
+_PLAIN_JSON = json.JSONEncoder(ensure_ascii=False).encode  # what json.dumps(x, ensure_ascii=False) writes
+
+
+def encode_messages(messages: list[Message]) -> tuple[str, str]:
+    """The messages as JSON twice, each string escaped once: as ``json.dumps(messages, ensure_ascii=False)``
+    writes them (for ``request_json``) and canonically (:func:`~harness.cache.canonical_json`, for the
+    cache key). Messages other than ``{"role": str, "content": str}`` take the general encoder."""
+    plain: list[str] = []
+    canonical: list[str] = []
+    for message in messages:
+        if type(message) is not dict or len(message) != 2 or next(iter(message)) != "role":
+            break
+        role, content = message["role"], message.get("content")
+        if type(role) is not str or type(content) is not str:
+            break
+        r, c = json_string(role), json_string(content)
+        plain.append(f'{{"role": {r}, "content": {c}}}')
+        canonical.append(f'{{"content":{c},"role":{r}}}')
+    else:
+        return "[" + ", ".join(plain) + "]", "[" + ",".join(canonical) + "]"
+    plain_json = _PLAIN_JSON(messages)  # a TypeError here, before any cache key, as always
+    try:
+        return plain_json, canonical_json(messages)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"cache key: messages and params must be plain JSON values ({exc})") from exc
+
+
+def _now() -> datetime:
+    """``created_at`` of a call: naive UTC, as the ``calls`` table stores it."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class _Setup:
+    """What the requests of one provider, parameters and sample index share (built once, see CallPath)."""
+
+    __slots__ = ("key_head", "key_tail", "name", "params", "provider", "request_tail")
+
+    def __init__(self, provider: Provider, params: SamplingParams, sample_index: int) -> None:
+        self.provider = provider  # both kept alive, so that their ids are not reused while this is remembered
+        self.params = params
+        self.name = f"{provider.name}/{provider.model}"
+        # Record what was really sent: a provider may not accept some sampling parameters.
+        unsupported = getattr(provider, "unsupported_params", frozenset())
+        all_params = params.as_dict()
+        sent = {k: v for k, v in all_params.items() if k not in unsupported}
+        index = sample_index if type(sample_index) is int else _PLAIN_JSON(sample_index)
+        # request_json is json.dumps({"messages": ..., "params": sent, "sample_index": ...}, ensure_ascii=False)
+        self.request_tail = f', "params": {_PLAIN_JSON(sent)}, "sample_index": {index}}}'
+        self.key_head, self.key_tail = cache_key_parts(
+            provider.name, provider.model, provider.endpoint.base_url, all_params, sample_index
+        )
+
+
+class _Request:
+    """What every record of one request shares."""
+
+    __slots__ = ("created_at", "game_id", "model", "player", "provider", "request_json", "round")
+
+    def __init__(self, tag: CallTag, provider: str, model: str, request_json: str) -> None:
+        self.game_id = tag.game_id
+        self.round = tag.round
+        self.player = tag.player
+        self.provider = provider
+        self.model = model
+        self.request_json = request_json
+        self.created_at = _now()  # one timestamp for every record of the request, as before
+
+    def record(self, attempt: int) -> CallRecord:
+        return CallRecord(self.game_id, self.round, self.player, attempt, self.provider, self.model,
+                          self.request_json, None, None, "ok", None, None, None, None, None, False,
+                          self.created_at)  # fmt: skip
+
+
 class CallPath:
     """Shared by every model call of a run."""
 
@@ -158,8 +232,11 @@ class CallPath:
         self._should_stop = should_stop or (lambda: False)
         self._sleep = sleep or self._sleep_unless_stopped
         self._warned: set[str] = set()
-        self._in_flight: dict[str, anyio.Event] = {}
+        # Requests in flight; the event is made only when a second caller waits for the same key.
+        self._in_flight: dict[str, anyio.Event | None] = {}
         self._answered: dict[str, str] = {}
+        self._prices: dict[str, Price | None] = {}  # model name -> price: the table is matched once per model
+        self._setups: dict[tuple[int, int, type, int], _Setup] = {}  # see _Setup
 
     async def _sleep_unless_stopped(self, seconds: float) -> None:
         """A retry wait that ends early when the run is asked to stop."""
@@ -175,6 +252,28 @@ class CallPath:
     def budget_left(self) -> bool:
         return self.max_cost is None or self.stats.cost_usd < self.max_cost
 
+    def _setup(self, provider: Provider, params: SamplingParams, sample_index: int) -> _Setup:
+        # By identity, not equality: SamplingParams(temperature=1) == SamplingParams(temperature=1.0),
+        # but their JSON, and so their cache keys, differ. A player's parameters are one object.
+        key = (id(provider), id(params), type(sample_index), sample_index)
+        setup = self._setups.get(key)
+        if setup is None or setup.provider is not provider or setup.params is not params:
+            setup = _Setup(provider, params, sample_index)
+            if len(self._setups) >= 4096:
+                self._setups.clear()
+            self._setups[key] = setup
+        return setup
+
+    def _cost(self, name: str, input_tokens: int | None, output_tokens: int | None) -> float | None:
+        """``PriceTable.cost``, with the pattern match done once per model."""
+        try:
+            price = self._prices[name]
+        except KeyError:
+            price = self._prices[name] = self.prices.price(name)
+        if price is None:
+            return None
+        return ((input_tokens or 0) * price.input + (output_tokens or 0) * price.output) / 1_000_000
+
     async def request(
         self,
         provider: Provider,
@@ -184,42 +283,48 @@ class CallPath:
         tag: CallTag,
         first_attempt: int,
     ) -> CallResult:
-        """One answer for ``messages``; raises CallFailed (records attached) or BudgetExhausted."""
-        name = f"{provider.name}/{provider.model}"
-        # Record what was really sent: a provider may not accept some sampling parameters.
-        unsupported = getattr(provider, "unsupported_params", frozenset())
-        sent = {k: v for k, v in params.as_dict().items() if k not in unsupported}
-        request_json = json.dumps(
-            {"messages": messages, "params": sent, "sample_index": tag.sample_index}, ensure_ascii=False
-        )
-        base = CallRecord(
-            game_id=tag.game_id, round=tag.round, player=tag.player, attempt=first_attempt,
-            provider=provider.name, model=provider.model, request_json=request_json, response_text=None,
-            action=None, outcome="ok", error=None, duration_ms=None, input_tokens=None, output_tokens=None,
-            cost_usd=None, cached=False,
-        )  # fmt: skip
-        key = cache_key(provider.name, provider.model, provider.endpoint.base_url, messages, params.as_dict(),
-                        tag.sample_index)  # fmt: skip
+        """One answer for ``messages``; raises CallFailed (records attached) or BudgetExhausted.
+
+        Always a checkpoint: it lets the other games run (and can be cancelled) even when the
+        answer needs no waiting at all (a cache hit, a model that answers instantly).
+        """
+        if self.cache is None:
+            await anyio.lowlevel.checkpoint()  # with a cache, looking the answer up is one
+        # The messages are encoded once, for both the record and the cache key; the rest of both is
+        # the same for every request of this provider, parameters and sample index.
+        plain, canonical = encode_messages(messages)
+        setup = self._setup(provider, params, tag.sample_index)
+        req = _Request(tag, provider.name, provider.model, f'{{"messages": {plain}{setup.request_tail}')
+        key = cache_key_join(setup.key_head, canonical, setup.key_tail)
+        name = setup.name
         # The same request already in flight (two games reaching the same state at once): wait for
         # its answer instead of paying for it twice.
-        while (pending := self._in_flight.get(key)) is not None:
+        in_flight = self._in_flight
+        while key in in_flight:
+            pending = in_flight[key]
+            if pending is None:
+                pending = in_flight[key] = anyio.Event()
             await pending.wait()
-        done = self._in_flight[key] = anyio.Event()  # no await between the check and the claim
+        in_flight[key] = None  # no await between the check and the claim
         try:
             if self.cache is not None and (hit := await self._cache_get(key)) is not None:
-                return self._cached(base, hit.text)
+                return self._cached(req, first_attempt, hit.text)
             if (answered := self._answered.get(key)) is not None:
-                return self._cached(base, answered)
-            return await self._send(provider, limiter, messages, params, first_attempt, base, key, name)
+                return self._cached(req, first_attempt, answered)
+            return await self._send(provider, limiter, messages, params, first_attempt, req, key, name)
         finally:
-            del self._in_flight[key]
-            done.set()
+            if (waiting := in_flight.pop(key)) is not None:
+                waiting.set()
 
-    def _cached(self, base: CallRecord, text: str) -> CallResult:
+    def _cached(self, req: _Request, attempt: int, text: str) -> CallResult:
         self.stats.calls += 1
         self.stats.cached += 1
-        record = replace(base, response_text=text, duration_ms=0.0, input_tokens=0, output_tokens=0, cost_usd=0.0,
-                         cached=True)  # fmt: skip
+        record = req.record(attempt)
+        record.response_text = text
+        record.duration_ms = 0.0
+        record.input_tokens = record.output_tokens = 0
+        record.cost_usd = 0.0
+        record.cached = True
         return CallResult(text=text, records=[record], cached=True)
 
     async def _send(
@@ -229,14 +334,17 @@ class CallPath:
         messages: list[Message],
         params: SamplingParams,
         first_attempt: int,
-        base: CallRecord,
+        req: _Request,
         key: str,
         name: str,
     ) -> CallResult:
-
         records: list[CallRecord] = []
         attempt_no = first_attempt
         estimate = estimate_tokens(messages) + params.max_tokens
+        timeout = self.retry.timeout
+        # A provider that enforces the timeout itself needs no second deadline (the mock, whose only wait
+        # is its simulated latency); the others get a hard one, a second later than their own.
+        deadline = None if getattr(provider, "enforces_timeout", False) else timeout + 1.0
 
         def may_send() -> None:
             if self._should_stop():
@@ -247,7 +355,7 @@ class CallPath:
         async def one_attempt() -> str:
             nonlocal attempt_no
             may_send()
-            record = replace(base, attempt=attempt_no)
+            record = req.record(attempt_no)
             try:
                 async with limiter.acquire(estimate) as permit:
                     may_send()  # again: the wait for a slot may have outlasted the budget or the run
@@ -255,8 +363,11 @@ class CallPath:
                     attempt_no += 1
                     self.stats.calls += 1
                     try:
-                        with anyio.fail_after(self.retry.timeout + 1.0):
-                            completion = await provider.generate(messages, params, self.retry.timeout)
+                        if deadline is None:
+                            completion = await provider.generate(messages, params, timeout)
+                        else:
+                            with anyio.fail_after(deadline):
+                                completion = await provider.generate(messages, params, timeout)
                     except BaseException as exc:
                         if isinstance(exc, anyio.get_cancelled_exc_class()):
                             raise
@@ -284,8 +395,7 @@ class CallPath:
                 record.duration_ms = (time.perf_counter() - started) * 1000
                 records.append(record)
                 raise
-            cost = self.prices.cost(f"{provider.name}/{provider.model}", completion.input_tokens,
-                                    completion.output_tokens)  # fmt: skip
+            cost = self._cost(name, completion.input_tokens, completion.output_tokens)
             self.stats.input_tokens += completion.input_tokens or 0
             self.stats.output_tokens += completion.output_tokens or 0
             self.stats.cost_usd += cost or 0.0
@@ -305,9 +415,23 @@ class CallPath:
                 ))  # fmt: skip
             return completion.text
 
+        # The first attempt is made directly: most requests need no other, and tenacity's machinery
+        # costs more than the rest of the call path. A failed first attempt is handed to tenacity as
+        # its own first attempt (replayed, not sent again), so bounds, waits and records are those of
+        # one tenacity loop around every attempt.
+        started_at = time.monotonic()
+        try:
+            return CallResult(text=await one_attempt(), records=records, cached=False)
+        except _Attempt as first:
+            first_failure: _Attempt | None = first
+
         backoff = wait_exponential(multiplier=self.retry.backoff_initial, max=self.retry.backoff_max) + wait_random(
             0, self.retry.backoff_initial
         )
+
+        def before(state: RetryCallState) -> None:
+            if state.attempt_number == 1:
+                state.start_time = started_at  # max_seconds counts from the first attempt's start
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
@@ -322,11 +446,15 @@ class CallPath:
                 stop=stop_after_attempt(self.retry.max_attempts) | stop_after_delay(self.retry.max_seconds),
                 wait=wait,
                 retry=retry_if_exception(lambda e: isinstance(e, _Attempt) and e.decision.retry),
+                before=before,
                 before_sleep=before_sleep,
                 sleep=self._sleep,
                 reraise=True,
             ):
                 with attempt:
+                    if first_failure is not None:
+                        replayed, first_failure = first_failure, None
+                        raise replayed
                     text = await one_attempt()
         except _Attempt as failed:
             d = failed.decision

@@ -185,8 +185,11 @@ class _Acquire:
         self._permit: Permit | None = None
 
     async def __aenter__(self) -> Permit:
-        self._permit = await self._limiter._admit(self._estimated_tokens)
-        return self._permit
+        permit = self._limiter._admit_now(self._estimated_tokens)
+        if permit is None:
+            permit = await self._limiter._admit(self._estimated_tokens)
+        self._permit = permit
+        return permit
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -287,6 +290,17 @@ class EndpointLimiter:
             raise ValueError(f"estimated_tokens must be >= 0, got {estimated_tokens}")
         return _Acquire(self, estimated_tokens)
 
+    def _admit_now(self, estimated_tokens: int) -> Permit | None:
+        """The fast path of admission: if nobody is in line and the limits allow a start now, FIFO
+        order holds and there is nothing to wait for, so the request starts at once, without taking
+        the line's lock (a trip through the event loop on every request). Otherwise None."""
+        if self._waiting:
+            return None
+        now = self._clock()
+        if self._has_slot() and self._ready_at(now, float(estimated_tokens)) <= now:
+            return self._start(now, estimated_tokens)
+        return None
+
     async def _admit(self, estimated_tokens: int) -> Permit:
         self._waiting += 1
         try:
@@ -334,7 +348,9 @@ class EndpointLimiter:
 
     def _start(self, now: float, estimated_tokens: int) -> Permit:
         self._in_flight += 1
-        rpm = self.effective_rpm
+        rpm, learned = self.settings.rpm, self._learned_rpm  # effective_rpm, inlined: it runs for every start
+        if learned is not None:
+            rpm = learned if rpm is None else min(rpm, learned)
         if rpm is not None:
             self._next_request_at = max(self._next_request_at, now) + 60.0 / rpm
         tpm = self.settings.tpm

@@ -15,7 +15,7 @@ from harness.agents.base import Decision, RoundView
 from harness.calls import CallFailed, CallPath, CallRecord, CallTag
 from harness.limits import EndpointLimiter
 from harness.parsing import ParsePolicy, correction_message, fallback_action, parse_action
-from harness.prompts import PromptBuilder
+from harness.prompts import PromptBuilder, PromptState
 from harness.providers.base import Provider, SamplingParams
 
 
@@ -56,6 +56,7 @@ class LLMAgent:
         self.sample_index = sample_index
         self.rng = rng
         self.records: list[CallRecord] = []
+        self.prompt_state = PromptState()  # this player's history, carried from round to round
 
     def take_records(self) -> list[CallRecord]:
         """The calls made since the last take (to be written with their round)."""
@@ -65,7 +66,7 @@ class LLMAgent:
     async def act(self, view: RoundView) -> Decision:
         p = self.player
         labels = p.prompts.settings.labels
-        messages = p.prompts.render(view)
+        messages = p.prompts.render(view, self.prompt_state)
         tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample_index=self.sample_index)
         attempt = 1
         for ask in range(p.parse.max_retries + 1):

@@ -10,7 +10,8 @@ moment leaves whole rounds and ``running`` games, which ``pdbench resume`` repla
 from __future__ import annotations
 
 import contextlib
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 import duckdb
@@ -27,6 +28,7 @@ _GAME_COLUMNS = ("run_id", "game_id", "condition", "replicate", "player_a", "pla
                  "score_b", "error")  # fmt: skip
 _END_COLUMNS = ("game_id", "status", "rounds_played", "score_a", "score_b", "error")
 _CALL_COLUMNS = tuple(f.name for f in fields(CallRecord))
+_call_row = attrgetter(*_CALL_COLUMNS)  # a record's values in column order (``astuple`` deep-copies each one)
 _ROUND_COLUMNS = ("game_id", "round", "action_a", "action_b", "intended_a", "intended_b", "payoff_a", "payoff_b",
                   "flagged_a", "flagged_b")  # fmt: skip
 
@@ -106,7 +108,7 @@ class LiveRecorder:
                     [self.run_id],
                 )
             if calls:
-                con.register("_pdb_live_calls", _columns([astuple(c) for c in calls], _CALL_COLUMNS))
+                con.register("_pdb_live_calls", _columns([_call_row(c) for c in calls], _CALL_COLUMNS))
                 con.execute(
                     f"INSERT INTO calls (run_id, {', '.join(_CALL_COLUMNS)}) "
                     f"SELECT ?, {', '.join(_CALL_COLUMNS)} FROM _pdb_live_calls",
@@ -138,7 +140,4 @@ def _flagged(flags: list[int], round_no: int) -> bool:
 
 
 def _columns(rows: list[tuple[Any, ...]], names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    out: dict[str, np.ndarray] = {}
-    for i, name in enumerate(names):
-        out[name] = np.asarray([r[i] for r in rows], dtype=object)
-    return out
+    return {name: np.asarray(column, dtype=object) for name, column in zip(names, zip(*rows, strict=True), strict=True)}
