@@ -147,9 +147,11 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer
     dupes = sql_json(results, "select count(*) as n from (select game_id, round from rounds group by all "
                               "having count(*) > 1)")  # fmt: skip
     assert dupes[0]["n"] == 0
-    # No answer that had arrived was requested again (only a request in flight at the kill may repeat).
+    # No answer that had reached the cache was requested again. What may repeat: requests in flight
+    # at the kill (at most the concurrency, 2) and answers received but not yet committed to the
+    # cache (at most 2 more).
     bodies = Counter(json.dumps(r.body, sort_keys=True) for r in server.requests if r.status == 200)
-    assert sum(n - 1 for n in bodies.values()) <= 2
+    assert sum(n - 1 for n in bodies.values()) <= 4
     # No paid call is recorded twice (kept, or superseded by the replay). Calls answered in the last
     # writer interval (0.25 s) before the kill are not in the results, but their answers are in the cache.
     paid = sql_json(results, "select count(*) as n from (select 1 from calls where not cached "
