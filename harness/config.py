@@ -333,6 +333,19 @@ class ExperimentConfig(_Section):
         return data
 
 
+def horizon_options(
+    rounds: int | None, stop_prob: float | None, max_rounds: int | None, default_rounds: int
+) -> dict[str, Any]:
+    """The ``horizon`` section from the command-line options ``--rounds``, ``--stop-prob``, ``--max-rounds``."""
+    if rounds is not None and stop_prob is not None:
+        raise ConfigError("give either --rounds (a fixed horizon) or --stop-prob (a geometric one), not both")
+    if max_rounds is not None and stop_prob is None:
+        raise ConfigError("--max-rounds caps a geometric game; give it with --stop-prob, or use --rounds N")
+    if stop_prob is not None:
+        return {"type": "geometric", "stop_prob": stop_prob, "max_rounds": max_rounds}
+    return {"type": "fixed", "n_rounds": rounds or default_rounds}
+
+
 def check_run_id(run_id: str) -> str:
     """A run id names a file: letters, digits, ``_ . -``; refuse anything else clearly."""
     if not re.match(RUN_ID_PATTERN, run_id):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.agents.strategies import STRATEGIES
-from harness.config import ExperimentConfig, ModelAgentConfig, parse_experiment
+from harness.config import ExperimentConfig, ModelAgentConfig, horizon_options, parse_experiment
 from harness.errors import ConfigError
 from harness.pricing import PriceTable
 from harness.providers.registry import ProviderSettings, check_credentials
@@ -36,21 +36,13 @@ def eval_config(
                           f"{', '.join(map(repr, unknown))}; known strategies: {', '.join(STRATEGIES)}")  # fmt: skip
     if len({o.strip().upper() for o in panel}) != len(panel):
         raise ConfigError(f"--opponents lists a strategy twice: {', '.join(panel)}")
-    if rounds is not None and stop_prob is not None:
-        raise ConfigError("give either --rounds (a fixed horizon) or --stop-prob (a geometric one), not both")
-    if max_rounds is not None and stop_prob is None:
-        raise ConfigError("--max-rounds caps a geometric game; give it with --stop-prob, or use --rounds N")
     agent: dict[str, Any] = {"model": model}
     for key, value in (("persona", persona), ("temperature", temperature), ("base_url", base_url)):
         if value is not None:
             agent[key] = value
     if limits:
         agent["limits"] = limits
-    horizon: dict[str, Any] = (
-        {"type": "geometric", "stop_prob": stop_prob, "max_rounds": max_rounds}
-        if stop_prob is not None
-        else {"type": "fixed", "n_rounds": rounds or 20}
-    )
+    horizon = horizon_options(rounds, stop_prob, max_rounds, default_rounds=20)
     data = {
         "kind": "eval",
         "run": {"seed": seed},

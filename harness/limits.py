@@ -15,7 +15,9 @@ Callers queue in one FIFO line (an ``anyio.Lock``, which hands itself to waiters
 order). Only the head of the line waits on the limits, on an ``anyio.Event`` with a timeout
 set to the moment the limits next allow a start (no polling); everyone else waits on the
 lock. FIFO means no starvation; the price is that a large token estimate at the head holds
-back smaller requests behind it. A request starts at time ``t`` when all of these hold:
+back smaller requests behind it. A caller that finds nobody in line and the limits open starts
+at once, without taking the lock (there is nobody to overtake, and the lock would cost a trip
+through the event loop on every request). A request starts at time ``t`` when all of these hold:
 
 1. **Not paused**: ``t >= paused_until`` (see 429 handling below).
 2. **Concurrency**: ``in_flight < concurrency`` (the *current* value, which adapts).
@@ -86,7 +88,6 @@ The counters a progress display needs are properties (:attr:`EndpointLimiter.in_
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections import deque
@@ -96,6 +97,8 @@ from types import TracebackType
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
+
+from harness.providers.base import key_id
 
 WINDOW_S = 60.0  # providers state limits per minute; a rolling minute is the strictest reading
 DEFAULT_PAUSE_S = 1.0  # pause after a 429 that came without Retry-After
@@ -479,11 +482,7 @@ class EndpointLimiter:
         return len(self._successes) * 60.0 / span
 
 
-def key_fingerprint(api_key: str | None) -> str | None:
-    """First 12 hex digits of the key's SHA-256: tells keys apart without keeping the secret."""
-    if not api_key:
-        return None
-    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()[:12]
+key_fingerprint = key_id  # the limiter's name for it: an endpoint is told apart by its key's hash
 
 
 class LimiterRegistry:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.agents.strategies import STRATEGIES
-from harness.config import ExperimentConfig, parse_experiment
+from harness.config import ExperimentConfig, horizon_options, parse_experiment
 from harness.errors import ConfigError
 
 DEFAULT_PLAYERS = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "ALT", "RAND")
@@ -36,10 +36,6 @@ def tournament_config(
     payoff_matrix: dict[str, Any] | None = None,
 ) -> ExperimentConfig:
     """The experiment config of a round robin among ``players``; validated like a YAML file."""
-    if rounds is not None and stop_prob is not None:
-        raise ConfigError("give either --rounds (a fixed horizon) or --stop-prob (a geometric one), not both")
-    if max_rounds is not None and stop_prob is None:
-        raise ConfigError("--max-rounds caps a geometric game; give it with --stop-prob, or use --rounds N")
     unknown = [p for p in players if p.strip().upper() not in STRATEGIES]
     if unknown:
         raise ConfigError(
@@ -51,11 +47,7 @@ def tournament_config(
     pairs = [(a, b) for i, a in enumerate(players) for b in players[i if self_play else i + 1 :]]
     if not pairs:
         raise ConfigError("a tournament without self-play needs at least two players")
-    horizon: dict[str, Any] = (
-        {"type": "geometric", "stop_prob": stop_prob, "max_rounds": max_rounds}
-        if stop_prob is not None
-        else {"type": "fixed", "n_rounds": rounds or 200}
-    )
+    horizon = horizon_options(rounds, stop_prob, max_rounds, default_rounds=200)
     data: dict[str, Any] = {
         "kind": "tournament",
         "run": {"seed": seed},

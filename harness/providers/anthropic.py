@@ -9,7 +9,6 @@ including Anthropic's own 529 "overloaded", which is worth waiting for.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,8 @@ from harness.providers.base import (
     RetryDecision,
     SamplingParams,
     decide_status,
+    key_id,
+    status_message,
 )
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class AnthropicProvider:
         # Always pass a base URL: given None the SDK would read ANTHROPIC_BASE_URL (or a profile on
         # disk) itself, behind the back of the registry that already resolved settings and environment.
         url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.endpoint = Endpoint(provider="anthropic", base_url=url, key_id=_key_id(api_key))
+        self.endpoint = Endpoint(provider="anthropic", base_url=url, key_id=key_id(api_key))
         self._api_key = api_key
         self._owns_http_client = http_client is None
         self._warned = False
@@ -104,7 +105,7 @@ class AnthropicProvider:
     def should_retry(self, error: BaseException) -> RetryDecision:
         """Retry timeouts, lost connections, 408/409/429/5xx and 529; never another 4xx or a local bug."""
         if isinstance(error, anthropic.APIStatusError):
-            message = self._scrub(_status_message(error.body, error.message))
+            message = self._scrub(status_message(error.body, error.message))
             return decide_status(error.status_code, error.response.headers, error.body, message)
         if isinstance(error, anthropic.APITimeoutError | TimeoutError):  # before APIConnectionError, its base
             return RetryDecision(retry=True, reason="timeout")
@@ -144,19 +145,3 @@ def to_messages_api(messages: list[Message]) -> tuple[str, list[dict[str, str]]]
         else:
             turns.append({"role": role, "content": content})
     return "\n\n".join(system), turns
-
-
-def _key_id(api_key: str) -> str | None:
-    """A short SHA-256 prefix: tells endpoints with different keys apart without storing a key."""
-    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()[:12] if api_key else None
-
-
-def _status_message(body: object, fallback: str) -> str:
-    """The server's own words (``error.message``) rather than the SDK's dump of the whole body."""
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
-            return error["message"]
-        if isinstance(error, str) and error:
-            return error
-    return fallback

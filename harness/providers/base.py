@@ -9,6 +9,7 @@ retries are switched off so that the harness owns every attempt and records it.
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import json
 import math
 import time
@@ -144,3 +145,19 @@ def decide_status(status: int, headers: Mapping[str, str] | None, body: object, 
 def estimate_tokens(messages: list[Message]) -> int:
     """A cheap upper-ish estimate for the tokens-per-minute limiter (about 4 characters a token)."""
     return sum(len(m.get("content", "")) // 4 + 4 for m in messages) + 2
+
+
+def key_id(api_key: str | None) -> str | None:
+    """A short SHA-256 prefix: tells endpoints with different keys apart without storing a key."""
+    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()[:12] if api_key else None
+
+
+def status_message(body: object, fallback: str) -> str:
+    """The server's own words (``error.message``) rather than the SDK's dump of the whole body."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
+            return error["message"]
+        if isinstance(error, str) and error:
+            return error
+    return fallback

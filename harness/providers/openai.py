@@ -9,7 +9,6 @@ the harness owns every attempt: it waits under the shared rate limiter, records 
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any, Literal
 
 import openai
@@ -21,6 +20,8 @@ from harness.providers.base import (
     RetryDecision,
     SamplingParams,
     decide_status,
+    key_id,
+    status_message,
 )
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class OpenAIProvider:
         # Always pass a base URL: given None the SDK would read OPENAI_BASE_URL itself, behind the
         # back of the registry that already resolved settings and environment.
         url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.endpoint = Endpoint(provider="openai", base_url=url, key_id=_key_id(api_key))
+        self.endpoint = Endpoint(provider="openai", base_url=url, key_id=key_id(api_key))
         self.max_tokens_field: MaxTokensField = max_tokens_field or (
             "max_completion_tokens" if url == DEFAULT_BASE_URL else "max_tokens"
         )
@@ -103,7 +104,7 @@ class OpenAIProvider:
     def should_retry(self, error: BaseException) -> RetryDecision:
         """Retry timeouts, lost connections, 408/409/429/5xx; never another 4xx or a local bug."""
         if isinstance(error, openai.APIStatusError):
-            message = self._scrub(_status_message(error.body, error.message))
+            message = self._scrub(status_message(error.body, error.message))
             return decide_status(error.status_code, error.response.headers, error.body, message)
         if isinstance(error, openai.APITimeoutError | TimeoutError):  # APITimeoutError first: it is a connection error
             return RetryDecision(retry=True, reason="timeout")
@@ -121,19 +122,3 @@ class OpenAIProvider:
     def _scrub(self, text: str) -> str:
         """Never let the key into a reason that ends up in the results database or a log."""
         return text.replace(self._api_key, "***") if self._api_key else text
-
-
-def _key_id(api_key: str) -> str | None:
-    """A short SHA-256 prefix: tells endpoints with different keys apart without storing a key."""
-    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()[:12] if api_key else None
-
-
-def _status_message(body: object, fallback: str) -> str:
-    """The server's own words (``error.message``) rather than the SDK's dump of the whole body."""
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
-            return error["message"]
-        if isinstance(error, str) and error:
-            return error
-    return fallback
