@@ -3,8 +3,9 @@
 Why SQLite and not DuckDB: the cache is shared by every run, and runs may be separate
 processes writing at the same time. DuckDB allows one writer per file; SQLite in WAL mode
 lets any number of processes read while one writes, and queues writers behind a busy
-timeout. Each write is one short ``INSERT OR IGNORE`` (autocommit), so a writer holds the
-lock for well under a millisecond and the first writer of a key wins — harmless, because a
+timeout. Each write is a short ``INSERT OR IGNORE`` (one, or the few dozen of one turn of an
+event loop in one transaction), so a writer holds the lock for about a millisecond at most, and
+the first writer of a key wins — harmless, because a
 key identifies the request exactly, so any two values stored under it are equally valid
 answers to it.
 
@@ -25,12 +26,14 @@ behind another process. Async code uses :meth:`ResponseCache.aget` and
   process writing, or a checkpoint that blocks) does the call go to a worker thread, which waits
   up to the busy timeout as :meth:`get` and :meth:`put` do. Hopping to a worker thread for every
   call cost more than the call itself (a fifth of a millisecond on one core).
-* Writes are group-committed: the ``aput`` calls made within two turns of the event loop (the
-  games whose answers came in together) go into one transaction, since the commit, which writes
-  every page the rows touched, costs more than the rows. Reads are grouped the same way, within
-  one turn, into one query. Each ``aput`` returns only once its row is committed, so an answer
-  is stored before the call path returns it, exactly as with a plain :meth:`put`: a round is never
-  recorded before the answers it used are in the cache, and a resumed run never pays twice.
+* They are grouped by turn of the event loop: the ``aget`` calls of one turn (the games that
+  reached a new round together) become one query, and the ``aput`` calls of one turn (the games
+  whose answers came in together) one transaction, since a commit, which writes every page its
+  rows touched, costs more than the rows. Each call adds its key or row and yields once; the first
+  of them to run again does the work for all, so no call waits on another. Each ``aput`` returns
+  only once its row is committed, so an answer is stored before the call path returns it, exactly
+  as with a plain :meth:`put`: a round is never recorded before the answers it used are in the
+  cache, and a resumed run never pays twice.
 * That connection never checkpoints the WAL itself (a checkpoint waits for the disk, and it
   would wait on the event loop); every ``CHECKPOINT_ROWS`` rows written, a background thread
   runs a passive checkpoint, which blocks no reader or writer. :meth:`close` waits for it.
@@ -41,6 +44,7 @@ the file and the way out (``pdbench cache clear`` or deleting it), never a raw s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -66,9 +70,6 @@ T = TypeVar("T")
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 30.0
 CHECKPOINT_ROWS = 1000  # rows written by aput between two background WAL checkpoints
-# An aput batch is committed after this many turns of the event loop: the commit (writing every page
-# the batch touched) costs more than its rows, and a second turn about doubles the batch.
-_COMMIT_AFTER_TURNS = 2
 _SELECT = "SELECT text, input_tokens, output_tokens, model, provider, created_us, raw_json FROM responses WHERE key = ?"
 _SELECT_MANY = {
     size: "SELECT key, text, input_tokens, output_tokens, model, provider, created_us, raw_json FROM responses "
@@ -209,7 +210,7 @@ def json_string(text: str) -> str:
         pass
     # The ASCII escaper gives the same bytes for ASCII text without DEL, and is about twice as fast.
     literal = encode_basestring_ascii(text) if text.isascii() and "\x7f" not in text else encode_basestring(text)
-    if len(_JSON_STRINGS) >= 1024:
+    if len(_JSON_STRINGS) >= 256:
         _JSON_STRINGS.clear()
     _JSON_STRINGS[text] = literal
     return literal
@@ -249,29 +250,26 @@ def delete_cache(path: str | Path) -> bool:
     return existed
 
 
-class _Batch:
-    """The ``aput`` rows of the same turns of the event loop, committed together (see the module doc)."""
-
-    __slots__ = ("done", "error", "keys", "rows", "stored")
-
-    def __init__(self) -> None:
-        self.rows: list[tuple[Any, ...]] = []
-        self.keys: dict[str, CachedResponse] = {}  # readable by aget before the commit
-        self.stored: list[bool] = []
-        self.error: BaseException | None = None
-        self.done = anyio.Event()
+_OPEN, _RUNNING, _DONE = 0, 1, 2
 
 
-class _Lookup:
-    """The ``aget`` keys of one turn of the event loop, looked up together (see the module doc)."""
+class _Group:
+    """The ``aget`` keys, or the ``aput`` rows, of one turn of the event loop (see the module doc).
 
-    __slots__ = ("done", "error", "keys", "rows")
+    Each call adds its part and yields once; the first of them to run again does the work for all
+    (one query, or one transaction). No call waits for another, unless the file was busy and the
+    work went to a worker thread: then the others wait for it.
+    """
+
+    __slots__ = ("error", "event", "items", "keys", "result", "state")
 
     def __init__(self) -> None:
-        self.keys: list[str] = []
-        self.rows: dict[str, tuple[Any, ...]] = {}
+        self.items: list[Any] = []  # keys to look up, or rows to insert
+        self.keys: dict[str, CachedResponse] = {}  # rows to insert: readable by aget until committed
+        self.state = _OPEN
+        self.result: Any = None  # {key: row} found, or [stored?] per row
         self.error: BaseException | None = None
-        self.done = anyio.Event()
+        self.event: anyio.Event | None = None  # made when a call has to wait for the work
 
 
 def _busy(exc: sqlite3.Error) -> bool:
@@ -409,9 +407,14 @@ class ResponseCache:
     def close(self) -> None:
         """Close every thread's connection. Call when no other thread or task is still using the cache.
 
-        Every ``aput`` that returned is committed already; a background checkpoint still running
-        is waited for.
+        Every ``aput`` that returned is committed already, and so is, here, the row of one that was
+        cancelled before its commit; a background checkpoint still running is waited for.
         """
+        batch: _Group | None = getattr(self._local, "batch", None)
+        if batch is not None and batch.state == _OPEN:  # rows of calls that were cancelled: commit them
+            with contextlib.suppress(Exception):
+                batch.result = self._write(self._connect(), batch.items)
+                self._close(batch, "batch")
         with self._lock:
             self._closed = True
             checkpointer, self._checkpointer = self._checkpointer, None
@@ -438,16 +441,15 @@ class ResponseCache:
             row = self._connect().execute(_SELECT, (key,)).fetchone()
         return self._answer(row)
 
-    def _count(self, hit: bool) -> None:
+    def _count(self, hits: int, misses: int) -> None:
         with self._lock:
-            if hit:
-                self._hits += 1
-            else:
-                self._misses += 1
+            self._hits += hits
+            self._misses += misses
 
-    def _answer(self, row: tuple[Any, ...] | None) -> CachedResponse | None:
-        """A row of ``_SELECT`` as a response, counting a hit or a miss."""
-        self._count(row is not None)
+    def _answer(self, row: tuple[Any, ...] | None, *, count: bool = True) -> CachedResponse | None:
+        """A row of ``_SELECT`` as a response, counting a hit or a miss unless told not to."""
+        if count:
+            self._count(row is not None, row is None)
         if row is None:
             return None
         text, input_tokens, output_tokens, model, provider, created_us, raw_json = row
@@ -491,43 +493,94 @@ class ResponseCache:
     async def aget(self, key: str) -> CachedResponse | None:
         """:meth:`get` for async code: the lookups of one turn of the event loop are made together, in
         one query on the event loop's thread, unless the file is busy (module doc). Always a checkpoint."""
-        batch: _Batch | None = getattr(self._local, "batch", None)
+        batch: _Group | None = getattr(self._local, "batch", None)
         if batch is not None and (pending := batch.keys.get(key)) is not None:
             await anyio.lowlevel.checkpoint()
-            self._count(True)
-            return pending  # being committed in this turn of the event loop
-        lookup: _Lookup | None = getattr(self._local, "lookup", None)
-        if lookup is not None:  # a lookup is open in this turn: join it and wait for its answer
-            lookup.keys.append(key)
-            await lookup.done.wait()
-        else:  # lead a new lookup: let the other calls of this turn join, then query them all
-            lookup = self._local.lookup = _Lookup()
-            lookup.keys.append(key)
-            with anyio.CancelScope(shield=True):  # the followers rely on the leader's query
-                try:
-                    await anyio.lowlevel.checkpoint()
-                finally:
-                    self._local.lookup = None
-                await self._look_up(lookup)
+            self._count(1, 0)
+            return pending  # to be committed in this turn of the event loop
+        lookup: _Group | None = getattr(self._local, "lookup", None)
+        if lookup is None:
+            lookup = self._local.lookup = _Group()
+        lookup.items.append(key)
+        await anyio.lowlevel.checkpoint()  # the other lookups of this turn join
+        if lookup.state != _DONE:
+            await self._settle(lookup, "lookup", self._select, self._select_waiting, "read")
         if lookup.error is not None:
             raise lookup.error
-        return self._answer(lookup.rows.get(key))
+        return self._answer(lookup.result.get(key), count=False)  # counted for the whole lookup
 
-    async def _look_up(self, lookup: _Lookup) -> None:
-        keys = list(dict.fromkeys(lookup.keys))
+    async def aput(self, key: str, response: CachedResponse) -> bool:
+        """:meth:`put` for async code: group-committed on the event loop's thread unless the file is
+        busy (module doc). Returns once the row is committed; ``True`` if this call stored it."""
+        row = self._row(key, response)
+        batch: _Group | None = getattr(self._local, "batch", None)
+        if batch is None:
+            batch = self._local.batch = _Group()
+        index = len(batch.items)
+        batch.items.append(row)
+        batch.keys.setdefault(key, response)
+        try:
+            await anyio.lowlevel.checkpoint()  # the other writes of this turn join
+        except BaseException:  # cancelled: commit now if nobody else has and the file allows it
+            if batch.state == _OPEN:
+                with contextlib.suppress(Exception):  # else a later call, or close(), commits it
+                    batch.result = self._write(self._nowait(), batch.items)
+                    self._close(batch, "batch")
+            raise
+        if batch.state != _DONE:
+            await self._settle(batch, "batch", self._write, self._write_waiting, "write to")
+        if batch.error is not None:
+            raise batch.error
+        return bool(batch.result[index])
+
+    def _close(self, group: _Group, slot: str) -> None:
+        """Mark ``group`` done; calls from now on start a new one."""
+        if getattr(self._local, slot, None) is group:
+            setattr(self._local, slot, None)
+        group.state = _DONE
+        if group.event is not None:
+            group.event.set()
+
+    async def _settle(
+        self,
+        group: _Group,
+        slot: str,
+        run: Callable[[sqlite3.Connection, list[Any]], Any],
+        run_waiting: Callable[[list[Any]], Any],
+        action: str,
+    ) -> None:
+        """Do ``group``'s work for all its calls, unless one of them is doing it already: then wait."""
+        if group.state == _RUNNING:  # on a worker thread: the file was busy
+            if group.event is None:
+                group.event = anyio.Event()
+            await group.event.wait()
+            return
+        if getattr(self._local, slot, None) is group:
+            setattr(self._local, slot, None)  # from now on, calls start a new group
+        group.state = _RUNNING
         try:
             try:
-                lookup.rows = self._select(self._nowait(), keys)
+                group.result = run(self._nowait(), group.items)
             except sqlite3.Error as exc:
                 if not _busy(exc):
                     raise
-                lookup.rows = await self._in_thread(self._select_waiting, keys)
+                with anyio.CancelScope(shield=True):  # the other calls rely on it
+                    group.result = await self._in_thread(run_waiting, group.items)
         except sqlite3.Error as exc:
-            lookup.error = self._store_error("read", exc)
-        except BaseException as exc:  # a closed cache (StoreError), or a bug: every caller sees it
-            lookup.error = exc
+            group.error = self._store_error(action, exc)
+        except Exception as exc:  # a closed cache (StoreError), or a bug: every call sees it
+            group.error = exc
         finally:
-            lookup.done.set()
+            if group.result is None and group.error is None:
+                group.error = StoreError(f"A {action} of the response cache {self.path} was interrupted.")
+            self._close(group, slot)
+        if group.error is not None:
+            return
+        if slot == "batch":
+            self._count_written(len(group.items))
+        else:
+            hits = sum(key in group.result for key in group.items)
+            self._count(hits, len(group.items) - hits)
 
     def _select_waiting(self, keys: list[str]) -> dict[str, tuple[Any, ...]]:
         """``_select`` with this (worker) thread's connection, which waits for the lock."""
@@ -536,57 +589,15 @@ class ResponseCache:
     @staticmethod
     def _select(conn: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[Any, ...]]:
         """The ``_SELECT`` row of each of ``keys`` that is stored, in one statement per 256 keys."""
+        unique = list(dict.fromkeys(keys))
         rows: dict[str, tuple[Any, ...]] = {}
-        for i in range(0, len(keys), 256):
-            chunk = keys[i : i + 256]
+        for i in range(0, len(unique), 256):
+            chunk = unique[i : i + 256]
             size = 1 << (len(chunk) - 1).bit_length()  # a few statement shapes, so they stay prepared
             chunk += chunk[-1:] * (size - len(chunk))
             for key, *row in conn.execute(_SELECT_MANY[size], chunk):
                 rows[key] = tuple(row)
         return rows
-
-    async def aput(self, key: str, response: CachedResponse) -> bool:
-        """:meth:`put` for async code: group-committed on the event loop's thread unless the file is
-        busy (module doc). Returns once the row is committed; ``True`` if this call stored it."""
-        row = self._row(key, response)
-        batch: _Batch | None = getattr(self._local, "batch", None)
-        if batch is not None:  # a batch is open in this turn: join it and wait for its commit
-            index = len(batch.rows)
-            batch.rows.append(row)
-            batch.keys.setdefault(key, response)
-            await batch.done.wait()
-        else:  # lead a new batch: let the other calls of this turn join, then commit them all
-            batch = self._local.batch = _Batch()
-            index = 0
-            batch.rows.append(row)
-            batch.keys[key] = response
-            with anyio.CancelScope(shield=True):  # the followers rely on the leader's commit
-                try:
-                    for _ in range(_COMMIT_AFTER_TURNS):
-                        await anyio.lowlevel.checkpoint()
-                finally:
-                    self._local.batch = None
-                await self._commit(batch)
-        if batch.error is not None:
-            raise batch.error
-        return batch.stored[index]
-
-    async def _commit(self, batch: _Batch) -> None:
-        try:
-            try:
-                batch.stored = self._write(self._nowait(), batch.rows)
-            except sqlite3.Error as exc:
-                if not _busy(exc):
-                    raise
-                batch.stored = await self._in_thread(self._write_waiting, batch.rows)
-        except sqlite3.Error as exc:
-            batch.error = self._store_error("write to", exc)
-        except BaseException as exc:  # a closed cache (StoreError), or a bug: every caller sees it
-            batch.error = exc
-        finally:
-            batch.done.set()
-        if batch.error is None:
-            self._count_written(len(batch.rows))
 
     def _write_waiting(self, rows: list[tuple[Any, ...]]) -> list[bool]:
         """``_write`` with this (worker) thread's connection, which waits for the lock."""

@@ -2,13 +2,16 @@
 
 * **cache**: an identical request (provider, model, base URL, messages, sampling parameters,
   sample index) is answered from the shared response cache, recorded with ``cached = true``
-  and costs nothing. Answers are cached as soon as they arrive, before the round is
-  recorded, so a crashed run that is resumed never pays twice for an answer.
+  and costs nothing. Answers are cached as soon as they arrive (committed before the call
+  returns), before the round is recorded, so a crashed run that is resumed never pays twice
+  for an answer. The messages are encoded to JSON once per request, for the record and the key.
 * **limiter**: the endpoint's concurrency, requests/min and tokens/min limits (one limiter
   per provider, base URL and key), paused and narrowed on a 429.
 * **retry**: tenacity, only for what the provider calls retryable (408, 409, 429, 5xx, 529,
   connection errors, timeouts), bounded in attempts and total time, exponential backoff with
-  jitter, never shorter than the server's Retry-After.
+  jitter, never shorter than the server's Retry-After. The first attempt is made outside
+  tenacity (whose machinery cost more than the rest of a call); only a failed first attempt
+  enters its loop, as that loop's own first attempt, so bounds and waits are unchanged.
 * **record**: every attempt, failed ones included, becomes a ``calls`` row.
 """
 
@@ -342,8 +345,9 @@ class CallPath:
         attempt_no = first_attempt
         estimate = estimate_tokens(messages) + params.max_tokens
         timeout = self.retry.timeout
-        # A provider that enforces the timeout itself needs no second deadline (the mock, whose only wait
-        # is its simulated latency); the others get a hard one, a second later than their own.
+        # A provider that says it keeps to the timeout itself (``enforces_timeout``: the mock without a
+        # latency, which never waits) needs no deadline of ours; the others get a hard one, a second
+        # after their own timeout (an SDK's timeout bounds each read, not the whole request).
         deadline = None if getattr(provider, "enforces_timeout", False) else timeout + 1.0
 
         def may_send() -> None:

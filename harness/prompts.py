@@ -8,6 +8,12 @@ Only actions cross between players: the template context is built from a
 :class:`~harness.agents.base.RoundView` (moves, payoffs, scores), never from another
 model's text. The wording is driven by the configured labels, so neutral labels (J/F)
 produce prompts that never say "cooperate" or "defect".
+
+Rendering is on the path of every model call, so it avoids redoing work (see
+:class:`_Renderer`): the system prompt and persona are rendered once per setting, and the
+history grows by one row a round instead of being rendered again. Templates stay ordinary,
+user-replaceable Jinja, and the text is exactly what Jinja renders from them: whatever the
+shortcuts cannot prove safe for a template is rendered plainly.
 """
 
 from __future__ import annotations
@@ -173,8 +179,11 @@ class _Renderer:
     * A template that uses none of the per-round variables (see ``_PER_ROUND``) and nothing whose
       output could vary by itself (``random``, ``lipsum``, other templates) keeps its text for each
       combination of the values it reads, so the system prompt is rendered once per game setting.
-    * Any failure renders again through ``Template.render``, so errors and their tracebacks are
-      exactly Jinja's own.
+    * A ``{% for r in history %}`` loop whose body reads only ``r`` is replaced, in a copy of the
+      template, by its text, made row by row and kept from round to round (see
+      :class:`_HistoryLoop` and :class:`PromptState`): a round no longer renders the whole history.
+    * Any failure renders again through ``Template.render`` of the template as written, so errors
+      and their tracebacks are exactly Jinja's own.
     """
 
     def __init__(self, env: SandboxedEnvironment, template: Template, source: str | None) -> None:
@@ -334,8 +343,8 @@ def _split_history_loops(
 def _static_variables(ast: nodes.Template, names: set[str]) -> list[str] | None:
     """The context variables a template reads (``names``), sorted, if its text depends on nothing else
     and on no per-round variable; otherwise None."""
-    if names & _PER_ROUND or "lipsum" in names:
-        return None
+    if names & _PER_ROUND or any(n.name == "lipsum" for n in ast.find_all(nodes.Name)):
+        return None  # (globals such as lipsum are not among the names a template reads from its context)
     if next(ast.find_all((nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)), None) is not None:
         return None  # another template may read any variable
     if any(f.name == "random" for f in ast.find_all(nodes.Filter)):

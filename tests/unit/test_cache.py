@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import random
 import sqlite3
@@ -15,9 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
-from harness.cache import CachedResponse, ResponseCache, cache_key, delete_cache
+from harness.cache import (
+    CachedResponse,
+    ResponseCache,
+    cache_key,
+    cache_key_join,
+    cache_key_parts,
+    canonical_json,
+    delete_cache,
+    json_string,
+)
 from harness.errors import StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,13 +205,148 @@ def test_threads_each_get_their_own_connection(cache: ResponseCache) -> None:
     assert cache.stats().entries == 200
 
 
-async def test_async_wrappers_run_off_the_event_loop(cache: ResponseCache) -> None:
+async def test_async_calls_of_one_turn_share_one_query_or_one_transaction(
+    cache: ResponseCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[int] = []
+    reads: list[int] = []
+    write, select = ResponseCache._write, ResponseCache._select
+    monkeypatch.setattr(
+        ResponseCache, "_write", staticmethod(lambda conn, rows: writes.append(len(rows)) or write(conn, rows))
+    )
+    monkeypatch.setattr(
+        ResponseCache, "_select", staticmethod(lambda conn, keys: reads.append(len(keys)) or select(conn, keys))
+    )
+    stored: dict[int, bool] = {}
+
+    async def put(i: int, key: str) -> None:
+        stored[i] = await cache.aput(key, response(str(i)))
+
     async with anyio.create_task_group() as tg:
         for i in range(20):
-            tg.start_soon(cache.aput, f"a{i}", response(str(i)))
-    got = await cache.aget("a7")
-    assert got is not None and got.text == "7"
-    assert await cache.aget("nope") is None
+            tg.start_soon(put, i, f"a{i % 15}")  # five keys twice: the first writer wins, in one transaction too
+    assert writes == [20]
+    assert [i for i in range(20) if stored[i]] == list(range(15))
+    got: dict[str, CachedResponse | None] = {}
+
+    async def get(key: str) -> None:
+        got[key] = await cache.aget(key)
+
+    async with anyio.create_task_group() as tg:
+        for key in ["a7", "a3", "nope", "a7"]:
+            tg.start_soon(get, key)
+    assert reads == [4]
+    assert got["a7"] is not None and got["a7"].text == "7"
+    assert got["a3"] is not None and got["a3"] == response("3")
+    assert got["nope"] is None
+    stats = cache.stats()
+    assert (stats.entries, stats.hits, stats.misses) == (15, 3, 1)
+
+
+async def test_an_aput_returns_only_once_its_row_is_committed(cache: ResponseCache) -> None:
+    """What resume relies on: an answer the call path has is in the file for any other process."""
+    assert await cache.aput("k", response("C")) is True
+    other = sqlite3.connect(cache.path)
+    try:
+        assert other.execute("SELECT text FROM responses WHERE key = 'k'").fetchone() == ("C",)
+    finally:
+        other.close()
+    assert await cache.aput("k", response("D")) is False
+
+
+async def test_aget_sees_a_row_that_is_still_being_written(cache: ResponseCache) -> None:
+    got: list[CachedResponse | None] = []
+
+    async def put_then_get() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cache.aput, "k", response("C"))
+            await anyio.lowlevel.checkpoint()  # let the aput add its row, not yet commit it
+            got.append(await cache.aget("k"))
+
+    await put_then_get()
+    assert got[0] is not None and got[0].text == "C"
+
+
+async def test_async_calls_wait_for_another_process_in_a_worker_thread(cache: ResponseCache) -> None:
+    """A busy file never blocks the event loop: the call goes to a worker thread, which waits."""
+    cache.put("old", response("C"))
+    other = sqlite3.connect(cache.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process is writing
+    other.execute("INSERT INTO responses VALUES ('theirs', 'p', 'm', 'x', 1, 1, NULL, 0)")
+    try:
+        ticks = 0
+        done = anyio.Event()
+
+        async def tick() -> None:
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await anyio.sleep(0.01)
+
+        async def put() -> None:
+            assert await cache.aput("new", response("D")) is True
+            done.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tick)
+            tg.start_soon(put)
+            got = await cache.aget("old")  # readers do not wait for a writer
+            assert got is not None and got.text == "C"
+            await anyio.sleep(0.2)
+            assert not done.is_set() and ticks >= 5  # the event loop runs on while the write waits
+            other.execute("COMMIT")
+        assert cache.get("new") is not None and cache.get("theirs") is not None
+    finally:
+        other.close()
+
+
+async def test_a_cancelled_aput_still_stores_its_row(cache: ResponseCache) -> None:
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await cache.aput("k", response("C"))
+    assert cache.get("k") is not None
+
+
+async def test_async_writes_are_checkpointed_in_the_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("harness.cache.CHECKPOINT_ROWS", 10)
+    checkpoints = 0
+    checkpoint = ResponseCache._checkpoint
+
+    def counted(self: ResponseCache) -> None:
+        nonlocal checkpoints
+        checkpoints += 1
+        checkpoint(self)
+
+    monkeypatch.setattr(ResponseCache, "_checkpoint", counted)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    for i in range(25):
+        await cache.aput(f"k{i}", response(str(i)))
+    cache.close()  # waits for a checkpoint still running
+    assert checkpoints >= 1
+    with ResponseCache(tmp_path / "c.sqlite") as again:
+        assert again.stats().entries == 25
+
+
+def test_key_parts_and_json_strings_agree_with_the_plain_encoders() -> None:
+    rng = random.Random(3)
+    chars = 'ab "\\\n\t\x00\x1f\x7f é€😀'
+    for _ in range(500):
+        text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 30)))
+        assert json_string(text) == json.dumps(text, ensure_ascii=False)
+        if text.isascii() and "\x7f" not in text:
+            assert json_string(text) == json.dumps(text)
+        messages = [{"role": "user", "content": text}]
+        fields = {
+            "provider": rng.choice(["openai", "mock", "prov\u00e9"]),
+            "model": text or "m",
+            "base_url": rng.choice([None, "", "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/"]),
+            "params": rng.choice([PARAMS, {}, {"temperature": 1}, {"temperature": 1.0, "seed": 3}]),
+            "sample_index": rng.choice([0, 1, 7, True]),
+        }
+        head, tail = cache_key_parts(**fields)
+        assert cache_key_join(head, canonical_json(messages), tail) == cache_key(messages=messages, **fields)
+    with pytest.raises(ValueError, match="JSON"):
+        cache_key_parts("p", "m", None, {"temperature": float("nan")}, 0)
 
 
 WRITER = textwrap.dedent(

@@ -134,6 +134,47 @@ async def test_waiters_start_in_arrival_order() -> None:
     assert order == list(range(10))
 
 
+async def test_a_free_endpoint_admits_without_a_trip_through_the_event_loop() -> None:
+    limiter = EndpointLimiter(LimitSettings(concurrency=2, rpm=600, tpm=100_000))
+    other_ran = False
+
+    async def other() -> None:
+        nonlocal other_ran
+        other_ran = True
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other)
+        async with limiter.acquire(100):
+            assert not other_ran  # admitted at once: nothing else could run in between
+            assert (limiter.in_flight, limiter.waiting) == (1, 0)
+    assert limiter.in_flight == 0
+
+
+async def test_a_newcomer_does_not_overtake_a_caller_in_line() -> None:
+    """When a slot frees up, the caller waiting for it gets it, even if another arrives first."""
+    limiter = EndpointLimiter(LimitSettings(concurrency=1))
+    order: list[str] = []
+    release = anyio.Event()
+
+    async def call(name: str) -> None:
+        async with limiter.acquire():
+            order.append(name)
+            if name == "first":
+                await release.wait()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call, "first")
+        await anyio.sleep(0)
+        tg.start_soon(call, "waiting")
+        await anyio.sleep(0)
+        assert limiter.waiting == 1
+        release.set()
+        await anyio.sleep(0)  # "first" leaves; the slot is free, "waiting" is not yet awake
+        assert limiter.in_flight == 0 and limiter.waiting == 1
+        await call("newcomer")  # must queue behind "waiting", not take the free slot
+    assert order == ["first", "waiting", "newcomer"]
+
+
 async def test_slot_is_released_when_the_call_fails() -> None:
     limiter = EndpointLimiter(LimitSettings(concurrency=1))
     with pytest.raises(RuntimeError):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
+from jinja2 import FileSystemLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
 from pydantic import ValidationError
 
 from harness import prompts
@@ -12,7 +16,14 @@ from harness.agents.base import RoundView
 from harness.errors import ConfigError
 from harness.game import Horizon, PayoffMatrix
 from harness.parsing import ActionLabels
-from harness.prompts import PromptBuilder, PromptSettings, available_personas, round_context, synthetic_views
+from harness.prompts import (
+    PromptBuilder,
+    PromptSettings,
+    PromptState,
+    available_personas,
+    round_context,
+    synthetic_views,
+)
 
 NEUTRAL = ActionLabels(cooperate="J", defect="F")
 
@@ -307,3 +318,151 @@ def test_settings_validation() -> None:
         PromptSettings(history_window=0)
     with pytest.raises(ValidationError):
         PromptSettings.model_validate({"labels": {"cooperate": "J", "defect": "J"}})
+
+
+# ---- the shortcuts render exactly what Jinja renders ------------------------------------------
+
+
+def jinja_messages(settings: PromptSettings, view: RoundView) -> list[dict[str, str]]:
+    """The messages as plain Jinja renders the templates as written: the reference for the builder."""
+    folders = [str(Path(settings.template_dir))] if settings.template_dir else []
+    env = SandboxedEnvironment(
+        loader=FileSystemLoader([*folders, str(prompts.PROMPTS_DIR)]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    context = round_context(view, settings)
+    persona = None
+    if settings.persona is not None:
+        path = prompts.PERSONAS_DIR / f"{settings.persona}.md"
+        persona = env.from_string(path.read_text(encoding="utf-8")).render(context).strip()
+    context["persona"] = persona
+    return [
+        {"role": "system", "content": env.get_template(settings.system_template).render(context).strip()},
+        {"role": "user", "content": env.get_template(settings.round_template).render(context).strip()},
+    ]
+
+
+def games(n_rounds: int, seed: int) -> list[list[tuple[str, str]]]:
+    """A few games' moves, with and without defections."""
+    rng = random.Random(seed)
+    return [[(rng.choice("CD"), rng.choice("CD")) for _ in range(n_rounds)] for _ in range(3)]
+
+
+@pytest.mark.parametrize("persona", [None, "cautious"])
+@pytest.mark.parametrize("labels", [ActionLabels(), NEUTRAL])
+@pytest.mark.parametrize("window", [None, 1, 4])
+def test_the_shipped_templates_render_as_jinja_does(
+    persona: str | None, labels: ActionLabels, window: int | None
+) -> None:
+    settings = PromptSettings(persona=persona, labels=labels, history_window=window)
+    builder = PromptBuilder(settings)
+    game = PayoffMatrix(cc=(3.0, 3.0), cd=(-0.5, 5.25), dc=(5.25, -0.5), dd=(1.0, 1.0))
+    for horizon in (Horizon(kind="fixed", n_rounds=12), Horizon(kind="geometric", stop_prob=0.1)):
+        for moves in games(12, seed=window or 0):
+            states = {"a": PromptState(), "b": PromptState()}  # each player's, kept from round to round
+            for played in range(len(moves) + 1):
+                own = "".join(m for m, _ in moves[:played])
+                opp = "".join(t for _, t in moves[:played])
+                for seat in ("a", "b"):
+                    view = make_view(own, opp, seat=seat, horizon=horizon, game=game)
+                    expected = jinja_messages(settings, view)
+                    assert builder.render(view, states[seat]) == expected
+                    assert builder.render(view) == expected
+
+
+USER_TEMPLATES = {
+    # history loops the builder takes over
+    "plain loop": "{% for r in history %}[{{ r.round }}:{{ r.you }}/{{ r.they }} {{ r.you_got | int + 1 }}]{% endfor %}"
+    " {{ labels.cooperate }} {{ labels.defect }}",
+    "loop in ifs": "{% if round > 2 %}{% if history %}{% for x in history %}{{ x.you ~ x.they }}\n{% endfor %}"
+    "{% endif %}{% else %}start{% endif %} {{ labels.cooperate }}{{ labels.defect }}",
+    "two loops": "{% for r in history %}{{ r.you }}{% endfor %}|"
+    "{% for r in history %}{% if r.you == r.they %}={% endif %}{% set n = r.round * 2 %}{{ n }}{% endfor %} C D",
+    # history loops it leaves to Jinja
+    "loop.index": "{% for r in history %}{{ loop.index }}{{ r.you }}{% endfor %} C D",
+    "outer variable": "{% for r in history %}{{ r.you }}{{ labels.cooperate }}{% endfor %} C D",
+    "filtered": "{% for r in history | reverse %}{{ r.you }}{% endfor %}"
+    "{% for r in history if r.you == 'C' %}c{% endfor %} C D",
+    "else": "{% for r in history %}{{ r.you }}{% else %}none{% endfor %} C D",
+    "rebinds history": "{% set history = history[:1] %}{% for r in history %}{{ r.you }}{% endfor %} C D",
+    "in a macro": "{% macro h() %}{% for r in history %}{{ r.you }}{% endfor %}{% endmacro %}{{ h() }} C D",
+    "calls a method": "{% for r in history %}{{ r.you }}{% endfor %}{% if history %}{{ history[0].you }}"
+    "{{ history[0].update({'you': history[0].you ~ 'X'}) }}{% endif %} C D",  # must not change the next round's
+}
+
+
+@pytest.mark.parametrize("name", sorted(USER_TEMPLATES))
+def test_user_templates_render_as_jinja_does(name: str, tmp_path: Path) -> None:
+    (tmp_path / "round.j2").write_text(USER_TEMPLATES[name], encoding="utf-8")
+    (tmp_path / "system.j2").write_text("Rounds so far: {{ rounds_played }}. {{ persona }}", encoding="utf-8")
+    settings = PromptSettings(template_dir=str(tmp_path), history_window=3)
+    builder = PromptBuilder(settings)
+    for moves in games(6, seed=1):
+        state = PromptState()
+        for played in range(len(moves) + 1):
+            view = make_view("".join(m for m, _ in moves[:played]), "".join(t for _, t in moves[:played]))
+            assert builder.render(view, state) == jinja_messages(settings, view), played
+
+
+def test_only_loops_that_depend_on_their_row_alone_are_taken_over(tmp_path: Path) -> None:
+    taken = {"plain loop": 1, "loop in ifs": 1, "two loops": 2, "calls a method": 1}
+    for name, source in USER_TEMPLATES.items():
+        (tmp_path / "round.j2").write_text(source, encoding="utf-8")
+        builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path)))
+        assert len(builder._round.loops) == taken.get(name, 0), name
+    assert len(PromptBuilder()._round.loops) == 1  # the shipped round template
+
+
+def test_a_state_handed_another_history_starts_afresh() -> None:
+    builder = PromptBuilder()
+    state = PromptState()
+    views = [make_view("CCD", "DCC"), make_view("CCDD", "DCCC"), make_view("DD", "CC"), make_view("DDC", "CCD"),
+             make_view("CCD", "DCC", seat="b"), make_view("", "")]  # fmt: skip
+    for view in views:
+        assert builder.render(view, state) == jinja_messages(builder.settings, view)
+    other = PromptBuilder(PromptSettings(labels=NEUTRAL))
+    view = make_view("CCDD", "DCCC")
+    assert other.render(view, state) == jinja_messages(other.settings, view)  # a state of another builder
+
+
+def test_a_typo_inside_a_history_loop_is_reported_as_before(tmp_path: Path) -> None:
+    (tmp_path / "round.j2").write_text("{% for r in history %}{{ r.yuo }}{% endfor %} C or D", encoding="utf-8")
+    builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path)))
+    assert builder._round.loops  # taken over: its error must still name the template and the variable
+    builder.render(make_view())  # no rows yet: fine
+    with pytest.raises(
+        ConfigError, match=r"'round\.j2' uses an undefined variable: 'dict object' has no attribute 'yuo'"
+    ):
+        builder.render(make_view("C", "D"), PromptState())
+
+
+def test_the_system_prompt_is_rendered_once_per_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    builder = PromptBuilder(PromptSettings(persona="cooperative"))
+    rendered: list[Any] = []
+    original = prompts._run
+
+    def counting(env: Any, template: Any, globals_: Any, context: Any) -> str:
+        rendered.append(template)
+        return original(env, template, globals_, context)
+
+    monkeypatch.setattr(prompts, "_run", counting)
+    for own in ("", "C", "CD", "CDD"):
+        for seat in ("a", "b"):
+            builder.render(make_view(own, "D" * len(own), seat=seat))
+    assert builder._persona is not None
+    assert rendered.count(builder._system.template) == 1
+    assert rendered.count(builder._persona.template) == 1
+    assert rendered.count(builder._round._without_loops) == 8  # the round prompt, every time
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["Round {{ round }}: C or D", "{{ ['C', 'D'] | random }} or D", "{% include 'round.j2' %}", "{{ lipsum(1) }} C D"],
+)
+def test_a_system_prompt_that_may_change_is_rendered_every_time(source: str, tmp_path: Path) -> None:
+    (tmp_path / "system.j2").write_text(source, encoding="utf-8")
+    builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path)))
+    assert builder._system._names is None

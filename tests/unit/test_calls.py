@@ -1,0 +1,278 @@
+"""The call path: what is recorded and cached is exactly what the plain encoders write, the first
+attempt outside tenacity keeps tenacity's bounds and waits, and a provider's own deadline is trusted."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import astuple
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from harness.cache import ResponseCache, cache_key
+from harness.calls import CallFailed, CallPath, CallRecord, CallTag, RetrySettings, encode_messages
+from harness.limits import EndpointLimiter, LimitSettings
+from harness.pricing import DEFAULT_PRICES, Price, PriceTable
+from harness.providers.base import Completion, Endpoint, Message, RetryDecision, SamplingParams
+from harness.providers.mock import MockProvider
+from harness.store.live import _call_row
+
+TAG = CallTag(game_id=3, round=7, player="a", sample_index=2)
+MESSAGES: list[Message] = [
+    {"role": "system", "content": "You play.\nReply C or D."},
+    {"role": "user", "content": 'Round 7: "you" chose C\t(3 points).'},
+]
+
+_CHARS = 'abc C D "\\\n\t\r\x00\x1f\x7f é€😀 \u2028{}[]:,'
+
+
+def random_messages(rng: random.Random) -> list[Any]:
+    """Messages of every shape the encoders must agree on, the usual one most often."""
+    messages: list[Any] = []
+    for _ in range(rng.randint(0, 4)):
+        content = "".join(rng.choice(_CHARS) for _ in range(rng.randint(0, 40)))
+        role = rng.choice(["system", "user", "assistant", "rôle"])
+        shape = rng.random()
+        if shape < 0.8:
+            messages.append({"role": role, "content": content})
+        elif shape < 0.9:
+            messages.append({"content": content, "role": role})  # the other key order
+        else:
+            messages.append({"role": role, "content": content, "name": "n"})
+    return messages
+
+
+# ---- encoding -------------------------------------------------------------------------------
+
+
+def test_messages_are_encoded_exactly_as_json_dumps_writes_them() -> None:
+    rng = random.Random(1)
+    for _ in range(3000):
+        messages = random_messages(rng)
+        plain, canonical = encode_messages(messages)
+        assert plain == json.dumps(messages, ensure_ascii=False)
+        assert canonical == json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_messages_that_are_not_json_fail_as_before() -> None:
+    with pytest.raises(TypeError):
+        encode_messages([{"role": "user", "content": object()}])  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="plain JSON"):
+        encode_messages([{"role": "user", "content": float("nan")}])  # type: ignore[dict-item]
+
+
+class EchoProvider:
+    """Answers at once, counts what it was asked, and fails on demand."""
+
+    name = "echo"
+    unsupported_params = frozenset({"top_p"})
+
+    def __init__(self, failures: list[BaseException] | None = None, model: str = "m") -> None:
+        self.model = model
+        self.endpoint = Endpoint(provider="echo", base_url="http://localhost:1/v1/", key_id=None)
+        self.failures = list(failures or [])
+        self.calls = 0
+        self.enforces_timeout = True
+
+    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return Completion(text="C", input_tokens=10, output_tokens=1, model=self.model)
+
+    def should_retry(self, error: BaseException) -> RetryDecision:
+        if isinstance(error, ConnectionError):
+            return RetryDecision(retry=True, reason="connection lost", retry_after=0.5)
+        if isinstance(error, TimeoutError):
+            return RetryDecision(retry=True, reason="timeout")
+        return RetryDecision(retry=False, reason=f"{type(error).__name__}: {error}")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def limiter() -> EndpointLimiter:
+    return EndpointLimiter(LimitSettings(concurrency=4))
+
+
+def path(**kwargs: Any) -> CallPath:
+    return CallPath(cache=None, prices=PriceTable.load(DEFAULT_PRICES), **kwargs)
+
+
+async def test_the_record_and_the_cache_key_are_those_of_the_plain_encoders(tmp_path: Path) -> None:
+    provider = EchoProvider()
+    params = SamplingParams(temperature=0.5, max_tokens=20, top_p=0.9, seed=4)
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        calls = CallPath(cache=cache, prices=PriceTable.load(DEFAULT_PRICES))
+        result = await calls.request(provider, limiter(), MESSAGES, params, TAG, 1)
+        (record,) = result.records
+        sent = {k: v for k, v in params.as_dict().items() if k != "top_p"}
+        assert record.request_json == json.dumps(
+            {"messages": MESSAGES, "params": sent, "sample_index": TAG.sample_index}, ensure_ascii=False
+        )
+        key = cache_key("echo", "m", "http://localhost:1/v1/", MESSAGES, params.as_dict(), TAG.sample_index)
+        stored = cache.get(key)
+        assert stored is not None and stored.text == "C"
+        assert (record.game_id, record.round, record.player, record.attempt) == (3, 7, "a", 1)
+        assert (record.outcome, record.cached, record.input_tokens, record.output_tokens) == ("ok", False, 10, 1)
+        again = await calls.request(provider, limiter(), MESSAGES, params, TAG, 1)
+        assert again.cached and provider.calls == 1
+        assert again.records[0].request_json == record.request_json
+
+
+async def test_equal_parameters_with_different_json_are_different_requests() -> None:
+    """SamplingParams(temperature=1) == SamplingParams(temperature=1.0), but 1 and 1.0 are different
+    JSON, so different requests (as they always were): nothing is shared between them by equality."""
+    provider = EchoProvider()
+    calls = path()
+    one = await calls.request(provider, limiter(), MESSAGES, SamplingParams(temperature=1), TAG, 1)
+    other = await calls.request(provider, limiter(), MESSAGES, SamplingParams(temperature=1.0), TAG, 1)
+    assert '"temperature": 1,' in one.records[0].request_json
+    assert '"temperature": 1.0,' in other.records[0].request_json
+    assert not other.cached and provider.calls == 2
+
+
+async def test_the_cost_is_the_price_tables() -> None:
+    prices = PriceTable([("echo/*", Price(input=2.5, output=10.0))])
+    calls = CallPath(cache=None, prices=prices)
+    result = await calls.request(EchoProvider(), limiter(), MESSAGES, SamplingParams(), TAG, 1)
+    assert result.records[0].cost_usd == prices.cost("echo/m", 10, 1)
+    assert calls.stats.cost_usd == prices.cost("echo/m", 10, 1)
+
+
+async def test_identical_requests_in_flight_are_sent_once() -> None:
+    provider = EchoProvider()
+    calls = path()
+    results = []
+
+    async def ask() -> None:
+        results.append(await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(ask)
+    assert provider.calls == 1
+    assert sorted(r.cached for r in results) == [False, True, True, True, True]
+
+
+async def test_a_request_is_a_checkpoint_even_when_nothing_waits() -> None:
+    """A zero-latency model and no cache: other tasks still run between requests."""
+    provider = EchoProvider()
+    calls = path()
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ticker)
+        for i in range(20):
+            await calls.request(provider, limiter(), [{"role": "user", "content": str(i)}], SamplingParams(), TAG, 1)
+        tg.cancel_scope.cancel()
+    assert ticks >= 19
+
+
+# ---- retries: the first attempt outside tenacity, the rest inside -----------------------------
+
+
+async def test_a_retryable_failure_is_retried_with_tenacitys_waits_and_records() -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    provider = EchoProvider([ConnectionError("reset"), TimeoutError()])
+    calls = path(retry=RetrySettings(backoff_initial=0.0, backoff_max=0.0), sleep=sleep)
+    result = await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 4)
+    assert [r.attempt for r in result.records] == [4, 5, 6]
+    assert [r.outcome for r in result.records] == ["error", "timeout", "ok"]
+    assert [r.error for r in result.records] == ["connection lost", "timeout", None]
+    assert waits == [0.5, 0.0]  # never shorter than the server's Retry-After
+    assert (calls.stats.calls, calls.stats.retries, calls.stats.errors) == (3, 2, 2)
+    assert len({r.created_at for r in result.records}) == 1  # every attempt carries the request's time
+
+
+async def test_retries_stop_after_max_attempts_counting_the_first() -> None:
+    async def sleep(seconds: float) -> None:
+        return None
+
+    provider = EchoProvider([ConnectionError()] * 10)
+    calls = path(retry=RetrySettings(max_attempts=3), sleep=sleep)
+    with pytest.raises(CallFailed) as failed:
+        await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
+    assert provider.calls == 3
+    assert failed.value.reason == "echo/m: connection lost (gave up after 3 attempts)"
+    assert [r.attempt for r in failed.value.records] == [1, 2, 3]
+
+
+async def test_max_seconds_counts_from_the_first_attempt() -> None:
+    """A first attempt that took longer than max_seconds is not retried: the loop's clock started
+    before it, as when tenacity made every attempt."""
+
+    class Slow(EchoProvider):
+        async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+            await anyio.sleep(0.15)
+            return await super().generate(messages, params, timeout)
+
+    async def sleep(seconds: float) -> None:
+        return None
+
+    provider = Slow([TimeoutError()] * 5)
+    calls = path(retry=RetrySettings(max_seconds=0.1, backoff_initial=0.0), sleep=sleep)
+    with pytest.raises(CallFailed, match="gave up after 1 attempts"):
+        await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
+    assert provider.calls == 1
+
+
+async def test_a_failure_that_is_not_retryable_fails_at_once() -> None:
+    provider = EchoProvider([ValueError("bad request")])
+    calls = path()
+    with pytest.raises(CallFailed) as failed:
+        await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
+    assert failed.value.reason == "echo/m: ValueError: bad request"
+    assert [r.outcome for r in failed.value.records] == ["error"]
+    assert calls.stats.retries == 0
+
+
+async def test_a_provider_without_its_own_deadline_gets_one() -> None:
+    class Hangs(EchoProvider):
+        async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+            await anyio.sleep(30)
+            raise AssertionError("not reached")
+
+    provider = Hangs()
+    provider.enforces_timeout = False
+    calls = path(retry=RetrySettings(timeout=0.05, max_attempts=1))
+    with anyio.fail_after(5), pytest.raises(CallFailed, match="timeout"):
+        await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
+
+
+def test_the_mock_trusts_itself_only_when_it_never_waits() -> None:
+    assert MockProvider("random").enforces_timeout
+    assert not MockProvider("random?latency_ms=5").enforces_timeout
+
+
+# ---- the mock's draw and the recorder's rows --------------------------------------------------
+
+
+def test_the_mock_draws_from_exactly_the_text_it_always_hashed() -> None:
+    rng = random.Random(2)
+    for spec in ("random", "tft?seed=7"):
+        mock = MockProvider(spec)
+        for _ in range(2000):
+            messages = random_messages(rng)
+            params = SamplingParams(temperature=rng.choice([None, 0, 0.7, 1.0]), max_tokens=rng.randint(1, 99),
+                                    seed=rng.choice([None, 3]))  # fmt: skip
+            expected = json.dumps([mock.model, messages, params.as_dict(), mock.options.seed], sort_keys=True)
+            assert mock._request_json(messages, params) == expected
+
+
+def test_a_calls_row_is_the_records_fields_in_order() -> None:
+    record = CallRecord(1, 2, "b", 3, "mock", "mock/x", "{}", "C", "C", "ok", None, 1.5, 4, 1, None, True)
+    assert _call_row(record) == astuple(record)
