@@ -86,6 +86,17 @@ ResultsOpt = Annotated[
 ]
 
 
+StopProbOpt = Annotated[
+    float | None, typer.Option(min=0.0, max=1.0, help="Geometric horizon: per-round stop probability.")
+]
+MaxRoundsOpt = Annotated[int | None, typer.Option(min=1, help="Hard cap on a geometric game's length.")]
+NoiseOpt = Annotated[float, typer.Option(min=0.0, max=1.0, help="Probability that a move is flipped.")]
+MaxCostOpt = Annotated[float | None, typer.Option(min=0.0, help="Stop starting paid calls at this cost (USD).")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")]
+PricesOpt = Annotated[Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")]
+OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing run with the same id.")]
+
+
 def results_dir(option: Path | None, config: ExperimentConfig | None = None) -> Path:
     if option is not None:
         return option
@@ -232,14 +243,10 @@ def run(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; play nothing.")] = False,
     results: ResultsOpt = None,
     run_id: Annotated[str | None, typer.Option(help="Override run.run_id.")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
-    max_cost: Annotated[
-        float | None, typer.Option(min=0.0, help="Stop starting paid calls at this cost (USD).")
-    ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")] = False,
-    prices: Annotated[
-        Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")
-    ] = None,
+    overwrite: OverwriteOpt = False,
+    max_cost: MaxCostOpt = None,
+    no_cache: NoCacheOpt = False,
+    prices: PricesOpt = None,
 ) -> None:
     """Play every condition × replicate of an experiment and store it in DuckDB.
 
@@ -274,19 +281,17 @@ def run(
 def tournament(
     players: Annotated[str, typer.Option(help="Comma-separated strategy names.")] = ",".join(DEFAULT_PLAYERS),
     rounds: Annotated[int | None, typer.Option(min=1, help="Fixed horizon: rounds per game (default 200).")] = None,
-    stop_prob: Annotated[
-        float | None, typer.Option(min=0.0, max=1.0, help="Geometric horizon: per-round stop probability.")
-    ] = None,
-    max_rounds: Annotated[int | None, typer.Option(min=1, help="Hard cap on a geometric game's length.")] = None,
+    stop_prob: StopProbOpt = None,
+    max_rounds: MaxRoundsOpt = None,
     replicates: Annotated[int, typer.Option(min=1, help="Games per pair.")] = 1,
-    noise: Annotated[float, typer.Option(min=0.0, max=1.0, help="Probability that a move is flipped.")] = 0.0,
+    noise: NoiseOpt = 0.0,
     seed: Annotated[int, typer.Option(min=0, help="Master seed.")] = 0,
     self_play: Annotated[
         bool, typer.Option("--self-play/--no-self-play", help="Include each player against itself.")
     ] = True,
     results: ResultsOpt = None,
     run_id: Annotated[str | None, typer.Option(help="Run id (default tournament_<timestamp>).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Play a round robin of classic strategies and print the leaderboard and matchups.
 
@@ -337,12 +342,10 @@ def eval_(
     ],
     opponents: Annotated[str, typer.Option(help="Comma-separated strategies.")] = ",".join(DEFAULT_PANEL),
     rounds: Annotated[int | None, typer.Option(min=1, help="Fixed horizon: rounds per game (default 20).")] = None,
-    stop_prob: Annotated[
-        float | None, typer.Option(min=0.0, max=1.0, help="Geometric horizon: stop probability.")
-    ] = None,
-    max_rounds: Annotated[int | None, typer.Option(min=1, help="Hard cap on a geometric game's length.")] = None,
+    stop_prob: StopProbOpt = None,
+    max_rounds: MaxRoundsOpt = None,
     replicates: Annotated[int, typer.Option(min=1, help="Games per opponent.")] = 3,
-    noise: Annotated[float, typer.Option(min=0.0, max=1.0, help="Probability that a move is flipped.")] = 0.0,
+    noise: NoiseOpt = 0.0,
     persona: Annotated[str | None, typer.Option(help="A persona from personas/ (or a .md file).")] = None,
     temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0, help="Sampling temperature.")] = None,
     seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Master seed.")] = 0,
@@ -350,15 +353,11 @@ def eval_(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Max requests in flight to the endpoint.")] = None,
     rpm: Annotated[float | None, typer.Option(min=0.0, help="Requests per minute allowed.")] = None,
     tpm: Annotated[float | None, typer.Option(min=0.0, help="Tokens per minute allowed.")] = None,
-    max_cost: Annotated[
-        float | None, typer.Option(min=0.0, help="Stop starting paid calls at this cost (USD).")
-    ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")] = False,
-    prices: Annotated[
-        Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")
-    ] = None,
+    max_cost: MaxCostOpt = None,
+    no_cache: NoCacheOpt = False,
+    prices: PricesOpt = None,
     run_id: Annotated[str | None, typer.Option(help="Run id (default eval_<timestamp>).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
+    overwrite: OverwriteOpt = False,
     results: ResultsOpt = None,
 ) -> None:
     """Play a model against a panel of classic strategies and print its scorecard.
@@ -409,9 +408,7 @@ def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
 def resume(
     run_id: Annotated[str, typer.Argument(help="The interrupted or crashed run.")],
     results: ResultsOpt = None,
-    max_cost: Annotated[
-        float | None, typer.Option(min=0.0, help="Stop starting paid calls at this cost (USD).")
-    ] = None,
+    max_cost: MaxCostOpt = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not use the response cache (answers are paid again).")
     ] = False,

@@ -20,9 +20,8 @@ from harness.providers.base import (
     Message,
     RetryDecision,
     SamplingParams,
-    decide_status,
     key_id,
-    status_message,
+    sdk_retry_decision,
 )
 
 if TYPE_CHECKING:
@@ -104,16 +103,13 @@ class AnthropicProvider:
 
     def should_retry(self, error: BaseException) -> RetryDecision:
         """Retry timeouts, lost connections, 408/409/429/5xx and 529; never another 4xx or a local bug."""
-        if isinstance(error, anthropic.APIStatusError):
-            message = self._scrub(status_message(error.body, error.message))
-            return decide_status(error.status_code, error.response.headers, error.body, message)
-        if isinstance(error, anthropic.APITimeoutError | TimeoutError):  # before APIConnectionError, its base
-            return RetryDecision(retry=True, reason="timeout")
-        if isinstance(error, anthropic.APIConnectionError):
-            cause = error.__cause__
-            detail = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else error.message
-            return RetryDecision(retry=True, reason=self._scrub(f"connection error: {detail}")[:500])
-        return RetryDecision(retry=False, reason=self._scrub(f"{type(error).__name__}: {error}")[:500])
+        return sdk_retry_decision(
+            error,
+            status_error=anthropic.APIStatusError,
+            timeout_error=anthropic.APITimeoutError,
+            connection_error=anthropic.APIConnectionError,
+            scrub=self._scrub,
+        )
 
     async def aclose(self) -> None:
         """Close the connection pool if it is ours; a caller's ``http_client`` stays open."""

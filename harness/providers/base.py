@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -161,3 +161,26 @@ def status_message(body: object, fallback: str) -> str:
         if isinstance(error, str) and error:
             return error
     return fallback
+
+
+def sdk_retry_decision(
+    error: BaseException,
+    *,
+    status_error: type[Exception],
+    timeout_error: type[Exception],
+    connection_error: type[Exception],
+    scrub: Callable[[str], str],
+) -> RetryDecision:
+    """``should_retry`` for an official SDK (openai, anthropic share the shape of their errors):
+    HTTP statuses by :func:`decide_status`, timeouts and lost connections retried, anything else not.
+    ``scrub`` removes the key from every reason before it can reach the results or a log."""
+    if isinstance(error, status_error):
+        message = scrub(status_message(error.body, error.message))  # type: ignore[attr-defined]
+        return decide_status(error.status_code, error.response.headers, error.body, message)  # type: ignore[attr-defined]
+    if isinstance(error, timeout_error | TimeoutError):  # before connection_error, its base class
+        return RetryDecision(retry=True, reason="timeout")
+    if isinstance(error, connection_error):
+        cause = error.__cause__
+        detail = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else error.message  # type: ignore[attr-defined]
+        return RetryDecision(retry=True, reason=scrub(f"connection error: {detail}")[:500])
+    return RetryDecision(retry=False, reason=scrub(f"{type(error).__name__}: {error}")[:500])
