@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -140,6 +141,9 @@ class _Attempt(Exception):
         self.decision = decision
 
 
+ANSWERED_IN_MEMORY = 100_000
+"""Answers a cacheless run remembers (about 17 MB); an identical request older than that is paid again."""
+
 _PLAIN_JSON = json.JSONEncoder(ensure_ascii=False).encode  # what json.dumps(x, ensure_ascii=False) writes
 
 
@@ -237,7 +241,9 @@ class CallPath:
         self._warned: set[str] = set()
         # Requests in flight; the event is made only when a second caller waits for the same key.
         self._in_flight: dict[str, anyio.Event | None] = {}
-        self._answered: dict[str, str] = {}
+        # Answers kept in memory when there is no cache (--no-cache, or a cache that failed), so an
+        # identical request within the run is not paid twice; bounded, oldest forgotten first.
+        self._answered: OrderedDict[str, str] = OrderedDict()
         self._prices: dict[str, Price | None] = {}  # model name -> price: the table is matched once per model
         self._setups: dict[tuple[int, int, type, int], _Setup] = {}  # see _Setup
 
@@ -318,6 +324,11 @@ class CallPath:
         finally:
             if (waiting := in_flight.pop(key)) is not None:
                 waiting.set()
+
+    def _remember(self, key: str, text: str) -> None:
+        self._answered[key] = text
+        if len(self._answered) > ANSWERED_IN_MEMORY:
+            self._answered.popitem(last=False)
 
     def _cached(self, req: _Request, attempt: int, text: str) -> CallResult:
         self.stats.calls += 1
@@ -410,7 +421,7 @@ class CallPath:
             record.cost_usd = cost
             records.append(record)
             if self.cache is None:
-                self._answered[key] = completion.text  # --no-cache: still never ask twice within this run
+                self._remember(key, completion.text)
             else:
                 await self._cache_put(key, CachedResponse(
                     text=completion.text, input_tokens=completion.input_tokens,
@@ -484,4 +495,4 @@ class CallPath:
             self._warn_once(
                 "put", f"the response cache could not be written; answers are recorded but not cached: {exc}"
             )
-            self._answered[key] = response.text
+            self._remember(key, response.text)

@@ -1,15 +1,20 @@
 """Ctrl-C as a request to stop cleanly, not an exception in the middle of a write.
 
-Inside :func:`graceful_interrupt`, the first SIGINT only sets a flag that the runner
-checks between games; the run then flushes what it has and is marked interrupted.
-A second SIGINT raises KeyboardInterrupt at once, for a user who really means it.
+Inside :func:`graceful_interrupt`:
+
+1. the first SIGINT only sets a flag: no new game, round or attempt starts, retry waits
+   are cut short, and the requests already sent are answered and recorded;
+2. the second SIGINT abandons the requests in flight (their games are marked interrupted;
+   ``pdbench resume`` replays them), while the results writer still finishes the batch it
+   is writing, so the run file stays consistent;
+3. a third SIGINT raises KeyboardInterrupt, for a run that does not stop at all.
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -19,6 +24,9 @@ class StopFlag:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._forced = threading.Event()
+        self._on_force: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
         self.reason: str | None = None
 
     def set(self, reason: str = "interrupted") -> None:
@@ -30,6 +38,33 @@ class StopFlag:
 
     __bool__ = is_set
 
+    def force(self, reason: str = "interrupted") -> None:
+        """Stop now: set the flag and abandon work in flight (the callbacks do the abandoning)."""
+        self.set(reason)
+        with self._lock:
+            self._forced.set()
+            callbacks = list(self._on_force)
+        for callback in callbacks:
+            callback()
+
+    @property
+    def forced(self) -> bool:
+        return self._forced.is_set()
+
+    @contextmanager
+    def on_force(self, callback: Callable[[], None]) -> Iterator[None]:
+        """Call ``callback`` (from any thread) if the stop is forced while the block runs."""
+        with self._lock:
+            self._on_force.append(callback)
+            already = self._forced.is_set()
+        if already:
+            callback()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._on_force.remove(callback)
+
 
 @contextmanager
 def graceful_interrupt(flag: StopFlag) -> Iterator[StopFlag]:
@@ -39,9 +74,12 @@ def graceful_interrupt(flag: StopFlag) -> Iterator[StopFlag]:
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        if flag.is_set():
+        if flag.forced:
             raise KeyboardInterrupt
-        flag.set("interrupted by the user (Ctrl-C)")
+        if flag.is_set():
+            flag.force("interrupted by the user (Ctrl-C twice: requests in flight abandoned)")
+        else:
+            flag.set("interrupted by the user (Ctrl-C)")
 
     previous = signal.signal(signal.SIGINT, handler)
     try:

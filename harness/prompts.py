@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import Literal
 
 from jinja2 import (
     ChoiceLoader,
@@ -451,7 +452,7 @@ class PromptBuilder:
     def check(self) -> None:
         """Render every template against synthetic rounds; raise ConfigError on the first problem."""
         labels = self.settings.labels
-        prompts = [self.render(view)[-1]["content"] for view in synthetic_views()]
+        prompts = [self.render(view)[-1]["content"] for view in synthetic_views(self.settings.history_window)]
         for prompt in prompts:
             missing = [label for label in (labels.cooperate, labels.defect) if not _mentions(prompt, label)]
             if missing:
@@ -546,17 +547,34 @@ def _mentions(text: str, label: str) -> bool:
     return re.search(rf"(?<![^\W_]){re.escape(label)}(?![^\W_])", text) is not None
 
 
-def synthetic_views() -> list[RoundView]:
-    """Round 1 and round 5 under both horizon kinds and both seats: every template branch runs."""
+def synthetic_views(history_window: int | None = None) -> list[RoundView]:
+    """Rounds that make every template branch run, under both horizon kinds and both seats.
+
+    Round 1 (empty history), round 2 (one round played), round 5, the last round of a fixed
+    game (``round == horizon.n_rounds``) and, with a history window, a round whose history
+    has rounds hidden (``rounds_hidden > 0``); every joint outcome appears in the history.
+    """
+    cycle: tuple[Action, ...] = ("C", "C", "D", "D", "C")
+    cycle_opp: tuple[Action, ...] = ("C", "D", "C", "D", "C")
+    longest = max(10, (history_window or 0) + 4)
     fixed = HorizonInfo(kind="fixed", n_rounds=10, continuation_prob=None)
+    fixed_long = HorizonInfo(kind="fixed", n_rounds=longest, continuation_prob=None)
     geometric = HorizonInfo(kind="geometric", n_rounds=None, continuation_prob=0.95)
-    own: tuple[Action, ...] = ("C", "C", "D", "C")
-    opp: tuple[Action, ...] = ("C", "D", "D", "C")
-    table = PayoffMatrix().table()
-    own_p = tuple(table[(a, b)][0] for a, b in zip(own, opp, strict=True))
-    opp_p = tuple(table[(a, b)][1] for a, b in zip(own, opp, strict=True))
+    matrix = PayoffMatrix()
+    table = matrix.table()
+
+    def view(seat: Literal["a", "b"], round_: int, horizon: HorizonInfo) -> RoundView:
+        played = round_ - 1
+        own = tuple(cycle[i % len(cycle)] for i in range(played))
+        opp = tuple(cycle_opp[i % len(cycle_opp)] for i in range(played))
+        own_p = tuple(table[(a, b)][0] for a, b in zip(own, opp, strict=True))
+        opp_p = tuple(table[(a, b)][1] for a, b in zip(own, opp, strict=True))
+        return RoundView(seat, round_, horizon, matrix, own, opp, own_p, opp_p, sum(own_p), sum(opp_p))
+
     views = []
     for horizon in (fixed, geometric):
-        views.append(RoundView("a", 1, horizon, PayoffMatrix(), (), (), (), (), 0.0, 0.0))
-        views.append(RoundView("b", 5, horizon, PayoffMatrix(), opp, own, opp_p, own_p, sum(opp_p), sum(own_p)))
+        views += [view("a", 1, horizon), view("b", 2, horizon), view("b", 5, horizon)]
+    views.append(view("a", 10, fixed))
+    if longest > 10:
+        views += [view("b", longest, fixed_long), view("a", longest, geometric)]
     return views

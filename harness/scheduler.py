@@ -11,6 +11,7 @@ are marked ``interrupted`` for ``pdbench resume``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -114,10 +115,14 @@ class Scheduler:
         finished = anyio.Event()
         async with anyio.create_task_group() as writers:
             writers.start_soon(self._write_periodically, finished)
+            loop = asyncio.get_running_loop()
+            games = anyio.CancelScope()
             try:
-                async with anyio.create_task_group() as tg:
-                    for _ in range(self.workers):
-                        tg.start_soon(self._worker, source)
+                # A forced stop (Ctrl-C twice) cancels the games, never the writer's batch.
+                with self.stop.on_force(lambda: loop.call_soon_threadsafe(games.cancel)), games:
+                    async with anyio.create_task_group() as tg:
+                        for _ in range(self.workers):
+                            tg.start_soon(self._worker, source)
             finally:
                 finished.set()  # the writer does its last flush and returns; it is never cancelled mid-batch
         if self._writer_error is not None:
@@ -194,6 +199,13 @@ class Scheduler:
         except Exception as exc:  # anything else fails this game only, never the run
             status, error = "failed", f"{type(exc).__name__}: {exc}"
             self.progress.games_failed += 1
+        except anyio.get_cancelled_exc_class():
+            # A forced stop: the rounds played so far stay recorded; resume replays the game.
+            leftover = [c for agent in models for c in agent.take_records()]
+            if leftover:
+                self.recorder.calls_without_round(leftover)
+            self.recorder.game_ended(plan.game_id, match, "interrupted", self.stop.reason)
+            raise
         finally:
             # Calls of a round that was never completed were still made: record them.
             leftover = [c for agent in models for c in agent.take_records()]

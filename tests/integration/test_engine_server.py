@@ -209,6 +209,43 @@ def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: F
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 6
 
 
+def test_second_ctrl_c_abandons_requests_in_flight_and_keeps_the_run_consistent(
+    server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PDBENCH_TIMEOUT", "60")
+    server.configure(latency_ms=20)
+    proc = _cli(results, "forced", server, "--concurrency", "4")
+    deadline = time.monotonic() + 60
+    while server.count(provider="openai", status=200) < 10 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    server.configure(latency_ms=30_000)  # every request now in flight would take 30 s to answer
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)  # first: waits for the answers in flight
+    time.sleep(0.5)
+    assert proc.poll() is None
+    second = time.monotonic()
+    proc.send_signal(signal.SIGINT)  # second: abandons them
+    _, err = proc.communicate(timeout=20)
+    assert time.monotonic() - second < 5, "the second Ctrl-C did not abandon the requests in flight"
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "pdbench resume forced" in err
+    run = sql_json(results, "select status, error from runs")[0]
+    assert run["status"] == "interrupted" and "Ctrl-C" in run["error"]
+    states = Counter(g["status"] for g in sql_json(results, "select status from games"))
+    assert states["interrupted"] > 0 and states["running"] == 0 and states["failed"] == 0
+    orphans = sql_json(
+        results,
+        "select count(*) as n from rounds r where not exists "
+        "(select 1 from calls c where c.game_id = r.game_id and c.round = r.round)",
+    )
+    assert orphans[0]["n"] == 0
+    server.configure(latency_ms=0)
+    code, _, err = pdbench("resume", "forced", "--results", results)
+    assert code == 0, err
+    assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 6
+    assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72
+
+
 def test_a_rejected_key_stops_the_run_instead_of_failing_every_game(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [401] * 50)
     args = ["--opponents", "TFT,ALLD,GRIM", "--rounds", "5", "--replicates", "5", "--concurrency", "1"]

@@ -276,3 +276,22 @@ def test_the_mock_draws_from_exactly_the_text_it_always_hashed() -> None:
 def test_a_calls_row_is_the_records_fields_in_order() -> None:
     record = CallRecord(1, 2, "b", 3, "mock", "mock/x", "{}", "C", "C", "ok", None, 1.5, 4, 1, None, True)
     assert _call_row(record) == astuple(record)
+
+
+async def test_without_a_cache_answers_are_remembered_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--no-cache: an identical request is answered from memory, and memory stays bounded."""
+    import harness.calls as calls_module
+
+    monkeypatch.setattr(calls_module, "ANSWERED_IN_MEMORY", 3)
+    provider = EchoProvider()
+    calls = path()
+    params = SamplingParams(temperature=0.0)
+    first = await calls.request(provider, limiter(), MESSAGES, params, TAG, 1)
+    again = await calls.request(provider, limiter(), MESSAGES, params, TAG, 1)
+    assert not first.cached and again.cached and provider.calls == 1
+    for i in range(5):  # five other requests push the first one out
+        other = [{"role": "user", "content": f"round {i}"}]
+        await calls.request(provider, limiter(), other, params, TAG, 1)
+    assert len(calls._answered) == 3
+    paid_again = await calls.request(provider, limiter(), MESSAGES, params, TAG, 1)
+    assert not paid_again.cached and provider.calls == 7

@@ -466,3 +466,35 @@ def test_a_system_prompt_that_may_change_is_rendered_every_time(source: str, tmp
     (tmp_path / "system.j2").write_text(source, encoding="utf-8")
     builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path)))
     assert builder._system._names is None
+
+
+@pytest.mark.parametrize(
+    ("branch", "window"),
+    [
+        ("{% if horizon.kind == 'fixed' and round == horizon.n_rounds %}{{ last_round_typo }}{% endif %}", None),
+        ("{% if rounds_hidden %}{{ hidden_typo }}{% endif %}", 3),
+        ("{% if rounds_hidden %}{{ hidden_typo }}{% endif %}", 40),
+        ("{% if rounds_played == 1 %}{{ history[0].yuo }}{% endif %}", None),
+    ],
+)
+def test_check_renders_last_round_and_hidden_history_branches(tmp_path: Path, branch: str, window: int | None) -> None:
+    """A typo inside a branch that only the last round or a windowed history reaches fails at check."""
+    (tmp_path / "round.j2").write_text(
+        f"Round {{{{ round }}}}. {branch}\nPick {{{{ labels.cooperate }}}} or {{{{ labels.defect }}}}.\n",
+        encoding="utf-8",
+    )
+    builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path), history_window=window))
+    with pytest.raises(ConfigError, match=r"round\.j2"):
+        builder.check()
+
+
+def test_synthetic_views_cover_last_round_and_hidden_rounds() -> None:
+    for window in (None, 1, 5, 12):
+        views = synthetic_views(window)
+        assert any(v.horizon.n_rounds == v.round for v in views if v.horizon.kind == "fixed")
+        assert {v.seat for v in views} == {"a", "b"}
+        assert {v.horizon.kind for v in views} == {"fixed", "geometric"}
+        if window is not None:
+            assert any(len(v.own_moves) > window for v in views)
+        outcomes = {(a, b) for v in views for a, b in zip(v.own_moves, v.opponent_moves, strict=True)}
+        assert outcomes == {("C", "C"), ("C", "D"), ("D", "C"), ("D", "D")}
