@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -17,7 +16,6 @@ from typing import Annotated
 
 import typer
 from dotenv import load_dotenv
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -27,12 +25,11 @@ from harness import __version__
 from harness.agents.strategies import STRATEGIES
 from harness.analysis.report import condition_summaries
 from harness.cache import ResponseCache, delete_cache
-from harness.calls import RetrySettings
 from harness.config import ExperimentConfig, check_run_id, load_experiment
-from harness.errors import ConfigError, PDBenchError, StoreError
+from harness.errors import PDBenchError, StoreError
 from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, eval_config
 from harness.plan import summarize
-from harness.pricing import DEFAULT_PRICES, PriceTable
+from harness.pricing import PriceTable
 from harness.progress import live_display
 from harness.render import (
     label,
@@ -45,6 +42,7 @@ from harness.render import (
     scorecard_table,
 )
 from harness.runner import EngineOptions, Monitor, RunResult, default_run_id, resume_run, run_experiment
+from harness.settings import cache_path, engine_options
 from harness.store.catalog import Catalog, open_run
 from harness.tournament import DEFAULT_PLAYERS, parse_players, tournament_config
 
@@ -108,36 +106,6 @@ def results_dir(option: Path | None, config: ExperimentConfig | None = None) -> 
 def _warn(config: ExperimentConfig) -> None:
     for w in config.warnings():
         err.print(f"[yellow]warning:[/yellow] {w}")
-
-
-def cache_path(results: Path, no_cache: bool) -> Path | None:
-    """The shared response cache: $PDBENCH_CACHE, or <results>/.cache/responses.sqlite."""
-    if no_cache:
-        return None
-    return Path(os.environ.get("PDBENCH_CACHE") or results / ".cache" / "responses.sqlite")
-
-
-def engine_options(results: Path, *, no_cache: bool = False, max_cost: float | None = None,
-                   prices: Path | None = None) -> EngineOptions:  # fmt: skip
-    return EngineOptions(
-        cache_path=cache_path(results, no_cache),
-        prices=(prices, DEFAULT_PRICES) if prices else (DEFAULT_PRICES,),
-        max_cost=max_cost,
-        retry=retry_settings(os.environ),
-    )
-
-
-def retry_settings(environ: Mapping[str, str]) -> RetrySettings:
-    """Retry bounds from PDBENCH_MAX_ATTEMPTS, PDBENCH_RETRY_SECONDS, PDBENCH_TIMEOUT, PDBENCH_BACKOFF."""
-    names = {"PDBENCH_MAX_ATTEMPTS": "max_attempts", "PDBENCH_RETRY_SECONDS": "max_seconds",
-             "PDBENCH_TIMEOUT": "timeout", "PDBENCH_BACKOFF": "backoff_initial"}  # fmt: skip
-    values = {field: environ[var] for var, field in names.items() if environ.get(var)}
-    try:
-        return RetrySettings.model_validate(values)
-    except ValidationError as exc:
-        raise ConfigError(
-            f"invalid retry settings in the environment: {exc.errors()[0]['msg']} ({', '.join(names)})"
-        ) from None
 
 
 def _monitor(monitor: Monitor) -> AbstractContextManager[object]:
@@ -556,6 +524,25 @@ def strategies() -> None:
         params = ", ".join(f"{k}={f.default}" for k, f in cls.Params.model_fields.items()) or "—"
         table.add_row(name, cls.emoji, cls.display_name, cls.description, params)
     out.print(table)
+
+
+@app.command()
+def ui(
+    results: ResultsOpt = None,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to serve on.")] = 8501,
+    host: Annotated[
+        str, typer.Option(help="Address to bind. Default loopback only; anything else exposes your results.")
+    ] = "127.0.0.1",
+) -> None:
+    """Open the dashboard (Streamlit): run experiments, view results, replay games, tournaments.
+
+    Example: `pdbench ui --results results --port 8501`, then open http://127.0.0.1:8501
+    """
+    from harness.ui.launch import serve
+
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        err.print(f"[yellow]warning:[/yellow] serving on {host}: anyone who can reach it can read and run experiments")
+    serve(results_dir(results).expanduser().resolve(), port, host)
 
 
 def _version(value: bool) -> None:

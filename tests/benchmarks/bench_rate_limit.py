@@ -101,7 +101,7 @@ def run_scenario(
     """One eval run against ``server``; stopped (between rounds) after ``duration_s`` if given."""
     import duckdb
 
-    from harness.cli import retry_settings
+    from harness.settings import retry_settings
     from harness.evaluation import eval_config
     from harness.interrupts import StopFlag
     from harness.runner import EngineOptions, Monitor, run_experiment

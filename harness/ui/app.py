@@ -1,0 +1,52 @@
+"""The PDBench dashboard: `pdbench ui` serves this script with Streamlit.
+
+Four views over one results folder: run an experiment, look at results, replay a game, run a
+tournament. The views read through :mod:`harness.ui.data` (the catalog and its SQL views) and
+run through :func:`harness.runner.run_experiment`, so what they show is what `pdbench sql`
+shows and a run started here is an ordinary run.
+
+Run it directly with ``streamlit run harness/ui/app.py -- --results DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+from harness.ui import views
+from harness.ui.views import LAST_VIEW, PENDING_VIEW, VIEW, VIEWS
+
+
+def results_folder(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> Path:
+    """The results folder: ``--results DIR`` after ``--``, else $PDBENCH_RESULTS, else ./results."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--results")
+    known, _ = parser.parse_known_args(argv)
+    chosen = known.results or environ.get("PDBENCH_RESULTS") or "results"
+    return Path(chosen).expanduser().resolve()
+
+
+def main() -> None:
+    st.set_page_config(page_title="PDBench", page_icon="🤝", layout="wide")
+    folder = results_folder(sys.argv[1:], os.environ)
+    st.markdown("## 🤝 PDBench · the iterated Prisoner's Dilemma")
+    st.caption(f"Results folder: `{folder}` · the same runs and SQL views as `pdbench sql`")
+    names = list(VIEWS)
+    last = st.session_state.get(LAST_VIEW, names[0])
+    pending = st.session_state.pop(PENDING_VIEW, None)
+    if pending in names:
+        st.session_state[VIEW] = pending
+    elif st.session_state.get(VIEW) not in names:
+        st.session_state[VIEW] = last
+    choice = st.segmented_control("View", names, key=VIEW, label_visibility="collapsed")
+    if choice is None:  # clicking the selected view again deselects it; stay where we were
+        choice = last
+    st.session_state[LAST_VIEW] = choice
+    views.render(choice, folder)
+
+
+main()

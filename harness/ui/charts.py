@@ -1,0 +1,73 @@
+"""Altair charts the dashboard draws (Streamlit renders them with Vega-Lite)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import altair as alt
+import pandas as pd
+
+_SEATS = alt.Scale(domain=["A", "B"], range=["#2a7de1", "#e8742a"])
+
+
+def _frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(list(rows))
+    if not df.empty:
+        df["seat"] = df["player"].str.upper()
+        df["who"] = df["seat"] + ": " + df["player_name"]
+    return df
+
+
+def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
+    """Each player's move per round (1 = C, 0 = D) and the cumulative cooperation rate."""
+    df = _frame(rows)
+    base = alt.Chart(df).encode(
+        x=alt.X("round:Q", title="round"),
+        color=alt.Color("seat:N", scale=_SEATS, title="player"),
+        tooltip=["who:N", "round:Q", "action:N", alt.Tooltip("cumulative_cooperation:Q", format=".0%")],
+    )
+    moves = base.mark_point(filled=True, size=28, opacity=0.55).encode(
+        y=alt.Y("cooperated:Q", title="cooperated (1 = C) / cumulative rate", scale=alt.Scale(domain=[-0.05, 1.05]))
+    )
+    rate = base.mark_line(strokeWidth=2.5).encode(y="cumulative_cooperation:Q")
+    return (moves + rate).properties(title="Actions over time", height=260)
+
+
+def cumulative_payoffs(rows: Sequence[dict[str, Any]]) -> alt.Chart:
+    """Both players' running totals."""
+    df = _frame(rows)
+    return (
+        alt.Chart(df)
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=alt.X("round:Q", title="round"),
+            y=alt.Y("cumulative_payoff:Q", title="cumulative payoff"),
+            color=alt.Color("seat:N", scale=_SEATS, title="player"),
+            tooltip=["who:N", "round:Q", "payoff:Q", "cumulative_payoff:Q"],
+        )
+        .properties(title="Cumulative payoffs", height=260)
+    )
+
+
+def matchup_heatmap(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
+    """Mean payoff per round of each row player against each column opponent, as a heatmap."""
+    df = pd.DataFrame(list(rows))
+    order = sorted(df["player"].unique()) if not df.empty else []
+    base = alt.Chart(df).encode(
+        x=alt.X("opponent:N", title="against", sort=order),
+        y=alt.Y("player:N", title="player", sort=order),
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color("mean_payoff_per_round:Q", title="payoff / round", scale=alt.Scale(scheme="redyellowgreen")),
+        tooltip=[
+            "player:N",
+            "opponent:N",
+            alt.Tooltip("mean_payoff_per_round:Q", format=".3f"),
+            "games:Q",
+            alt.Tooltip("cooperation_rate:Q", format=".0%"),
+        ],
+    )
+    text = base.mark_text(fontSize=12).encode(text=alt.Text("mean_payoff_per_round:Q", format=".2f"))
+    size = max(260, 48 * len(order))
+    return (cells + text).properties(title="Matchups: mean payoff per round", width=size, height=size)

@@ -1,0 +1,35 @@
+"""What the dashboard offers to pick: every strategy, and the models that can be used here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harness.agents.strategies import STRATEGIES
+from harness.providers.mock import BEHAVIOURS
+from harness.ui.data import agent_info
+
+OTHER_MODEL = "✏️ other model…"
+OPENAI_MODELS = ("openai/gpt-4o-mini", "openai/gpt-4.1-mini", "openai/gpt-4o")
+ANTHROPIC_MODELS = ("anthropic/claude-haiku-4-5", "anthropic/claude-sonnet-4-5")
+
+
+def strategies() -> list[str]:
+    return list(STRATEGIES)
+
+
+def models(environ: Mapping[str, str]) -> list[str]:
+    """``mock/...`` always; OpenAI and Anthropic models when their keys are set."""
+    out = [f"mock/{b}" for b in BEHAVIOURS]
+    if environ.get("OPENAI_API_KEY"):
+        out += OPENAI_MODELS
+    if environ.get("ANTHROPIC_API_KEY"):
+        out += ANTHROPIC_MODELS
+    return out
+
+
+def label(name: str) -> str:
+    """How a player appears in a picker: emoji, name and, for strategies, the long name."""
+    if name == OTHER_MODEL:
+        return name
+    info = agent_info(name)
+    return f"{info.emoji} {info.name}" + ("" if info.is_model else f" · {info.title}")

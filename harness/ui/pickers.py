@@ -1,0 +1,118 @@
+"""Choosing a run, a condition and a replicate: shared by the Results and Replay views.
+
+The choice survives switching views: Streamlit forgets the state of widgets that are not
+drawn, so the chosen run, condition and game are also kept under plain session keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from harness.ui import cached
+from harness.ui.data import ConditionRow, GameRow, RunRow
+
+SELECTED_RUN = "selected_run"
+SELECTED_CONDITION = "selected_condition"
+SELECTED_GAME = "selected_game"
+FIRST_RUN_COMMAND = "pdbench eval --model mock/tft --rounds 20 --replicates 3"
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    run: RunRow
+    condition: ConditionRow
+    game: GameRow
+
+
+def first_run_message(folder: Path) -> None:
+    """What an empty results folder shows: how to make a first run."""
+    st.info(
+        f"No runs yet in `{folder}`. Play one from **🧪 Run Experiment** or **🏆 Tournament**, or from a terminal:",
+        icon="👋",
+    )
+    st.code(f"{FIRST_RUN_COMMAND} --results {folder}", language="bash")
+
+
+def unreadable_files(unreadable: list[tuple[str, str]]) -> None:
+    """Files the catalog skipped: runs still being written, and files it cannot read, with why."""
+    busy = [(name, why) for name, why in unreadable if "being written" in why]
+    other = [(name, why) for name, why in unreadable if "being written" not in why]
+    if busy:
+        names = ", ".join(f"`{n.removesuffix('.duckdb')}`" for n, _ in busy)
+        st.info(
+            f"⏳ In progress: {names}. A run being written cannot be read until it ends or is interrupted; "
+            "press **Refresh** to look again.",
+        )
+        if st.button("🔄 Refresh", key=f"refresh_{len(busy)}_{busy[0][0]}"):
+            st.rerun()
+    for name, why in other:
+        st.warning(f"`{name}` is not shown: {why}.", icon="⚠️")
+
+
+def _index(options: list[object], wanted: object) -> int:
+    try:
+        return options.index(wanted)
+    except ValueError:
+        return 0
+
+
+def pick_run(folder: Path, key: str, kind: str | None = None) -> RunRow | None:
+    """A run picker, newest first; None (after saying why) when there is nothing to pick."""
+    sig = cached.signature(folder)
+    listing = cached.list_runs(folder, sig, kind)
+    unreadable_files(listing.unreadable)
+    if not listing.runs:
+        if kind is None or not cached.list_runs(folder, sig).runs:
+            first_run_message(folder)
+        else:
+            st.info(f"No {kind} runs yet in `{folder}`.")
+        return None
+    by_id = {r.run_id: r for r in listing.runs}
+    ids = list(by_id)
+    run_id = st.selectbox(
+        "Run", ids, index=_index(ids, st.session_state.get(SELECTED_RUN)), key=f"{key}_run",
+        format_func=lambda r: by_id[r].label,
+    )  # fmt: skip
+    st.session_state[SELECTED_RUN] = run_id
+    run = by_id[run_id]
+    if run.status != "complete":
+        hint = f" Finish it with `pdbench resume {run.run_id} --results {folder}`." if run.status != "running" else ""
+        st.info(
+            f"Run `{run.run_id}` is **{run.status}**: {run.games_done} of {run.games_planned} games complete.{hint}"
+        )
+    return run
+
+
+def pick_game(folder: Path, key: str) -> Selection | None:
+    """Run, condition and replicate pickers in one row; None when there is no game to show."""
+    cols = st.columns([3, 2, 2])
+    with cols[0]:
+        run = pick_run(folder, key)
+    if run is None:
+        return None
+    sig = cached.signature(folder)
+    conds = cached.conditions(folder, sig, run.run_id)
+    if not conds:
+        st.info(f"Run `{run.run_id}` has no recorded games yet.")
+        return None
+    names = [c.condition for c in conds]
+    by_name = {c.condition: c for c in conds}
+    with cols[1]:
+        name = st.selectbox(
+            "Condition", names, index=_index(names, st.session_state.get(SELECTED_CONDITION)), key=f"{key}_condition",
+            format_func=lambda c: f"{c} ({by_name[c].games} games)",
+        )  # fmt: skip
+    st.session_state[SELECTED_CONDITION] = name
+    game_rows = cached.games(folder, sig, run.run_id, name)
+    ids = [g.game_id for g in game_rows]
+    by_game = {g.game_id: g for g in game_rows}
+    with cols[2]:
+        game_id = st.selectbox(
+            "Replicate", ids, index=_index(ids, st.session_state.get(SELECTED_GAME)), key=f"{key}_game",
+            format_func=lambda g: by_game[g].label,
+        )  # fmt: skip
+    st.session_state[SELECTED_GAME] = game_id
+    return Selection(run, by_name[name], by_game[game_id])

@@ -1,0 +1,197 @@
+"""📊 View Results: one game in detail (timeline, charts, metric cards, the model's prompts and
+answers) and its condition summarised over replicates with 95% confidence intervals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from harness.analysis.report import METRICS, RATES, ConditionSummary
+from harness.analysis.stats import Estimate
+from harness.ui import cached, charts, components
+from harness.ui.data import GameDetail, agent_info
+from harness.ui.pickers import Selection, pick_game
+
+_METRIC_NAMES = {
+    "payoff_per_round": "payoff per round",
+    "cooperation_rate": "cooperation rate",
+    "retaliation_rate": "retaliation rate",
+    "forgiveness_rate": "forgiveness rate",
+    "exploitability_gap": "exploitability gap",
+    "time_to_collapse": "time to collapse (round)",
+}
+
+
+def render(folder: Path) -> None:
+    finished = st.session_state.pop("run_finished", None)
+    if finished is not None:
+        run_id, status, reason = finished
+        if status == "complete":
+            st.success(f"Run `{run_id}` is complete: here are its results.", icon="✅")
+        else:
+            st.warning(f"Run `{run_id}` ended **{status}**: {reason}. `pdbench resume {run_id}` finishes it.")
+    selection = pick_game(folder, key="results")
+    if selection is None:
+        return
+    sig = cached.signature(folder)
+    run_id, game_id = selection.run.run_id, selection.game.game_id
+    detail = cached.game_detail(folder, sig, run_id, game_id)
+    _agents(detail)
+    _game_status(detail)
+    _timeline(detail)
+    _metric_cards(detail)
+    curves = cached.game_curves(folder, sig, run_id, game_id)
+    if curves:
+        left, right = st.columns(2)
+        left.altair_chart(charts.actions_over_time(curves), width="stretch")
+        right.altair_chart(charts.cumulative_payoffs(curves), width="stretch")
+    if detail.has_calls:
+        _calls(folder, selection)
+    _condition_summary(cached.summary(folder, sig, run_id, selection.condition.condition), selection)
+
+
+def _agents(detail: GameDetail) -> None:
+    game = detail.game
+    left, right = st.columns(2)
+    for col, seat in ((left, "a"), (right, "b")):
+        info = agent_info(game[f"player_{seat}"])
+        col.markdown(components.agent_card(info, seat), unsafe_allow_html=True)
+
+
+def _game_status(detail: GameDetail) -> None:
+    game = detail.game
+    horizon = (
+        f"fixed horizon of {game['planned_rounds']} rounds"
+        if game["horizon"] == "fixed"
+        else f"geometric horizon (stop probability {game['stop_prob']:g}; "
+        f"this game drew {game['planned_rounds']} rounds)"
+    )
+    noise = f", noise {game['noise']:g}" if game["noise"] else ""
+    st.caption(f"Game {game['game_id']} · replicate {game['replicate']} · {horizon}{noise} · seed {game['seed']}")
+    if game["status"] != "complete":
+        why = f": {game['error']}" if game.get("error") else ""
+        st.warning(f"This game is **{game['status']}** after {game['rounds_played']} rounds{why}", icon="⚠️")
+
+
+def _timeline(detail: GameDetail) -> None:
+    st.markdown("#### 🎮 Game timeline")
+    if not detail.rounds:
+        st.info("No round of this game was recorded.")
+        return
+    game = detail.game
+    for seat in ("a", "b"):
+        moves = [r[f"action_{seat}"] for r in detail.rounds]
+        info = agent_info(game[f"player_{seat}"])
+        st.markdown(f"**{seat.upper()} · {info.emoji} {info.name}**")
+        st.markdown(f"<div class='pdb-timeline' style='font-size:1.05em;line-height:1.35;word-break:break-all'>"
+                    f"{components.timeline(moves).replace(chr(10), '<br>')}</div>", unsafe_allow_html=True)  # fmt: skip
+    notes = [components.LEGEND]
+    flips = sum(r["action_a"] != r["intended_a"] for r in detail.rounds) + sum(
+        r["action_b"] != r["intended_b"] for r in detail.rounds
+    )
+    if flips:
+        notes.append(f"🎲 {flips} move{'s' if flips > 1 else ''} flipped by noise (played moves shown)")
+    flagged = sum(r["flagged_a"] for r in detail.rounds) + sum(r["flagged_b"] for r in detail.rounds)
+    if flagged:
+        notes.append(f"⚠️ {flagged} fallback move{'s' if flagged > 1 else ''} (the model's answer was unreadable)")
+    st.caption(" · ".join(notes))
+
+
+def _metric_cards(detail: GameDetail) -> None:
+    st.markdown("#### 📈 Metrics")
+    a, b = detail.metrics.get("a"), detail.metrics.get("b")
+    if a is None or b is None:
+        st.info("No metrics: the game has no recorded round.")
+        return
+    cols = st.columns(4)
+    cols[0].metric("Rounds", a["rounds"])
+    cols[1].metric("A cooperation", components.pct(a["cooperation_rate"]))
+    cols[2].metric("B cooperation", components.pct(b["cooperation_rate"]))
+    collapse = a["time_to_collapse"]
+    cols[3].metric("Time to collapse", "never" if collapse is None else f"round {collapse}")
+    cols = st.columns(4)
+    cols[0].metric("A payoff", f"{a['payoff_total']:g}", help=f"{a['payoff_per_round']:.3f} per round")
+    cols[1].metric("B payoff", f"{b['payoff_total']:g}", help=f"{b['payoff_per_round']:.3f} per round")
+    cols[2].metric("A payoff / round", components.num(a["payoff_per_round"], 3))
+    cols[3].metric("B payoff / round", components.num(b["payoff_per_round"], 3))
+    cols = st.columns(4)
+    for col, (seat, row) in zip(cols[0:2], (("A", a), ("B", b)), strict=True):
+        col.metric(f"{seat} retaliation", components.pct(row["retaliation_rate"]),
+                   help="P(D at t | opponent played D at t-1); — when the opponent never defected")  # fmt: skip
+    for col, (seat, row) in zip(cols[2:4], (("A", a), ("B", b)), strict=True):
+        col.metric(f"{seat} forgiveness", components.pct(row["forgiveness_rate"]),
+                   help="P(C at t | opponent played D at t-1); — when the opponent never defected")  # fmt: skip
+
+
+def _calls(folder: Path, selection: Selection) -> None:
+    """The prompts and raw answers of the model players, failed parses and retries included."""
+    with st.expander("🤖 Prompts and answers of the model players", expanded=False):
+        rows = cached.game_calls(folder, cached.signature(folder), selection.run.run_id, selection.game.game_id)
+        if not rows:
+            st.info("No calls recorded for this game.")
+            return
+        rounds = sorted({r["round"] for r in rows})
+        st.caption(f"{len(rows)} calls over {len(rounds)} rounds (every attempt is a row of `calls`).")
+        chosen = st.select_slider("Round", rounds, key="results_calls_round") if len(rounds) > 1 else rounds[0]
+        for row in (r for r in rows if r["round"] == chosen):
+            _call(row)
+
+
+def _call(row: dict[str, Any]) -> None:
+    ok = row["outcome"] == "ok" and row["action"] is not None
+    badge = "✅" if ok else "❌"
+    cached_note = " · from cache" if row["cached"] else ""
+    tokens = ""
+    if row["input_tokens"] is not None:
+        tokens = f" · {row['input_tokens']} in / {row['output_tokens']} out tokens"
+    st.markdown(
+        f"{badge} **player {row['player'].upper()}** · `{row['provider']}/{row['model']}` · attempt {row['attempt']} · "
+        f"outcome `{row['outcome']}` · parsed move **{row['action'] or '—'}**{tokens}{cached_note}"
+    )
+    if row["error"]:
+        st.caption(f"error: {row['error']}")
+    for message in row["messages"]:
+        st.text(f"[{message['role']}]\n{message['content']}")
+    st.text(f"[answer]\n{row['response_text'] if row['response_text'] is not None else '(no answer)'}")
+    st.divider()
+
+
+def _condition_summary(summaries: list[ConditionSummary], selection: Selection) -> None:
+    st.markdown(f"#### 🧮 Condition `{selection.condition.condition}` over its replicates")
+    if not summaries:
+        st.info("No complete game in this condition yet: the summary covers complete games only.")
+        return
+    summary = summaries[0]
+    a, b = summary.seats
+    table = pd.DataFrame(
+        {
+            "metric": [_METRIC_NAMES[m] for m in METRICS],
+            f"A · {a.name}": [_fmt(a.estimates[m], m) for m in METRICS],
+            f"B · {b.name}": [_fmt(b.estimates[m], m) for m in METRICS],
+            "n (A, B)": [f"{a.estimates[m].n}, {b.estimates[m].n}" for m in METRICS],
+        }
+    )
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption(
+        f"{summary.games} complete game{'s' if summary.games != 1 else ''}; mean ± half-width of the 95% "
+        "Student-t interval over replicates (bounds clipped to [0, 100%] for rates); — where undefined. "
+        f"Collapsed games: A {a.collapsed}, B {b.collapsed}."
+    )
+    with st.expander("SQL behind these numbers"):
+        st.code(
+            "select * from player_metrics\n"
+            f"where run_id = {_literal(selection.run.run_id)} and condition = {_literal(selection.condition.condition)}"
+            "\n  and status = 'complete'",
+            language="sql",
+        )
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _fmt(estimate: Estimate, metric: str) -> str:
+    return estimate.fmt(1, pct=True) if metric in RATES else estimate.fmt(3)

@@ -1,0 +1,170 @@
+"""🧪 Run Experiment: pick two players, the game and the horizon, and play it with the CLI's engine.
+
+The run plays in the background (:mod:`harness.ui.background`); this page shows its progress
+and, when it ends, lands on its results. Settings are validated by the same config models as
+a YAML file, so a bad choice gets the same one-paragraph error as `pdbench validate`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from harness.config import check_run_id
+from harness.duel import duel_config
+from harness.errors import PDBenchError
+from harness.game import PayoffMatrix
+from harness.plan import summarize
+from harness.prompts import available_personas
+from harness.runner import default_run_id
+from harness.ui import background, choices, components
+from harness.ui.data import agent_info
+from harness.ui.pickers import SELECTED_CONDITION, SELECTED_GAME, SELECTED_RUN
+from harness.ui.views import RESULTS, go_to
+
+ACTIVE = "run_active"  # the BackgroundRun of this browser session, while it plays
+NO_PERSONA = "(none)"
+
+
+def render(folder: Path) -> None:
+    st.markdown("### 🧪 Run a new experiment")
+    job: background.BackgroundRun | None = st.session_state.get(ACTIVE)
+    if job is not None:
+        _watch(job)
+        return
+    left, right = st.columns(2)
+    with left:
+        agent_a = _player("a", default="TFT")
+    with right:
+        agent_b = _player("b", default="ALLD")
+    settings = _game_settings(agent_a, agent_b)
+    matrix = _payoff_matrix()
+    if st.button("🚀 Run experiment", type="primary", key="run_start"):
+        _start(folder, agent_a, agent_b, settings, matrix)
+
+
+def _player(seat: str, default: str) -> dict[str, Any]:
+    """A player picker with its card; returns the agent's config mapping."""
+    options = [*choices.strategies(), *choices.models(os.environ), choices.OTHER_MODEL]
+    name = st.selectbox(f"Player {seat.upper()}", options, index=options.index(default), key=f"run_player_{seat}",
+                        format_func=choices.label)  # fmt: skip
+    if name == choices.OTHER_MODEL:
+        hint = "openai/<model> for any OpenAI-compatible server (vLLM, llama.cpp, Ollama) with the base URL below"
+        model = st.text_input("Model (provider/name)", key=f"run_model_{seat}", placeholder="openai/llama3.1:8b",
+                              help=hint)  # fmt: skip
+        base_url = st.text_input("Base URL (OpenAI-compatible server)", key=f"run_base_url_{seat}",
+                                 placeholder="http://127.0.0.1:11434/v1")  # fmt: skip
+        agent: dict[str, Any] = {"model": model.strip()}
+        if base_url.strip():
+            agent["base_url"] = base_url.strip()
+        if model.strip():
+            st.markdown(components.agent_card(agent_info(model.strip()), seat), unsafe_allow_html=True)
+        return agent
+    st.markdown(components.agent_card(agent_info(name), seat), unsafe_allow_html=True)
+    return {"model": name} if "/" in name else {"policy": name}
+
+
+def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str, Any]:
+    st.markdown("#### ⚙️ Game settings")
+    c1, c2, c3 = st.columns(3)
+    kind = c1.radio("Horizon", ["Fixed", "Geometric"], key="run_horizon", horizontal=True,
+                    help="Fixed: every game has the same known length. Geometric: after each round the game "
+                    "ends with the stop probability, so players never know which round is the last.")  # fmt: skip
+    out: dict[str, Any] = {}
+    if kind == "Fixed":
+        out["rounds"] = c2.slider("Rounds", 1, 500, 50, key="run_rounds")
+    else:
+        out["stop_prob"] = c2.number_input("Stop probability per round", 0.001, 1.0, 0.02, step=0.005,
+                                           format="%.3f", key="run_stop_prob")  # fmt: skip
+        out["max_rounds"] = c2.number_input("Longest game (rounds)", 1, 100_000, 1_000, key="run_max_rounds")
+    out["replicates"] = c3.slider("Replicates", 1, 100, 3, key="run_replicates")
+    c4, c5, c6 = st.columns(3)
+    out["noise"] = c4.slider("Noise (probability a move is flipped)", 0.0, 0.5, 0.0, step=0.01, key="run_noise")
+    out["seed"] = int(c5.number_input("Seed", 0, 2**31 - 1, 0, key="run_seed"))
+    out["run_id"] = c6.text_input("Run id (optional)", key="run_id", placeholder="experiment_<date>_<time>").strip()
+    models = [a for a in (agent_a, agent_b) if "model" in a]
+    if models:
+        personas = [NO_PERSONA, *available_personas()]
+        c7, c8 = st.columns(2)
+        persona = c7.selectbox("Persona for the model players", personas, key="run_persona")
+        temperature = c8.slider("Temperature", 0.0, 2.0, 0.0, step=0.1, key="run_temperature")
+        for agent in models:
+            if persona != NO_PERSONA:
+                agent["persona"] = persona
+            agent["temperature"] = temperature
+    return out
+
+
+def _payoff_matrix() -> PayoffMatrix | None:
+    """The symmetric game's four payoffs, editable, shown as the matrix each player faces."""
+    with st.expander("🎲 Payoff matrix", expanded=True):
+        st.caption("Payoffs to the row player (you) given both moves. Defaults are Axelrod's: T=5, R=3, P=1, S=0.")
+        c1, c2, c3, c4 = st.columns(4)
+        R = c1.number_input("R: both cooperate", value=3.0, step=0.5, key="run_R")
+        S = c2.number_input("S: you cooperate, they defect", value=0.0, step=0.5, key="run_S")
+        T = c3.number_input("T: you defect, they cooperate", value=5.0, step=0.5, key="run_T")
+        P = c4.number_input("P: both defect", value=1.0, step=0.5, key="run_P")
+        matrix = PayoffMatrix.from_rstp(R=R, S=S, T=T, P=P)
+        table = pd.DataFrame(
+            {
+                "they cooperate (C)": [f"{R:g}, {R:g}", f"{T:g}, {S:g}"],
+                "they defect (D)": [f"{S:g}, {T:g}", f"{P:g}, {P:g}"],
+            },
+            index=["you cooperate (C)", "you defect (D)"],
+        )
+        st.table(table)
+        st.caption("Each cell: (your payoff, their payoff).")
+        for warning in matrix.warnings():
+            st.warning(f"Not a standard Prisoner's Dilemma: {warning}.", icon="⚠️")
+    return matrix
+
+
+def _start(folder: Path, agent_a: dict[str, Any], agent_b: dict[str, Any], settings: dict[str, Any],
+           matrix: PayoffMatrix | None) -> None:  # fmt: skip
+    try:
+        for seat, agent in (("A", agent_a), ("B", agent_b)):
+            if "model" in agent and not agent["model"]:
+                raise PDBenchError(f"player {seat}: type a model name such as openai/gpt-4o-mini, or pick one")
+        run_id = settings["run_id"] or default_run_id("experiment", folder)
+        check_run_id(run_id)
+        if (folder / f"{run_id}.duckdb").exists():
+            raise PDBenchError(f"a run called {run_id!r} exists already in {folder}: choose another run id")
+        config = duel_config(agent_a, agent_b, rounds=settings.get("rounds"), stop_prob=settings.get("stop_prob"),
+                             max_rounds=settings.get("max_rounds"), replicates=settings["replicates"],
+                             noise=settings["noise"], seed=settings["seed"], payoff_matrix=matrix)  # fmt: skip
+        folder.mkdir(parents=True, exist_ok=True)
+        job = background.start(config, folder, run_id, summarize(config).games)
+    except PDBenchError as exc:
+        st.error(str(exc), icon="🚫")
+        return
+    st.session_state[ACTIVE] = job
+    _watch(job)
+
+
+def _watch(job: background.BackgroundRun) -> None:
+    """Progress of the session's run until it ends, then its results."""
+    st.markdown(f"Playing run `{job.run_id}` …")
+    bar = st.progress(job.fraction, text=job.describe())
+    if st.button("⏹️ Stop", key="run_stop", help="Stop cleanly: finished games are kept; `pdbench resume` "
+                 "finishes the run later."):  # fmt: skip
+        job.stop.set("stopped from the dashboard")
+    while job.running:
+        time.sleep(0.2)
+        job.poll()
+        bar.progress(job.fraction, text=job.describe())
+    job.poll()
+    st.session_state.pop(ACTIVE, None)
+    if job.error is not None:
+        st.error(job.error, icon="🚫")
+        return
+    assert job.result is not None
+    st.session_state[SELECTED_RUN] = job.run_id
+    st.session_state.pop(SELECTED_CONDITION, None)
+    st.session_state.pop(SELECTED_GAME, None)
+    st.session_state["run_finished"] = (job.run_id, job.result.status, job.result.reason)
+    go_to(RESULTS)

@@ -1,0 +1,34 @@
+"""The dashboard's views, by the names the navigation shows, and moving between them."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import streamlit as st
+
+RUN = "🧪 Run Experiment"
+RESULTS = "📊 View Results"
+REPLAY = "🎬 Animated Replay"
+TOURNAMENT = "🏆 Tournament"
+
+# view name -> module with a ``render(folder: Path) -> None``; imported when first shown
+VIEWS: dict[str, str] = {
+    RUN: "harness.ui.run_view",
+    RESULTS: "harness.ui.results_view",
+    REPLAY: "harness.ui.replay_view",
+    TOURNAMENT: "harness.ui.tournament_view",
+}
+VIEW = "view"  # the navigation widget's key
+PENDING_VIEW = "view_pending"  # a view asked for by go_to, applied before the widget is drawn
+LAST_VIEW = "view_last"
+
+
+def render(name: str, folder: Path) -> None:
+    importlib.import_module(VIEWS[name]).render(folder)
+
+
+def go_to(name: str) -> None:
+    """Show view ``name`` now (e.g. a finished run lands on its results)."""
+    st.session_state[PENDING_VIEW] = name
+    st.rerun()

@@ -1,0 +1,44 @@
+"""Fixtures for the dashboard's AppTest tests: a results folder with runs, and the app driven headless."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from harness.runner import run_experiment
+from harness.tournament import tournament_config
+from harness.ui.launch import APP
+from harness.ui.views import PENDING_VIEW
+
+TIMEOUT_S = 60
+
+
+@pytest.fixture(scope="session")
+def tournament_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results folder with one small tournament (run id ``tour``): TFT, ALLD, GRIM, 10 rounds, 2 replicates."""
+    folder = tmp_path_factory.mktemp("results")
+    config = tournament_config(["TFT", "ALLD", "GRIM"], rounds=10, replicates=2)
+    run_experiment(config, results_dir=folder, run_id="tour")
+    return folder
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch) -> Callable[..., AppTest]:
+    """``app(folder, view=None)``: the dashboard on ``folder``, run once, on view ``view`` if given."""
+
+    def start(folder: Path, view: str | None = None) -> AppTest:
+        monkeypatch.setattr(sys, "argv", [str(APP), "--results", str(folder)])
+        monkeypatch.setenv("PDBENCH_RESULTS", str(folder))
+        monkeypatch.setenv("PDBENCH_CACHE", str(folder / ".cache" / "responses.sqlite"))
+        at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+        if view is not None:
+            at.session_state[PENDING_VIEW] = view
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    return start
