@@ -50,12 +50,13 @@ class ConditionSummary:
         return out
 
 
-def condition_summaries(catalog: Catalog, run_id: str) -> list[ConditionSummary]:
-    """One summary per condition over its complete games, in plan order."""
+def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = None) -> list[ConditionSummary]:
+    """One summary per condition (or only ``condition``) over its complete games, in plan order."""
+    only = " AND condition = ?" if condition is not None else ""
     rows = catalog.records(
         f"SELECT condition, game_id, player, player_name, {', '.join(METRICS)} "
-        "FROM player_metrics WHERE run_id = ? AND status = 'complete' ORDER BY game_id, player",
-        [run_id],
+        f"FROM player_metrics WHERE run_id = ? AND status = 'complete'{only} ORDER BY game_id, player",
+        [run_id] if condition is None else [run_id, condition],
     )
     by_cond: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:

@@ -17,7 +17,7 @@ import duckdb
 
 from harness.analysis.views import create_views
 from harness.errors import QueryError, RunNotFoundError, StoreError
-from harness.store.schema import DATA_TABLES, SCHEMA_VERSION, TABLES, file_schema_version
+from harness.store.schema import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION, TABLES, file_schema_version
 
 
 @dataclass
@@ -42,6 +42,8 @@ class Catalog:
                 reason = str(exc).splitlines()[0]
                 if "lock" in reason.lower():
                     reason = "it is being written by another PDBench process; try again when it ends"
+                elif "different configuration" in reason or "already attached" in reason:  # written by this process
+                    reason = "it is being written by this process; try again when the run ends"
                 self.skipped.append((path, reason))
                 continue
             problem = self._check(alias, path)
@@ -65,6 +67,13 @@ class Catalog:
             return "not a PDBench results file"
         if version > SCHEMA_VERSION:
             return f"written by a newer PDBench (schema {version}); upgrade PDBench to read it"
+        if version < SCHEMA_VERSION:
+            how = (
+                "`pdbench resume` or any write by this PDBench upgrades it"
+                if all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION))
+                else "no upgrade exists for it: re-run its experiment with this PDBench"
+            )
+            return f"written by an older PDBench (schema {version}; this one reads schema {SCHEMA_VERSION}); {how}"
         tables = {
             r[0]
             for r in self.con.execute(

@@ -143,6 +143,11 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> None:
             f"up to {SCHEMA_VERSION}); upgrade PDBench to open it."
         )
     while version < SCHEMA_VERSION:
+        if version not in MIGRATIONS:
+            raise StoreError(
+                f"{path} was written by an older PDBench (schema {version}, this one reads {SCHEMA_VERSION}) "
+                "and no upgrade exists for it; re-run its experiment with this PDBench."
+            )
         for stmt in MIGRATIONS[version]:
             con.execute(stmt)
         version += 1

@@ -3,19 +3,66 @@
 Every cached call takes the folder's signature (names, sizes and modification times of its run
 files), so a new run, a finished run or a run still being written is seen at the next rerun,
 and nothing is read twice while the files stay the same.
+
+A view reads one run through a :class:`RunSource`: the run's catalog is opened on the first
+cache miss of a page render and closed at its end, so a render attaches the file at most once
+and the dashboard never holds a run file open between renders (which would block
+`pdbench resume` or a new run writing to it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from harness.analysis.report import ConditionSummary
+from harness.store.catalog import Catalog
 from harness.ui import data
 
 Signature = tuple[tuple[str, int, int], ...]
+
+
+class RunSource:
+    """A run's catalog for one page render: opened on the first cache miss, closed by :func:`reading`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._run_id: str | None = None
+        self._catalog: Catalog | None = None
+
+    def catalog(self, run_id: str) -> Catalog:
+        if self._catalog is None or self._run_id != run_id:
+            self.close()
+            self._catalog, self._run_id = Catalog(self.folder, [run_id]), run_id
+        return self._catalog
+
+    def close(self) -> None:
+        if self._catalog is not None:
+            self._catalog.close()
+            self._catalog = None
+
+
+@contextmanager
+def reading(folder: Path) -> Iterator[RunSource]:
+    """Wrap a view's render: its cached reads of one run share one catalog, closed at the end."""
+    source = RunSource(folder)
+    try:
+        yield source
+    finally:
+        source.close()
+
+
+@contextmanager
+def _catalog(folder: Path, run_id: str, source: RunSource | None) -> Iterator[Catalog]:
+    if source is not None:
+        yield source.catalog(run_id)
+    else:
+        with data.run_catalog(folder, run_id) as cat:
+            yield cat
 
 
 def signature(folder: Path) -> Signature:
@@ -28,40 +75,58 @@ def list_runs(folder: Path, sig: Signature, kind: str | None = None) -> data.Fol
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def conditions(folder: Path, sig: Signature, run_id: str) -> list[data.ConditionRow]:
-    return data.conditions(folder, run_id)
+def conditions(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[data.ConditionRow]:
+    with _catalog(folder, run_id, _source) as cat:
+        return data.conditions(cat, run_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def games(folder: Path, sig: Signature, run_id: str, condition: str) -> list[data.GameRow]:
-    return data.games(folder, run_id, condition)
+def games(
+    folder: Path, sig: Signature, run_id: str, condition: str, _source: RunSource | None = None
+) -> list[data.GameRow]:
+    with _catalog(folder, run_id, _source) as cat:
+        return data.games(cat, run_id, condition)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def game_detail(folder: Path, sig: Signature, run_id: str, game_id: int) -> data.GameDetail:
-    return data.game_detail(folder, run_id, game_id)
+def game_detail(
+    folder: Path, sig: Signature, run_id: str, game_id: int, _source: RunSource | None = None
+) -> data.GameDetail:
+    with _catalog(folder, run_id, _source) as cat:
+        return data.game_detail(cat, run_id, game_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def game_curves(folder: Path, sig: Signature, run_id: str, game_id: int) -> list[dict[str, Any]]:
-    return data.game_curves(folder, run_id, game_id)
+def game_curves(
+    folder: Path, sig: Signature, run_id: str, game_id: int, _source: RunSource | None = None
+) -> list[dict[str, Any]]:
+    with _catalog(folder, run_id, _source) as cat:
+        return data.game_curves(cat, run_id, game_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def game_calls(folder: Path, sig: Signature, run_id: str, game_id: int) -> list[dict[str, Any]]:
-    return data.game_calls(folder, run_id, game_id)
+def game_calls(
+    folder: Path, sig: Signature, run_id: str, game_id: int, _source: RunSource | None = None
+) -> list[dict[str, Any]]:
+    with _catalog(folder, run_id, _source) as cat:
+        return data.game_calls(cat, run_id, game_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def summary(folder: Path, sig: Signature, run_id: str, condition: str | None = None) -> list[ConditionSummary]:
-    return data.summary(folder, run_id, condition)
+def summary(
+    folder: Path, sig: Signature, run_id: str, condition: str | None = None, _source: RunSource | None = None
+) -> list[ConditionSummary]:
+    with _catalog(folder, run_id, _source) as cat:
+        return data.summary(cat, run_id, condition)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def leaderboard(folder: Path, sig: Signature, run_id: str) -> list[dict[str, Any]]:
-    return data.leaderboard(folder, run_id)
+def leaderboard(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[dict[str, Any]]:
+    with _catalog(folder, run_id, _source) as cat:
+        return data.leaderboard(cat, run_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def matchups(folder: Path, sig: Signature, run_id: str) -> list[dict[str, Any]]:
-    return data.matchups(folder, run_id)
+def matchups(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[dict[str, Any]]:
+    with _catalog(folder, run_id, _source) as cat:
+        return data.matchups(cat, run_id)

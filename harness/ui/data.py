@@ -142,14 +142,13 @@ class ConditionRow:
     games: int
 
 
-def conditions(results_dir: Path, run_id: str) -> list[ConditionRow]:
+def conditions(cat: Catalog, run_id: str) -> list[ConditionRow]:
     """The run's conditions in plan order, with their players and number of recorded games."""
-    with run_catalog(results_dir, run_id) as cat:
-        rows = cat.query(
-            "SELECT condition, any_value(player_a), any_value(player_b), count(*) FROM games "
-            "WHERE run_id = ? GROUP BY condition ORDER BY min(game_id)",
-            [run_id],
-        )[1]
+    rows = cat.query(
+        "SELECT condition, any_value(player_a), any_value(player_b), count(*) FROM games "
+        "WHERE run_id = ? GROUP BY condition ORDER BY min(game_id)",
+        [run_id],
+    )[1]
     return [ConditionRow(*r) for r in rows]
 
 
@@ -169,14 +168,13 @@ class GameRow:
         return f"replicate {self.replicate} · {self.rounds_played} rounds · {self.score_a:g}–{self.score_b:g}{extra}"
 
 
-def games(results_dir: Path, run_id: str, condition: str) -> list[GameRow]:
+def games(cat: Catalog, run_id: str, condition: str) -> list[GameRow]:
     """The condition's games, one per replicate, in replicate order."""
-    with run_catalog(results_dir, run_id) as cat:
-        rows = cat.query(
-            "SELECT game_id, replicate, status, rounds_played, score_a, score_b, error FROM games "
-            "WHERE run_id = ? AND condition = ? ORDER BY replicate",
-            [run_id, condition],
-        )[1]
+    rows = cat.query(
+        "SELECT game_id, replicate, status, rounds_played, score_a, score_b, error FROM games "
+        "WHERE run_id = ? AND condition = ? ORDER BY replicate",
+        [run_id, condition],
+    )[1]
     return [GameRow(*r) for r in rows]
 
 
@@ -190,32 +188,31 @@ class GameDetail:
     has_calls: bool
 
 
-def game_detail(results_dir: Path, run_id: str, game_id: int) -> GameDetail:
-    with run_catalog(results_dir, run_id) as cat:
-        game = cat.records("SELECT * FROM games WHERE run_id = ? AND game_id = ?", [run_id, game_id])
-        rounds = cat.records(
-            "SELECT round, action_a::VARCHAR AS action_a, action_b::VARCHAR AS action_b, "
-            "intended_a::VARCHAR AS intended_a, intended_b::VARCHAR AS intended_b, payoff_a, payoff_b, "
-            "flagged_a, flagged_b FROM rounds WHERE run_id = ? AND game_id = ? ORDER BY round",
-            [run_id, game_id],
-        )
-        metrics = cat.records("SELECT * FROM player_metrics WHERE run_id = ? AND game_id = ?", [run_id, game_id])
-        has_calls = bool(cat.query("SELECT count(*) FROM calls WHERE run_id = ? AND game_id = ?",
-                                   [run_id, game_id])[1][0][0])  # fmt: skip
+def game_detail(cat: Catalog, run_id: str, game_id: int) -> GameDetail:
+    """The game, its rounds in order and both players' ``player_metrics`` rows."""
+    game = cat.records("SELECT * FROM games WHERE run_id = ? AND game_id = ?", [run_id, game_id])
+    rounds = cat.records(
+        "SELECT round, action_a::VARCHAR AS action_a, action_b::VARCHAR AS action_b, "
+        "intended_a::VARCHAR AS intended_a, intended_b::VARCHAR AS intended_b, payoff_a, payoff_b, "
+        "flagged_a, flagged_b FROM rounds WHERE run_id = ? AND game_id = ? ORDER BY round",
+        [run_id, game_id],
+    )
+    metrics = cat.records("SELECT * FROM player_metrics WHERE run_id = ? AND game_id = ?", [run_id, game_id])
+    has_calls = bool(cat.query("SELECT count(*) FROM calls WHERE run_id = ? AND game_id = ?",
+                               [run_id, game_id])[1][0][0])  # fmt: skip
     if not game:
         raise LookupError(f"run {run_id} has no game {game_id}")
     return GameDetail(game[0], rounds, {m["player"]: m for m in metrics}, has_calls)
 
 
-def game_calls(results_dir: Path, run_id: str, game_id: int) -> list[dict[str, Any]]:
+def game_calls(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]:
     """Every request of a game's model players (failed parses and retries included), in order."""
-    with run_catalog(results_dir, run_id) as cat:
-        rows = cat.records(
-            "SELECT round, player, attempt, provider, model, request_json, response_text, action::VARCHAR AS action, "
-            "outcome, error, duration_ms, input_tokens, output_tokens, cost_usd, cached FROM calls "
-            "WHERE run_id = ? AND game_id = ? ORDER BY round, player, created_at, attempt",
-            [run_id, game_id],
-        )
+    rows = cat.records(
+        "SELECT round, player, attempt, provider, model, request_json, response_text, action::VARCHAR AS action, "
+        "outcome, error, duration_ms, input_tokens, output_tokens, cost_usd, cached FROM calls "
+        "WHERE run_id = ? AND game_id = ? ORDER BY round, player, created_at, attempt",
+        [run_id, game_id],
+    )
     for row in rows:
         row["messages"] = _messages(row.pop("request_json"))
     return rows
@@ -230,37 +227,33 @@ def _messages(request_json: str | None) -> list[dict[str, str]]:
             if isinstance(m, dict)]  # fmt: skip
 
 
-def summary(results_dir: Path, run_id: str, condition: str | None = None) -> list[ConditionSummary]:
+def summary(cat: Catalog, run_id: str, condition: str | None = None) -> list[ConditionSummary]:
     """Per-condition means with 95% CIs over complete replicates (the scorecard's numbers)."""
-    with run_catalog(results_dir, run_id) as cat:
-        out = condition_summaries(cat, run_id)
+    out = condition_summaries(cat, run_id, condition)
     return [s for s in out if condition is None or s.condition == condition]
 
 
-def leaderboard(results_dir: Path, run_id: str) -> list[dict[str, Any]]:
+def leaderboard(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
     """The ``tournament`` view of one run, best first."""
-    with run_catalog(results_dir, run_id) as cat:
-        return cat.records("SELECT * FROM tournament WHERE run_id = ? ORDER BY rank, player", [run_id])
+    return cat.records("SELECT * FROM tournament WHERE run_id = ? ORDER BY rank, player", [run_id])
 
 
-def matchups(results_dir: Path, run_id: str) -> list[dict[str, Any]]:
+def matchups(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
     """The ``matchups`` view of one run: each player's mean payoff per round against each opponent."""
-    with run_catalog(results_dir, run_id) as cat:
-        return cat.records("SELECT * FROM matchups WHERE run_id = ? ORDER BY player, opponent", [run_id])
+    return cat.records("SELECT * FROM matchups WHERE run_id = ? ORDER BY player, opponent", [run_id])
 
 
-def game_curves(results_dir: Path, run_id: str, game_id: int) -> list[dict[str, Any]]:
+def game_curves(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]:
     """Long-form rows for the charts, per round and player: the move, the cumulative cooperation
     rate (the ``cooperation_over_time`` view) and the cumulative payoff."""
-    with run_catalog(results_dir, run_id) as cat:
-        return cat.records(
-            """
-            SELECT round, player, c.player_name, c.action::VARCHAR AS action,
-                   (c.action = 'C')::INTEGER AS cooperated, c.cooperation_rate AS cumulative_cooperation,
-                   pr.payoff, SUM(pr.payoff) OVER (PARTITION BY player ORDER BY round) AS cumulative_payoff
-            FROM cooperation_over_time c JOIN player_rounds pr USING (run_id, game_id, player, round)
-            WHERE run_id = ? AND game_id = ?
-            ORDER BY round, player
-            """,
-            [run_id, game_id],
-        )
+    return cat.records(
+        """
+        SELECT round, player, c.player_name, c.action::VARCHAR AS action,
+               (c.action = 'C')::INTEGER AS cooperated, c.cooperation_rate AS cumulative_cooperation,
+               pr.payoff, SUM(pr.payoff) OVER (PARTITION BY player ORDER BY round) AS cumulative_payoff
+        FROM cooperation_over_time c JOIN player_rounds pr USING (run_id, game_id, player, round)
+        WHERE run_id = ? AND game_id = ?
+        ORDER BY round, player
+        """,
+        [run_id, game_id],
+    )

@@ -47,6 +47,7 @@ def unreadable_files(unreadable: list[tuple[str, str]]) -> None:
             "press **Refresh** to look again.",
         )
         if st.button("🔄 Refresh", key=f"refresh_{len(busy)}_{busy[0][0]}"):
+            st.cache_data.clear()  # a file can be released without changing: read the folder again
             st.rerun()
     for name, why in other:
         st.warning(f"`{name}` is not shown: {why}.", icon="⚠️")
@@ -86,15 +87,17 @@ def pick_run(folder: Path, key: str, kind: str | None = None) -> RunRow | None:
     return run
 
 
-def pick_game(folder: Path, key: str) -> Selection | None:
-    """Run, condition and replicate pickers in one row; None when there is no game to show."""
+def pick_game(folder: Path, key: str, source: cached.RunSource | None = None) -> Selection | None:
+    """Run, condition and replicate pickers in one row; None when there is no game to show.
+
+    ``source`` (from :func:`cached.reading`) lets the pickers share the view's catalog."""
     cols = st.columns([3, 2, 2])
     with cols[0]:
         run = pick_run(folder, key)
     if run is None:
         return None
     sig = cached.signature(folder)
-    conds = cached.conditions(folder, sig, run.run_id)
+    conds = cached.conditions(folder, sig, run.run_id, _source=source)
     if not conds:
         st.info(f"Run `{run.run_id}` has no recorded games yet.")
         return None
@@ -106,7 +109,7 @@ def pick_game(folder: Path, key: str) -> Selection | None:
             format_func=lambda c: f"{c} ({by_name[c].games} games)",
         )  # fmt: skip
     st.session_state[SELECTED_CONDITION] = name
-    game_rows = cached.games(folder, sig, run.run_id, name)
+    game_rows = cached.games(folder, sig, run.run_id, name, _source=source)
     ids = [g.game_id for g in game_rows]
     by_game = {g.game_id: g for g in game_rows}
     with cols[2]:

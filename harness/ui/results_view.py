@@ -33,24 +33,29 @@ def render(folder: Path) -> None:
             st.success(f"Run `{run_id}` is complete: here are its results.", icon="✅")
         else:
             st.warning(f"Run `{run_id}` ended **{status}**: {reason}. `pdbench resume {run_id}` finishes it.")
-    selection = pick_game(folder, key="results")
+    with cached.reading(folder) as source:
+        _render(folder, source)
+
+
+def _render(folder: Path, source: cached.RunSource) -> None:
+    selection = pick_game(folder, key="results", source=source)
     if selection is None:
         return
     sig = cached.signature(folder)
     run_id, game_id = selection.run.run_id, selection.game.game_id
-    detail = cached.game_detail(folder, sig, run_id, game_id)
+    detail = cached.game_detail(folder, sig, run_id, game_id, _source=source)
     _agents(detail)
     _game_status(detail)
     _timeline(detail)
     _metric_cards(detail)
-    curves = cached.game_curves(folder, sig, run_id, game_id)
+    curves = cached.game_curves(folder, sig, run_id, game_id, _source=source)
     if curves:
         left, right = st.columns(2)
         left.altair_chart(charts.actions_over_time(curves), width="stretch")
         right.altair_chart(charts.cumulative_payoffs(curves), width="stretch")
     if detail.has_calls:
-        _calls(folder, selection)
-    _condition_summary(cached.summary(folder, sig, run_id, selection.condition.condition), selection)
+        _calls(folder, selection, source)
+    _condition_summary(cached.summary(folder, sig, run_id, selection.condition.condition, _source=source), selection)
 
 
 def _agents(detail: GameDetail) -> None:
@@ -126,10 +131,11 @@ def _metric_cards(detail: GameDetail) -> None:
                    help="P(C at t | opponent played D at t-1); — when the opponent never defected")  # fmt: skip
 
 
-def _calls(folder: Path, selection: Selection) -> None:
+def _calls(folder: Path, selection: Selection, source: cached.RunSource) -> None:
     """The prompts and raw answers of the model players, failed parses and retries included."""
     with st.expander("🤖 Prompts and answers of the model players", expanded=False):
-        rows = cached.game_calls(folder, cached.signature(folder), selection.run.run_id, selection.game.game_id)
+        rows = cached.game_calls(folder, cached.signature(folder), selection.run.run_id, selection.game.game_id,
+                                 _source=source)  # fmt: skip
         if not rows:
             st.info("No calls recorded for this game.")
             return

@@ -1,0 +1,135 @@
+"""The dashboard's data layer: what it reads must be what `pdbench sql` reads."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from harness.errors import StoreError
+from harness.runner import resume_run, run_experiment
+from harness.store.catalog import Catalog
+from harness.tournament import tournament_config
+from harness.ui import data
+
+
+def _cat(folder: Path, run_id: str) -> Catalog:
+    """A one-run catalog that lives as long as the test (closed when collected)."""
+    return Catalog(folder, [run_id])
+
+
+def test_runs_are_listed_newest_first_with_players_and_progress(tmp_path: Path) -> None:
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=5), results_dir=tmp_path, run_id="older")
+    run_experiment(tournament_config(["GRIM", "ALLC", "WSLS"], rounds=5, replicates=2), results_dir=tmp_path,
+                   run_id="newer")  # fmt: skip
+    folder = data.list_runs(tmp_path)
+    assert [r.run_id for r in folder.runs] == ["newer", "older"]
+    newer = folder.runs[0]
+    assert newer.players == ["ALLC", "GRIM", "WSLS"]
+    assert (newer.games_planned, newer.games_done, newer.status, newer.kind) == (12, 12, "complete", "tournament")
+    assert "newer" in newer.label and "ALLC, GRIM, WSLS" in newer.label
+    assert data.list_runs(tmp_path, kind="experiment").runs == []
+    assert folder.unreadable == []
+
+
+def test_an_empty_or_missing_folder_has_no_runs(tmp_path: Path) -> None:
+    assert data.list_runs(tmp_path).runs == []
+    assert data.list_runs(tmp_path / "nope").runs == []
+    assert data.folder_signature(tmp_path / "nope") == ()
+
+
+def test_game_detail_matches_the_sql_views(tmp_path: Path) -> None:
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=6, replicates=2), results_dir=tmp_path, run_id="t")
+    conds = data.conditions(_cat(tmp_path, "t"), "t")
+    assert [(c.condition, c.games) for c in conds] == [("TFT_vs_TFT", 2), ("TFT_vs_ALLD", 2), ("ALLD_vs_ALLD", 2)]
+    games = data.games(_cat(tmp_path, "t"), "t", "TFT_vs_ALLD")
+    assert [g.replicate for g in games] == [0, 1]
+    detail = data.game_detail(_cat(tmp_path, "t"), "t", games[0].game_id)
+    assert [r["action_a"] for r in detail.rounds] == ["C", "D", "D", "D", "D", "D"]
+    assert [r["action_b"] for r in detail.rounds] == ["D"] * 6
+    assert detail.metrics["a"]["payoff_total"] == 5.0 and detail.metrics["b"]["payoff_total"] == 10.0
+    assert not detail.has_calls
+    curves = data.game_curves(_cat(tmp_path, "t"), "t", games[0].game_id)
+    a = [c for c in curves if c["player"] == "a"]
+    assert [c["cumulative_payoff"] for c in a] == [0, 1, 2, 3, 4, 5]
+    assert a[1]["cumulative_cooperation"] == 0.5
+    with Catalog(tmp_path) as cat:
+        sql = cat.records("select cooperation_rate from cooperation_over_time where run_id='t' and game_id=? "
+                          "and player='a' order by round", [games[0].game_id])  # fmt: skip
+    assert [c["cumulative_cooperation"] for c in a] == [r["cooperation_rate"] for r in sql]
+    with pytest.raises(LookupError):
+        data.game_detail(_cat(tmp_path, "t"), "t", 999)
+
+
+def test_leaderboard_and_matchups_are_the_tournament_views(tmp_path: Path) -> None:
+    run_experiment(tournament_config(["TFT", "ALLD", "ALLC"], rounds=10), results_dir=tmp_path, run_id="t")
+    board = data.leaderboard(_cat(tmp_path, "t"), "t")
+    assert [(r["rank"], r["player"]) for r in board] == [(1, "ALLD"), (2, "TFT"), (3, "ALLC")]
+    assert board[0]["mean_total"] == pytest.approx(74 / 3)
+    cells = {(m["player"], m["opponent"]): m["mean_payoff_per_round"] for m in data.matchups(_cat(tmp_path, "t"), "t")}
+    assert cells[("ALLD", "ALLC")] == 5.0 and cells[("ALLC", "ALLD")] == 0.0 and cells[("TFT", "TFT")] == 3.0
+
+
+def test_model_calls_are_read_with_their_messages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.duel import duel_config
+    from harness.settings import engine_options
+
+    monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
+    config = duel_config({"model": "mock/tft?unparseable=0.5&seed=3"}, {"policy": "ALLD"}, rounds=4)
+    run_experiment(config, results_dir=tmp_path, run_id="m", engine=engine_options(tmp_path))
+    detail = data.game_detail(_cat(tmp_path, "m"), "m", 0)
+    assert detail.has_calls
+    calls = data.game_calls(_cat(tmp_path, "m"), "m", 0)
+    assert {c["round"] for c in calls} == {1, 2, 3, 4}
+    assert all(c["messages"][0]["role"] == "system" and c["messages"][-1]["role"] == "user" for c in calls
+               if c["attempt"] == 1)  # fmt: skip
+    retried = [c for c in calls if c["attempt"] > 1]
+    assert retried, "an unparseable answer is re-asked"
+    assert retried[0]["messages"][-2]["role"] == "assistant"  # the unreadable answer, then the correction
+    with Catalog(tmp_path) as cat:
+        assert len(calls) == cat.query("select count(*) from calls where run_id = 'm'")[1][0][0]
+
+
+def test_agent_info_for_strategies_models_and_unknown_names() -> None:
+    tft = data.agent_info("tft")
+    assert (tft.name, tft.emoji, tft.is_model) == ("TFT", "🪞", False) and tft.description
+    model = data.agent_info("openai/gpt-4o-mini")
+    assert model.is_model and model.emoji == data.MODEL_EMOJI and "openai" in model.description
+    assert data.agent_info("someone").emoji == "❔"
+
+
+def _old_copy(tmp_path: Path, source: Path, version: str) -> Path:
+    old = tmp_path / "old.duckdb"
+    shutil.copy(source, old)
+    con = duckdb.connect(str(old))
+    con.execute("update pdbench_meta set value = ? where key = 'schema_version'", [version])
+    con.execute("update runs set run_id = 'old'")
+    con.close()
+    return old
+
+
+def test_files_from_older_and_newer_schemas_are_skipped_with_a_clear_reason(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=3), results_dir=results, run_id="ok")
+    old = _old_copy(tmp_path, results / "ok.duckdb", "0")
+    shutil.move(old, results / "old.duckdb")
+    new = _old_copy(tmp_path, results / "ok.duckdb", "99")
+    shutil.move(new, results / "future.duckdb")
+    folder = data.list_runs(results)
+    assert [r.run_id for r in folder.runs] == ["ok"]
+    reasons = dict(folder.unreadable)
+    assert "older PDBench (schema 0" in reasons["old.duckdb"] and "re-run" in reasons["old.duckdb"]
+    assert "newer PDBench (schema 99)" in reasons["future.duckdb"]
+
+
+def test_resuming_a_file_from_an_older_schema_is_a_clear_error(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=3), results_dir=results, run_id="ok")
+    con = duckdb.connect(str(results / "ok.duckdb"))
+    con.execute("update pdbench_meta set value = '0' where key = 'schema_version'")
+    con.execute("update runs set status = 'interrupted'")
+    con.close()
+    with pytest.raises(StoreError, match="older PDBench.*no upgrade exists"):
+        resume_run(results, "ok")
