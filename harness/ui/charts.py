@@ -27,11 +27,13 @@ def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
         color=alt.Color("seat:N", scale=_SEATS, title="player"),
         tooltip=["who:N", "round:Q", "action:N", alt.Tooltip("cumulative_cooperation:Q", format=".0%")],
     )
-    moves = base.mark_point(filled=True, size=28, opacity=0.55).encode(
+    moves = base.mark_point(filled=True, size=40, opacity=0.8).encode(
         y=alt.Y("cooperated:Q", title="cooperated (1 = C) / cumulative rate", scale=alt.Scale(domain=[-0.05, 1.05]))
     )
     rate = base.mark_line(strokeWidth=2.5).encode(y="cumulative_cooperation:Q")
-    return (moves + rate).properties(title="Actions over time", height=260)
+    return alt.layer(
+        moves, rate, title="Actions over time: each move (1 = C) and the cumulative cooperation rate"
+    ).properties(height=260)
 
 
 def cumulative_payoffs(rows: Sequence[dict[str, Any]]) -> alt.Chart:

@@ -65,10 +65,10 @@ def move_card(move: str, payoff: float, label: str = "") -> str:
     sub = f"<div style='font-size:.85em;opacity:.75'>{html.escape(label)}</div>" if label else ""
     points = f"{payoff:+g} point{'s' if payoff != 1 else ''}"
     return (
-        f"<div class='pdb-move-card' style='border-radius:14px;padding:12px;text-align:center;background:{colour};"
+        f"<div class='pdb-move-card' style='border-radius:14px;padding:8px;text-align:center;background:{colour};"
         f"color:#1b1b1b;box-shadow:0 1px 4px rgba(0,0,0,.15)'>{sub}"
-        f"<div style='font-size:2.4em'>{icon}</div><div style='font-size:1.3em;font-weight:700'>{move}</div>"
-        f"<div>{word}</div><div style='font-weight:600'>{points}</div></div>"
+        f"<div style='font-size:1.9em;line-height:1.2'>{icon} <b>{move}</b></div>"
+        f"<div>{word} · <b>{points}</b></div></div>"
     )
 
 

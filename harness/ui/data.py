@@ -41,7 +41,9 @@ def agent_info(name: str) -> AgentInfo:
         return AgentInfo(cls.name, cls.emoji, cls.display_name, cls.description, False)
     provider, _, model = name.partition("/")
     if model:
-        return AgentInfo(name, MODEL_EMOJI, model, f"language model via {provider}", True)
+        model, _, options = model.partition("?")
+        extra = f" ({options.replace('&', ', ')})" if options else ""
+        return AgentInfo(name, MODEL_EMOJI, model, f"language model via {provider}{extra}", True)
     return AgentInfo(name, "❔", name, "", False)
 
 

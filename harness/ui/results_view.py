@@ -180,7 +180,7 @@ def _condition_summary(summaries: list[ConditionSummary], selection: Selection) 
             "n (A, B)": [f"{a.estimates[m].n}, {b.estimates[m].n}" for m in METRICS],
         }
     )
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.table(table.set_index("metric"))
     st.caption(
         f"{summary.games} complete game{'s' if summary.games != 1 else ''}; mean ± half-width of the 95% "
         "Student-t interval over replicates (bounds clipped to [0, 100%] for rates); — where undefined. "

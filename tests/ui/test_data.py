@@ -131,5 +131,5 @@ def test_resuming_a_file_from_an_older_schema_is_a_clear_error(tmp_path: Path) -
     con.execute("update pdbench_meta set value = '0' where key = 'schema_version'")
     con.execute("update runs set status = 'interrupted'")
     con.close()
-    with pytest.raises(StoreError, match="older PDBench.*no upgrade exists"):
+    with pytest.raises(StoreError, match=r"older PDBench.*no upgrade exists"):
         resume_run(results, "ok")

@@ -53,8 +53,8 @@ def test_a_game_shows_its_timeline_metrics_charts_and_summary(app: App, tourname
     assert shown["Time to collapse"] == "round 1"
     charts = at.get("vega_lite_chart")
     assert len(charts) == 2
-    summary = at.dataframe[0].value
-    row = summary[summary["metric"] == "payoff per round"].iloc[0]
+    summary = at.table[0].value
+    row = summary.loc["payoff per round"]
     assert row["A · TFT"] == "0.900 ± 0.000" and row["B · ALLD"] == "1.400 ± 0.000"
     assert row["n (A, B)"] == "2, 2"
 
@@ -129,7 +129,7 @@ def test_a_run_being_written_and_an_old_file_are_explained(app: App, tmp_path: P
         assert at.selectbox(key="results_run").value == "ok" and len(at.selectbox(key="results_run").options) == 1
     finally:
         holder.communicate("", timeout=30)
-    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("refresh")][0]).click().run()
+    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("refresh"))).click().run()
     assert not any("In progress" in i.value for i in at.info)
     picker = at.selectbox(key="results_run")  # the copy holds run 'ok' too: counted once
     assert picker.value == "ok" and len(picker.options) == 1

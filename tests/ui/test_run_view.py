@@ -78,7 +78,9 @@ def test_a_model_player_with_a_persona_and_a_geometric_horizon(app: App, tmp_pat
     assert "cooperat" in system.lower()  # the persona reached the model's system prompt
 
 
-def test_bad_settings_are_clear_errors_and_nothing_runs(app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_settings_are_clear_errors_and_nothing_runs(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     at = app(tmp_path)
     at.selectbox(key="run_player_a").select(OTHER_MODEL).run()

@@ -1,0 +1,278 @@
+"""🎬 Animated Replay: play a recorded game round by round, with play, pause, step and a speed slider.
+
+Only recorded rounds are shown: the view reads them through :mod:`harness.ui.cached` and never
+plays a move itself, so a replay is exactly what the run stored.
+
+How it animates. The frame (controls, cards, scores) lives in one ``st.fragment`` whose
+``run_every`` is the speed while playing and ``None`` while paused, so each tick redraws only the
+frame, not the page. ``run_every`` is fixed when the fragment is declared, which happens on a
+full-app run; so whenever a tick or a control changes the wanted interval (play, pause, speed,
+the end of the game) the fragment asks for one full rerun to re-declare itself. Every run while
+playing is a tick: it shows one more round, unless a control was just used (a control decides
+the position itself). That also makes the animation testable headless, where nothing ticks on
+its own and each ``AppTest.run()`` is a full run.
+
+The browser sends every widget's value with every request, as it was when the request left, so
+a widget the server moves can come back with an old value. The round slider is therefore drawn
+only while paused, and what it reports is taken as a jump only when no button was pressed in the
+same request (see :func:`_jump`).
+
+Long games cost nothing per frame: cumulative scores are summed once per selection, and a frame
+draws one round, the running scores and the last few moves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from harness.ui import cached, components, pickers
+from harness.ui.data import GameDetail, agent_info
+
+# Session keys, all prefixed "replay_" (the pickers use replay_run, replay_condition, replay_game).
+ROUND = "replay_round"  # rounds shown so far: 0 (before the first round) .. number of rounds
+PLAYING = "replay_playing"
+SHOWN = "replay_shown"  # (run_id, game_id) the position belongs to; another game starts over
+ACTED = "replay_acted"  # a control was used in this run: the run is not also a tick
+SPEED_MS = "replay_speed_ms"  # plain copy of the speed: widget state is forgotten when the view is left
+SPEED = "replay_speed"  # the speed slider
+JUMP = "replay_jump"  # the round slider (drawn only while paused)
+JUMP_DRAWN = "replay_jump_drawn"  # whether the last run drew the round slider
+JUMP_TO = "replay_jump_to"  # where the round slider asked to go in this run (applied unless a button was used)
+PLAY, PAUSE, STEP, BACK, RESTART = "replay_play", "replay_pause", "replay_step", "replay_back", "replay_restart"
+
+MIN_SPEED_MS, MAX_SPEED_MS, DEFAULT_SPEED_MS = 50, 1000, 300
+TRAIL_ROUNDS = 10
+SEATS = ("a", "b")
+JUMP_SLOT_PX = 84  # the round slider's slot keeps its height while playing, so the frame does not jump
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A recorded game, prepared once per full run so that each frame only indexes into it."""
+
+    players: tuple[str, str]
+    rounds: list[dict[str, Any]]
+    totals: tuple[list[float], list[float]]  # totals[s][i]: seat s's score after i rounds; totals[s][0] == 0
+
+    @classmethod
+    def of(cls, detail: GameDetail) -> Replay:
+        rounds = detail.rounds
+        totals = tuple(list(accumulate((float(r[f"payoff_{s}"]) for r in rounds), initial=0.0)) for s in SEATS)
+        return cls((detail.game["player_a"], detail.game["player_b"]), rounds, (totals[0], totals[1]))
+
+    @property
+    def length(self) -> int:
+        return len(self.rounds)
+
+    def score(self, seat: int, shown: int) -> float:
+        """Seat ``seat``'s (0 = A, 1 = B) score after the first ``shown`` rounds."""
+        return self.totals[seat][shown]
+
+    def trail(self, seat: int, shown: int, last: int = TRAIL_ROUNDS) -> list[str]:
+        """The played moves of the last ``last`` rounds shown, oldest first (a slice, not the whole game)."""
+        key = f"action_{SEATS[seat]}"
+        return [r[key] for r in self.rounds[max(0, shown - last) : shown]]
+
+
+def _fmt(x: float) -> str:
+    """Scores as the rest of the dashboard shows them: 3, 2.5 (no trailing .0)."""
+    return f"{x:g}"
+
+
+# --- state and controls ---------------------------------------------------------------------------
+
+
+def _interval() -> float | None:
+    """The fragment's wanted ``run_every``: the speed in seconds while playing, else no ticking."""
+    if not st.session_state.get(PLAYING, False):
+        return None
+    return st.session_state.get(SPEED_MS, DEFAULT_SPEED_MS) / 1000
+
+
+def _follow_selection(game: tuple[str, int]) -> None:
+    """Start over (round 0, paused) when another game is selected; the position belongs to one game."""
+    if st.session_state.get(SHOWN) != game:
+        st.session_state[SHOWN] = game
+        st.session_state[ROUND] = 0
+        st.session_state[PLAYING] = False
+        st.session_state.pop(ACTED, None)
+        st.session_state.pop(JUMP_TO, None)
+
+
+def _set(shown: int | None = None, playing: bool | None = None) -> None:
+    """A control's effect: set the position and/or play state, and mark the run as not a tick."""
+    if shown is not None:
+        st.session_state[ROUND] = shown
+    if playing is not None:
+        st.session_state[PLAYING] = playing
+    st.session_state[ACTED] = True
+
+
+def _play(length: int) -> None:
+    """Play from here; at the end, from the start (as a media player does)."""
+    _set(shown=0 if st.session_state.get(ROUND, 0) >= length else None, playing=True)
+
+
+def _step(delta: int, length: int) -> None:
+    """Step forward or back one round; stepping pauses, since the user took the position over."""
+    _set(shown=min(max(st.session_state.get(ROUND, 0) + delta, 0), length), playing=False)
+
+
+def _jump() -> None:
+    """The round slider reports a new value; :func:`_advance` decides whether it is the user's.
+
+    The browser sends every widget's value with each request, captured when the request leaves:
+    a click made before the previous frame arrived carries the slider's previous position, and
+    a slider keeps being reported for a run or two after it is gone (it is not drawn while
+    playing). Neither may rewind the replay.
+    """
+    if st.session_state.get(JUMP_DRAWN, False):
+        st.session_state[JUMP_TO] = int(st.session_state[JUMP])
+
+
+def _speed() -> None:
+    """Keep the speed outside the widget too (see SPEED_MS); changing it is no tick."""
+    st.session_state[SPEED_MS] = int(st.session_state[SPEED])
+    _set()
+
+
+def _advance(length: int) -> None:
+    """One tick: show the next round while playing, and stop at the end. A run right after a control is no tick."""
+    acted = st.session_state.pop(ACTED, False)
+    jump_to = st.session_state.pop(JUMP_TO, None)
+    if jump_to is not None and not acted:  # with a button click, a slider value is a stale one
+        st.session_state[ROUND], acted = jump_to, True
+    st.session_state[ROUND] = min(max(int(st.session_state.get(ROUND, 0)), 0), length)
+    if not st.session_state.get(PLAYING, False):
+        return
+    if not acted and st.session_state[ROUND] < length:
+        st.session_state[ROUND] += 1
+    if st.session_state[ROUND] >= length:
+        st.session_state[PLAYING] = False
+
+
+def _controls(length: int) -> None:
+    """Buttons and speed; then the round slider while paused, or a note in its place while playing.
+
+    The round slider is not drawn while playing: a slider moved by the server at every tick is
+    not reliable in the browser (a tick can arrive carrying the slider's value of a frame or two
+    ago, which reads as the user dragging it back, and stalls or rewinds the animation).
+    """
+    shown, playing = st.session_state[ROUND], st.session_state[PLAYING]
+    cols = st.columns([1, 1, 1, 1, 1, 4], vertical_alignment="bottom")
+    cols[0].button("▶️ Play", key=PLAY, on_click=_play, args=(length,), disabled=playing, width="stretch")
+    cols[1].button("⏸️ Pause", key=PAUSE, on_click=_set, kwargs={"playing": False}, disabled=not playing,
+                   width="stretch")  # fmt: skip
+    cols[2].button("⏭️ Step", key=STEP, on_click=_step, args=(1, length), disabled=shown >= length, width="stretch")
+    cols[3].button("⏮️ Back", key=BACK, on_click=_step, args=(-1, length), disabled=shown <= 0, width="stretch")
+    cols[4].button("⏪ Restart", key=RESTART, on_click=_set, kwargs={"shown": 0}, disabled=shown <= 0, width="stretch")
+    cols[5].slider("Speed (ms per round)", MIN_SPEED_MS, MAX_SPEED_MS, st.session_state.get(SPEED_MS, DEFAULT_SPEED_MS),
+                   step=50, key=SPEED, on_change=_speed, help="Time between rounds while playing.")  # fmt: skip
+    slot = st.container(height=JUMP_SLOT_PX, border=False)
+    st.session_state[JUMP_DRAWN] = not playing
+    if playing:
+        slot.caption(f"▶️ Playing, {st.session_state.get(SPEED_MS, DEFAULT_SPEED_MS)} ms a round. "
+                     "⏸️ Pause to jump to a round.")  # fmt: skip
+    else:
+        st.session_state[JUMP] = shown  # set before it is drawn: the slider shows where the replay is
+        slot.slider("Jump to round", 0, length, key=JUMP, on_change=_jump, help="Round 0 is before the first move.")
+
+
+# --- the frame ---------------------------------------------------------------------------------------
+
+
+def _header(replay: Replay, shown: int) -> None:
+    """Where the replay is: "Round 5 of 50", a progress bar, and the final score at the end."""
+    length = replay.length
+    if shown == 0:
+        st.markdown(f"### Round 0 of {length}")
+        st.caption("Before the first move: press ▶️ Play or ⏭️ Step.")
+    else:
+        st.markdown(f"### Round {shown} of {length}")
+    st.progress(shown / length, text=f"{shown} of {length} rounds played")
+    if shown == length:
+        a, b = (_fmt(replay.score(s, shown)) for s in (0, 1))
+        st.success(f"Game over: final score {a} – {b}", icon="🏁")
+
+
+def _seat(replay: Replay, seat: int, shown: int) -> None:
+    """One player's column: agent card, this round's move card with its notes, running score, trail."""
+    s = SEATS[seat]
+    st.markdown(components.agent_card(agent_info(replay.players[seat]), seat=s), unsafe_allow_html=True)
+    if shown == 0:
+        st.markdown(
+            "<div class='pdb-move-card' style='border-radius:14px;padding:12px;text-align:center;"
+            "border:2px dashed rgba(128,128,128,.5)'><div style='font-size:2.4em'>🂠</div>"
+            "<div>waiting for round 1</div></div>",
+            unsafe_allow_html=True,
+        )
+        payoff: float | None = None
+        notes: list[str] = []
+    else:
+        row = replay.rounds[shown - 1]
+        move, payoff = row[f"action_{s}"], float(row[f"payoff_{s}"])
+        st.markdown(components.move_card(move, payoff, label=f"round {row['round']}"), unsafe_allow_html=True)
+        notes = _notes(row, s)
+    delta = None if payoff is None else (int(payoff) if payoff.is_integer() else payoff)
+    st.metric(f"Score · player {s.upper()}", _fmt(replay.score(seat, shown)), delta=delta,
+              delta_description="last round" if delta is not None else None, border=True)  # fmt: skip
+    moves = replay.trail(seat, shown)
+    extent = f"last {len(moves)} round{'s' if len(moves) != 1 else ''}" if moves else "no rounds yet"
+    st.markdown(f"History: {components.trail(moves)} ({extent})")
+    for note in notes:  # last, so that both columns' cards and scores stay level
+        st.caption(note)
+
+
+def _notes(row: dict[str, Any], seat: str) -> list[str]:
+    """Why this round's move is not simply the player's choice: a fallback move, or a noise flip."""
+    notes: list[str] = []
+    if row[f"flagged_{seat}"]:
+        notes.append("⚠️ fallback move: the model's answer could not be used, so its fallback move was played")
+    intended, move = row[f"intended_{seat}"], row[f"action_{seat}"]
+    if intended is not None and intended != move:
+        notes.append(f"🎲 noise flipped the intended move ({intended} → {move})")
+    return notes
+
+
+def _frame(replay: Replay, ticking: float | None) -> None:
+    """The fragment's body: advance if this run is a tick, re-declare the fragment if its interval is stale, draw."""
+    _advance(replay.length)
+    if _interval() != ticking:
+        st.rerun()  # a full run declares the fragment again with the new run_every
+    shown = st.session_state[ROUND]
+    _controls(replay.length)
+    _header(replay, shown)
+    left, right = st.columns(2, gap="large")
+    with left:
+        _seat(replay, 0, shown)
+    with right:
+        _seat(replay, 1, shown)
+    st.caption(components.LEGEND)
+
+
+def render(folder: Path) -> None:
+    """The view: pick a game, then the animated frame. The run file is read (once) in full runs only:
+    the frame's ticks work from the :class:`Replay` it closes over and never touch the file."""
+    with cached.reading(folder) as source:
+        selection = pickers.pick_game(folder, key="replay", source=source)
+        if selection is None:
+            return
+        run_id, game_id = selection.run.run_id, selection.game.game_id
+        replay = Replay.of(cached.game_detail(folder, cached.signature(folder), run_id, game_id, _source=source))
+    _follow_selection((run_id, game_id))
+    if replay.length == 0:
+        why = f": {selection.game.error}" if selection.game.error else ""
+        st.info(f"This game has no recorded rounds ({selection.game.status}{why}).")
+        return
+    ticking = _interval()
+
+    @st.fragment(run_every=ticking)
+    def frame() -> None:
+        _frame(replay, ticking)
+
+    frame()

@@ -1,0 +1,308 @@
+"""The 🎬 Animated Replay view, driven headless with AppTest.
+
+AppTest never ticks a fragment on its own: every ``run()`` is a full run, and the view treats
+every run while playing as one tick. So stepping is tested through the buttons, and playing
+by running the app again after ▶️ Play.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Slider
+
+from harness.runner import run_experiment
+from harness.tournament import tournament_config
+from harness.ui import data, replay_view
+from harness.ui.pickers import FIRST_RUN_COMMAND
+from harness.ui.replay_view import JUMP, PLAYING, ROUND, SPEED, SPEED_MS, Replay
+from harness.ui.views import REPLAY
+
+App = Callable[..., AppTest]
+
+
+# --- fixtures and helpers ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def odd_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Games with noise flips and fallback moves (a mock model that mostly answers unreadably), and a long game."""
+    folder = tmp_path_factory.mktemp("replay_results")
+    with pytest.MonkeyPatch.context() as mp:  # the model's answers are cached beside the runs, not in ~
+        mp.setenv("PDBENCH_CACHE", str(folder / ".cache" / "responses.sqlite"))
+        noisy = tournament_config(["mock/tft?unparseable=0.8", "ALLD"], rounds=30, noise=0.2, self_play=False)
+        run_experiment(noisy, results_dir=folder, run_id="odd")
+        run_experiment(tournament_config(["TFT", "ALLD"], rounds=1500, self_play=False), results_dir=folder,
+                       run_id="long")  # fmt: skip
+    return folder
+
+
+def open_game(app: App, folder: Path, condition: str, run: str | None = None, replicate: int = 0) -> AppTest:
+    """The Replay view on ``condition`` (and replicate index ``replicate``) of ``run``."""
+    at = app(folder, view=REPLAY)
+    if run is not None:
+        at.selectbox(key="replay_run").select(run).run()
+    at.selectbox(key="replay_condition").select(condition).run()
+    if replicate:
+        at.selectbox(key="replay_game").select_index(replicate).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def click(at: AppTest, key: str, times: int = 1) -> AppTest:
+    for _ in range(times):
+        at.button(key=key).click().run()
+        assert not at.exception, at.exception
+    return at
+
+
+def jump(at: AppTest) -> Slider[int]:
+    """The round slider (drawn while paused)."""
+    return at.slider(key=JUMP)
+
+
+def header(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("### Round"))
+
+
+def move_cards(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if "pdb-move-card" in m.value]
+
+
+def agent_cards(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if "pdb-agent-card" in m.value]
+
+
+def scores(at: AppTest) -> list[tuple[str, str, str]]:
+    """(label, value, delta) of each score metric, A first."""
+    return [(m.label, m.value, m.proto.delta) for m in at.metric]
+
+
+def histories(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("History:")]
+
+
+def captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+# --- tests -----------------------------------------------------------------------------------------
+
+
+def test_opens_at_round_zero_with_both_agents(app: App, tournament_results: Path) -> None:
+    at = open_game(app, tournament_results, "TFT_vs_ALLD")
+    assert header(at) == "### Round 0 of 10"
+    assert any("Before the first move" in c for c in captions(at))
+    cards = agent_cards(at)
+    assert len(cards) == 2
+    assert "Tit for Tat" in cards[0] and "player A" in cards[0]
+    assert "ALLD" in cards[1] and "player B" in cards[1]
+    assert all("waiting for round 1" in c for c in move_cards(at))
+    assert scores(at) == [("Score · player A", "0", ""), ("Score · player B", "0", "")]
+    assert histories(at) == ["History: — (no rounds yet)"] * 2
+    assert at.progress[0].proto.value == 0
+    assert at.session_state[ROUND] == 0 and at.session_state[PLAYING] is False
+
+
+def test_step_shows_moves_payoffs_scores_and_deltas(app: App, tournament_results: Path) -> None:
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step")
+    assert header(at) == "### Round 1 of 10"
+    tft, alld = move_cards(at)
+    assert "round 1" in tft and ">C<" in tft and "cooperates" in tft and "+0 points" in tft
+    assert ">D<" in alld and "defects" in alld and "+5 points" in alld
+    assert scores(at) == [("Score · player A", "0", "0"), ("Score · player B", "5", "5")]
+    assert histories(at) == ["History: 🟢 (last 1 round)", "History: 🔴 (last 1 round)"]
+
+    click(at, "replay_step")  # TFT answers the defection
+    assert header(at) == "### Round 2 of 10"
+    tft, alld = move_cards(at)
+    assert "round 2" in tft and "defects" in tft and "+1 point<" in tft
+    assert "defects" in alld and "+1 point<" in alld
+    assert scores(at) == [("Score · player A", "1", "1"), ("Score · player B", "6", "1")]
+    assert histories(at) == ["History: 🟢🔴 (last 2 rounds)", "History: 🔴🔴 (last 2 rounds)"]
+    assert jump(at).value == 2
+    assert at.progress[0].proto.value == 20  # percent
+
+
+def test_trail_shows_the_last_ten_rounds(app: App, odd_results: Path) -> None:
+    at = open_game(app, odd_results, "TFT_vs_ALLD", run="long")
+    jump(at).set_value(10).run()
+    reds = "🔴" * 10
+    assert histories(at) == [f"History: 🟢{reds[1:]} (last 10 rounds)", f"History: {reds} (last 10 rounds)"]
+    click(at, "replay_step")  # TFT's opening 🟢 (round 1) leaves the trail
+    assert histories(at)[0] == f"History: {reds} (last 10 rounds)"
+
+
+def test_back_steps_back_and_stops_at_round_zero(app: App, tournament_results: Path) -> None:
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step", times=3)
+    click(at, "replay_back")
+    assert header(at) == "### Round 2 of 10"
+    assert scores(at)[1] == ("Score · player B", "6", "1")
+    click(at, "replay_back", times=2)
+    assert header(at) == "### Round 0 of 10"
+    assert at.button(key="replay_back").disabled
+
+
+def test_stepping_to_the_end_shows_the_final_score(app: App, tournament_results: Path) -> None:
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step", times=10)
+    assert header(at) == "### Round 10 of 10"
+    assert [(s.value, s.icon) for s in at.success] == [("Game over: final score 9 – 14", "🏁")]
+    assert [s[1] for s in scores(at)] == ["9", "14"]
+    assert at.button(key="replay_step").disabled
+    assert at.progress[0].proto.value == 100
+
+
+def test_play_ticks_once_per_run_and_pause_stops(app: App, tournament_results: Path) -> None:
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_play")
+    assert at.session_state[PLAYING] is True
+    assert at.session_state[ROUND] == 0  # the click itself is no tick
+    assert at.button(key="replay_play").disabled and not at.button(key="replay_pause").disabled
+    at.run()  # what a fragment tick does in the browser
+    assert header(at) == "### Round 1 of 10"
+    at.run()
+    assert header(at) == "### Round 2 of 10"
+    assert scores(at)[1] == ("Score · player B", "6", "1")
+
+    click(at, "replay_pause")
+    assert at.session_state[PLAYING] is False
+    at.run()
+    at.run()
+    assert header(at) == "### Round 2 of 10"
+
+
+def test_play_stops_at_the_end_and_plays_again_from_the_start(app: App, tournament_results: Path) -> None:
+    at = open_game(app, tournament_results, "TFT_vs_ALLD")
+    jump(at).set_value(9).run()
+    click(at, "replay_play")
+    at.run()
+    assert header(at) == "### Round 10 of 10"
+    assert at.session_state[PLAYING] is False
+    assert any("Game over" in s.value for s in at.success)
+    at.run()
+    assert header(at) == "### Round 10 of 10"  # stays at the end
+
+    click(at, "replay_play")  # at the end, Play starts over
+    assert at.session_state[PLAYING] is True and header(at) == "### Round 0 of 10"
+
+
+def test_step_while_playing_pauses(app: App, tournament_results: Path) -> None:
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_play")
+    at.run()
+    click(at, "replay_step")
+    assert at.session_state[PLAYING] is False
+    assert header(at) == "### Round 2 of 10"
+
+
+def test_round_slider_is_hidden_while_playing(app: App, tournament_results: Path) -> None:
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_play")
+    assert not [s for s in at.slider if s.label == "Jump to round"]
+    assert any(c.startswith("▶️ Playing, 300 ms a round") for c in captions(at))
+    at.run()
+    click(at, "replay_pause")
+    assert jump(at).value == 1
+
+
+def test_a_button_wins_over_a_slider_value_sent_with_it(app: App, tournament_results: Path) -> None:
+    """A click sent before the last frame arrived carries the slider's old position: the click counts."""
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step", times=2)
+    jump(at).set_value(1)
+    at.button(key="replay_step").click().run()
+    assert header(at) == "### Round 3 of 10"
+    assert jump(at).value == 3
+
+
+def test_restart_returns_to_round_zero(app: App, tournament_results: Path) -> None:
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step", times=4)
+    click(at, "replay_restart")
+    assert header(at) == "### Round 0 of 10"
+    assert [s[1] for s in scores(at)] == ["0", "0"]
+    assert jump(at).value == 0
+
+
+def test_round_slider_jumps(app: App, tournament_results: Path) -> None:
+    at = open_game(app, tournament_results, "TFT_vs_ALLD")
+    jump(at).set_value(7).run()
+    assert header(at) == "### Round 7 of 10"
+    assert [s[1] for s in scores(at)] == ["6", "11"]
+    click(at, "replay_step")
+    assert header(at) == "### Round 8 of 10"
+
+
+def test_switching_game_starts_over(app: App, tournament_results: Path) -> None:
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step", times=3)
+    click(at, "replay_play")
+    at.selectbox(key="replay_game").select_index(1).run()
+    assert header(at) == "### Round 0 of 10"
+    assert at.session_state[PLAYING] is False
+
+    click(at, "replay_step", times=2)
+    at.selectbox(key="replay_condition").select("TFT_vs_TFT").run()
+    assert header(at) == "### Round 0 of 10"
+    click(at, "replay_step")
+    assert all("cooperates" in c and "+3 points" in c for c in move_cards(at))
+
+
+def test_speed_is_kept_and_changing_it_is_no_tick(app: App, tournament_results: Path) -> None:
+    at = open_game(app, tournament_results, "TFT_vs_ALLD")
+    assert at.slider(key=SPEED).value == replay_view.DEFAULT_SPEED_MS
+    click(at, "replay_play")
+    at.slider(key=SPEED).set_value(100).run()
+    assert at.session_state[SPEED_MS] == 100
+    assert at.session_state[ROUND] == 0
+    at.run()
+    assert at.session_state[ROUND] == 1 and at.slider(key=SPEED).value == 100
+
+
+def test_empty_folder_shows_the_first_run_message(app: App, tmp_path: Path) -> None:
+    at = app(tmp_path, view=REPLAY)
+    assert any("No runs yet" in i.value for i in at.info)
+    assert any(FIRST_RUN_COMMAND in c.value for c in at.code)
+    assert not at.metric and not at.button
+
+
+def test_fallback_moves_and_noise_flips_are_marked(app: App, odd_results: Path) -> None:
+    with data.run_catalog(odd_results, "odd") as cat:
+        rounds = data.game_detail(cat, "odd", 0).rounds
+        condition = data.conditions(cat, "odd")[0].condition
+    flagged = next(r["round"] for r in rounds if r["flagged_a"])
+    flipped = next(r for r in rounds if r["intended_b"] != r["action_b"])
+    at = open_game(app, odd_results, condition, run="odd")
+    assert "language model via mock" in agent_cards(at)[0]
+
+    jump(at).set_value(flagged).run()
+    assert any(c.startswith("⚠️ fallback move") for c in captions(at))
+    jump(at).set_value(flipped["round"]).run()
+    note = f"🎲 noise flipped the intended move ({flipped['intended_b']} → {flipped['action_b']})"
+    assert note in captions(at)
+
+
+def test_unflagged_rounds_carry_no_marks(app: App, tournament_results: Path) -> None:
+    at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step", times=2)
+    assert not [c for c in captions(at) if c.startswith(("⚠️", "🎲"))]
+
+
+def test_long_game_draws_only_the_current_frame(app: App, odd_results: Path) -> None:
+    at = open_game(app, odd_results, "TFT_vs_ALLD", run="long")
+    jump(at).set_value(1200).run()
+    assert header(at) == "### Round 1200 of 1500"
+    assert [s[1] for s in scores(at)] == ["1199", "1204"]
+    assert len(move_cards(at)) == 2
+    assert all(len(h) < 80 for h in histories(at))
+    click(at, "replay_step")
+    assert header(at) == "### Round 1201 of 1500"
+
+
+def test_replay_sums_scores_once() -> None:
+    rounds = [
+        {"round": i, "action_a": a, "action_b": b, "payoff_a": pa, "payoff_b": pb}
+        for i, (a, b, pa, pb) in enumerate([("C", "D", 0, 5), ("D", "D", 1, 1), ("C", "C", 3, 3)], start=1)
+    ]
+    detail = data.GameDetail({"player_a": "TFT", "player_b": "ALLD"}, rounds, {}, False)
+    replay = Replay.of(detail)
+    assert replay.length == 3
+    assert [replay.score(0, i) for i in range(4)] == [0, 0, 1, 4]
+    assert [replay.score(1, i) for i in range(4)] == [0, 5, 6, 9]
+    assert replay.trail(0, 3, last=2) == ["D", "C"] and replay.trail(1, 0) == []
