@@ -32,6 +32,7 @@ def results_folder(argv: list[str], environ: dict[str, str] | os._Environ[str]) 
 
 def main() -> None:
     st.set_page_config(page_title="PDBench", page_icon="🤝", layout="wide")
+    st.html("<style>.block-container{padding-top:2.2rem}</style>")  # Streamlit's default leaves a wide top gap
     folder = results_folder(sys.argv[1:], os.environ)
     st.markdown("## 🤝 PDBench · the iterated Prisoner's Dilemma")
     st.caption(f"Results folder: `{folder}` · the same runs and SQL views as `pdbench sql`")

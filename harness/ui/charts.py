@@ -23,12 +23,12 @@ def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     """Each player's move per round (1 = C, 0 = D) and the cumulative cooperation rate."""
     df = _frame(rows)
     base = alt.Chart(df).encode(
-        x=alt.X("round:Q", title="round"),
+        x=alt.X("round:Q", title="round", scale=alt.Scale(zero=False, nice=False)),
         color=alt.Color("seat:N", scale=_SEATS, title="player"),
         tooltip=["who:N", "round:Q", "action:N", alt.Tooltip("cumulative_cooperation:Q", format=".0%")],
     )
     moves = base.mark_point(filled=True, size=40, opacity=0.8).encode(
-        y=alt.Y("cooperated:Q", title="cooperated (1 = C) / cumulative rate", scale=alt.Scale(domain=[-0.05, 1.05]))
+        y=alt.Y("cooperated:Q", title="C = 1, D = 0 · cooperation rate", scale=alt.Scale(domain=[-0.05, 1.05]))
     )
     rate = base.mark_line(strokeWidth=2.5).encode(y="cumulative_cooperation:Q")
     return alt.layer(
@@ -43,12 +43,12 @@ def cumulative_payoffs(rows: Sequence[dict[str, Any]]) -> alt.Chart:
         alt.Chart(df)
         .mark_line(strokeWidth=2.5)
         .encode(
-            x=alt.X("round:Q", title="round"),
+            x=alt.X("round:Q", title="round", scale=alt.Scale(zero=False, nice=False)),
             y=alt.Y("cumulative_payoff:Q", title="cumulative payoff"),
             color=alt.Color("seat:N", scale=_SEATS, title="player"),
             tooltip=["who:N", "round:Q", "payoff:Q", "cumulative_payoff:Q"],
         )
-        .properties(title="Cumulative payoffs", height=260)
+        .properties(height=260)
     )
 
 

@@ -63,7 +63,7 @@ class RunRow:
     def label(self) -> str:
         players = ", ".join(self.players[:4]) + (f" +{len(self.players) - 4}" if len(self.players) > 4 else "")
         when = self.created_at.strftime("%Y-%m-%d %H:%M")
-        return f"{self.run_id} · {when} · {self.kind} · {players} · {self.status}"
+        return f"{self.run_id} · {self.status} · {when} · {self.kind} · {players}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ answers) and its condition summarised over replicates with 95% confidence interv
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,9 @@ def _render(folder: Path, source: cached.RunSource) -> None:
     curves = cached.game_curves(folder, sig, run_id, game_id, _source=source)
     if curves:
         left, right = st.columns(2)
+        left.markdown("**Actions over time** · each move (C = 1) and the cumulative cooperation rate")
         left.altair_chart(charts.actions_over_time(curves), width="stretch")
+        right.markdown("**Cumulative payoffs**")
         right.altair_chart(charts.cumulative_payoffs(curves), width="stretch")
     if detail.has_calls:
         _calls(folder, selection, source)
@@ -75,7 +78,8 @@ def _game_status(detail: GameDetail) -> None:
         f"this game drew {game['planned_rounds']} rounds)"
     )
     noise = f", noise {game['noise']:g}" if game["noise"] else ""
-    st.caption(f"Game {game['game_id']} · replicate {game['replicate']} · {horizon}{noise} · seed {game['seed']}")
+    st.caption(f"Game {game['game_id']} · replicate {game['replicate']} · {horizon}{noise} · game seed {game['seed']} "
+               "(derived from the run's seed)")  # fmt: skip
     if game["status"] != "complete":
         why = f": {game['error']}" if game.get("error") else ""
         st.warning(f"This game is **{game['status']}** after {game['rounds_played']} rounds{why}", icon="⚠️")
@@ -87,12 +91,15 @@ def _timeline(detail: GameDetail) -> None:
         st.info("No round of this game was recorded.")
         return
     game = detail.game
+    rows = []
     for seat in ("a", "b"):
         moves = [r[f"action_{seat}"] for r in detail.rounds]
         info = agent_info(game[f"player_{seat}"])
-        st.markdown(f"**{seat.upper()} · {info.emoji} {info.name}**")
-        st.markdown(f"<div class='pdb-timeline' style='font-size:1.05em;line-height:1.35;word-break:break-all'>"
-                    f"{components.timeline(moves).replace(chr(10), '<br>')}</div>", unsafe_allow_html=True)  # fmt: skip
+        dots = components.timeline(moves).replace("\n", "<br>")
+        label = f"<b>{seat.upper()} · {info.emoji} {html.escape(info.name)}</b>"
+        dots_row = f"<div class='pdb-timeline' style='font-size:1.05em;line-height:1.35'>{dots}</div>"
+        rows.append(f"<div style='margin:0 0 .6em 0'>{label}{dots_row}</div>")
+    st.markdown("".join(rows), unsafe_allow_html=True)
     notes = [components.LEGEND]
     flips = sum(r["action_a"] != r["intended_a"] for r in detail.rounds) + sum(
         r["action_b"] != r["intended_b"] for r in detail.rounds
@@ -200,4 +207,6 @@ def _literal(text: str) -> str:
 
 
 def _fmt(estimate: Estimate, metric: str) -> str:
-    return estimate.fmt(1, pct=True) if metric in RATES else estimate.fmt(3)
+    if metric in RATES:
+        return estimate.fmt(1, pct=True)
+    return estimate.fmt(1) if metric == "time_to_collapse" else estimate.fmt(3)

@@ -102,7 +102,9 @@ def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str
 
 def _payoff_matrix() -> PayoffMatrix | None:
     """The symmetric game's four payoffs, editable, shown as the matrix each player faces."""
-    with st.expander("🎲 Payoff matrix", expanded=True):
+    current = {k: st.session_state.get(f"run_{k}", v) for k, v in (("T", 5.0), ("R", 3.0), ("P", 1.0), ("S", 0.0))}
+    summary = ", ".join(f"{k}={v:g}" for k, v in current.items())
+    with st.expander(f"🎲 Payoff matrix: {summary}", expanded=False):
         st.caption("Payoffs to the row player (you) given both moves. Defaults are Axelrod's: T=5, R=3, P=1, S=0.")
         c1, c2, c3, c4 = st.columns(4)
         R = c1.number_input("R: both cooperate", value=3.0, step=0.5, key="run_R")
@@ -119,8 +121,8 @@ def _payoff_matrix() -> PayoffMatrix | None:
         )
         st.table(table)
         st.caption("Each cell: (your payoff, their payoff).")
-        for warning in matrix.warnings():
-            st.warning(f"Not a standard Prisoner's Dilemma: {warning}.", icon="⚠️")
+    for warning in matrix.warnings():  # outside the expander: seen even when it is closed
+        st.warning(f"Not a standard Prisoner's Dilemma: {warning}.", icon="⚠️")
     return matrix
 
 

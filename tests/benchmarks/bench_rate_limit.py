@@ -101,10 +101,10 @@ def run_scenario(
     """One eval run against ``server``; stopped (between rounds) after ``duration_s`` if given."""
     import duckdb
 
-    from harness.settings import retry_settings
     from harness.evaluation import eval_config
     from harness.interrupts import StopFlag
     from harness.runner import EngineOptions, Monitor, run_experiment
+    from harness.settings import retry_settings
 
     server.reset()
     limits: dict[str, Any] = {"concurrency": CONCURRENCY}

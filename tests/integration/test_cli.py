@@ -86,6 +86,21 @@ def test_tournament_without_self_play_and_with_a_geometric_horizon(results: Path
     assert len({g["rounds_played"] for g in games}) > 1
 
 
+def test_tournament_players_may_be_models(results: Path) -> None:
+    code, out, err = pdbench(
+        "tournament", "--players", "TFT,mock/defector,ALLC", "--rounds", "5", "--results", results, "--run-id", "m"
+    )
+    assert code == 0, err
+    assert "Tournament m" in out and "mock/defector" in out
+    # 5 rounds: mock/defector defects like ALLD: self 5, vs TFT 9, vs ALLC 25 -> 39/15 per round
+    board = sql_json(results, "select player, mean_payoff_per_round, cooperation_rate from tournament order by rank")
+    assert [r["player"] for r in board] == ["mock/defector", "TFT", "ALLC"]
+    assert board[0]["mean_payoff_per_round"] == pytest.approx(39 / 15) and board[0]["cooperation_rate"] == 0
+    calls = sql_json(results, "select count(*) as n, count(distinct model) as models from calls")[0]
+    assert calls == {"n": 20, "models": 1}  # 5 rounds vs TFT, 5 vs ALLC, 2 seats x 5 in self-play
+    assert (results / ".cache" / "responses.sqlite").is_file()  # model runs use the shared response cache
+
+
 def test_run_is_reproducible_byte_for_byte(results: Path) -> None:
     for rid in ("r1", "r2"):
         code, out, err = pdbench("run", EXPERIMENT, "--results", results, "--run-id", rid)
@@ -149,6 +164,7 @@ def test_bad_input_gets_one_clear_error_and_no_traceback(tmp_path: Path, results
         (("run", bad, "--results", results), "unknown strategy 'NOPE'"),
         (("validate", tmp_path / "missing.yaml"), "config file not found"),
         (("tournament", "--players", "TFT,XYZ", "--results", results), "unknown strategy 'XYZ'"),
+        (("tournament", "--players", "TFT,mock/nope", "--results", results), "unknown mock behaviour 'nope'"),
         (("tournament", "--rounds", "5", "--stop-prob", "0.1", "--results", results), "not both"),
         (("run", EXPERIMENT, "--results", bad / "sub"), "cannot create the results folder"),
         (("run", EXPERIMENT, "--results", results, "--run-id", "../escape"), "not usable as a file name"),

@@ -51,7 +51,7 @@ def test_running_lands_on_the_results_of_an_ordinary_run(app: App, tmp_path: Pat
     assert at.session_state[VIEW] == RESULTS
     assert "Run `duel` is complete" in at.success[0].value
     assert at.selectbox(key="results_run").value == "duel"
-    timeline = [m.value for m in at.markdown if "pdb-timeline" in m.value]
+    timeline = next(m.value for m in at.markdown if "pdb-timeline" in m.value).split("pdb-timeline")[1:]
     assert "🟢🔴🔴" in timeline[0] and "🟢🔴🟢🔴" in timeline[1]  # GRIM is crossed at once; ALT alternates
     with Catalog(tmp_path) as cat:
         run = cat.records("select kind, status, games_planned from runs")[0]

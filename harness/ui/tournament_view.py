@@ -1,0 +1,555 @@
+"""The 🏆 Tournament view: set up a round robin, play it, and read its leaderboard and matchups.
+
+The form builds the same config as `pdbench tournament` (:func:`harness.tournament.tournament_config`)
+and plays it with :func:`harness.runner.run_experiment`, so a tournament started here is an ordinary
+run of kind ``tournament``: `pdbench report`, `pdbench sql` and the other views read it like any other.
+The leaderboard and the heatmap are the ``tournament`` and ``matchups`` SQL views, unchanged.
+
+The run plays in a thread owned by the browser session, not inside a script run: with Streamlit's
+fast reruns every click stops the script run in progress, and a tournament must not end because
+someone switched views. A fragment polls the run's counters to draw the progress bar; Stop ends the
+run cleanly (status ``interrupted``, every finished game kept, resumable with `pdbench resume`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from harness.agents.strategies import STRATEGIES
+from harness.config import ExperimentConfig, check_run_id
+from harness.errors import PDBenchError
+from harness.evaluation import check_models, check_prices
+from harness.interrupts import StopFlag
+from harness.plan import PlanSummary, summarize
+from harness.pricing import PriceTable
+from harness.runner import EngineOptions, Monitor, RunResult, run_experiment
+from harness.settings import engine_options
+from harness.store.writer import run_path
+from harness.tournament import is_model, tournament_config
+from harness.ui import cached, charts, components, data, pickers
+
+DEFAULT_STRATEGIES = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS")
+# The offline mock provider's behaviours (harness.providers.mock.BEHAVIOURS), always available, free.
+MOCK_MODELS: dict[str, str] = {
+    "mock/tft": "offline mock: tit for tat",
+    "mock/grim": "offline mock: grim trigger",
+    "mock/cooperator": "offline mock: always cooperates",
+    "mock/defector": "offline mock: always defects",
+    "mock/random": "offline mock: a coin flip",
+}
+# Paid models offered when their provider's key is set (names as in configs/prices.yaml).
+KEYED_MODELS: dict[str, tuple[str, ...]] = {
+    "OPENAI_API_KEY": ("openai/gpt-4o-mini", "openai/gpt-4.1-mini", "openai/gpt-4.1-nano"),
+    "ANTHROPIC_API_KEY": ("anthropic/claude-haiku-4-5",),
+}
+
+SELECTED_TOURNAMENT = "selected_tournament"  # the tournament shown below the form, across reruns and views
+PICKER_KEY = "tournament"  # pickers.pick_run(key=...) makes the widget key f"{PICKER_KEY}_run"
+FLASH = "tournament_flash"  # (level, message): how the last run ended, shown once
+JOB = "tournament_job"  # the tournament playing now, if any (a _Job)
+PENDING_SELECT = "tournament_pending_select"  # a run to select at the next script run
+CLEAR_RUN_ID = "tournament_clear_run_id"  # empty the run id field at the next script run (it is used now)
+K = "tour_"  # prefix of this view's widget keys
+POLL_S = 0.5  # progress refresh
+QUICK_S = 2.0  # wait this long for a run to end before showing a progress bar
+
+
+def render(folder: Path) -> None:
+    """Draw the view: the form (and a run, if asked), then the chosen tournament's results."""
+    pending = st.session_state.pop(PENDING_SELECT, None)
+    if pending:
+        _select(folder, pending)
+    st.markdown("### 🏆 Tournament")
+    st.caption(
+        "A round robin in the style of Axelrod's tournaments: every player meets every other "
+        "(and itself, with self-play), and is ranked by its mean payoff per round."
+    )
+    with st.container(border=True):
+        _form(folder)
+    st.markdown("#### 📜 Results")
+    _prefer(folder, st.session_state.get(SELECTED_TOURNAMENT))
+    run = pickers.pick_run(folder, key=PICKER_KEY, kind="tournament")
+    if run is None:
+        return
+    st.session_state[SELECTED_TOURNAMENT] = run.run_id
+    _results(folder, run)
+
+
+# ----------------------------------------------------------------------------------------- the form
+
+
+def model_options(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """Models the picker offers, with a one-line description: the mock ones always, paid ones with a key."""
+    out = dict(MOCK_MODELS)
+    for var, names in KEYED_MODELS.items():
+        if environ.get(var):
+            provider = names[0].partition("/")[0]
+            out.update({name: f"{provider} API (paid; key from ${var})" for name in names})
+    return out
+
+
+def default_run_id(folder: Path, now: datetime | None = None) -> str:
+    """``tournament-YYYYmmdd-HHMMSS`` (UTC), with ``-2``, ``-3``... if that run exists already."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
+    run_id, n = f"tournament-{stamp}", 2
+    while run_path(folder, run_id).exists():
+        run_id, n = f"tournament-{stamp}-{n}", n + 1
+    return run_id
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """What the form asks for, as plain values (so it can be checked without Streamlit)."""
+
+    players: list[str]
+    rounds: int | None
+    stop_prob: float | None
+    max_rounds: int | None
+    replicates: int
+    noise: float
+    seed: int
+    self_play: bool
+    run_id: str | None
+    max_cost: float | None
+
+    def config(self, folder: Path) -> ExperimentConfig:
+        """The tournament config, with every check the CLI makes before a run starts (user errors raise)."""
+        config = tournament_config(
+            self.players, rounds=self.rounds, stop_prob=self.stop_prob, max_rounds=self.max_rounds,
+            replicates=self.replicates, noise=self.noise, seed=self.seed, self_play=self.self_play,
+        )  # fmt: skip
+        if any(is_model(p) for p in self.players):
+            check_models(config)  # keys and names, before anything is written
+            if self.max_cost is not None:
+                check_prices(config, PriceTable.load(*engine_for(folder, self.max_cost).prices))
+        if self.run_id:
+            check_run_id(self.run_id)
+            if run_path(folder, self.run_id).exists():
+                raise _Refused(f"a run with id {self.run_id!r} already exists in {folder}; choose another run id.")
+        return config
+
+
+class _Refused(PDBenchError):
+    """A form choice the dashboard refuses before anything is written."""
+
+
+def engine_for(folder: Path, max_cost: float | None) -> EngineOptions:
+    """Model calls as the CLI makes them: the shared response cache ($PDBENCH_CACHE or
+    <results>/.cache/responses.sqlite), the shipped prices, retry settings from the environment."""
+    return engine_options(folder, max_cost=max_cost)
+
+
+def _strategy_label(name: str) -> str:
+    cls = STRATEGIES[name]
+    return f"{cls.emoji} {name} · {cls.display_name}"
+
+
+def _form(folder: Path) -> None:
+    """The tournament's settings, checked as they change; the button plays it."""
+    models = model_options(os.environ)
+    if st.session_state.pop(CLEAR_RUN_ID, False):
+        st.session_state[K + "run_id"] = ""
+    left, middle, right = st.columns([5, 3, 3], gap="medium")
+    with left:
+        strategies = st.multiselect(
+            "Strategies", list(STRATEGIES), default=list(DEFAULT_STRATEGIES), format_func=_strategy_label,
+            key=K + "strategies", persist_state="session", placeholder="Choose classic strategies", wrap=True,
+        )  # fmt: skip
+        chosen_models = st.multiselect(
+            "Models", list(models), default=[], key=K + "models", persist_state="session", accept_new_options=True,
+            wrap=True,
+            format_func=lambda m: f"{data.MODEL_EMOJI} {m} · {models[m]}" if m in models else m,  # typed: as is
+            placeholder="Add language models (or type provider/model)",
+            help="The offline mock models need no key and cost nothing. Paid models appear when "
+            "OPENAI_API_KEY or ANTHROPIC_API_KEY is set; any provider/model name can be typed.",
+        )  # fmt: skip
+        paid = [m for m in chosen_models if not m.startswith("mock/")]
+        max_cost: float | None = None
+        if paid:
+            budget = st.number_input(
+                "Budget (USD, 0 = no limit)", min_value=0.0, value=1.0, step=0.5, key=K + "budget",
+                persist_state="session", help="No new paid call starts once the run has spent this much.",
+            )  # fmt: skip
+            max_cost = budget or None
+    with middle:
+        horizon = st.radio(
+            "Horizon", ["fixed", "geometric"], horizontal=True, key=K + "horizon", persist_state="session",
+            format_func={"fixed": "📏 fixed", "geometric": "🎲 geometric"}.get,
+            help="Fixed: every game has the same length (players could count down to the end). "
+            "Geometric: after each round the game stops with a given probability, so no one knows the last round.",
+        )  # fmt: skip
+        rounds = stop_prob = max_rounds = None
+        if horizon == "fixed":
+            rounds = st.slider("Rounds per game", 1, 1000, 200, key=K + "rounds", persist_state="session")
+        else:
+            stop_prob = st.number_input(
+                "Stop probability per round", min_value=0.001, max_value=1.0, value=0.01, step=0.005, format="%.3f",
+                key=K + "stop_prob", persist_state="session", help="Expected game length: 1 / p rounds.",
+            )  # fmt: skip
+            cap = st.number_input("Max rounds (0 = no cap)", min_value=0, value=0, step=50, key=K + "max_rounds",
+                                  persist_state="session")  # fmt: skip
+            max_rounds = int(cap) or None
+        noise = st.slider(
+            "Noise", 0.0, 0.5, 0.0, step=0.005, format="%.3f", key=K + "noise", persist_state="session",
+            help="Probability that a move is flipped by mistake.",
+        )  # fmt: skip
+    with right:
+        replicates = st.number_input("Replicates (games per pair)", min_value=1, max_value=10_000, value=1,
+                                     key=K + "replicates", persist_state="session")  # fmt: skip
+        seed = st.number_input("Seed", min_value=0, value=0, key=K + "seed", persist_state="session")
+        self_play = st.checkbox("Self-play (each player also meets itself)", value=True, key=K + "self_play",
+                                persist_state="session")  # fmt: skip
+        run_id = st.text_input("Run id (optional)", key=K + "run_id", persist_state="session",
+                               placeholder="tournament-YYYYmmdd-HHMMSS").strip()  # fmt: skip
+
+    choice = Choice(
+        players=[*strategies, *chosen_models], rounds=rounds, stop_prob=stop_prob, max_rounds=max_rounds,
+        replicates=int(replicates), noise=float(noise), seed=int(seed), self_play=self_play,
+        run_id=run_id or None, max_cost=max_cost,
+    )  # fmt: skip
+    try:
+        config = choice.config(folder)
+    except PDBenchError as exc:
+        st.error(str(exc), icon="🚫")
+        config = None
+    button, plan = st.columns([1, 4], vertical_alignment="center")
+    with plan:
+        if config is not None:
+            st.caption(_plan_text(choice, summarize(config), paid))
+    job: _Job | None = st.session_state.get(JOB)
+    busy = job is not None and job.running
+    with button:
+        clicked = st.button("🚀 Run tournament", type="primary", key=K + "run", disabled=config is None or busy,
+                            help="One tournament at a time: this one is still playing." if busy else None)  # fmt: skip
+    if clicked and config is not None and not busy:
+        job = _start(folder, config, choice)
+        st.session_state[JOB] = job
+        job.thread.join(QUICK_S)  # a small tournament is over before a progress bar is worth drawing
+        if job.running:
+            st.session_state[CLEAR_RUN_ID] = True  # that id is taken now
+            st.rerun()  # redraw with the button disabled and the progress bar below it
+    if job is not None:
+        if job.running:
+            _progress(job)
+        else:
+            _finish(job)
+    flash = st.session_state.pop(FLASH, None)
+    if flash:  # how the last run ended
+        getattr(st, flash[0])(flash[1])
+
+
+def _plan_text(choice: Choice, s: PlanSummary, paid: list[str]) -> str:
+    n = len(choice.players)
+    rounds = f"{s.expected_rounds:,.0f} rounds" if s.fixed_rounds else f"about {s.expected_rounds:,.0f} rounds"
+    text = (
+        f"{n} player{'s' if n != 1 else ''} → {s.conditions} pairing{'s' if s.conditions != 1 else ''} × "
+        f"{s.replicates} replicate{'s' if s.replicates != 1 else ''} = **{s.games:,} games**, {rounds}"
+    )
+    if s.has_models:
+        text += f", at least {s.model_calls:,.0f} model calls"
+        text += f" ({', '.join(paid)} paid)" if paid else " (offline mock: free)"
+    return text
+
+
+# ------------------------------------------------------------------------------------------ the run
+
+
+@dataclass
+class _Live:
+    """What the worker thread reports and the script thread draws."""
+
+    done: int = 0
+    total: int = 0
+    monitor: Monitor | None = None
+    result: RunResult | None = None
+    error: BaseException | None = None
+    stop: StopFlag = field(default_factory=StopFlag)
+
+    def on_progress(self, done: int, total: int) -> None:  # strategy-only runs: after every game
+        self.done, self.total = done, total
+
+    @contextmanager
+    def watch(self, monitor: Monitor) -> Iterator[None]:  # model runs: the scheduler's live counters
+        self.monitor = monitor
+        yield
+
+    def fraction_and_text(self) -> tuple[float, str]:
+        m = self.monitor
+        if m is not None:
+            p, s = m.progress, m.stats
+            failed = f" ({p.games_failed} failed)" if p.games_failed else ""
+            text = (
+                f"{p.games_done:,} of {p.games_total:,} games played{failed} · {p.rounds:,} rounds · "
+                f"{s.calls:,} model calls ({s.cached:,} from the cache) · ${s.cost_usd:,.4f}"
+            )
+            return (p.games_done / p.games_total if p.games_total else 0.0), text
+        if self.total:
+            return self.done / self.total, f"{self.done:,} of {self.total:,} games played"
+        return 0.0, "Starting…"
+
+
+@dataclass(eq=False)  # hashed by identity: kept in a set while it plays
+class _Job:
+    """A tournament playing in a thread of its own, owned by the browser session (kept in session state).
+
+    The run is not tied to a script run: with Streamlit's fast reruns any click stops the script run
+    in progress and starts a new one, so a run played inside a script run would be cut short by every
+    click. Here it goes on whatever the user does (switching views included) until it ends or Stop
+    is pressed, and the view polls its counters."""
+
+    run_id: str
+    live: _Live
+    thread: threading.Thread
+
+    @property
+    def running(self) -> bool:
+        return self.thread.is_alive()
+
+
+def _start(folder: Path, config: ExperimentConfig, choice: Choice) -> _Job:
+    run_id = choice.run_id or default_run_id(folder)
+    engine = engine_for(folder, choice.max_cost) if summarize(config).has_models else None
+    live = _Live()
+
+    def work() -> None:
+        try:
+            live.result = run_experiment(config, results_dir=folder, run_id=run_id, progress=live.on_progress,
+                                         stop=live.stop, engine=engine, monitor=live.watch)  # fmt: skip
+        except BaseException as exc:  # handed to the script thread, which shows or re-raises it
+            live.error = exc
+        finally:
+            _ACTIVE.discard(job)
+
+    thread = threading.Thread(target=work, name=f"pdbench-{run_id}", daemon=True)
+    job = _Job(run_id, live, thread)
+    _ACTIVE.add(job)
+    thread.start()
+    return job
+
+
+_ACTIVE: set[_Job] = set()  # tournaments playing in this process, whichever session started them
+
+
+@atexit.register
+def _stop_all() -> None:
+    """When the server shuts down, stop the tournaments still playing and let them record how they ended
+    (``interrupted``, resumable) rather than die mid-write with the process."""
+    jobs = list(_ACTIVE)
+    for job in jobs:
+        job.live.stop.set("the dashboard was shut down")
+    for job in jobs:
+        job.thread.join(timeout=30)
+
+
+@st.fragment(run_every=POLL_S)
+def _progress(job: _Job) -> None:
+    """The running tournament's progress bar and Stop button, redrawn on a timer (only this fragment
+    reruns); when the run ends, the whole page reruns to show it."""
+    if not job.running:
+        _finish(job)
+        return
+    fraction, text = job.live.fraction_and_text()
+    st.progress(min(fraction, 1.0), text=f"Tournament `{job.run_id}`: {text}")
+    if not job.live.stop and st.button("⏹️ Stop", key=K + "stop"):
+        job.live.stop.set("stopped from the dashboard")
+    if job.live.stop:
+        st.caption("⏹️ Stopping: the games in progress finish first, and every finished game is kept.")
+    else:
+        st.caption("You can switch views meanwhile: the tournament goes on, and its progress is here when you "
+                   "come back.")  # fmt: skip
+
+
+def _finish(job: _Job) -> None:
+    """The run has ended: say how, select it in the results below, and redraw the page."""
+    if st.session_state.get(JOB) is job:
+        del st.session_state[JOB]
+    live = job.live
+    if live.error is not None and not isinstance(live.error, PDBenchError):
+        raise live.error  # a bug: keep its traceback
+    if live.error is not None:  # e.g. the results folder cannot be written
+        st.session_state[FLASH] = ("error", f"Tournament `{job.run_id}` could not run: {live.error}")
+    else:
+        result = live.result
+        assert result is not None
+        st.session_state[PENDING_SELECT] = job.run_id
+        st.session_state[CLEAR_RUN_ID] = True  # that id is taken now
+        if result.status == "complete":
+            failed = live.monitor.progress.games_failed if live.monitor else 0
+            more = f" ({failed} failed: see 🎬 Animated Replay for why)" if failed else ""
+            st.session_state[FLASH] = (
+                "success",
+                f"🏁 Tournament `{job.run_id}` finished: {result.games_done:,} of {result.games_planned:,} games"
+                f"{more}, {result.rounds:,} rounds in {result.seconds:.1f} s.",
+            )
+        else:
+            st.session_state[FLASH] = ("warning", _stopped_text(job.run_id, result))
+    st.rerun()
+
+
+def _stopped_text(run_id: str, result: RunResult) -> str:
+    """How a stopped run ended (the run picker below says how to finish it)."""
+    return (
+        f"⏹️ Tournament `{run_id}` was stopped after {result.games_done:,} of {result.games_planned:,} games; "
+        f"every finished game is kept."
+    )
+
+
+# -------------------------------------------------------------------------------------- the results
+
+
+def _listed(folder: Path, run_id: str) -> bool:
+    return any(r.run_id == run_id for r in cached.list_runs(folder, cached.signature(folder), "tournament").runs)
+
+
+def _select(folder: Path, run_id: str) -> None:
+    """Show ``run_id`` in the results below. The picker's own state is set too: a widget the browser
+    already shows keeps its value unless the script sets it through its key."""
+    st.session_state[SELECTED_TOURNAMENT] = run_id
+    if _listed(folder, run_id):
+        st.session_state[pickers.SELECTED_RUN] = run_id
+        st.session_state[f"{PICKER_KEY}_run"] = run_id
+
+
+def _prefer(folder: Path, run_id: str | None) -> None:
+    """Start the run picker on ``run_id`` (the tournament just played, or the one last shown) unless
+    the picker is already showing the user's own choice."""
+    if not run_id or f"{PICKER_KEY}_run" in st.session_state:
+        return
+    if _listed(folder, run_id):
+        st.session_state[pickers.SELECTED_RUN] = run_id
+
+
+def leaderboard_frame(board: list[dict[str, Any]]) -> pd.DataFrame:
+    """The leaderboard as the table shows it: medal, emoji and name, then the numbers."""
+    rows = []
+    for r in board:
+        info = data.agent_info(r["player"])
+        rows.append({
+            "rank": components.medal(r["rank"]),
+            "player": f"{info.emoji} {r['player']}",
+            "payoff / round": r["mean_payoff_per_round"],
+            "mean total": r["mean_total"],
+            "cooperation": (r["cooperation_rate"] or 0.0) * 100,
+            "wins": r["wins"],
+            "draws": r["draws"],
+            "losses": r["losses"],
+            "games": r["games"],
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+COLUMNS = {
+    "rank": st.column_config.TextColumn("", width="small"),
+    "player": st.column_config.TextColumn("player", width="medium"),
+    "payoff / round": st.column_config.NumberColumn(format="%.3f", help="Mean payoff per round over its games"),
+    "mean total": st.column_config.NumberColumn(format="%.1f", help="Mean total payoff per game"),
+    "cooperation": st.column_config.ProgressColumn(
+        format="%.1f%%", min_value=0, max_value=100, help="Share of its moves that were C, as played (after noise)"
+    ),
+    "wins": st.column_config.NumberColumn(help="Games won against other players (self-play is not counted)"),
+    "draws": st.column_config.NumberColumn(),
+    "losses": st.column_config.NumberColumn(),
+    "games": st.column_config.NumberColumn(help="Games played (a self-play game counts once)"),
+}
+
+
+def podium_card(row: dict[str, Any]) -> str:
+    """One of the top three: an agent card with the medal and its score (no description, so the three
+    cards are the same height and the numbers line up)."""
+    info = replace(data.agent_info(row["player"]), description="")
+    extra = (
+        f"<div style='display:flex;align-items:center;gap:12px'>"
+        f"<span style='font-size:2.2em'>{components.medal(row['rank'])}</span>"
+        f"<span><b style='font-size:1.3em'>{components.num(row['mean_payoff_per_round'], 3)}</b> per round · "
+        f"{components.pct(row['cooperation_rate'])} cooperation<br>"
+        f"<span style='opacity:.75'>{row['wins']} W · {row['draws']} D · {row['losses']} L</span></span></div>"
+    )
+    return components.agent_card(info, extra=extra)
+
+
+def _results(folder: Path, run: data.RunRow) -> None:
+    sig = cached.signature(folder)
+    board = cached.leaderboard(folder, sig, run.run_id)
+    if not board:
+        st.info(f"Tournament `{run.run_id}` has no complete game yet, so no leaderboard.")
+        return
+    podium = st.columns(3)
+    for col, row in zip(podium, board[:3], strict=False):
+        with col:
+            st.markdown(podium_card(row), unsafe_allow_html=True)
+    st.markdown("##### 🏅 Leaderboard")
+    frame = leaderboard_frame(board)
+    st.dataframe(frame, hide_index=True, column_config=COLUMNS, height=min(38 + 35 * len(frame), 640))
+    st.caption(
+        f"Ranked by mean payoff per round (ties share a medal). Same numbers from a terminal: "
+        f"`pdbench report {run.run_id} --results {folder}`."
+    )
+    matrix = cached.matchups(folder, sig, run.run_id)
+    # "pad": the chart's width is its grid, and axes and legend come on top. Streamlit's default ("fit")
+    # squeezes them all into that width, which leaves the cells too narrow for their numbers.
+    heatmap = charts.matchup_heatmap(matrix).properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+    st.markdown("##### 🔥 Matchups")
+    side_by_side = len(board) <= 10  # beyond that the grid needs the whole width
+    chart, notes = st.columns([3, 2], gap="large") if side_by_side else (st.container(), st.container())
+    with chart:
+        st.altair_chart(heatmap, width="content")
+        st.caption("Each cell: the row player's mean payoff per round against the column player (green is better).")
+    with notes:
+        for line in highlights(board, matrix):
+            st.markdown(line)
+
+
+def highlights(board: list[dict[str, Any]], matrix: list[dict[str, Any]]) -> list[str]:
+    """A few lines on what the numbers say: who cooperated most, the most lopsided pairing, and
+    Axelrod's lesson when it shows (the player who wins the most games is not the one who scores most)."""
+    out: list[str] = []
+    if not board:
+        return out
+    nicest = max(board, key=lambda r: (r["cooperation_rate"] or 0.0, -r["rank"]))
+    out.append(
+        f"🤝 **Most cooperative:** {_who(nicest['player'])}, "
+        f"{components.pct(nicest['cooperation_rate'])} of its moves were C."
+    )
+    cells = {(m["player"], m["opponent"]): m["mean_payoff_per_round"] for m in matrix}
+    gaps = [
+        (payoff - cells[(opp, player)], player, opp)
+        for (player, opp), payoff in cells.items()
+        if player != opp and (opp, player) in cells
+    ]
+    if gaps:
+        gap, winner, loser = max(gaps)
+        if gap > 0:
+            out.append(
+                f"🗡️ **Most lopsided pairing:** {_who(winner)} scored {cells[(winner, loser)]:.2f} a round "
+                f"against {_who(loser)}, who got {cells[(loser, winner)]:.2f}."
+            )
+    top = board[0]
+    winner = max(board, key=lambda r: (r["wins"], -r["rank"]))
+    if winner["wins"] > 0 and winner["rank"] > 1:
+        out.append(
+            f"🧮 **Winning is not scoring:** {_who(winner['player'])} won the most games ({winner['wins']}) "
+            f"but ranks only {_ordinal(winner['rank'])}; {_who(top['player'])} "
+            f"scored most by doing well with everyone."
+        )
+    return out
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _who(player: str) -> str:
+    return f"{data.agent_info(player).emoji} {player}"

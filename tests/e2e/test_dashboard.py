@@ -1,0 +1,193 @@
+"""End to end: `pdbench ui` on a free port, driven in headless Chromium like a user would.
+
+Opens every view, plays TFT against ALLD from the Run view, checks the Results timeline and the
+Replay move cards, runs a small tournament and checks its leaderboard, and saves a full-page
+screenshot of each view (folder printed; $PDBENCH_SCREENSHOTS chooses it). Deselect with
+``-m "not e2e"``.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import struct
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
+from harness.ui.views import REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
+from tests.e2e.conftest import Server, ui_command, ui_env
+
+pytestmark = pytest.mark.e2e
+
+ROUNDS = 12
+RUN_TIMEOUT_MS = 120_000  # a game or a small tournament of strategies takes seconds; leave room on slow CI
+
+
+# --- the server ----------------------------------------------------------------------------------
+
+
+def _interface_addresses() -> list[str]:
+    """This machine's IPv4 addresses other than loopback (Linux; empty elsewhere)."""
+    try:
+        import fcntl
+    except ImportError:
+        return []
+    found = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        for _, name in socket.if_nameindex():
+            try:
+                packed = fcntl.ioctl(sock.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))  # SIOCGIFADDR
+            except OSError:
+                continue
+            address = socket.inet_ntoa(packed[20:24])
+            if not address.startswith("127."):
+                found.append(address)
+    return found
+
+
+def test_serves_on_loopback_only(server: Server) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5):
+        pass
+    others = _interface_addresses()
+    if not others:
+        pytest.skip("this machine has no non-loopback IPv4 address to try")
+    for address in others:
+        with pytest.raises(OSError), socket.create_connection((address, server.port), timeout=5):
+            pass
+
+
+def test_taken_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            ui_command(tmp_path / "results", port), cwd=tmp_path, env=ui_env(tmp_path),
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output
+    assert f"127.0.0.1:{port}" in done.stderr and "--port" in done.stderr, output
+    assert "Traceback" not in output, output
+
+
+# --- the browser ---------------------------------------------------------------------------------
+
+
+def _expect() -> Any:
+    from playwright.sync_api import expect
+
+    return expect
+
+
+def open_view(page: Any, view: str) -> None:
+    """Click a view in the navigation (a segmented control: radios named without their emoji)."""
+    label = view.split(" ", 1)[1]
+    radio = page.get_by_role("radiogroup", name="View").get_by_role("radio", name=label, exact=True)
+    radio.click()
+    _expect()(radio).to_have_attribute("aria-checked", "true")
+    settle(page)
+
+
+def settle(page: Any, timeout_ms: int = 15_000) -> None:
+    """Wait until the script run ends (no stale elements, no running indicator) and no exception shows."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    idle = 0
+    while idle < 3 and time.monotonic() < deadline:  # idle three checks in a row: the run has really ended
+        page.wait_for_timeout(200)
+        busy = page.evaluate("() => !!document.querySelector('[data-stale=true], [data-testid=stStatusWidget]')")
+        idle = 0 if busy else idle + 1
+    _expect()(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def select_option(page: Any, label: str, option: str) -> None:
+    """Pick ``option`` (its name, or its name followed by more text) in the selectbox ``label``."""
+    box = page.get_by_role("combobox", name=label, exact=True)
+    box.click()
+    page.get_by_role("option", name=re.compile(rf"(^|\W){re.escape(option)}(\W|$)")).first.click()
+    _expect()(box).to_have_value(re.compile(rf"(^|\W){re.escape(option)}(\W|$)"))
+
+
+def set_slider(page: Any, label: str, value: int) -> None:
+    """Move the integer slider ``label`` to ``value`` with the keyboard (Home, then one step per arrow press)."""
+    thumb = page.get_by_test_id("stSlider").filter(has=page.get_by_text(label, exact=True)).get_by_role("slider")
+    thumb.focus()
+    thumb.press("Home")
+    for _ in range(value - int(thumb.get_attribute("min") or 0)):
+        thumb.press("ArrowRight")
+    _expect()(thumb).to_have_value(str(value))
+    settle(page)
+
+
+def screenshot(page: Any, path: Path, started: float) -> None:
+    """A full-page screenshot. Streamlit scrolls inside stMain, not the document, so grow the viewport first."""
+    viewport = page.viewport_size
+    height = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
+    page.set_viewport_size({"width": viewport["width"], "height": max(height, viewport["height"])})
+    page.wait_for_timeout(500)  # charts re-layout to the new size
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(viewport)
+    print(f"saved {path} ({time.monotonic() - started:.1f} s into the test)")
+
+
+def test_dashboard_end_to_end(page: Any, server: Server, screenshots: Path) -> None:
+    started = time.monotonic()
+    expect = _expect()
+    page.goto(server.url)
+    expect(page.get_by_role("radiogroup", name="View")).to_be_visible()
+    settle(page)
+    for view in [*VIEWS, RUN]:  # every view opens on an empty results folder
+        open_view(page, view)
+
+    # 🧪 Run Experiment: TFT against ALLD, a few rounds
+    run_button = page.get_by_role("button", name=re.compile(r"Run experiment$"))
+    expect(run_button).to_be_visible()
+    select_option(page, "Player A", "TFT")
+    select_option(page, "Player B", "ALLD")
+    set_slider(page, "Rounds", ROUNDS)
+    screenshot(page, screenshots / "run-experiment.png", started)
+    run_button.click()
+
+    # 📊 View Results: the run lands here, with its timeline and charts
+    expect(page.get_by_role("radio", name=RESULTS.split(" ", 1)[1], exact=True)).to_have_attribute(
+        "aria-checked", "true", timeout=RUN_TIMEOUT_MS
+    )
+    timeline = page.locator(".pdb-timeline")
+    expect(timeline.first).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    expect(page.get_by_text(LEGEND)).to_be_visible()
+    dots = "".join(timeline.all_inner_texts())
+    assert COOPERATE_DOT in dots and DEFECT_DOT in dots, dots  # TFT opens with C, then copies ALLD's D
+    expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()
+    settle(page)
+    screenshot(page, screenshots / "results.png", started)
+
+    # 🎬 Animated Replay: a step shows both players' move cards; Play animates to the end in the browser
+    open_view(page, REPLAY)
+    page.get_by_role("button", name=re.compile(r"Step$")).click()
+    cards = page.locator(".pdb-move-card")
+    expect(cards).to_have_count(2)
+    expect(cards.first).to_contain_text(COOPERATE_CARD)  # TFT opens with C
+    expect(cards.last).to_contain_text(DEFECT_CARD)  # ALLD never cooperates
+    settle(page)
+    screenshot(page, screenshots / "replay.png", started)
+    page.get_by_role("button", name=re.compile(r"Play$")).click()
+    expect(page.get_by_text(f"Round {ROUNDS} of {ROUNDS}", exact=True)).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    expect(page.get_by_text("Game over")).to_be_visible()
+    settle(page)
+
+    # 🏆 Tournament: the default players, then the leaderboard with its medals
+    open_view(page, TOURNAMENT)
+    medal = page.get_by_text(MEDALS[0])
+    expect(medal).to_have_count(0)  # no tournament yet
+    page.get_by_role("button", name=re.compile(r"Run tournament$")).click()
+    expect(medal.first).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    expect(page.get_by_role("heading", name=re.compile(r"Leaderboard"))).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()  # the matchups heatmap
+    settle(page)
+    screenshot(page, screenshots / "tournament.png", started)

@@ -1,0 +1,242 @@
+"""The 🏆 Tournament view, driven headless with AppTest: leaderboard, heatmap, running from the form, errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from harness.store.catalog import Catalog
+from harness.ui import tournament_view
+from harness.ui.views import TOURNAMENT
+
+App = Callable[..., AppTest]
+RUN_ID = re.compile(r"^tournament-\d{8}-\d{6}$")
+
+
+def board(at: AppTest) -> pd.DataFrame:
+    """The leaderboard table as drawn."""
+    assert len(at.dataframe) == 1, "one leaderboard table"
+    return at.dataframe[0].value
+
+
+def heatmap_data(at: AppTest) -> pd.DataFrame:
+    """The rows behind the (one) Vega-Lite chart, decoded from the Arrow bytes Streamlit sends."""
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 1
+    dataset = charts[0].proto.datasets[0]
+    return pa.ipc.open_stream(dataset.data.data).read_all().to_pandas()
+
+
+def podium(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if "pdb-agent-card" in m.value]
+
+
+def run_from_form(at: AppTest, strategies: list[str], models: tuple[str, ...] = (), rounds: int = 5) -> AppTest:
+    at.multiselect(key="tour_strategies").set_value(strategies)
+    at.multiselect(key="tour_models").set_value(list(models))
+    at.slider(key="tour_rounds").set_value(rounds)
+    at.number_input(key="tour_replicates").set_value(1)
+    at.run()
+    assert not at.error, [e.value for e in at.error]
+    at.button(key="tour_run").click().run()
+    deadline = time.monotonic() + 60
+    while tournament_view.JOB in at.session_state:  # still playing: AppTest has no timer to poll it
+        assert time.monotonic() < deadline, "the tournament did not finish"
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_fixture_leaderboard_puts_grim_first_with_gold(app: App, tournament_results: Path) -> None:
+    at = app(tournament_results, view=TOURNAMENT)
+    df = board(at)
+    # Hand-computed, 10 rounds, self-play counted once: GRIM and TFT both get 30 (self), 30 (each other),
+    # 9 (vs ALLD) = 23 a game, 2.3 a round; ALLD gets 10 (self), 14, 14 = 38/3. Ties share the medal;
+    # GRIM is listed first (rank, then name). GRIM cooperates fully except 9 of 10 rounds vs ALLD: 0.7.
+    assert list(df["rank"]) == ["🥇", "🥇", "🥉"]
+    assert list(df["player"]) == ["💀 GRIM", "🪞 TFT", "😈 ALLD"]
+    assert list(df["payoff / round"]) == pytest.approx([2.3, 2.3, 38 / 30])
+    assert list(df["mean total"]) == pytest.approx([23, 23, 38 / 3])
+    assert list(df["cooperation"]) == pytest.approx([70.0, 70.0, 0.0])
+    assert list(zip(df["wins"], df["draws"], df["losses"], strict=True)) == [(0, 2, 2), (0, 2, 2), (4, 0, 0)]
+    assert list(df["games"]) == [6, 6, 6]
+    # ... and the same as the SQL view says.
+    with Catalog(tournament_results) as cat:
+        sql = cat.records("SELECT player, mean_payoff_per_round FROM tournament WHERE run_id = 'tour' ORDER BY rank")
+    assert [r["mean_payoff_per_round"] for r in sql] == pytest.approx(list(df["payoff / round"]))
+    cards = podium(at)
+    assert len(cards) == 3
+    assert "🥇" in cards[0] and "GRIM" in cards[0] and "2.300" in cards[0] and "70.0% cooperation" in cards[0]
+    assert "🥉" in cards[2] and "ALLD" in cards[2] and "4 W · 0 D · 0 L" in cards[2]
+    assert at.selectbox(key="tournament_run").value == "tour"
+    assert at.session_state["selected_tournament"] == "tour"
+
+
+def test_the_matchup_matrix_is_a_heatmap_of_the_matchups_view(app: App, tournament_results: Path) -> None:
+    at = app(tournament_results, view=TOURNAMENT)
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rect", "text"]
+    cells = heatmap_data(at).set_index(["player", "opponent"])["mean_payoff_per_round"]
+    assert len(cells) == 9  # 3 x 3, self-play included
+    assert cells["ALLD", "TFT"] == pytest.approx(1.4)  # 5 + 9 x 1 over 10 rounds
+    assert cells["TFT", "ALLD"] == pytest.approx(0.9)
+    assert cells["GRIM", "TFT"] == pytest.approx(3.0)
+    notes = [m.value for m in at.markdown if m.value.startswith(("🤝", "🗡️", "🧮"))]
+    assert notes == [
+        "🤝 **Most cooperative:** 💀 GRIM, 70.0% of its moves were C.",
+        "🗡️ **Most lopsided pairing:** 😈 ALLD scored 1.40 a round against 🪞 TFT, who got 0.90.",
+        "🧮 **Winning is not scoring:** 😈 ALLD won the most games (4) but ranks only 3rd; 💀 GRIM scored most "
+        "by doing well with everyone.",
+    ]
+
+
+def test_an_empty_folder_shows_the_first_run_message(app: App, tmp_path: Path) -> None:
+    at = app(tmp_path, view=TOURNAMENT)
+    assert any("No runs yet" in i.value for i in at.info)
+    assert any("pdbench eval" in c.value for c in at.code)
+    assert not at.dataframe and not at.get("vega_lite_chart")
+    assert not at.error
+    # The form is ready with the default line-up.
+    assert at.multiselect(key="tour_strategies").value == ["ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS"]
+    assert not at.button(key="tour_run").disabled
+    assert any("21 games" in c.value for c in at.caption)
+
+
+def test_running_a_tournament_from_the_form_makes_an_ordinary_run(app: App, tmp_path: Path) -> None:
+    folder = tmp_path / "fresh"  # not even created yet
+    at = run_from_form(app(folder, view=TOURNAMENT), ["TFT", "ALLD", "ALLC"])
+    assert any("finished: 6 of 6 games" in s.value for s in at.success)
+    run_id = at.session_state["selected_tournament"]
+    assert RUN_ID.match(run_id)
+    with Catalog(folder) as cat:
+        runs = cat.records("SELECT run_id, kind, status, games_planned FROM runs")
+        rounds = cat.records("SELECT count(*) AS n FROM rounds")[0]["n"]
+    assert runs == [{"run_id": run_id, "kind": "tournament", "status": "complete", "games_planned": 6}]
+    assert rounds == 30
+    # 5 rounds: ALLD 5 (self) + 25 (vs ALLC) + 9 (vs TFT) = 13 a game; TFT 15 + 15 + 4; ALLC 15 + 0 + 15.
+    df = board(at)
+    assert list(df["player"]) == ["😈 ALLD", "🪞 TFT", "🕊️ ALLC"]
+    assert list(df["rank"]) == ["🥇", "🥈", "🥉"]
+    assert list(df["payoff / round"]) == pytest.approx([2.6, 34 / 15, 2.0])
+    assert at.selectbox(key="tournament_run").value == run_id
+
+    # A second tournament in the same folder becomes the one shown; the first can be reopened.
+    at.text_input(key="tour_run_id").input("second")
+    at = run_from_form(at, ["TFT", "GRIM"])
+    assert at.selectbox(key="tournament_run").value == "second"
+    assert list(board(at)["player"]) == ["💀 GRIM", "🪞 TFT"]
+    at.selectbox(key="tournament_run").select(run_id).run()
+    assert list(board(at)["player"]) == ["😈 ALLD", "🪞 TFT", "🕊️ ALLC"]
+    assert at.session_state["selected_tournament"] == run_id
+
+
+def test_a_mock_model_plays_in_the_tournament(app: App, tmp_path: Path) -> None:
+    at = app(tmp_path, view=TOURNAMENT)
+    assert any("mock/defector" in o for o in at.multiselect(key="tour_models").options)
+    at = run_from_form(at, ["TFT", "ALLC"], models=("mock/defector",))
+    assert any("finished: 6 of 6 games" in s.value for s in at.success)
+    # mock/defector defects like ALLD: 5 (self) + 9 (vs TFT) + 25 (vs ALLC) = 13 a game.
+    df = board(at)
+    assert list(df["player"]) == ["🤖 mock/defector", "🪞 TFT", "🕊️ ALLC"]
+    assert df["payoff / round"].iloc[0] == pytest.approx(2.6) and df["cooperation"].iloc[0] == 0
+    with Catalog(tmp_path) as cat:
+        calls = cat.records("SELECT count(*) AS n, any_value(provider || '/' || model) AS model FROM calls")[0]
+    assert calls == {"n": 20, "model": "mock/defector"}  # 5 vs TFT, 5 vs ALLC, 2 seats x 5 in self-play
+    assert (tmp_path / ".cache" / "responses.sqlite").is_file()  # the shared cache, as the CLI uses it
+
+
+@pytest.mark.parametrize(
+    ("strategies", "self_play", "run_id", "message"),
+    [
+        ([], True, "", "a tournament needs players"),
+        (["TFT"], False, "", "a tournament without self-play needs at least two players"),
+        (["TFT", "ALLD"], True, "../escape", "is not usable as a file name"),
+        (["TFT", "ALLD"], True, "tour", "a run with id 'tour' already exists"),
+    ],
+)
+def test_an_invalid_choice_is_a_clear_error_and_nothing_runs(
+    app: App, tournament_results: Path, strategies: list[str], self_play: bool, run_id: str, message: str
+) -> None:
+    at = app(tournament_results, view=TOURNAMENT)
+    at.multiselect(key="tour_strategies").set_value(strategies)
+    at.checkbox(key="tour_self_play").set_value(self_play)
+    at.text_input(key="tour_run_id").input(run_id)
+    at.run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and message in errors[0], errors
+    assert at.button(key="tour_run").disabled
+    assert sorted(p.name for p in tournament_results.glob("*.duckdb")) == ["tour.duckdb"]
+
+
+def test_an_unknown_model_name_typed_in_is_a_clear_error(app: App, tmp_path: Path) -> None:
+    at = app(tmp_path, view=TOURNAMENT)
+    at.multiselect(key="tour_models").set_value(["mock/nope"]).run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "unknown mock behaviour 'nope'" in errors[0], errors
+    assert at.button(key="tour_run").disabled
+
+
+def test_paid_models_are_offered_only_with_a_key() -> None:
+    assert list(tournament_view.model_options({})) == [
+        "mock/tft", "mock/grim", "mock/cooperator", "mock/defector", "mock/random",
+    ]  # fmt: skip
+    with_keys = tournament_view.model_options({"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-y"})
+    assert "openai/gpt-4o-mini" in with_keys and "anthropic/claude-haiku-4-5" in with_keys
+    assert "paid" in with_keys["openai/gpt-4o-mini"]
+
+
+def test_default_run_ids_are_timestamped_and_never_reuse_a_file(tmp_path: Path) -> None:
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert tournament_view.default_run_id(tmp_path, when) == "tournament-20260102-030405"
+    (tmp_path / "tournament-20260102-030405.duckdb").touch()
+    assert tournament_view.default_run_id(tmp_path, when) == "tournament-20260102-030405-2"
+
+
+def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tournament_view, "QUICK_S", 0.0)  # show the progress bar at once
+    at = app(tmp_path, view=TOURNAMENT)
+    at.multiselect(key="tour_strategies").set_value(["TFT", "ALLD"])
+    at.multiselect(key="tour_models").set_value(["mock/tft?latency_ms=40"])  # 100 rounds: 4 s a model game
+    at.slider(key="tour_rounds").set_value(100)
+    at.run()
+    at.button(key="tour_run").click().run()
+    job = at.session_state[tournament_view.JOB]
+    try:
+        bar = at.get("progress")
+        assert len(bar) == 1 and "Tournament `tournament-" in bar[0].proto.text
+        assert at.button(key="tour_run").disabled  # one tournament at a time
+        at.button(key="tour_stop").click().run()
+        assert any("Stopping" in c.value for c in at.caption)
+        deadline = time.monotonic() + 60
+        while tournament_view.JOB in at.session_state:
+            assert time.monotonic() < deadline, "the tournament did not stop"
+            time.sleep(0.2)
+            at.run()
+    finally:  # never leave a run playing after the test
+        job.live.stop.set("test over")
+        job.thread.join(60)
+    assert not at.exception, at.exception
+    warning = [w.value for w in at.warning]
+    assert len(warning) == 1 and "was stopped after" in warning[0] and "every finished game is kept" in warning[0]
+    assert any(f"pdbench resume {job.run_id}" in i.value for i in at.info)  # the picker says how to finish it
+    assert at.text_input(key="tour_run_id").value == ""
+    run_id = at.session_state["selected_tournament"]
+    assert run_id == job.run_id
+    with Catalog(tmp_path) as cat:
+        status = cat.records("SELECT status, error FROM runs WHERE run_id = ?", [run_id])[0]
+    assert status == {"status": "interrupted", "error": "stopped from the dashboard"}
+    assert at.selectbox(key="tournament_run").value == run_id
+    assert not at.get("progress")
