@@ -158,7 +158,7 @@ def _play(
             run_id=run_id,
             replicates=replicates,
             overwrite=overwrite,
-            engine=engine or engine_options(results),
+            engine=engine,
             monitor=_monitor,
         )
         _announce(result)
@@ -247,7 +247,9 @@ def run(
 
 @app.command()
 def tournament(
-    players: Annotated[str, typer.Option(help="Comma-separated strategy names.")] = ",".join(DEFAULT_PLAYERS),
+    players: Annotated[
+        str, typer.Option(help="Comma-separated strategy names and models (provider/model, e.g. mock/tft).")
+    ] = ",".join(DEFAULT_PLAYERS),
     rounds: Annotated[int | None, typer.Option(min=1, help="Fixed horizon: rounds per game (default 200).")] = None,
     stop_prob: StopProbOpt = None,
     max_rounds: MaxRoundsOpt = None,
@@ -260,10 +262,14 @@ def tournament(
     results: ResultsOpt = None,
     run_id: Annotated[str | None, typer.Option(help="Run id (default tournament_<timestamp>).")] = None,
     overwrite: OverwriteOpt = False,
+    max_cost: MaxCostOpt = None,
+    no_cache: NoCacheOpt = False,
+    prices: PricesOpt = None,
 ) -> None:
-    """Play a round robin of classic strategies and print the leaderboard and matchups.
+    """Play a round robin of classic strategies (and models) and print the leaderboard and matchups.
 
     Example: `pdbench tournament --players ALLC,ALLD,TFT,GRIM --rounds 200 --replicates 10 --noise 0.01`
+    (add a model as a player: `--players TFT,ALLD,mock/tft`)
     """
     names = parse_players(players)
     config = tournament_config(
@@ -280,7 +286,8 @@ def tournament(
         check_run_id(run_id)
     folder = results_dir(results)
     rid = run_id or default_run_id("tournament", folder)
-    result = _play(config, results=folder, run_id=rid, replicates=None, overwrite=overwrite)
+    engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
+    result = _play(config, results=folder, run_id=rid, replicates=None, overwrite=overwrite, engine=engine)
     _leaderboard(folder, rid, result)
 
 

@@ -101,6 +101,18 @@ def test_tournament_players_may_be_models(results: Path) -> None:
     assert (results / ".cache" / "responses.sqlite").is_file()  # model runs use the shared response cache
 
 
+def test_tournament_with_models_takes_the_engine_options(results: Path, tmp_path: Path) -> None:
+    args = ["tournament", "--players", "TFT,mock/tft", "--rounds", "3", "--results", results]
+    code, _, err = pdbench(*args, "--run-id", "nc", "--no-cache")
+    assert code == 0, err
+    assert not (results / ".cache" / "responses.sqlite").exists()
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("openai/*: {input: 1, output: 1}\n")
+    code, _, err = pdbench(*args, "--run-id", "priced", "--max-cost", "0.5", "--prices", str(prices))
+    assert code == 0, err  # mock/* is priced at zero by the shipped table, read after the user's
+    assert sql_json(results, "select status from runs where run_id = 'priced'") == [{"status": "complete"}]
+
+
 def test_run_is_reproducible_byte_for_byte(results: Path) -> None:
     for rid in ("r1", "r2"):
         code, out, err = pdbench("run", EXPERIMENT, "--results", results, "--run-id", rid)
