@@ -48,6 +48,7 @@ def main() -> None:
         choice = last
     st.session_state[LAST_VIEW] = choice
     views.render(choice, folder)
+    views.preload()
 
 
 main()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -32,3 +33,26 @@ def go_to(name: str) -> None:
     """Show view ``name`` now (e.g. a finished run lands on its results)."""
     st.session_state[PENDING_VIEW] = name
     st.rerun()
+
+
+_preloading = threading.Lock()
+_preloaded = False
+
+
+def preload() -> None:
+    """Import every view (and scipy, Altair, DuckDB behind them) in the background, once per server.
+
+    The first page a server draws imports only its own view; without this, the first visit to
+    another view would pay a second or two of imports on top of reading its data.
+    """
+    global _preloaded
+    with _preloading:
+        if _preloaded:
+            return
+        _preloaded = True
+    threading.Thread(target=_import_views, name="pdbench-preload-views", daemon=True).start()
+
+
+def _import_views() -> None:
+    for module in VIEWS.values():
+        importlib.import_module(module)
