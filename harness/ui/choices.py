@@ -1,4 +1,5 @@
-"""What the dashboard offers to pick: every strategy, and the models that can be used here."""
+"""What the dashboard offers to pick (the Run and Tournament views): every strategy, and the models
+that can be used here."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from harness.providers.mock import BEHAVIOURS
 from harness.ui.data import agent_info
 
 OTHER_MODEL = "✏️ other model…"
-OPENAI_MODELS = ("openai/gpt-4o-mini", "openai/gpt-4.1-mini", "openai/gpt-4o")
+# Paid models offered when their provider's key is set (each has a price in configs/prices.yaml).
+OPENAI_MODELS = ("openai/gpt-4o-mini", "openai/gpt-4.1-mini", "openai/gpt-4.1-nano", "openai/gpt-4o")
 ANTHROPIC_MODELS = ("anthropic/claude-haiku-4-5", "anthropic/claude-sonnet-4-5")
 
 
@@ -18,7 +20,7 @@ def strategies() -> list[str]:
 
 
 def models(environ: Mapping[str, str]) -> list[str]:
-    """``mock/...`` always; OpenAI and Anthropic models when their keys are set."""
+    """The offline ``mock/...`` models always (free, no key); OpenAI and Anthropic models when their keys are set."""
     out = [f"mock/{b}" for b in BEHAVIOURS]
     if environ.get("OPENAI_API_KEY"):
         out += OPENAI_MODELS

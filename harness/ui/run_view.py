@@ -1,42 +1,36 @@
 """🧪 Run Experiment: pick two players, the game and the horizon, and play it with the CLI's engine.
 
 The run plays in the background (:mod:`harness.ui.background`); this page shows its progress
-and, when it ends, lands on its results. Settings are validated by the same config models as
-a YAML file, so a bad choice gets the same one-paragraph error as `pdbench validate`.
+(:mod:`harness.ui.progress_panel`) and, when it ends, lands on its results. Settings are validated
+by the same config models as a YAML file, so a bad choice gets the same one-paragraph error as
+`pdbench validate`.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from harness.config import check_run_id
 from harness.duel import duel_config
 from harness.errors import PDBenchError
 from harness.game import PayoffMatrix
-from harness.plan import summarize
 from harness.prompts import available_personas
 from harness.runner import default_run_id
-from harness.ui import background, choices, components
+from harness.ui import background, choices, components, progress_panel
 from harness.ui.data import agent_info
 from harness.ui.pickers import SELECTED_CONDITION, SELECTED_GAME, SELECTED_RUN
 from harness.ui.views import RESULTS, go_to
 
-ACTIVE = "run_active"  # the BackgroundRun of this browser session, while it plays
+ACTIVE = "run_active"  # the background.Job of this browser session, while it plays or until its end is shown
 NO_PERSONA = "(none)"
 
 
 def render(folder: Path) -> None:
     st.markdown("### 🧪 Run a new experiment")
-    job: background.BackgroundRun | None = st.session_state.get(ACTIVE)
-    if job is not None:
-        _watch(job)
-        return
     left, right = st.columns(2)
     with left:
         agent_a = _player("a", default="TFT")
@@ -44,8 +38,11 @@ def render(folder: Path) -> None:
         agent_b = _player("b", default="ALLD")
     settings = _game_settings(agent_a, agent_b)
     matrix = _payoff_matrix()
-    if st.button("🚀 Run experiment", type="primary", key="run_start"):
+    busy = progress_panel.running(ACTIVE)
+    if st.button("🚀 Run experiment", type="primary", key="run_start", disabled=busy,
+                 help="One run at a time: this one is still playing." if busy else None) and not busy:  # fmt: skip
         _start(folder, agent_a, agent_b, settings, matrix)
+    progress_panel.follow(ACTIVE, title="Run", stop_key="run_stop", on_end=_finished)
 
 
 def _player(seat: str, default: str) -> dict[str, Any]:
@@ -86,7 +83,7 @@ def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str
     c4, c5, c6 = st.columns(3)
     out["noise"] = c4.slider("Noise (probability a move is flipped)", 0.0, 0.5, 0.0, step=0.01, key="run_noise")
     out["seed"] = int(c5.number_input("Seed", 0, 2**31 - 1, 0, key="run_seed"))
-    out["run_id"] = c6.text_input("Run id (optional)", key="run_id", placeholder="experiment_<date>_<time>").strip()
+    out["run_id"] = c6.text_input("Run id (optional)", key="run_id", placeholder="experiment_YYYYmmdd_HHMMSS").strip()
     models = [a for a in (agent_a, agent_b) if "model" in a]
     if models:
         personas = [NO_PERSONA, *available_personas()]
@@ -132,35 +129,21 @@ def _start(folder: Path, agent_a: dict[str, Any], agent_b: dict[str, Any], setti
         for seat, agent in (("A", agent_a), ("B", agent_b)):
             if "model" in agent and not agent["model"]:
                 raise PDBenchError(f"player {seat}: type a model name such as openai/gpt-4o-mini, or pick one")
+        if settings["run_id"]:
+            background.check_new_run_id(folder, settings["run_id"])
         run_id = settings["run_id"] or default_run_id("experiment", folder)
-        check_run_id(run_id)
-        if (folder / f"{run_id}.duckdb").exists():
-            raise PDBenchError(f"a run called {run_id!r} exists already in {folder}: choose another run id")
         config = duel_config(agent_a, agent_b, rounds=settings.get("rounds"), stop_prob=settings.get("stop_prob"),
                              max_rounds=settings.get("max_rounds"), replicates=settings["replicates"],
                              noise=settings["noise"], seed=settings["seed"], payoff_matrix=matrix)  # fmt: skip
-        folder.mkdir(parents=True, exist_ok=True)
-        job = background.start(config, folder, run_id, summarize(config).games)
+        job = background.start(config, folder, run_id)
     except PDBenchError as exc:
         st.error(str(exc), icon="🚫")
         return
-    st.session_state[ACTIVE] = job
-    _watch(job)
+    progress_panel.launch(ACTIVE, job)
 
 
-def _watch(job: background.BackgroundRun) -> None:
-    """Progress of the session's run until it ends, then its results."""
-    st.markdown(f"Playing run `{job.run_id}` …")
-    bar = st.progress(job.fraction, text=job.describe())
-    if st.button("⏹️ Stop", key="run_stop", help="Stop cleanly: finished games are kept; `pdbench resume` "
-                 "finishes the run later."):  # fmt: skip
-        job.stop.set("stopped from the dashboard")
-    while job.running:
-        time.sleep(0.2)
-        job.poll()
-        bar.progress(job.fraction, text=job.describe())
-    job.poll()
-    st.session_state.pop(ACTIVE, None)
+def _finished(job: background.Job) -> None:
+    """The session's run has ended: land on its results (or say why it could not run)."""
     if job.error is not None:
         st.error(job.error, icon="🚫")
         return

@@ -5,21 +5,16 @@ and plays it with :func:`harness.runner.run_experiment`, so a tournament started
 run of kind ``tournament``: `pdbench report`, `pdbench sql` and the other views read it like any other.
 The leaderboard and the heatmap are the ``tournament`` and ``matchups`` SQL views, unchanged.
 
-The run plays in a thread owned by the browser session, not inside a script run: with Streamlit's
-fast reruns every click stops the script run in progress, and a tournament must not end because
-someone switched views. A fragment polls the run's counters to draw the progress bar; Stop ends the
-run cleanly (status ``interrupted``, every finished game kept, resumable with `pdbench resume`).
+The run plays in a thread owned by the browser session (:mod:`harness.ui.background`), not inside a
+script run, so it goes on when someone switches views; :mod:`harness.ui.progress_panel` draws its
+progress and its Stop button, which ends the run cleanly (status ``interrupted``, every finished game
+kept, resumable with `pdbench resume`).
 """
 
 from __future__ import annotations
 
-import atexit
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,43 +22,22 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from harness.agents.strategies import STRATEGIES
-from harness.config import ExperimentConfig, check_run_id
+from harness.config import ExperimentConfig
 from harness.errors import PDBenchError
-from harness.evaluation import check_models, check_prices
-from harness.interrupts import StopFlag
 from harness.plan import PlanSummary, summarize
-from harness.pricing import PriceTable
-from harness.runner import EngineOptions, Monitor, RunResult, run_experiment
-from harness.settings import engine_options
-from harness.store.writer import run_path
-from harness.tournament import is_model, tournament_config
-from harness.ui import cached, charts, components, data, pickers
+from harness.runner import RunResult, default_run_id
+from harness.tournament import tournament_config
+from harness.ui import background, cached, charts, choices, components, data, pickers, progress_panel
 
 DEFAULT_STRATEGIES = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS")
-# The offline mock provider's behaviours (harness.providers.mock.BEHAVIOURS), always available, free.
-MOCK_MODELS: dict[str, str] = {
-    "mock/tft": "offline mock: tit for tat",
-    "mock/grim": "offline mock: grim trigger",
-    "mock/cooperator": "offline mock: always cooperates",
-    "mock/defector": "offline mock: always defects",
-    "mock/random": "offline mock: a coin flip",
-}
-# Paid models offered when their provider's key is set (names as in configs/prices.yaml).
-KEYED_MODELS: dict[str, tuple[str, ...]] = {
-    "OPENAI_API_KEY": ("openai/gpt-4o-mini", "openai/gpt-4.1-mini", "openai/gpt-4.1-nano"),
-    "ANTHROPIC_API_KEY": ("anthropic/claude-haiku-4-5",),
-}
 
 SELECTED_TOURNAMENT = "selected_tournament"  # the tournament shown below the form, across reruns and views
 PICKER_KEY = "tournament"  # pickers.pick_run(key=...) makes the widget key f"{PICKER_KEY}_run"
 FLASH = "tournament_flash"  # (level, message): how the last run ended, shown once
-JOB = "tournament_job"  # the tournament playing now, if any (a _Job)
+JOB = "tournament_job"  # the session's tournament (a background.Job), while it plays or until its end is shown
 PENDING_SELECT = "tournament_pending_select"  # a run to select at the next script run
 CLEAR_RUN_ID = "tournament_clear_run_id"  # empty the run id field at the next script run (it is used now)
 K = "tour_"  # prefix of this view's widget keys
-POLL_S = 0.5  # progress refresh
-QUICK_S = 2.0  # wait this long for a run to end before showing a progress bar
 
 
 def render(folder: Path) -> None:
@@ -90,25 +64,6 @@ def render(folder: Path) -> None:
 # ----------------------------------------------------------------------------------------- the form
 
 
-def model_options(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
-    """Models the picker offers, with a one-line description: the mock ones always, paid ones with a key."""
-    out = dict(MOCK_MODELS)
-    for var, names in KEYED_MODELS.items():
-        if environ.get(var):
-            provider = names[0].partition("/")[0]
-            out.update({name: f"{provider} API (paid; key from ${var})" for name in names})
-    return out
-
-
-def default_run_id(folder: Path, now: datetime | None = None) -> str:
-    """``tournament-YYYYmmdd-HHMMSS`` (UTC), with ``-2``, ``-3``... if that run exists already."""
-    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
-    run_id, n = f"tournament-{stamp}", 2
-    while run_path(folder, run_id).exists():
-        run_id, n = f"tournament-{stamp}-{n}", n + 1
-    return run_id
-
-
 @dataclass(frozen=True, slots=True)
 class Choice:
     """What the form asks for, as plain values (so it can be checked without Streamlit)."""
@@ -130,47 +85,26 @@ class Choice:
             self.players, rounds=self.rounds, stop_prob=self.stop_prob, max_rounds=self.max_rounds,
             replicates=self.replicates, noise=self.noise, seed=self.seed, self_play=self.self_play,
         )  # fmt: skip
-        if any(is_model(p) for p in self.players):
-            check_models(config)  # keys and names, before anything is written
-            if self.max_cost is not None:
-                check_prices(config, PriceTable.load(*engine_for(folder, self.max_cost).prices))
+        background.prepare(config, folder, max_cost=self.max_cost)  # keys, model names, prices under a budget
         if self.run_id:
-            check_run_id(self.run_id)
-            if run_path(folder, self.run_id).exists():
-                raise _Refused(f"a run with id {self.run_id!r} already exists in {folder}; choose another run id.")
+            background.check_new_run_id(folder, self.run_id)
         return config
-
-
-class _Refused(PDBenchError):
-    """A form choice the dashboard refuses before anything is written."""
-
-
-def engine_for(folder: Path, max_cost: float | None) -> EngineOptions:
-    """Model calls as the CLI makes them: the shared response cache ($PDBENCH_CACHE or
-    <results>/.cache/responses.sqlite), the shipped prices, retry settings from the environment."""
-    return engine_options(folder, max_cost=max_cost)
-
-
-def _strategy_label(name: str) -> str:
-    cls = STRATEGIES[name]
-    return f"{cls.emoji} {name} · {cls.display_name}"
 
 
 def _form(folder: Path) -> None:
     """The tournament's settings, checked as they change; the button plays it."""
-    models = model_options(os.environ)
     if st.session_state.pop(CLEAR_RUN_ID, False):
         st.session_state[K + "run_id"] = ""
     left, middle, right = st.columns([5, 3, 3], gap="medium")
     with left:
         strategies = st.multiselect(
-            "Strategies", list(STRATEGIES), default=list(DEFAULT_STRATEGIES), format_func=_strategy_label,
+            "Strategies", choices.strategies(), default=list(DEFAULT_STRATEGIES), format_func=choices.label,
             key=K + "strategies", persist_state="session", placeholder="Choose classic strategies", wrap=True,
         )  # fmt: skip
+        offered = choices.models(os.environ)
         chosen_models = st.multiselect(
-            "Models", list(models), default=[], key=K + "models", persist_state="session", accept_new_options=True,
-            wrap=True,
-            format_func=lambda m: f"{data.MODEL_EMOJI} {m} · {models[m]}" if m in models else m,  # typed: as is
+            "Models", offered, default=[], key=K + "models", persist_state="session", accept_new_options=True,
+            wrap=True, format_func=lambda m: choices.label(m) if m in offered else m,  # typed: as is
             placeholder="Add language models (or type provider/model)",
             help="The offline mock models need no key and cost nothing. Paid models appear when "
             "OPENAI_API_KEY or ANTHROPIC_API_KEY is set; any provider/model name can be typed.",
@@ -212,7 +146,7 @@ def _form(folder: Path) -> None:
         self_play = st.checkbox("Self-play (each player also meets itself)", value=True, key=K + "self_play",
                                 persist_state="session")  # fmt: skip
         run_id = st.text_input("Run id (optional)", key=K + "run_id", persist_state="session",
-                               placeholder="tournament-YYYYmmdd-HHMMSS").strip()  # fmt: skip
+                               placeholder="tournament_YYYYmmdd_HHMMSS").strip()  # fmt: skip
 
     choice = Choice(
         players=[*strategies, *chosen_models], rounds=rounds, stop_prob=stop_prob, max_rounds=max_rounds,
@@ -228,23 +162,13 @@ def _form(folder: Path) -> None:
     with plan:
         if config is not None:
             st.caption(_plan_text(choice, summarize(config), paid))
-    job: _Job | None = st.session_state.get(JOB)
-    busy = job is not None and job.running
+    busy = progress_panel.running(JOB)
     with button:
         clicked = st.button("🚀 Run tournament", type="primary", key=K + "run", disabled=config is None or busy,
                             help="One tournament at a time: this one is still playing." if busy else None)  # fmt: skip
     if clicked and config is not None and not busy:
-        job = _start(folder, config, choice)
-        st.session_state[JOB] = job
-        job.thread.join(QUICK_S)  # a small tournament is over before a progress bar is worth drawing
-        if job.running:
-            st.session_state[CLEAR_RUN_ID] = True  # that id is taken now
-            st.rerun()  # redraw with the button disabled and the progress bar below it
-    if job is not None:
-        if job.running:
-            _progress(job)
-        else:
-            _finish(job)
+        _start(folder, config, choice)
+    progress_panel.follow(JOB, title="Tournament", stop_key=K + "stop", on_end=_finish)
     flash = st.session_state.pop(FLASH, None)
     if flash:  # how the last run ended
         getattr(st, flash[0])(flash[1])
@@ -266,127 +190,26 @@ def _plan_text(choice: Choice, s: PlanSummary, paid: list[str]) -> str:
 # ------------------------------------------------------------------------------------------ the run
 
 
-@dataclass
-class _Live:
-    """What the worker thread reports and the script thread draws."""
-
-    done: int = 0
-    total: int = 0
-    monitor: Monitor | None = None
-    result: RunResult | None = None
-    error: BaseException | None = None
-    stop: StopFlag = field(default_factory=StopFlag)
-
-    def on_progress(self, done: int, total: int) -> None:  # strategy-only runs: after every game
-        self.done, self.total = done, total
-
-    @contextmanager
-    def watch(self, monitor: Monitor) -> Iterator[None]:  # model runs: the scheduler's live counters
-        self.monitor = monitor
-        yield
-
-    def fraction_and_text(self) -> tuple[float, str]:
-        m = self.monitor
-        if m is not None:
-            p, s = m.progress, m.stats
-            failed = f" ({p.games_failed} failed)" if p.games_failed else ""
-            text = (
-                f"{p.games_done:,} of {p.games_total:,} games played{failed} · {p.rounds:,} rounds · "
-                f"{s.calls:,} model calls ({s.cached:,} from the cache) · ${s.cost_usd:,.4f}"
-            )
-            return (p.games_done / p.games_total if p.games_total else 0.0), text
-        if self.total:
-            return self.done / self.total, f"{self.done:,} of {self.total:,} games played"
-        return 0.0, "Starting…"
-
-
-@dataclass(eq=False)  # hashed by identity: kept in a set while it plays
-class _Job:
-    """A tournament playing in a thread of its own, owned by the browser session (kept in session state).
-
-    The run is not tied to a script run: with Streamlit's fast reruns any click stops the script run
-    in progress and starts a new one, so a run played inside a script run would be cut short by every
-    click. Here it goes on whatever the user does (switching views included) until it ends or Stop
-    is pressed, and the view polls its counters."""
-
-    run_id: str
-    live: _Live
-    thread: threading.Thread
-
-    @property
-    def running(self) -> bool:
-        return self.thread.is_alive()
-
-
-def _start(folder: Path, config: ExperimentConfig, choice: Choice) -> _Job:
-    run_id = choice.run_id or default_run_id(folder)
-    engine = engine_for(folder, choice.max_cost) if summarize(config).has_models else None
-    live = _Live()
-
-    def work() -> None:
-        try:
-            live.result = run_experiment(config, results_dir=folder, run_id=run_id, progress=live.on_progress,
-                                         stop=live.stop, engine=engine, monitor=live.watch)  # fmt: skip
-        except BaseException as exc:  # handed to the script thread, which shows or re-raises it
-            live.error = exc
-        finally:
-            _ACTIVE.discard(job)
-
-    thread = threading.Thread(target=work, name=f"pdbench-{run_id}", daemon=True)
-    job = _Job(run_id, live, thread)
-    _ACTIVE.add(job)
-    thread.start()
-    return job
-
-
-_ACTIVE: set[_Job] = set()  # tournaments playing in this process, whichever session started them
-
-
-@atexit.register
-def _stop_all() -> None:
-    """When the server shuts down, stop the tournaments still playing and let them record how they ended
-    (``interrupted``, resumable) rather than die mid-write with the process."""
-    jobs = list(_ACTIVE)
-    for job in jobs:
-        job.live.stop.set("the dashboard was shut down")
-    for job in jobs:
-        job.thread.join(timeout=30)
-
-
-@st.fragment(run_every=POLL_S)
-def _progress(job: _Job) -> None:
-    """The running tournament's progress bar and Stop button, redrawn on a timer (only this fragment
-    reruns); when the run ends, the whole page reruns to show it."""
-    if not job.running:
-        _finish(job)
+def _start(folder: Path, config: ExperimentConfig, choice: Choice) -> None:
+    try:
+        job = background.start(config, folder, choice.run_id or default_run_id("tournament", folder),
+                               max_cost=choice.max_cost)  # fmt: skip
+    except PDBenchError as exc:
+        st.error(str(exc), icon="🚫")
         return
-    fraction, text = job.live.fraction_and_text()
-    st.progress(min(fraction, 1.0), text=f"Tournament `{job.run_id}`: {text}")
-    if not job.live.stop and st.button("⏹️ Stop", key=K + "stop"):
-        job.live.stop.set("stopped from the dashboard")
-    if job.live.stop:
-        st.caption("⏹️ Stopping: the games in progress finish first, and every finished game is kept.")
-    else:
-        st.caption("You can switch views meanwhile: the tournament goes on, and its progress is here when you "
-                   "come back.")  # fmt: skip
+    st.session_state[CLEAR_RUN_ID] = True  # that id is taken now
+    progress_panel.launch(JOB, job)
 
 
-def _finish(job: _Job) -> None:
+def _finish(job: background.Job) -> None:
     """The run has ended: say how, select it in the results below, and redraw the page."""
-    if st.session_state.get(JOB) is job:
-        del st.session_state[JOB]
-    live = job.live
-    if live.error is not None and not isinstance(live.error, PDBenchError):
-        raise live.error  # a bug: keep its traceback
-    if live.error is not None:  # e.g. the results folder cannot be written
-        st.session_state[FLASH] = ("error", f"Tournament `{job.run_id}` could not run: {live.error}")
+    result = job.result
+    if result is None:  # e.g. the results folder cannot be written
+        st.session_state[FLASH] = ("error", f"Tournament `{job.run_id}` could not run: {job.error}")
     else:
-        result = live.result
-        assert result is not None
         st.session_state[PENDING_SELECT] = job.run_id
-        st.session_state[CLEAR_RUN_ID] = True  # that id is taken now
         if result.status == "complete":
-            failed = live.monitor.progress.games_failed if live.monitor else 0
+            failed = job.counters().games_failed
             more = f" ({failed} failed: see 🎬 Animated Replay for why)" if failed else ""
             st.session_state[FLASH] = (
                 "success",

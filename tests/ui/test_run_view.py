@@ -101,7 +101,7 @@ def test_bad_settings_are_clear_errors_and_nothing_runs(
     at.run()
     at.text_input(key="run_id").input("twice")
     at.button(key="run_start").click().run()
-    assert "exists already" in errors(at)
+    assert "already exists" in errors(at)
 
 
 def test_payoffs_that_are_not_a_prisoners_dilemma_are_flagged(app: App, tmp_path: Path) -> None:

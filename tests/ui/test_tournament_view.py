@@ -6,7 +6,7 @@ import json
 import re
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 import pandas as pd
@@ -14,12 +14,13 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from harness import runner
 from harness.store.catalog import Catalog
-from harness.ui import tournament_view
+from harness.ui import choices, progress_panel, tournament_view
 from harness.ui.views import TOURNAMENT
 
 App = Callable[..., AppTest]
-RUN_ID = re.compile(r"^tournament-\d{8}-\d{6}$")
+RUN_ID = re.compile(r"^tournament_\d{8}_\d{6}$")  # harness.runner.default_run_id, as `pdbench tournament`
 
 
 def board(at: AppTest) -> pd.DataFrame:
@@ -187,26 +188,34 @@ def test_an_unknown_model_name_typed_in_is_a_clear_error(app: App, tmp_path: Pat
     assert at.button(key="tour_run").disabled
 
 
-def test_paid_models_are_offered_only_with_a_key() -> None:
-    assert list(tournament_view.model_options({})) == [
-        "mock/tft", "mock/grim", "mock/cooperator", "mock/defector", "mock/random",
-    ]  # fmt: skip
-    with_keys = tournament_view.model_options({"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-y"})
+def test_paid_models_are_offered_only_with_a_key(app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert choices.models({}) == ["mock/cooperator", "mock/defector", "mock/random", "mock/tft", "mock/grim"]
+    with_keys = choices.models({"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-y"})
     assert "openai/gpt-4o-mini" in with_keys and "anthropic/claude-haiku-4-5" in with_keys
-    assert "paid" in with_keys["openai/gpt-4o-mini"]
+    # The view offers the same list as the Run view, labelled the same way.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    options = app(tmp_path, view=TOURNAMENT).multiselect(key="tour_models").options
+    assert options == [choices.label(m) for m in choices.models({"OPENAI_API_KEY": "sk-x"})]
 
 
-def test_default_run_ids_are_timestamped_and_never_reuse_a_file(tmp_path: Path) -> None:
-    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    assert tournament_view.default_run_id(tmp_path, when) == "tournament-20260102-030405"
-    (tmp_path / "tournament-20260102-030405.duckdb").touch()
-    assert tournament_view.default_run_id(tmp_path, when) == "tournament-20260102-030405-2"
+def test_default_run_ids_are_timestamped_and_never_reuse_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: tzinfo | None = None) -> Frozen:
+            return cls(2026, 1, 2, 3, 4, 5, tzinfo=tz)
+
+    monkeypatch.setattr(runner, "datetime", Frozen)
+    assert runner.default_run_id("tournament", tmp_path) == "tournament_20260102_030405"
+    (tmp_path / "tournament_20260102_030405.duckdb").touch()
+    assert runner.default_run_id("tournament", tmp_path) == "tournament_20260102_030405_2"
 
 
 def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tournament_view, "QUICK_S", 0.0)  # show the progress bar at once
+    monkeypatch.setattr(progress_panel, "QUICK_S", 0.0)  # show the progress bar at once
     at = app(tmp_path, view=TOURNAMENT)
     at.multiselect(key="tour_strategies").set_value(["TFT", "ALLD"])
     at.multiselect(key="tour_models").set_value(["mock/tft?latency_ms=40"])  # 100 rounds: 4 s a model game
@@ -216,7 +225,7 @@ def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
     job = at.session_state[tournament_view.JOB]
     try:
         bar = at.get("progress")
-        assert len(bar) == 1 and "Tournament `tournament-" in bar[0].proto.text
+        assert len(bar) == 1 and "Tournament `tournament_" in bar[0].proto.text
         assert at.button(key="tour_run").disabled  # one tournament at a time
         at.button(key="tour_stop").click().run()
         assert any("Stopping" in c.value for c in at.caption)
@@ -226,8 +235,8 @@ def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
             time.sleep(0.2)
             at.run()
     finally:  # never leave a run playing after the test
-        job.live.stop.set("test over")
-        job.thread.join(60)
+        job.request_stop("test over")
+        job.wait(60)
     assert not at.exception, at.exception
     warning = [w.value for w in at.warning]
     assert len(warning) == 1 and "was stopped after" in warning[0] and "every finished game is kept" in warning[0]
