@@ -31,9 +31,7 @@ def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
         y=alt.Y("cooperated:Q", title="C = 1, D = 0 · cooperation rate", scale=alt.Scale(domain=[-0.05, 1.05]))
     )
     rate = base.mark_line(strokeWidth=2.5).encode(y="cumulative_cooperation:Q")
-    return alt.layer(
-        moves, rate, title="Actions over time: each move (1 = C) and the cumulative cooperation rate"
-    ).properties(height=260)
+    return alt.layer(moves, rate).properties(height=260)
 
 
 def cumulative_payoffs(rows: Sequence[dict[str, Any]]) -> alt.Chart:
@@ -72,4 +70,4 @@ def matchup_heatmap(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     )
     text = base.mark_text(fontSize=12).encode(text=alt.Text("mean_payoff_per_round:Q", format=".2f"))
     size = max(260, 48 * len(order))
-    return (cells + text).properties(title="Matchups: mean payoff per round", width=size, height=size)
+    return (cells + text).properties(width=size, height=size)
