@@ -47,7 +47,7 @@ def unreadable_files(unreadable: list[tuple[str, str]]) -> None:
             "press **Refresh** to look again.",
         )
         if st.button("🔄 Refresh", key=f"refresh_{len(busy)}_{busy[0][0]}"):
-            st.cache_data.clear()  # a file can be released without changing: read the folder again
+            cached.list_runs.clear()  # a file can be released without changing: read the folder again
             st.rerun()
     for name, why in other:
         st.warning(f"`{name}` is not shown: {why}.", icon="⚠️")
@@ -60,12 +60,15 @@ def _index(options: list[object], wanted: object) -> int:
         return 0
 
 
-def pick_run(folder: Path, key: str, kind: str | None = None) -> RunRow | None:
-    """A run picker, newest first; None (after saying why) when there is nothing to pick."""
+def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SELECTED_RUN) -> RunRow | None:
+    """A run picker, newest first; None (after saying why) when there is nothing to pick.
+
+    The choice is kept under ``remember``: Results and Replay share one choice, the Tournament
+    view keeps its own, so opening it does not change what the other views show."""
     sig = cached.signature(folder)
     listing = cached.list_runs(folder, sig, kind)
-    unreadable_files(listing.unreadable)
     if not listing.runs:
+        unreadable_files(listing.unreadable)
         if kind is None or not cached.list_runs(folder, sig).runs:
             first_run_message(folder)
         else:
@@ -74,23 +77,29 @@ def pick_run(folder: Path, key: str, kind: str | None = None) -> RunRow | None:
     by_id = {r.run_id: r for r in listing.runs}
     ids = list(by_id)
     run_id = st.selectbox(
-        "Run", ids, index=_index(ids, st.session_state.get(SELECTED_RUN)), key=f"{key}_run",
+        "Run", ids, index=_index(ids, st.session_state.get(remember)), key=f"{key}_run",
         format_func=lambda r: by_id[r].label,
     )  # fmt: skip
-    st.session_state[SELECTED_RUN] = run_id
-    run = by_id[run_id]
+    st.session_state[remember] = run_id
+    return by_id[run_id]
+
+
+def run_notes(folder: Path, run: RunRow, kind: str | None = None) -> None:
+    """Below the pickers: files that could not be read, and how an unfinished run can be finished."""
+    unreadable_files(cached.list_runs(folder, cached.signature(folder), kind).unreadable)
     if run.status != "complete":
         hint = f" Finish it with `pdbench resume {run.run_id} --results {folder}`." if run.status != "running" else ""
         st.info(
             f"Run `{run.run_id}` is **{run.status}**: {run.games_done} of {run.games_planned} games complete.{hint}"
         )
-    return run
 
 
 def pick_game(folder: Path, key: str, source: cached.RunSource | None = None) -> Selection | None:
     """Run, condition and replicate pickers in one row; None when there is no game to show.
 
-    ``source`` (from :func:`cached.reading`) lets the pickers share the view's catalog."""
+    ``source`` (from :func:`cached.reading`) lets the pickers share the view's catalog. The
+    condition and replicate widgets are keyed by run (and condition): Streamlit keeps a keyed
+    widget's label when only its options change, which would show another run's labels."""
     cols = st.columns([3, 2, 2])
     with cols[0]:
         run = pick_run(folder, key)
@@ -99,14 +108,15 @@ def pick_game(folder: Path, key: str, source: cached.RunSource | None = None) ->
     sig = cached.signature(folder)
     conds = cached.conditions(folder, sig, run.run_id, _source=source)
     if not conds:
+        run_notes(folder, run)
         st.info(f"Run `{run.run_id}` has no recorded games yet.")
         return None
     names = [c.condition for c in conds]
     by_name = {c.condition: c for c in conds}
     with cols[1]:
         name = st.selectbox(
-            "Condition", names, index=_index(names, st.session_state.get(SELECTED_CONDITION)), key=f"{key}_condition",
-            format_func=lambda c: f"{c} ({by_name[c].games} games)",
+            "Condition", names, index=_index(names, st.session_state.get(SELECTED_CONDITION)),
+            key=f"{key}_condition_{run.run_id}", format_func=lambda c: f"{c} ({by_name[c].games} games)",
         )  # fmt: skip
     st.session_state[SELECTED_CONDITION] = name
     game_rows = cached.games(folder, sig, run.run_id, name, _source=source)
@@ -114,8 +124,9 @@ def pick_game(folder: Path, key: str, source: cached.RunSource | None = None) ->
     by_game = {g.game_id: g for g in game_rows}
     with cols[2]:
         game_id = st.selectbox(
-            "Replicate", ids, index=_index(ids, st.session_state.get(SELECTED_GAME)), key=f"{key}_game",
-            format_func=lambda g: by_game[g].label,
+            "Replicate", ids, index=_index(ids, st.session_state.get(SELECTED_GAME)),
+            key=f"{key}_game_{run.run_id}", format_func=lambda g: by_game[g].label,
         )  # fmt: skip
     st.session_state[SELECTED_GAME] = game_id
+    run_notes(folder, run)
     return Selection(run, by_name[name], by_game[game_id])

@@ -53,11 +53,10 @@ def render(folder: Path) -> None:
     with st.container(border=True):
         _form(folder)
     st.markdown("#### 📜 Results")
-    _prefer(folder, st.session_state.get(SELECTED_TOURNAMENT))
-    run = pickers.pick_run(folder, key=PICKER_KEY, kind="tournament")
+    run = pickers.pick_run(folder, key=PICKER_KEY, kind="tournament", remember=SELECTED_TOURNAMENT)
     if run is None:
         return
-    st.session_state[SELECTED_TOURNAMENT] = run.run_id
+    pickers.run_notes(folder, run, kind="tournament")
     _results(folder, run)
 
 
@@ -241,17 +240,7 @@ def _select(folder: Path, run_id: str) -> None:
     already shows keeps its value unless the script sets it through its key."""
     st.session_state[SELECTED_TOURNAMENT] = run_id
     if _listed(folder, run_id):
-        st.session_state[pickers.SELECTED_RUN] = run_id
         st.session_state[f"{PICKER_KEY}_run"] = run_id
-
-
-def _prefer(folder: Path, run_id: str | None) -> None:
-    """Start the run picker on ``run_id`` (the tournament just played, or the one last shown) unless
-    the picker is already showing the user's own choice."""
-    if not run_id or f"{PICKER_KEY}_run" in st.session_state:
-        return
-    if _listed(folder, run_id):
-        st.session_state[pickers.SELECTED_RUN] = run_id
 
 
 def leaderboard_frame(board: list[dict[str, Any]]) -> pd.DataFrame:
@@ -353,7 +342,7 @@ def highlights(board: list[dict[str, Any]], matrix: list[dict[str, Any]]) -> lis
     ]
     if gaps:
         gap, winner, loser = max(gaps)
-        if gap > 0:
+        if round(gap, 2) > 0:  # as printed: a gap that rounds to nothing is no lopsided pairing
             out.append(
                 f"🗡️ **Most lopsided pairing:** {_who(winner)} scored {cells[(winner, loser)]:.2f} a round "
                 f"against {_who(loser)}, who got {cells[(loser, winner)]:.2f}."

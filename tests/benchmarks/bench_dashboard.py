@@ -46,6 +46,7 @@ from harness.runner import run_experiment
 from harness.tournament import tournament_config
 from harness.ui.launch import APP
 from harness.ui.views import PENDING_VIEW, RESULTS
+from tests.ui.conftest import picker
 
 
 def build(folder: Path, games: int, rounds: int) -> None:
@@ -140,9 +141,9 @@ def main() -> None:
             firsts.append(timed(at))
             metrics = {m.label: m.value for m in at.metric}
             assert metrics["Rounds"] == str(args.rounds), metrics
-            assert len(at.selectbox(key="results_game").options) == args.games
-            picker = at.selectbox(key="results_game")
-            picker.select(picker.options[len(picker.options) // 2])
+            assert len(picker(at, "results_game_").options) == args.games
+            games = picker(at, "results_game_")
+            games.select(games.options[len(games.options) // 2])
             replicates.append(timed(at))
             at.selectbox(key="results_run").select("small0")
             t = timed(at)

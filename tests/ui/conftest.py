@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -42,3 +43,8 @@ def app(monkeypatch: pytest.MonkeyPatch) -> Callable[..., AppTest]:
         return at
 
     return start
+
+
+def picker(at: AppTest, prefix: str) -> Any:
+    """The selectbox whose key starts with ``prefix`` (condition and replicate keys carry the run id)."""
+    return next(s for s in at.selectbox if s.key and s.key.startswith(prefix))

@@ -20,6 +20,7 @@ from harness.ui import data, replay_view
 from harness.ui.pickers import FIRST_RUN_COMMAND
 from harness.ui.replay_view import JUMP, PLAYING, ROUND, SPEED, SPEED_MS, Replay
 from harness.ui.views import REPLAY
+from tests.ui.conftest import picker
 
 App = Callable[..., AppTest]
 
@@ -45,9 +46,9 @@ def open_game(app: App, folder: Path, condition: str, run: str | None = None, re
     at = app(folder, view=REPLAY)
     if run is not None:
         at.selectbox(key="replay_run").select(run).run()
-    at.selectbox(key="replay_condition").select(condition).run()
+    picker(at, "replay_condition_").select(condition).run()
     if replicate:
-        at.selectbox(key="replay_game").select_index(replicate).run()
+        picker(at, "replay_game_").select_index(replicate).run()
     assert not at.exception, at.exception
     return at
 
@@ -234,12 +235,12 @@ def test_round_slider_jumps(app: App, tournament_results: Path) -> None:
 def test_switching_game_starts_over(app: App, tournament_results: Path) -> None:
     at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step", times=3)
     click(at, "replay_play")
-    at.selectbox(key="replay_game").select_index(1).run()
+    picker(at, "replay_game_").select_index(1).run()
     assert header(at) == "### Round 0 of 10"
     assert at.session_state[PLAYING] is False
 
     click(at, "replay_step", times=2)
-    at.selectbox(key="replay_condition").select("TFT_vs_TFT").run()
+    picker(at, "replay_condition_").select("TFT_vs_TFT").run()
     assert header(at) == "### Round 0 of 10"
     click(at, "replay_step")
     assert all("cooperates" in c and "+3 points" in c for c in move_cards(at))

@@ -18,6 +18,7 @@ from harness.runner import run_experiment
 from harness.settings import engine_options
 from harness.tournament import tournament_config
 from harness.ui.views import RESULTS
+from tests.ui.conftest import picker
 
 App = Callable[..., AppTest]
 
@@ -39,7 +40,7 @@ def test_an_empty_folder_says_how_to_make_a_first_run(app: App, tmp_path: Path) 
 def test_a_game_shows_its_timeline_metrics_charts_and_summary(app: App, tournament_results: Path) -> None:
     at = app(tournament_results, RESULTS)
     assert at.selectbox(key="results_run").value == "tour"
-    at.selectbox(key="results_condition").select("TFT_vs_ALLD").run()
+    picker(at, "results_condition_").select("TFT_vs_ALLD").run()
     text = markdown(at)
     assert "🟢" + "🔴" * 9 in text  # TFT: C, then retaliates for good
     assert "🔴" * 10 in text  # ALLD
@@ -63,12 +64,12 @@ def test_picking_a_replicate_shows_that_game(app: App, tmp_path: Path) -> None:
     config = tournament_config(["TFT", "RAND"], rounds=20, replicates=3, self_play=False, seed=5)
     run_experiment(config, results_dir=tmp_path, run_id="r")
     at = app(tmp_path, RESULTS)
-    picker = at.selectbox(key="results_game")
-    assert len(picker.options) == 3
+    games = picker(at, "results_game_")
+    assert len(games.options) == 3
     first = metrics(at)["B cooperation"]
     seen = {first}
-    for game in picker.options[1:]:
-        at.selectbox(key="results_game").select(game).run()
+    for game in games.options[1:]:
+        picker(at, "results_game_").select(game).run()
         seen.add(metrics(at)["B cooperation"])
     assert len(seen) > 1  # RAND plays differently in each replicate
 
@@ -146,3 +147,33 @@ def test_a_run_written_by_this_process_is_in_progress_too(tmp_path: Path) -> Non
         assert folder.runs == [] and "being written by this process" in folder.unreadable[0][1]
     finally:
         writer.close()
+
+
+def test_switching_runs_redraws_the_condition_and_replicate_pickers_for_that_run(app: App, tmp_path: Path) -> None:
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=5, replicates=3), results_dir=tmp_path, run_id="one")
+    run_experiment(duel_config({"policy": "GRIM"}, {"policy": "ALT"}, rounds=7), results_dir=tmp_path, run_id="two")
+    at = app(tmp_path, RESULTS)
+    at.selectbox(key="results_run").select("one").run()
+    assert picker(at, "results_condition_").key == "results_condition_one"
+    assert picker(at, "results_condition_").options == ["TFT_vs_TFT (3 games)", "TFT_vs_ALLD (3 games)",
+                                                      "ALLD_vs_ALLD (3 games)"]  # fmt: skip
+    at.selectbox(key="results_run").select("two").run()
+    conditions = picker(at, "results_condition_")  # a new widget: the browser cannot keep run one's labels
+    assert conditions.key == "results_condition_two" and conditions.options == ["GRIM_vs_ALT (1 games)"]
+    assert picker(at, "results_game_").key == "results_game_two"
+    assert metrics(at)["Rounds"] == "7"
+
+
+def test_opening_the_tournament_view_keeps_the_results_choice(app: App, tmp_path: Path) -> None:
+    from harness.ui.views import TOURNAMENT
+
+    run_experiment(duel_config({"policy": "GRIM"}, {"policy": "ALT"}, rounds=7), results_dir=tmp_path, run_id="duel")
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=5), results_dir=tmp_path, run_id="tour")
+    at = app(tmp_path, RESULTS)
+    at.selectbox(key="results_run").select("duel").run()
+    at.session_state["view_pending"] = TOURNAMENT
+    at.run()
+    assert at.selectbox(key="tournament_run").value == "tour"
+    at.session_state["view_pending"] = RESULTS
+    at.run()
+    assert at.selectbox(key="results_run").value == "duel"
