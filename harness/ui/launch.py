@@ -36,6 +36,8 @@ def command(results: Path, port: int, host: str = "127.0.0.1") -> list[str]:
 def check_port(host: str, port: int) -> None:
     """Fail with a clear message, before Streamlit starts, if the port is taken."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # as the server binds: a port whose last server just stopped (TIME_WAIT) is free
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError as exc:

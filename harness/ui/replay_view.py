@@ -23,6 +23,7 @@ draws one round, the running scores and the last few moves.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -43,6 +44,8 @@ SPEED = "replay_speed"  # the speed slider
 JUMP = "replay_jump"  # the round slider (drawn only while paused)
 JUMP_DRAWN = "replay_jump_drawn"  # whether the last run drew the round slider
 JUMP_TO = "replay_jump_to"  # where the round slider asked to go in this run (applied unless a button was used)
+LAST_TICK = "replay_last_tick"  # monotonic time of the last tick: fast speeds advance by elapsed time
+MIN_TICK_S = 0.2  # a browser round trip takes ~0.1-0.15 s: faster speeds show several rounds per tick
 PLAY, PAUSE, STEP, BACK, RESTART = "replay_play", "replay_pause", "replay_step", "replay_back", "replay_restart"
 
 MIN_SPEED_MS, MAX_SPEED_MS, DEFAULT_SPEED_MS = 50, 1000, 300
@@ -91,7 +94,22 @@ def _interval() -> float | None:
     """The fragment's wanted ``run_every``: the speed in seconds while playing, else no ticking."""
     if not st.session_state.get(PLAYING, False):
         return None
+    return max(_speed_s(), MIN_TICK_S)
+
+
+def _speed_s() -> float:
     return st.session_state.get(SPEED_MS, DEFAULT_SPEED_MS) / 1000
+
+
+def _steps(now: float) -> int:
+    """Rounds to advance on this tick: one per ``speed`` of wall time since the last tick, so the
+    chosen speed holds even when it is faster than a browser round trip (at least one, at most a
+    second's worth, so a stalled tab does not leap ahead)."""
+    last = st.session_state.get(LAST_TICK)
+    st.session_state[LAST_TICK] = now
+    if last is None:
+        return 1
+    return max(1, round(min(now - last, 1.0) / _speed_s()))
 
 
 def _follow_selection(game: tuple[str, int]) -> None:
@@ -149,9 +167,12 @@ def _advance(length: int) -> None:
         st.session_state[ROUND], acted = jump_to, True
     st.session_state[ROUND] = min(max(int(st.session_state.get(ROUND, 0)), 0), length)
     if not st.session_state.get(PLAYING, False):
+        st.session_state.pop(LAST_TICK, None)
         return
-    if not acted and st.session_state[ROUND] < length:
-        st.session_state[ROUND] += 1
+    if acted:
+        st.session_state[LAST_TICK] = time.monotonic()  # playing (again) from now
+    elif st.session_state[ROUND] < length:
+        st.session_state[ROUND] = min(st.session_state[ROUND] + _steps(time.monotonic()), length)
     if st.session_state[ROUND] >= length:
         st.session_state[PLAYING] = False
 

@@ -29,11 +29,7 @@ _METRIC_NAMES = {
 def render(folder: Path) -> None:
     finished = st.session_state.pop("run_finished", None)
     if finished is not None:
-        run_id, status, reason = finished
-        if status == "complete":
-            st.success(f"Run `{run_id}` is complete: here are its results.", icon="✅")
-        else:
-            st.warning(f"Run `{run_id}` ended **{status}**: {reason}. `pdbench resume {run_id}` finishes it.")
+        _announce(folder, *finished)
     with cached.reading(folder) as source:
         _render(folder, source)
 
@@ -59,6 +55,20 @@ def _render(folder: Path, source: cached.RunSource) -> None:
     if detail.has_calls:
         _calls(folder, selection, source)
     _condition_summary(cached.summary(folder, sig, run_id, selection.condition.condition, _source=source), selection)
+
+
+def _announce(folder: Path, run_id: str, status: str, reason: str | None) -> None:
+    """How the run just played ended: complete, complete with failed games, or stopped."""
+    run = next((r for r in cached.list_runs(folder, cached.signature(folder)).runs if r.run_id == run_id), None)
+    failed = run.games_planned - run.games_done if run is not None and status == "complete" else 0
+    if status != "complete":
+        st.warning(f"Run `{run_id}` ended **{status}**: {reason}. "
+                   f"`pdbench resume {run_id} --results {folder}` finishes it.", icon="⏹️")  # fmt: skip
+    elif failed:
+        st.warning(f"Run `{run_id}` ended, but **{failed} of {run.games_planned if run else '?'} games failed** "
+                   "(each failed game shows its error below; the rest of the run is complete).", icon="⚠️")  # fmt: skip
+    else:
+        st.success(f"Run `{run_id}` is complete: here are its results.", icon="✅")
 
 
 def _agents(detail: GameDetail) -> None:
@@ -97,7 +107,10 @@ def _timeline(detail: GameDetail) -> None:
         info = agent_info(game[f"player_{seat}"])
         dots = components.timeline(moves).replace("\n", "<br>")
         label = f"<b>{seat.upper()} · {info.emoji} {html.escape(info.name)}</b>"
-        dots_row = f"<div class='pdb-timeline' style='font-size:1.05em;line-height:1.35'>{dots}</div>"
+        dots_row = (  # a long game scrolls inside its box instead of pushing the page down
+            f"<div class='pdb-timeline' style='font-size:1.05em;line-height:1.35;max-height:9.5em;"
+            f"overflow-y:auto'>{dots}</div>"
+        )
         rows.append(f"<div style='margin:0 0 .6em 0'>{label}{dots_row}</div>")
     st.markdown("".join(rows), unsafe_allow_html=True)
     notes = [components.LEGEND]

@@ -18,6 +18,7 @@ import streamlit as st
 from harness.duel import duel_config
 from harness.errors import PDBenchError
 from harness.game import PayoffMatrix
+from harness.plan import summarize
 from harness.prompts import available_personas
 from harness.runner import default_run_id
 from harness.ui import background, choices, components, progress_panel
@@ -89,11 +90,20 @@ def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str
         personas = [NO_PERSONA, *available_personas()]
         c7, c8 = st.columns(2)
         persona = c7.selectbox("Persona for the model players", personas, key="run_persona")
-        temperature = c8.slider("Temperature", 0.0, 2.0, 0.0, step=0.1, key="run_temperature")
+        temperature = None
+        if c8.checkbox("Set the temperature", key="run_set_temperature",
+                       help="Unchecked: the provider's default, as `pdbench eval` without --temperature"):  # fmt: skip
+            temperature = c8.slider("Temperature", 0.0, 2.0, 0.0, step=0.1, key="run_temperature")
         for agent in models:
             if persona != NO_PERSONA:
                 agent["persona"] = persona
-            agent["temperature"] = temperature
+            if temperature is not None:
+                agent["temperature"] = temperature
+        if any(not str(a["model"]).startswith("mock/") for a in models):
+            budget = st.number_input("Budget in USD (0: none)", 0.0, 10_000.0, 1.0, step=0.5, key="run_max_cost",
+                                     help="No new paid call starts once the run has spent this much; the run "
+                                     "then ends interrupted, and `pdbench resume` can finish it.")  # fmt: skip
+            out["max_cost"] = budget or None
     return out
 
 
@@ -135,7 +145,10 @@ def _start(folder: Path, agent_a: dict[str, Any], agent_b: dict[str, Any], setti
         config = duel_config(agent_a, agent_b, rounds=settings.get("rounds"), stop_prob=settings.get("stop_prob"),
                              max_rounds=settings.get("max_rounds"), replicates=settings["replicates"],
                              noise=settings["noise"], seed=settings["seed"], payoff_matrix=matrix)  # fmt: skip
-        job = background.start(config, folder, run_id)
+        plan = summarize(config)
+        if plan.model_calls:
+            st.caption(f"{plan.games:,} games, about {plan.model_calls:,.0f} model calls (more with re-asks).")
+        job = background.start(config, folder, run_id, max_cost=settings.get("max_cost"))
     except PDBenchError as exc:
         st.error(str(exc), icon="🚫")
         return

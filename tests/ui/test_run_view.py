@@ -109,3 +109,35 @@ def test_payoffs_that_are_not_a_prisoners_dilemma_are_flagged(app: App, tmp_path
     at.number_input(key="run_T").set_value(2.0).run()
     assert any("T > R > P > S does not hold" in w.value for w in at.warning)
     assert at.table[0].value.iloc[1, 0] == "2, 0"
+
+
+def test_a_run_whose_games_failed_says_so(app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PDBENCH_MAX_ATTEMPTS", "1")
+    at = app(tmp_path)
+    at.selectbox(key="run_player_b").select(OTHER_MODEL).run()
+    at.text_input(key="run_model_b").input("mock/tft?error_rate=1")
+    at.slider(key="run_rounds").set_value(3)
+    at.text_input(key="run_id").input("broken")
+    at.button(key="run_start").click().run()
+    assert not at.exception and at.session_state[VIEW] == RESULTS
+    assert not at.success
+    warning = "\n".join(w.value for w in at.warning)
+    assert "3 of 3 games failed" in warning
+    assert "This game is **failed**" in warning  # and the game shown says why
+
+
+def test_paid_models_get_a_budget_and_temperature_defaults_to_the_providers(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    at = app(tmp_path)
+    at.selectbox(key="run_player_b").select("openai/gpt-4o-mini").run()
+    assert at.number_input(key="run_max_cost").value == 1.0
+    at.selectbox(key="run_player_b").select("mock/tft").run()
+    assert not [n for n in at.number_input if n.key == "run_max_cost"]  # the mock costs nothing
+    at.slider(key="run_rounds").set_value(3)
+    at.text_input(key="run_id").input("notemp")
+    at.button(key="run_start").click().run()
+    with Catalog(tmp_path) as cat:
+        config = cat.query("select config_json from runs")[1][0][0]
+    assert '"temperature"' not in config  # unset: the provider's default, as from the CLI
