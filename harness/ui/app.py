@@ -20,6 +20,8 @@ import streamlit as st
 from harness.ui import views
 from harness.ui.views import LAST_VIEW, PENDING_VIEW, VIEW, VIEWS
 
+CHARTS_WARM = "charts_warm"
+
 
 def results_folder(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> Path:
     """The results folder: ``--results DIR`` after ``--``, else $PDBENCH_RESULTS, else ./results."""
@@ -49,6 +51,18 @@ def main() -> None:
     st.session_state[LAST_VIEW] = choice
     views.render(choice, folder)
     views.preload()
+    _warm_charts()
 
 
-main()
+def _warm_charts() -> None:
+    """On a session's first page, draw an empty chart out of sight: the browser then loads the
+    chart library (fetched on first use) while the user reads, not when they open a view with charts."""
+    if st.session_state.get(CHARTS_WARM):
+        return
+    st.session_state[CHARTS_WARM] = True
+    with st.container(height=1, border=False):
+        st.vega_lite_chart({"data": {"values": []}, "mark": "point"}, width="content")
+
+
+if __name__ == "__main__":  # Streamlit runs this file as __main__; importing it draws nothing
+    main()

@@ -37,6 +37,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -46,7 +47,11 @@ from harness.runner import run_experiment
 from harness.tournament import tournament_config
 from harness.ui.launch import APP
 from harness.ui.views import PENDING_VIEW, RESULTS
-from tests.ui.conftest import picker
+
+
+def picker(at: AppTest, prefix: str) -> Any:
+    """The selectbox whose key starts with ``prefix`` (the replicate picker's key carries the run id)."""
+    return next(s for s in at.selectbox if s.key and s.key.startswith(prefix))
 
 
 def build(folder: Path, games: int, rounds: int) -> None:
@@ -73,7 +78,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 
 
-def browser_loads(folder: Path, repeats: int) -> list[float]:
+def browser_loads(folder: Path, repeats: int, settle_s: float) -> list[float]:
     """Seconds from clicking 📊 View Results to the whole view drawn, each on a fresh `pdbench ui`."""
     from playwright.sync_api import expect, sync_playwright
 
@@ -101,7 +106,7 @@ def browser_loads(folder: Path, repeats: int) -> list[float]:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 page.goto(f"http://127.0.0.1:{port}/")
                 expect(page.get_by_role("button", name="🚀 Run experiment")).to_be_visible(timeout=60_000)
-                page.wait_for_timeout(500)
+                page.wait_for_timeout(settle_s * 1000)  # the user reads the first page before clicking
                 started = time.perf_counter()
                 page.get_by_role("radiogroup", name="View").get_by_role("radio", name=RESULTS.split(" ", 1)[1]).click()
                 expect(page.locator(".pdb-timeline").first).to_be_visible(timeout=60_000)
@@ -122,6 +127,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--browser", action="store_true", help="also time the view in Chromium")
+    parser.add_argument("--settle", type=float, default=0.5, help="seconds on the first page before the click")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -159,8 +165,9 @@ def main() -> None:
         print(f"target: first load < 2 s -> {verdict}")
         if args.browser:
             # the 'big' run must be the one the Results view opens with: it is the newest
-            shown = browser_loads(folder, args.repeats)
-            print(f"\nIn Chromium, fresh `pdbench ui` each time, click to fully drawn ({args.repeats} repeats): "
+            shown = browser_loads(folder, args.repeats, args.settle)
+            print(f"\nIn Chromium, fresh `pdbench ui` each time, {args.settle:g} s on the first page, then click to "
+                  f"fully drawn ({args.repeats} repeats): "
                   f"median {statistics.median(shown):.3f} s [{min(shown):.3f}-{max(shown):.3f}]")  # fmt: skip
             print(f"target: < 2 s -> {'MET' if statistics.median(shown) < 2.0 else 'NOT MET'}")
 

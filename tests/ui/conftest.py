@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from harness.runner import run_experiment
 from harness.tournament import tournament_config
+from harness.ui.app import CHARTS_WARM
 from harness.ui.launch import APP
 from harness.ui.views import PENDING_VIEW
 
@@ -36,6 +37,7 @@ def app(monkeypatch: pytest.MonkeyPatch) -> Callable[..., AppTest]:
         monkeypatch.setenv("PDBENCH_RESULTS", str(folder))
         monkeypatch.setenv("PDBENCH_CACHE", str(folder / ".cache" / "responses.sqlite"))
         at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+        at.session_state[CHARTS_WARM] = True  # no warm-up chart: tests count the charts a view draws
         if view is not None:
             at.session_state[PENDING_VIEW] = view
         at.run()

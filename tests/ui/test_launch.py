@@ -35,3 +35,15 @@ def test_a_taken_port_is_a_clear_error() -> None:
         port = busy.getsockname()[1]
         with pytest.raises(ConfigError, match=f"cannot listen on 127.0.0.1:{port}.*--port"):
             check_port("127.0.0.1", port)
+
+
+def test_a_sessions_first_page_warms_the_chart_library_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setattr(sys, "argv", [str(APP), "--results", str(tmp_path)])
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert len(at.get("vega_lite_chart")) == 1  # an empty chart, drawn in a 1-pixel container
+    at.run()
+    assert len(at.get("vega_lite_chart")) == 0
