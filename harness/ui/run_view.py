@@ -56,7 +56,10 @@ def _player(seat: str, default: str) -> dict[str, Any]:
         model = st.text_input("Model (provider/name)", key=f"run_model_{seat}", placeholder="openai/llama3.1:8b",
                               help=hint)  # fmt: skip
         base_url = st.text_input("Base URL (OpenAI-compatible server)", key=f"run_base_url_{seat}",
-                                 placeholder="http://127.0.0.1:11434/v1")  # fmt: skip
+                                 placeholder="http://127.0.0.1:11434/v1",
+                                 help="Keys come from the environment `pdbench ui` was started in (or .env), "
+                                 "never from this page: a local server that checks no key still needs "
+                                 "OPENAI_API_KEY set, to any value.")  # fmt: skip
         agent: dict[str, Any] = {"model": model.strip()}
         if base_url.strip():
             agent["base_url"] = base_url.strip()
