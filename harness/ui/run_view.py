@@ -9,6 +9,7 @@ by the same config models as a YAML file, so a bad choice gets the same one-para
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from harness.runner import default_run_id
 from harness.ui import background, choices, components, progress_panel
 from harness.ui.data import agent_info
 from harness.ui.pickers import SELECTED_CONDITION, SELECTED_GAME, SELECTED_RUN
-from harness.ui.views import RESULTS, go_to
+from harness.ui.views import PENDING_VIEW, RESULTS, go_to
 
+LATE_S = 5.0  # a run that ended longer ago than this ended while the user was elsewhere
 ACTIVE = "run_active"  # the background.Job of this browser session, while it plays or until its end is shown
 NO_PERSONA = "(none)"
 
@@ -159,13 +161,28 @@ def _start(folder: Path, agent_a: dict[str, Any], agent_b: dict[str, Any], setti
 
 
 def _finished(job: background.Job) -> None:
-    """The session's run has ended: land on its results (or say why it could not run)."""
+    """The session's run has ended: land on its results (or say why it could not run).
+
+    A run that ended while the user was in another view does not pull them away on their next
+    visit here: it says so, with a button to its results."""
     if job.error is not None:
         st.error(job.error, icon="🚫")
         return
+    assert job.result is not None
+    ended_ago = time.monotonic() - (job.ended or time.monotonic())
+    if ended_ago > LATE_S:
+        st.success(f"Run `{job.run_id}` ended **{job.result.status}** while you were away.", icon="🏁")
+        st.button("📊 View its results", key="run_view_results", on_click=_land, args=(job,))
+        return
+    _land(job)
+    go_to(RESULTS)
+
+
+def _land(job: background.Job) -> None:
+    """Select the run's results and ask for the Results view (also a button callback, before a rerun)."""
     assert job.result is not None
     st.session_state[SELECTED_RUN] = job.run_id
     st.session_state.pop(SELECTED_CONDITION, None)
     st.session_state.pop(SELECTED_GAME, None)
     st.session_state["run_finished"] = (job.run_id, job.result.status, job.result.reason)
-    go_to(RESULTS)
+    st.session_state[PENDING_VIEW] = RESULTS

@@ -150,3 +150,30 @@ def test_a_run_outlives_the_script_run_that_started_it(
     assert "Run `slow` is complete" in at.success[0].value
     with Catalog(tmp_path) as cat:
         assert cat.query("SELECT count(*) FROM rounds")[1][0][0] == 120
+
+
+def test_a_run_that_ended_while_away_offers_its_results_instead_of_pulling_the_user(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(progress_panel, "QUICK_S", 0.0)
+    monkeypatch.setattr(run_view, "LATE_S", 0.0)  # any run that is over counts as ended while away
+    at = app(tmp_path)
+    at.selectbox(key="run_player_b").select(OTHER_MODEL).run()
+    at.text_input(key="run_model_b").input(SLOW_MODEL)
+    at.slider(key="run_rounds").set_value(10)
+    at.slider(key="run_replicates").set_value(1)
+    at.text_input(key="run_id").input("away")
+    at.button(key="run_start").click().run()
+    job: background.Job = at.session_state[run_view.ACTIVE]
+    at.session_state["view_pending"] = "🏆 Tournament"  # the user goes elsewhere while it plays
+    at.run()
+    assert finished(job).result is not None
+    time.sleep(0.05)
+    at.session_state["view_pending"] = "🧪 Run Experiment"  # and comes back
+    at.run()
+    assert at.session_state[VIEW] != RESULTS  # not pulled away
+    assert "Run `away` ended **complete** while you were away" in at.success[0].value
+    at.button(key="run_view_results").click().run()
+    assert at.session_state[VIEW] == RESULTS
+    assert at.selectbox(key="results_run").value == "away"
+    assert "Run `away` is complete" in at.success[0].value
