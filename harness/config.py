@@ -11,6 +11,7 @@ problem with its key path, so a user fixes a file in one pass rather than one er
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -344,6 +345,36 @@ def horizon_options(
     if stop_prob is not None:
         return {"type": "geometric", "stop_prob": stop_prob, "max_rounds": max_rounds}
     return {"type": "fixed", "n_rounds": rounds or default_rounds}
+
+
+@dataclass(frozen=True, slots=True)
+class GameOptions:
+    """The options every built-in experiment shares (eval, tournament, a dashboard duel)."""
+
+    rounds: int | None = None
+    stop_prob: float | None = None
+    max_rounds: int | None = None
+    replicates: int = 1
+    noise: float = 0.0
+    seed: int = 0
+    payoff_matrix: dict[str, Any] | None = None
+
+
+def options_config(
+    kind: str, conditions: list[dict[str, Any]], options: GameOptions, *, default_rounds: int, source: str,
+    fix_hint: str,
+) -> ExperimentConfig:  # fmt: skip
+    """An experiment config from command-line-style options, validated exactly like a YAML file."""
+    data: dict[str, Any] = {
+        "kind": kind,
+        "run": {"seed": options.seed},
+        "horizon": horizon_options(options.rounds, options.stop_prob, options.max_rounds, default_rounds),
+        "noise": {"prob": options.noise},
+        "experiment": {"replicates": options.replicates, "conditions": conditions},
+    }
+    if options.payoff_matrix is not None:
+        data["game"] = {"payoff_matrix": options.payoff_matrix}
+    return parse_experiment(data, source=source, fix_hint=fix_hint)
 
 
 def check_run_id(run_id: str) -> str:

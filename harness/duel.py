@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.config import ExperimentConfig, horizon_options, parse_experiment
+from harness.config import ExperimentConfig, GameOptions, options_config
 from harness.game import PayoffMatrix
 
 
@@ -22,13 +22,7 @@ def duel_config(
 ) -> ExperimentConfig:
     """Player A (``{"policy": "TFT"}`` or ``{"model": "mock/tft", ...}``) against player B, validated
     exactly like a YAML experiment file, so every mistake is reported the same way."""
-    data: dict[str, Any] = {
-        "kind": "experiment",
-        "run": {"seed": seed},
-        "horizon": horizon_options(rounds, stop_prob, max_rounds, default_rounds=50),
-        "noise": {"prob": noise},
-        "experiment": {"replicates": replicates, "conditions": [{"agent_a": agent_a, "agent_b": agent_b}]},
-    }
-    if payoff_matrix is not None:
-        data["game"] = {"payoff_matrix": payoff_matrix.to_mapping()}
-    return parse_experiment(data, source="the experiment settings", fix_hint="change the settings and run again")
+    options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed,
+                          payoff_matrix.to_mapping() if payoff_matrix is not None else None)  # fmt: skip
+    return options_config("experiment", [{"agent_a": agent_a, "agent_b": agent_b}], options, default_rounds=50,
+                          source="the experiment settings", fix_hint="change the settings and run again")  # fmt: skip

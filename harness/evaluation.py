@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.agents.strategies import STRATEGIES
-from harness.config import ExperimentConfig, ModelAgentConfig, horizon_options, parse_experiment
+from harness.config import ExperimentConfig, GameOptions, ModelAgentConfig, options_config
 from harness.errors import ConfigError
 from harness.pricing import PriceTable
 from harness.providers.registry import ProviderSettings, check_credentials
@@ -42,20 +42,10 @@ def eval_config(
             agent[key] = value
     if limits:
         agent["limits"] = limits
-    horizon = horizon_options(rounds, stop_prob, max_rounds, default_rounds=20)
-    data = {
-        "kind": "eval",
-        "run": {"seed": seed},
-        "horizon": horizon,
-        "noise": {"prob": noise},
-        "experiment": {
-            "replicates": replicates,
-            "conditions": [
-                {"name": f"vs_{o.strip().upper()}", "agent_a": dict(agent), "agent_b": {"policy": o}} for o in panel
-            ],
-        },
-    }
-    return parse_experiment(data, source="the eval options", fix_hint="see `pdbench eval --help`")
+    conditions = [{"name": f"vs_{o.strip().upper()}", "agent_a": dict(agent), "agent_b": {"policy": o}} for o in panel]
+    options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed)
+    return options_config("eval", conditions, options, default_rounds=20, source="the eval options",
+                          fix_hint="see `pdbench eval --help`")  # fmt: skip
 
 
 def check_models(config: ExperimentConfig) -> None:

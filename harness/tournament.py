@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.agents.strategies import STRATEGIES
-from harness.config import ExperimentConfig, ModelAgentConfig, horizon_options, parse_experiment
+from harness.config import ExperimentConfig, GameOptions, ModelAgentConfig, options_config
 from harness.errors import ConfigError
 
 DEFAULT_PLAYERS = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "ALT", "RAND")
@@ -96,17 +96,7 @@ def tournament_config(
     pairs = [(a, b) for i, a in enumerate(players) for b in players[i if self_play else i + 1 :]]
     if not pairs:
         raise ConfigError("a tournament without self-play needs at least two players")
-    horizon = horizon_options(rounds, stop_prob, max_rounds, default_rounds=200)
-    data: dict[str, Any] = {
-        "kind": "tournament",
-        "run": {"seed": seed},
-        "horizon": horizon,
-        "noise": {"prob": noise},
-        "experiment": {
-            "replicates": replicates,
-            "conditions": [{"agent_a": player_agent(a), "agent_b": player_agent(b)} for a, b in pairs],
-        },
-    }
-    if payoff_matrix is not None:
-        data["game"] = {"payoff_matrix": payoff_matrix}
-    return parse_experiment(data, source="the tournament options", fix_hint="see `pdbench tournament --help`")
+    conditions = [{"agent_a": player_agent(a), "agent_b": player_agent(b)} for a, b in pairs]
+    options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed, payoff_matrix)
+    return options_config("tournament", conditions, options, default_rounds=200, source="the tournament options",
+                          fix_hint="see `pdbench tournament --help`")  # fmt: skip
