@@ -147,44 +147,13 @@ VIEWS: dict[str, str] = {
         FROM agg
         JOIN firsts f USING (run_id, game_id, player)
         JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id""",
-    # Mean result of each player against each opponent (the matchup matrix).
-    "matchups": """
-        SELECT run_id, player_name AS player, opponent_name AS opponent,
-               COUNT(DISTINCT game_id) AS games,
-               AVG(payoff_total / rounds) AS mean_payoff_per_round,
-               AVG(payoff_total) AS mean_total,
-               AVG(cooperations / rounds) AS cooperation_rate
-        FROM player_games
-        WHERE status = 'complete'
-        GROUP BY run_id, player_name, opponent_name""",
-    # The leaderboard. Per-round figures are means over games of each game's own per-round figure
-    # (as player_metrics and reports compute them), so long games do not weigh more than short ones.
-    # A self-play game counts once for its player: each seat weighs 1/2.
-    # Wins, draws and losses count games against other players only.
-    "tournament": """
-        WITH seats AS (
-            SELECT *, CASE WHEN player_name = opponent_name THEN 0.5 ELSE 1.0 END AS w
-            FROM player_games WHERE status = 'complete'
-        ), board AS (
-            SELECT run_id, player_name AS player,
-                   CAST(ROUND(SUM(w)) AS INTEGER) AS games,
-                   SUM(w * payoff_total / rounds) / SUM(w) AS mean_payoff_per_round,
-                   SUM(w * payoff_total) / SUM(w) AS mean_total,
-                   COUNT(*) FILTER (WHERE w = 1.0 AND payoff_total > opp_payoff_total) AS wins,
-                   COUNT(*) FILTER (WHERE w = 1.0 AND payoff_total = opp_payoff_total) AS draws,
-                   COUNT(*) FILTER (WHERE w = 1.0 AND payoff_total < opp_payoff_total) AS losses,
-                   SUM(w * cooperations / rounds) / SUM(w) AS cooperation_rate
-            FROM seats GROUP BY run_id, player_name
-        )
-        SELECT run_id,
-               RANK() OVER (PARTITION BY run_id ORDER BY mean_payoff_per_round DESC) AS rank,
-               player, games, mean_payoff_per_round, mean_total, wins, draws, losses,
-               cooperation_rate
-        FROM board""",
 }
 
 
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
-    """Create (or replace) every metric view on ``con``, in dependency order."""
-    for name, sql in VIEWS.items():
+    """Create (or replace) every metric view on ``con``, in dependency order: the per-game views
+    here, then the tournament views built on them (:mod:`harness.analysis.leaderboard`)."""
+    from harness.analysis.leaderboard import LEADERBOARD_VIEWS
+
+    for name, sql in {**VIEWS, **LEADERBOARD_VIEWS}.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")

@@ -17,7 +17,7 @@ import duckdb
 
 from harness.analysis.views import create_views
 from harness.errors import QueryError, RunNotFoundError, StoreError
-from harness.store.schema import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION, TABLES, file_schema_version
+from harness.store.schema import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION, TABLES, file_schema_version, migrate
 
 
 @dataclass
@@ -47,8 +47,10 @@ class Catalog:
                 self.skipped.append((path, reason))
                 continue
             problem = self._check(alias, path)
+            if problem is _OLDER:
+                problem = self._upgrade(alias, path)
             if problem is not None:
-                self.con.execute(f"DETACH {alias}")
+                self.con.execute(f"DETACH DATABASE IF EXISTS {alias}")
                 self.skipped.append((path, problem))
                 continue
             self.attached[alias] = path
@@ -58,7 +60,8 @@ class Catalog:
         self.con.execute("SET lock_configuration = true")
 
     def _check(self, alias: str, path: Path) -> str | None:
-        """Why an attached file cannot be read as PDBench results (None if it can)."""
+        """Why an attached file cannot be read as PDBench results (None if it can; ``_OLDER`` if an
+        upgrade would make it readable)."""
         try:
             version = file_schema_version(self.con, alias)
         except (duckdb.Error, ValueError):
@@ -67,13 +70,6 @@ class Catalog:
             return "not a PDBench results file"
         if version > SCHEMA_VERSION:
             return f"written by a newer PDBench (schema {version}); upgrade PDBench to read it"
-        if version < SCHEMA_VERSION:
-            how = (
-                "`pdbench resume` or any write by this PDBench upgrades it"
-                if all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION))
-                else "no upgrade exists for it: re-run its experiment with this PDBench"
-            )
-            return f"written by an older PDBench (schema {version}; this one reads schema {SCHEMA_VERSION}); {how}"
         tables = {
             r[0]
             for r in self.con.execute(
@@ -83,6 +79,13 @@ class Catalog:
         missing = [t for t in DATA_TABLES if t not in tables]
         if missing:
             return f"it lacks the table{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+        if version < SCHEMA_VERSION:
+            if all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
+                return _OLDER
+            return (
+                f"written by an older PDBench (schema {version}; this one reads schema {SCHEMA_VERSION}) and no "
+                "upgrade exists for it: re-run its experiment with this PDBench"
+            )
         run_ids = [r[0] for r in self.con.execute(f"SELECT run_id FROM {alias}.main.runs").fetchall()]
         for run_id in run_ids:
             if run_id in self._owners:
@@ -90,6 +93,22 @@ class Catalog:
         for run_id in run_ids:
             self._owners[run_id] = path
         return None
+
+    def _upgrade(self, alias: str, path: Path) -> str | None:
+        """Migrate an older results file in place (its rows are kept; columns and views are added) and
+        attach it again; or say why it could not be (a read-only file, another process writing it)."""
+        self.con.execute(f"DETACH {alias}")
+        try:
+            with duckdb.connect(str(path)) as con:
+                migrate(con, str(path))
+            self.con.execute(f"ATTACH '{_sql_str(str(path))}' AS {alias} (READ_ONLY)")
+        except (duckdb.Error, StoreError) as exc:
+            reason = str(exc).splitlines()[0]
+            return (
+                f"written by an older PDBench, and upgrading it to schema {SCHEMA_VERSION} failed ({reason}); "
+                "make the file writable and let no other process use it, then try again"
+            )
+        return self._check(alias, path)
 
     def _files(self) -> list[Path]:
         if not self.results_dir.is_dir():
@@ -167,6 +186,7 @@ class Catalog:
         self.close()
 
 
+_OLDER = "older"  # _check's answer for a file that an upgrade can bring to this schema
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
 
 

@@ -10,7 +10,7 @@ import duckdb
 
 from harness.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 TABLES: dict[str, str] = {
     # A move is 'C' or 'D' and nothing else; an ENUM is also a byte per move on disk and fast to insert.
@@ -91,20 +91,50 @@ TABLES: dict[str, str] = {
             output_tokens INTEGER,
             cost_usd DOUBLE,
             cached BOOLEAN NOT NULL DEFAULT FALSE,
-            created_at TIMESTAMP
+            created_at TIMESTAMP,
+            purpose VARCHAR NOT NULL DEFAULT 'move',  -- move | comprehension (schema 2)
+            option_order VARCHAR                 -- CD | DC: the order the options were shown in (schema 2)
+        )""",
+    # Calls of games that a resume replayed from the start: no longer part of any round, but they
+    # were sent (and perhaps paid for), so they are kept for cost and audit.
+    "superseded_calls": """
+        CREATE TABLE IF NOT EXISTS superseded_calls (
+            run_id VARCHAR NOT NULL,
+            game_id INTEGER NOT NULL,
+            round INTEGER NOT NULL,
+            player VARCHAR NOT NULL,
+            attempt INTEGER NOT NULL,
+            provider VARCHAR NOT NULL,
+            model VARCHAR NOT NULL,
+            request_json JSON NOT NULL,
+            response_text VARCHAR,
+            action move,
+            outcome VARCHAR NOT NULL,
+            error VARCHAR,
+            duration_ms DOUBLE,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            cost_usd DOUBLE,
+            cached BOOLEAN NOT NULL DEFAULT FALSE,
+            created_at TIMESTAMP,
+            superseded_at TIMESTAMP,
+            purpose VARCHAR NOT NULL DEFAULT 'move',
+            option_order VARCHAR
         )""",
 }
 
-# Calls of games that a resume replayed from the start: no longer part of any round, but they
-# were sent (and perhaps paid for), so they are kept for cost and audit.
-TABLES["superseded_calls"] = (
-    TABLES["calls"]
-    .replace("CREATE TABLE IF NOT EXISTS calls (", "CREATE TABLE IF NOT EXISTS superseded_calls (")
-    .replace("created_at TIMESTAMP\n", "created_at TIMESTAMP,\n            superseded_at TIMESTAMP\n")
-)
-
-# MIGRATIONS[v] upgrades a file from schema version v to v + 1.
-MIGRATIONS: dict[int, list[str]] = {}
+# MIGRATIONS[v] upgrades a file from schema version v to v + 1; the metric views are recreated
+# after the last step (see migrate), so a migration only changes tables.
+MIGRATIONS: dict[int, list[str]] = {
+    # 2: calls say what they were for (a move, or a comprehension question) and in which order the two
+    # options were shown; rows written before were all moves shown in the fixed order.
+    1: [
+        "ALTER TABLE calls ADD COLUMN purpose VARCHAR NOT NULL DEFAULT 'move'",
+        "ALTER TABLE calls ADD COLUMN option_order VARCHAR",
+        "ALTER TABLE superseded_calls ADD COLUMN purpose VARCHAR NOT NULL DEFAULT 'move'",
+        "ALTER TABLE superseded_calls ADD COLUMN option_order VARCHAR",
+    ],
+}
 
 DATA_TABLES = ("runs", "games", "rounds", "calls", "superseded_calls")
 
@@ -130,8 +160,15 @@ def file_schema_version(con: duckdb.DuckDBPyConnection, catalog: str | None = No
     return int(row[0]) if row else None  # a non-integer value raises ValueError: unreadable
 
 
-def migrate(con: duckdb.DuckDBPyConnection, path: str) -> None:
-    """Bring a writable results file up to ``SCHEMA_VERSION``, or explain why it cannot be."""
+def migrate(con: duckdb.DuckDBPyConnection, path: str) -> bool:
+    """Bring a writable results file up to ``SCHEMA_VERSION``, or explain why it cannot be.
+
+    Every step and the recreated metric views go in one transaction, so a file is either wholly
+    upgraded or left as it was (a kill in the middle leaves the older version, upgraded next time).
+    Returns whether anything changed.
+    """
+    from harness.analysis.views import create_views
+
     version = file_schema_version(con)
     if version is None:
         raise StoreError(
@@ -142,13 +179,24 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> None:
             f"{path} was written by a newer PDBench (schema {version}, this one reads "
             f"up to {SCHEMA_VERSION}); upgrade PDBench to open it."
         )
-    while version < SCHEMA_VERSION:
-        if version not in MIGRATIONS:
-            raise StoreError(
-                f"{path} was written by an older PDBench (schema {version}, this one reads {SCHEMA_VERSION}) "
-                "and no upgrade exists for it; re-run its experiment with this PDBench."
-            )
-        for stmt in MIGRATIONS[version]:
-            con.execute(stmt)
-        version += 1
-        con.execute("UPDATE pdbench_meta SET value = ? WHERE key = 'schema_version'", [str(version)])
+    if version == SCHEMA_VERSION:
+        return False
+    missing = [v for v in range(version, SCHEMA_VERSION) if v not in MIGRATIONS]
+    if missing:
+        raise StoreError(
+            f"{path} was written by an older PDBench (schema {version}, this one reads {SCHEMA_VERSION}) "
+            "and no upgrade exists for it; re-run its experiment with this PDBench."
+        )
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for step in range(version, SCHEMA_VERSION):
+            for stmt in MIGRATIONS[step]:
+                con.execute(stmt)
+        create_views(con)
+        con.execute("UPDATE pdbench_meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
+        con.execute("INSERT OR REPLACE INTO pdbench_meta VALUES ('migrated_from', ?)", [str(version)])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return True

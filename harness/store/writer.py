@@ -107,7 +107,8 @@ class RunWriter:
         ).fetchall()]  # fmt: skip
         self.con.execute("BEGIN TRANSACTION")
         self.con.execute(
-            "INSERT INTO superseded_calls SELECT *, ? FROM calls WHERE run_id = ? AND game_id NOT IN "
+            "INSERT INTO superseded_calls BY NAME SELECT *, ? AS superseded_at FROM calls "
+            "WHERE run_id = ? AND game_id NOT IN "
             "(SELECT game_id FROM games WHERE run_id = ? AND status IN ('complete', 'failed'))",
             [utcnow(), self.run_id, self.run_id],
         )

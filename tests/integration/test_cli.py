@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.store.schema import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENT = ROOT / "configs" / "experiment.yaml"
@@ -245,7 +246,8 @@ def test_sql_spans_runs_and_is_read_only(results: Path) -> None:
     code, _, _err = pdbench("sql", "copy games to 'leak.csv'", "--results", results)
     assert code != 0 and not Path("leak.csv").exists()
     db = duckdb.connect(str(results / "a.duckdb"), read_only=True)
-    assert db.execute("select value from pdbench_meta where key = 'schema_version'").fetchone() == ("1",)
+    version = db.execute("select value from pdbench_meta where key = 'schema_version'").fetchone()
+    assert version == (str(SCHEMA_VERSION),)
     assert db.execute("select count(*) from calls").fetchone() == (0,)
 
 

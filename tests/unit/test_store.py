@@ -18,6 +18,7 @@ from harness.render import rows_json
 from harness.runner import StrategyGames, run_experiment
 from harness.store.catalog import Catalog
 from harness.store.writer import RunWriter
+from harness.store.schema import SCHEMA_VERSION
 from harness.tournament import tournament_config
 
 
@@ -179,3 +180,28 @@ async def test_the_scheduler_pulls_games_lazily(tmp_path: Path) -> None:
     assert 50 <= pulled <= 50 + 8
     assert writer.con.execute("select count(*) from games").fetchone()[0] == pulled
     writer.close()
+
+
+def test_a_results_file_of_schema_1_is_migrated_when_read(tmp_path: Path) -> None:
+    """A file written by PDBench at schema 1 (tests/fixtures/schema_v1) is upgraded in place when read:
+    every row kept, the new columns filled as schema 1 meant them, the views recreated."""
+    import gzip
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "schema_v1"
+    for name in ("schema_v1_eval", "schema_v1_tournament"):
+        with gzip.open(fixtures / f"{name}.duckdb.gz") as src, open(tmp_path / f"{name}.duckdb", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    before = duckdb.connect(str(tmp_path / "schema_v1_eval.duckdb"), read_only=True)
+    counts = {t: before.execute(f"SELECT count(*) FROM {t}").fetchone() for t in ("games", "rounds", "calls")}
+    assert before.execute("SELECT value FROM pdbench_meta WHERE key = 'schema_version'").fetchone() == ("1",)
+    before.close()
+    with Catalog(tmp_path) as cat:
+        assert cat.skipped == []
+        assert sorted(cat.query("SELECT run_id FROM runs")[1]) == [("schema_v1_eval",), ("schema_v1_tournament",)]
+        for table, n in counts.items():
+            assert cat.query(f"SELECT count(*) FROM {table} WHERE run_id = 'schema_v1_eval'")[1] == [n]
+        assert cat.query("SELECT DISTINCT purpose, option_order FROM calls")[1] == [("move", None)]
+        assert cat.query("SELECT count(*) FROM player_metrics WHERE run_id = 'schema_v1_eval'")[1] == [(8,)]
+    after = duckdb.connect(str(tmp_path / "schema_v1_eval.duckdb"), read_only=True)
+    meta = dict(after.execute("SELECT key, value FROM pdbench_meta").fetchall())
+    assert meta == {"schema_version": str(SCHEMA_VERSION), "migrated_from": "1"}
