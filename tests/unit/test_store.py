@@ -17,8 +17,8 @@ from harness.plan import iter_games
 from harness.render import rows_json
 from harness.runner import StrategyGames, run_experiment
 from harness.store.catalog import Catalog
-from harness.store.writer import RunWriter
 from harness.store.schema import SCHEMA_VERSION
+from harness.store.writer import RunWriter
 from harness.tournament import tournament_config
 
 
