@@ -10,10 +10,13 @@ key identifies the request exactly, so any two values stored under it are equall
 answers to it.
 
 The key (:func:`cache_key`) is the SHA-256 of a canonical JSON of provider, model, base URL,
-messages, parameters and sample index — the things that determine the distribution an answer
-is drawn from. The API key is not an input: who pays does not change the answer, and a
-secret must never reach a file. ``sample_index`` makes the replicates of a game at
-temperature > 0 independent draws rather than one answer replayed.
+messages, parameters and sample identity — the things that determine the distribution an answer
+is drawn from, and which draw it is. The API key is not an input: who pays does not change the
+answer, and a secret must never reach a file. The sample identity (condition, replicate, seat;
+:class:`~harness.providers.base.Sample`) makes every seat of every game its own draw: two seats
+that see the same prompt (round 1 of self-play) or one model facing several opponents get
+independent answers rather than one answer replayed; it holds no run id, so the same experiment
+run again is answered from the cache.
 
 SQLite objects must not be shared across threads, so :class:`ResponseCache` keeps one
 connection per thread. Calls take microseconds, but a write can wait up to the busy timeout
@@ -148,7 +151,7 @@ def cache_key(
     base_url: str | None,
     messages: list[dict[str, Any]],
     params: dict[str, Any],
-    sample_index: int,
+    sample: dict[str, Any],
 ) -> str:
     """SHA-256 hex of the canonical JSON of exactly these fields (sorted keys, no spaces).
 
@@ -161,7 +164,7 @@ def cache_key(
         "base_url": base_url.rstrip("/") if base_url else None,
         "messages": messages,
         "params": params,
-        "sample_index": sample_index,
+        "sample": sample,
     }
     try:
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -171,19 +174,19 @@ def cache_key(
 
 
 def cache_key_parts(
-    provider: str, model: str, base_url: str | None, params: dict[str, Any], sample_index: int
+    provider: str, model: str, base_url: str | None, params: dict[str, Any], sample: dict[str, Any]
 ) -> tuple[str, str]:
     """The canonical document of :func:`cache_key` around its messages, as ``(head, tail)``.
 
     ``cache_key(...) == cache_key_join(head, canonical_json(messages), tail)``: a caller that
-    makes many requests with the same provider, model, parameters and sample index builds these
+    makes many requests with the same provider, model, parameters and sample identity builds these
     once, and a caller that has the messages as canonical JSON already does not encode them again.
     """
     try:
         return (
             f'{{"base_url":{_CANONICAL(base_url.rstrip("/") if base_url else None)},"messages":',
             f',"model":{_CANONICAL(model)},"params":{_CANONICAL(params)},"provider":{_CANONICAL(provider)},'
-            f'"sample_index":{_CANONICAL(sample_index)}}}',
+            f'"sample":{_CANONICAL(sample)}}}',
         )  # the keys in sorted order, as json.dumps(sort_keys=True) writes them
     except (TypeError, ValueError) as exc:
         raise ValueError(f"cache key: messages and params must be plain JSON values ({exc})") from exc

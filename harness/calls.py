@@ -1,10 +1,10 @@
 """The path of one model call, in one place: cache -> limiter -> retry -> provider -> record.
 
 * **cache**: an identical request (provider, model, base URL, messages, sampling parameters,
-  sample index) is answered from the shared response cache, recorded with ``cached = true``
-  and costs nothing. Answers are cached as soon as they arrive (committed before the call
-  returns), before the round is recorded, so a crashed run that is resumed never pays twice
-  for an answer. The messages are encoded to JSON once per request, for the record and the key.
+  sample identity: condition, replicate, seat) is answered from the shared response cache,
+  recorded with ``cached = true`` and costs nothing. Answers are cached as soon as they arrive
+  (committed before the call returns), before the round is recorded, so a crashed run that is
+  resumed never pays twice for an answer. The messages are encoded to JSON once per request, for the record and the key.
 * **limiter**: the endpoint's concurrency, requests/min and tokens/min limits (one limiter
   per provider, base URL and key), paused and narrowed on a 429.
 * **retry**: tenacity, only for what the provider calls retryable (408, 409, 429, 5xx, 529,
@@ -43,7 +43,7 @@ from harness.cache import CachedResponse, ResponseCache, cache_key_join, cache_k
 from harness.errors import StoreError
 from harness.limits import EndpointLimiter
 from harness.pricing import Price, PriceTable
-from harness.providers.base import Message, Provider, RetryDecision, SamplingParams, estimate_tokens
+from harness.providers.base import Message, Provider, RetryDecision, Sample, SamplingParams, estimate_tokens
 
 log = logging.getLogger("pdbench.calls")
 
@@ -118,12 +118,12 @@ class Stopped(CallFailed):
 
 @dataclass(frozen=True, slots=True)
 class CallTag:
-    """Where a call belongs: game, round, seat, and its attempt number within that seat's round."""
+    """Where a call belongs (game, round, seat) and which draw of the model it is (``sample``)."""
 
     game_id: int
     round: int
     player: str
-    sample_index: int
+    sample: Sample
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,11 +177,11 @@ def _now() -> datetime:
 
 
 class _Setup:
-    """What the requests of one provider, parameters and sample index share (built once, see CallPath)."""
+    """What the requests of one provider, parameters and sample identity share (built once, see CallPath)."""
 
     __slots__ = ("key_head", "key_tail", "name", "params", "provider", "request_tail")
 
-    def __init__(self, provider: Provider, params: SamplingParams, sample_index: int) -> None:
+    def __init__(self, provider: Provider, params: SamplingParams, sample: Sample) -> None:
         self.provider = provider  # both kept alive, so that their ids are not reused while this is remembered
         self.params = params
         self.name = f"{provider.name}/{provider.model}"
@@ -189,11 +189,11 @@ class _Setup:
         unsupported = getattr(provider, "unsupported_params", frozenset())
         all_params = params.as_dict()
         sent = {k: v for k, v in all_params.items() if k not in unsupported}
-        index = sample_index if type(sample_index) is int else _PLAIN_JSON(sample_index)
-        # request_json is json.dumps({"messages": ..., "params": sent, "sample_index": ...}, ensure_ascii=False)
-        self.request_tail = f', "params": {_PLAIN_JSON(sent)}, "sample_index": {index}}}'
+        identity = sample.as_dict()
+        # request_json is json.dumps({"messages": ..., "params": sent, "sample": ...}, ensure_ascii=False)
+        self.request_tail = f', "params": {_PLAIN_JSON(sent)}, "sample": {_PLAIN_JSON(identity)}}}'
         self.key_head, self.key_tail = cache_key_parts(
-            provider.name, provider.model, provider.endpoint.base_url, all_params, sample_index
+            provider.name, provider.model, provider.endpoint.base_url, all_params, identity
         )
 
 
@@ -245,7 +245,7 @@ class CallPath:
         # identical request within the run is not paid twice; bounded, oldest forgotten first.
         self._answered: OrderedDict[str, str] = OrderedDict()
         self._prices: dict[str, Price | None] = {}  # model name -> price: the table is matched once per model
-        self._setups: dict[tuple[int, int, type, int], _Setup] = {}  # see _Setup
+        self._setups: dict[tuple[int, int, Sample], _Setup] = {}  # see _Setup
 
     async def _sleep_unless_stopped(self, seconds: float) -> None:
         """A retry wait that ends early when the run is asked to stop."""
@@ -261,13 +261,13 @@ class CallPath:
     def budget_left(self) -> bool:
         return self.max_cost is None or self.stats.cost_usd < self.max_cost
 
-    def _setup(self, provider: Provider, params: SamplingParams, sample_index: int) -> _Setup:
+    def _setup(self, provider: Provider, params: SamplingParams, sample: Sample) -> _Setup:
         # By identity, not equality: SamplingParams(temperature=1) == SamplingParams(temperature=1.0),
         # but their JSON, and so their cache keys, differ. A player's parameters are one object.
-        key = (id(provider), id(params), type(sample_index), sample_index)
+        key = (id(provider), id(params), sample)
         setup = self._setups.get(key)
         if setup is None or setup.provider is not provider or setup.params is not params:
-            setup = _Setup(provider, params, sample_index)
+            setup = _Setup(provider, params, sample)
             if len(self._setups) >= 4096:
                 self._setups.clear()
             self._setups[key] = setup
@@ -300,14 +300,15 @@ class CallPath:
         if self.cache is None:
             await anyio.lowlevel.checkpoint()  # with a cache, looking the answer up is one
         # The messages are encoded once, for both the record and the cache key; the rest of both is
-        # the same for every request of this provider, parameters and sample index.
+        # the same for every request of this provider, parameters and sample identity.
         plain, canonical = encode_messages(messages)
-        setup = self._setup(provider, params, tag.sample_index)
+        setup = self._setup(provider, params, tag.sample)
         req = _Request(tag, provider.name, provider.model, f'{{"messages": {plain}{setup.request_tail}')
         key = cache_key_join(setup.key_head, canonical, setup.key_tail)
         name = setup.name
-        # The same request already in flight (two games reaching the same state at once): wait for
-        # its answer instead of paying for it twice.
+        # The same request of the same draw already in flight (a resumed game catching up with the
+        # original, two runs of one experiment): wait for its answer instead of paying for it twice.
+        # Requests of other draws (another seat, condition or replicate) never share an answer.
         in_flight = self._in_flight
         while key in in_flight:
             pending = in_flight[key]

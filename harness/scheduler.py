@@ -28,7 +28,7 @@ from harness.limits import LimiterRegistry
 from harness.match import Match, play_game
 from harness.plan import GamePlan, PlayerPlan, derive_seed, stream
 from harness.prompts import PromptBuilder
-from harness.providers.base import SamplingParams
+from harness.providers.base import Sample, SamplingParams
 from harness.providers.registry import ProviderSettings, make_provider
 from harness.store.live import LiveRecorder
 
@@ -158,9 +158,9 @@ class Scheduler:
         if who.model is None:
             assert who.spec is not None
             return who.spec.build(cond.game, rng)
-        return LLMAgent(self.players.get(who), self.calls, seat=seat, game_id=plan.game_id,
-                        sample_index=plan.replicate, rng=rng,
-                        sample_seed=sample_seed(self.run_seed, plan.replicate))  # fmt: skip
+        sample = Sample(condition=cond.name, replicate=plan.replicate, seat=seat)
+        return LLMAgent(self.players.get(who), self.calls, seat=seat, game_id=plan.game_id, sample=sample,
+                        rng=rng, sample_seed=sample_seed(self.run_seed, sample))  # fmt: skip
 
     async def play(self, plan: GamePlan) -> None:
         cond = plan.condition
@@ -217,9 +217,10 @@ class Scheduler:
             self.progress.per_condition_done[cond.name] += 1
 
 
-def sample_seed(run_seed: int, replicate: int) -> int:
-    """The sampling seed sent with a replicate's requests (providers that support one use it)."""
-    return derive_seed(run_seed, "sample", replicate) % 2**31
+def sample_seed(run_seed: int, sample: Sample) -> int:
+    """The sampling seed sent with the requests of one draw (providers that take a seed use it; the mock
+    provider draws from it): one per condition, replicate and seat, under the run's seed."""
+    return derive_seed(run_seed, "sample", sample.condition, sample.replicate, sample.seat) % 2**31
 
 
 def _key_rejected(reason: str) -> bool:

@@ -16,7 +16,7 @@ from harness.calls import CallFailed, CallPath, CallRecord, CallTag
 from harness.limits import EndpointLimiter
 from harness.parsing import ParsePolicy, correction_message, fallback_action, parse_action
 from harness.prompts import PromptBuilder, PromptState
-from harness.providers.base import Provider, SamplingParams
+from harness.providers.base import Provider, Sample, SamplingParams
 
 
 class GameFailed(Exception):
@@ -43,17 +43,17 @@ class ModelPlayer:
 class LLMAgent:
     """One model in one seat of one game."""
 
-    def __init__(self, player: ModelPlayer, calls: CallPath, *, seat: str, game_id: int, sample_index: int,
+    def __init__(self, player: ModelPlayer, calls: CallPath, *, seat: str, game_id: int, sample: Sample,
                  rng: random.Random, sample_seed: int | None = None) -> None:  # fmt: skip
         self.player = player
-        # Replicates differ in their sampling seed, so at temperature > 0 they are independent draws
-        # (and cached separately); providers without a seed parameter ignore it.
+        # Every seat of every game is its own draw (``sample``): its requests carry a sampling seed of
+        # their own, so a provider that takes a seed draws them independently too (one without ignores it).
         self.params = replace(player.params, seed=sample_seed) if sample_seed is not None else player.params
         self.name = player.name
         self.calls = calls
         self.seat = seat
         self.game_id = game_id
-        self.sample_index = sample_index
+        self.sample = sample
         self.rng = rng
         self.records: list[CallRecord] = []
         self.prompt_state = PromptState()  # this player's history, carried from round to round
@@ -67,7 +67,7 @@ class LLMAgent:
         p = self.player
         labels = p.prompts.settings.labels
         messages = p.prompts.render(view, self.prompt_state)
-        tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample_index=self.sample_index)
+        tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample)
         attempt = 1
         for ask in range(p.parse.max_retries + 1):
             try:

@@ -46,6 +46,25 @@ class SamplingParams:
 
 
 @dataclass(frozen=True, slots=True)
+class Sample:
+    """Which draw of the model a request is: every seat of every game is its own draw.
+
+    Two requests with the same messages and parameters but another condition, replicate or seat
+    must be answered independently (by the provider, the cache and in-flight sharing alike), or
+    two seats of a self-play game, or a model's round 1 against each opponent, would share one
+    answer. The run id is deliberately not part of it: the same experiment run again, under any
+    run id, is the same set of draws, so it is answered from the cache and a resume pays nothing twice.
+    """
+
+    condition: str
+    replicate: int
+    seat: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"condition": self.condition, "replicate": self.replicate, "seat": self.seat}
+
+
+@dataclass(frozen=True, slots=True)
 class Completion:
     text: str
     input_tokens: int | None

@@ -4,8 +4,10 @@ It writes free text with the move somewhere in it (a bare letter, bold, a JSON o
 sentence, a final-answer line after some reasoning), is unparseable at a settable rate, can
 be slow and can fail with server errors, so every path of the harness runs without a network.
 Its answer is a pure function of the messages, the sampling parameters and its options:
-the same request always gets the same answer (so the cache and resume can be tested exactly),
-while replicates, which differ in their sampling seed, get independent draws.
+the same request always gets the same answer (so the cache and resume can be tested exactly).
+Every draw of the model (each condition, replicate and seat: the request's sample identity) sends
+its own sampling seed, so two seats that see the same prompt draw independently, as a real model
+sampled twice would.
 
 Options go after the behaviour as a query string:
 ``mock/tft?unparseable=0.1&latency_ms=20&error_rate=0.05&seed=7``.

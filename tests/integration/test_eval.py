@@ -58,7 +58,7 @@ def test_eval_prints_a_scorecard_and_records_every_call(results: Path) -> None:
     assert outcomes["unparseable"] > 0 and outcomes["ok"] == 48 - flagged
     assert sql_json(results, "select count(*) as n from calls where player <> 'a'")[0]["n"] == 0
     request = json.loads(sql_json(results, "select request_json from calls limit 1")[0]["request_json"])
-    assert request["messages"][0]["role"] == "system" and "sample_index" in request
+    assert request["messages"][0]["role"] == "system" and request["sample"]["seat"] == "a"
 
 
 def test_unreadable_answers_fall_back_to_d_and_flag_the_round(results: Path) -> None:

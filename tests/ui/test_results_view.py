@@ -81,18 +81,19 @@ def test_model_prompts_and_answers_can_be_opened(app: App, tmp_path: Path, monke
     at = app(tmp_path, RESULTS)
     text = markdown(at)
     assert "player A" in text and "`mock/tft?unparseable=0.5&seed=3`" in text
-    assert "outcome `ok`" in text
     texts = [t.value for t in at.text]
     assert any(t.startswith("[system]") for t in texts) and any(t.startswith("[user]") for t in texts)
     assert any(t.startswith("[answer]") for t in texts)
-    rounds = at.select_slider(key="results_calls_round")
-    for r in rounds.options:  # some round has a failed parse and its re-ask
+    seen_ok = seen_failed = False
+    for r in at.select_slider(key="results_calls_round").options:  # some round has a failed parse and its re-ask
         at.select_slider(key="results_calls_round").set_value(r).run()
-        if "❌" in markdown(at):
-            assert "attempt 2" in markdown(at)
-            break
-    else:
-        pytest.fail("no failed parse shown although half the answers are unreadable")
+        shown = markdown(at)
+        seen_ok = seen_ok or "outcome `ok`" in shown
+        if "❌" in shown:
+            assert "attempt 2" in shown
+            seen_failed = True
+    assert seen_ok, "no readable answer shown"
+    assert seen_failed, "no failed parse shown although half the answers are unreadable"
 
 
 def test_an_interrupted_run_says_so_and_how_to_finish_it(app: App, tmp_path: Path) -> None:

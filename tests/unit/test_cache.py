@@ -41,7 +41,7 @@ BASE: dict[str, Any] = {
     "base_url": None,
     "messages": MESSAGES,
     "params": PARAMS,
-    "sample_index": 0,
+    "sample": {"condition": "vs_TFT", "replicate": 0, "seat": "a"},
 }
 
 
@@ -73,7 +73,7 @@ def test_key_is_a_stable_sha256_hex() -> None:
     assert len(key) == 64 and int(key, 16) >= 0
     assert cache_key(**BASE) == key
     # Pinned: a change of the canonical form would silently invalidate every user's cache.
-    assert key == "c9d72b810bc6183d2d5a44fce30c2064f147c81b00f1fef7ae92c6fc741c48b6"
+    assert key == "e531809a2a4591685d78f3cda0682bcb45a09541ba593baf8193822a2eacbe28"
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,9 @@ def test_key_is_a_stable_sha256_hex() -> None:
         ("messages", [{**MESSAGES[0], "content": "You play the iterated PD!"}, MESSAGES[1]]),
         ("params", {**PARAMS, "temperature": 0.8}),
         ("params", {**PARAMS, "seed": 1}),
-        ("sample_index", 1),
+        ("sample", {"condition": "vs_TFT", "replicate": 1, "seat": "a"}),
+        ("sample", {"condition": "vs_TFT", "replicate": 0, "seat": "b"}),
+        ("sample", {"condition": "vs_ALLD", "replicate": 0, "seat": "a"}),
     ],
 )
 def test_every_field_changes_the_key(field: str, value: Any) -> None:
@@ -103,7 +105,7 @@ def test_dict_key_order_and_a_trailing_slash_do_not_change_the_key() -> None:
 
 def test_the_api_key_is_not_an_input_of_the_key() -> None:
     names = set(inspect.signature(cache_key).parameters)
-    assert names == {"provider", "model", "base_url", "messages", "params", "sample_index"}
+    assert names == {"provider", "model", "base_url", "messages", "params", "sample"}
     assert not any("key" in n or "auth" in n or "secret" in n for n in names)
 
 
@@ -124,7 +126,7 @@ def test_put_then_get_round_trips_every_field(cache: ResponseCache) -> None:
     assert cache.put(key, original) is True
     assert cache.get(key) == original
     minimal = response(input_tokens=None, output_tokens=None, raw=None)
-    other = cache_key(**{**BASE, "sample_index": 1})
+    other = cache_key(**{**BASE, "sample": {**BASE["sample"], "replicate": 1}})
     cache.put(other, minimal)
     assert cache.get(other) == minimal
 
@@ -341,12 +343,12 @@ def test_key_parts_and_json_strings_agree_with_the_plain_encoders() -> None:
             "model": text or "m",
             "base_url": rng.choice([None, "", "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/"]),
             "params": rng.choice([PARAMS, {}, {"temperature": 1}, {"temperature": 1.0, "seed": 3}]),
-            "sample_index": rng.choice([0, 1, 7, True]),
+            "sample": {"condition": rng.choice(["vs_TFT", text]), "replicate": rng.choice([0, 7]), "seat": "b"},
         }
         head, tail = cache_key_parts(**fields)
         assert cache_key_join(head, canonical_json(messages), tail) == cache_key(messages=messages, **fields)
     with pytest.raises(ValueError, match="JSON"):
-        cache_key_parts("p", "m", None, {"temperature": float("nan")}, 0)
+        cache_key_parts("p", "m", None, {"temperature": float("nan")}, {"condition": "c", "replicate": 0, "seat": "a"})
 
 
 WRITER = textwrap.dedent(

@@ -16,11 +16,11 @@ from harness.cache import ResponseCache, cache_key
 from harness.calls import CallFailed, CallPath, CallRecord, CallTag, RetrySettings, encode_messages
 from harness.limits import EndpointLimiter, LimitSettings
 from harness.pricing import DEFAULT_PRICES, Price, PriceTable
-from harness.providers.base import Completion, Endpoint, Message, RetryDecision, SamplingParams
+from harness.providers.base import Completion, Endpoint, Message, RetryDecision, Sample, SamplingParams
 from harness.providers.mock import MockProvider
 from harness.store.live import _call_row
 
-TAG = CallTag(game_id=3, round=7, player="a", sample_index=2)
+TAG = CallTag(game_id=3, round=7, player="a", sample=Sample(condition="vs_TFT", replicate=2, seat="a"))
 MESSAGES: list[Message] = [
     {"role": "system", "content": "You play.\nReply C or D."},
     {"role": "user", "content": 'Round 7: "you" chose C\t(3 points).'},
@@ -111,9 +111,9 @@ async def test_the_record_and_the_cache_key_are_those_of_the_plain_encoders(tmp_
         (record,) = result.records
         sent = {k: v for k, v in params.as_dict().items() if k != "top_p"}
         assert record.request_json == json.dumps(
-            {"messages": MESSAGES, "params": sent, "sample_index": TAG.sample_index}, ensure_ascii=False
+            {"messages": MESSAGES, "params": sent, "sample": TAG.sample.as_dict()}, ensure_ascii=False
         )
-        key = cache_key("echo", "m", "http://localhost:1/v1/", MESSAGES, params.as_dict(), TAG.sample_index)
+        key = cache_key("echo", "m", "http://localhost:1/v1/", MESSAGES, params.as_dict(), TAG.sample.as_dict())
         stored = cache.get(key)
         assert stored is not None and stored.text == "C"
         assert (record.game_id, record.round, record.player, record.attempt) == (3, 7, "a", 1)
