@@ -87,7 +87,8 @@ experiment:
     cond = config.experiment.conditions[0]
     assert cond.agent_a.spec.params.generous_prob == 0.2  # type: ignore[attr-defined]
     assert cond.agent_b.spec.params.generous_prob == 0.5  # type: ignore[attr-defined]
-    assert cond.name == "GTFT_vs_GTFT50"
+    # Named from the full specs (parameters included), not from the display names.
+    assert cond.name == "GTFT(generous_prob=0.2)_vs_GTFT(generous_prob=0.5)"
 
 
 def test_malformed_yaml_says_where(tmp_path: Path) -> None:
@@ -114,7 +115,9 @@ def test_non_pd_payoffs_warn_but_validate() -> None:
 
 
 def test_duplicate_condition_names_are_refused() -> None:
-    with pytest.raises(ConfigError, match=r"conditions\[1\].name 'x' is also the name of conditions\[0\]"):
+    with pytest.raises(
+        ConfigError, match=r"conditions\[1\] and conditions\[0\] are both called 'x'; .*give them distinct"
+    ):
         parse_experiment(
             {
                 "experiment": {
@@ -148,21 +151,69 @@ def test_game_seeds_depend_on_seed_condition_and_replicate_only() -> None:
     assert again[("y", 1)] == games[3].seed
 
 
-def test_generated_condition_names_never_collide() -> None:
-    config = parse_experiment(
+def test_unnamed_conditions_are_named_from_their_full_specs() -> None:
+    conditions = [
+        {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}},
+        {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND", "p": 0.9}},
+        {"agent_a": {"policy": "GTFT", "generous_prob": 0.1, "name": "generous"}, "agent_b": {"policy": "ALLD"}},
         {
-            "experiment": {
-                "conditions": [
-                    {"name": "TFT_vs_RAND_2", "agent_a": {"policy": "TFT"}, "agent_b": {"policy": "ALLD"}},
-                    {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}},
-                    {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}},
-                ]
-            }
-        }
-    )
-    names = [c.name for c in config.experiment.conditions]
-    assert names == ["TFT_vs_RAND_2", "TFT_vs_RAND", "TFT_vs_RAND_3"]
-    assert len({g.seed for g in iter_games(config)}) == 3
+            "agent_a": {"model": "mock/tft", "temperature": 0.7, "prompts": {"history_window": 10}},
+            "agent_b": {"policy": "TFT"},
+        },
+        {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "WSLS"}, "noise": 0.05},
+        {
+            "agent_a": {"policy": "TFT"},
+            "agent_b": {"policy": "WSLS"},
+            "game": {"payoff_matrix": {"C": {"C": [8, 8], "D": [0, 10]}, "D": {"C": [10, 0], "D": [5, 5]}}},
+            "horizon": {"type": "geometric", "stop_prob": 0.1},
+        },
+    ]
+    config = parse_experiment({"experiment": {"conditions": conditions}})
+    assert [c.name for c in config.experiment.conditions] == [
+        "TFT_vs_RAND",
+        "TFT_vs_RAND(p=0.9)",
+        "GTFT(generous_prob=0.1)_vs_ALLD",
+        "mock/tft(temperature=0.7,prompts.history_window=10)_vs_TFT",
+        "TFT_vs_WSLS[noise=0.05]",
+        "TFT_vs_WSLS[payoffs=R8/S0/T10/P5,horizon.type=geometric,horizon.stop_prob=0.1]",
+    ]
+
+
+def test_a_conditions_games_do_not_change_when_another_condition_is_removed() -> None:
+    """Names (and so seeds) come from each condition's own spec, never from its neighbours."""
+    conditions = [
+        {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}},
+        {"agent_a": {"policy": "GRIM"}, "agent_b": {"policy": "RAND"}},
+        {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND", "p": 0.2}},
+    ]
+    every = {(g.condition.name, g.replicate): g.seed for g in iter_games(parse_experiment(
+        {"experiment": {"replicates": 2, "conditions": conditions}}))}  # fmt: skip
+    fewer = {(g.condition.name, g.replicate): g.seed for g in iter_games(parse_experiment(
+        {"experiment": {"replicates": 2, "conditions": conditions[1:]}}))}  # fmt: skip
+    assert len(every) == 6
+    assert fewer == {k: v for k, v in every.items() if k[0] != "TFT_vs_RAND"}
+
+
+@pytest.mark.parametrize(
+    "conditions",
+    [
+        # the same spec twice
+        [{"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}}] * 2,
+        # the same spec, spelt differently (case, a default written out)
+        [
+            {"agent_a": {"policy": "tft"}, "agent_b": {"policy": "RAND"}},
+            {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND", "p": 0.5}},
+        ],
+        # a spec that spells another condition's name
+        [
+            {"name": "TFT_vs_RAND", "agent_a": {"policy": "GRIM"}, "agent_b": {"policy": "ALLD"}},
+            {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "RAND"}},
+        ],
+    ],
+)
+def test_two_conditions_with_one_name_are_refused_with_a_request_for_names(conditions: list[dict]) -> None:
+    with pytest.raises(ConfigError, match=r"both called 'TFT_vs_RAND'.*give them distinct names"):
+        parse_experiment({"experiment": {"conditions": conditions}})
 
 
 @pytest.mark.parametrize(
