@@ -98,3 +98,28 @@ def test_each_seat_and_game_has_its_own_row_and_strategies_none(results: Path) -
     m = model[0]
     assert (m["player_name"], m["games"], m["answers"], m["unreadable"]) == ("m/x", 2, 4, 1)
     assert m["parse_failure_rate"] == 0.25 and m["fallback_rate"] == pytest.approx(1 / 5)
+
+
+def test_a_schema_1_file_gets_the_new_views_when_migrated(tmp_path: Path) -> None:
+    import gzip
+    import shutil
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "schema_v1" / "schema_v1_eval.duckdb.gz"
+    with gzip.open(fixture) as src, open(tmp_path / "old.duckdb", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    with Catalog(tmp_path) as cat:
+        assert cat.skipped == []
+        calls = cat.records("SELECT count(*) FILTER (WHERE outcome IN ('ok', 'unparseable')) AS answers, "
+                            "count(*) FILTER (WHERE outcome = 'unparseable') AS unreadable FROM calls")[0]  # fmt: skip
+        model = cat.records("SELECT * FROM model_parsing")
+        profile = cat.records("SELECT count(*) AS n, count(nice) AS nice FROM behaviour_profile")[0]
+    assert (
+        sum(m["answers"] for m in model) == calls["answers"]
+        and sum(m["unreadable"] for m in model) == calls["unreadable"]
+    )
+    assert profile["n"] == 8 and profile["nice"] == 8
+    # The file itself holds the same views (opened on its own with duckdb, it answers the same queries).
+    with duckdb.connect(str(tmp_path / "old.duckdb"), read_only=True) as con:
+        names = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        assert {"behaviour_profile", "strategy_fit", "strategy_attribution", "model_parsing"} <= names
+        assert con.execute("SELECT count(*) FROM strategy_fit").fetchone() == (8,)
