@@ -23,7 +23,7 @@ from typer.core import TyperGroup
 
 from harness import __version__
 from harness.agents.strategies import STRATEGIES
-from harness.analysis.report import condition_summaries
+from harness.analysis.report import condition_summaries, model_answers
 from harness.cache import ResponseCache, delete_cache
 from harness.config import ExperimentConfig, check_run_id, load_experiment
 from harness.errors import PDBenchError, StoreError
@@ -32,6 +32,7 @@ from harness.plan import summarize
 from harness.pricing import PriceTable
 from harness.progress import live_display
 from harness.render import (
+    answers_table,
     label,
     leaderboard_table,
     matchup_table,
@@ -240,7 +241,7 @@ def run(
     engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
     result = _play(config, results=folder, run_id=rid, replicates=replicates, overwrite=overwrite, engine=engine)
     with open_run(folder, rid) as cat:
-        out.print(report_table(cat.require_run(rid), condition_summaries(cat, rid)))
+        _print_report(cat, rid)
     if result.status != "complete":
         raise typer.Exit(130)
 
@@ -370,8 +371,9 @@ def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
             "FROM player_metrics WHERE run_id = ? AND player = 'a' AND status = 'complete'",
             [rid],
         )[0]
+        answers = model_answers(cat, rid)
     out.print(scorecard_table(run_row, summaries))
-    out.print(scorecard_summary(overall, totals))
+    out.print(scorecard_summary(overall, totals, answers))
     out.print(f"run id: [bold]{rid}[/bold]   results: {result.path}")
     if result.status != "complete":
         raise typer.Exit(130)
@@ -405,7 +407,7 @@ def resume(
         _leaderboard(folder, run_id, result)
     else:
         with open_run(folder, run_id) as cat:
-            out.print(report_table(cat.require_run(run_id), condition_summaries(cat, run_id)))
+            _print_report(cat, run_id)
     if result.status != "complete":
         raise typer.Exit(130)
 
@@ -502,11 +504,11 @@ def report(
     Example: `pdbench report tournament_20261122_120000`
     """
     with open_run(results_dir(results), run_id) as cat:
-        run_row = cat.require_run(run_id)
+        if format is Format.table:
+            _print_report(cat, run_id)
+            return
+        cat.require_run(run_id)
         summaries = condition_summaries(cat, run_id)
-    if format is Format.table:
-        out.print(report_table(run_row, summaries))
-        return
     dicts = [s.as_dict() for s in summaries]
     columns = list(dicts[0]) if dicts else ["condition"]
     rows = [[d.get(c) for c in columns] for d in dicts]
@@ -514,6 +516,14 @@ def report(
         out.file.write(rows_json(columns, rows) + "\n")
     else:
         print_rows(out, "csv", columns, rows)
+
+
+def _print_report(cat: Catalog, run_id: str) -> None:
+    """The per-condition table of a run and, if it has model players, how well their answers read."""
+    out.print(report_table(cat.require_run(run_id), condition_summaries(cat, run_id)))
+    answers = model_answers(cat, run_id)
+    if answers:
+        out.print(answers_table(answers))
 
 
 @app.command()

@@ -124,9 +124,21 @@ def matchup_table(players: list[str], cells: dict[tuple[str, str], float]) -> Ta
     return table
 
 
+BEHAVIOUR_NOTE = (
+    "Cooperation, retaliation and forgiveness are on the moves each player chose (before noise, fallback "
+    "moves left out); payoffs on the moves as played. As-played rates: `pdbench report RUN_ID --format csv`, "
+    "or the *_played columns of player_metrics."
+)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
+
+
 def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
     table = Table(
         title=f"Run {run['run_id']} ({run['status']}): mean ± 95% CI over replicates",
+        caption=BEHAVIOUR_NOTE,
         header_style="bold",
         box=box.SIMPLE_HEAD,
     )
@@ -161,6 +173,20 @@ def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Tabl
     return table
 
 
+def answers_table(rows: list[dict[str, Any]]) -> Table:
+    """Each model's answers to move requests (the ``model_parsing`` view); strategies have no row."""
+    table = Table(title="Model answers: how many could be read", header_style="bold", box=box.SIMPLE_HEAD,
+                  caption="Unreadable: answers no move could be read from (re-asks included). Fallback: rounds "
+                          "whose move the harness chose after the last unreadable answer.")  # fmt: skip
+    for col in ("model", "games", "answers", "unreadable", "parse failures", "fallback rounds", "fallback rate"):
+        table.add_column(col, justify="left" if col == "model" else "right")
+    for r in rows:
+        table.add_row(label(r["player_name"]), str(r["games"]), f"{r['answers']:,}", f"{r['unreadable']:,}",
+                      _pct(r["parse_failure_rate"]), f"{r['fallback_rounds']:,} of {r['rounds']:,}",
+                      _pct(r["fallback_rate"]))  # fmt: skip
+    return table
+
+
 def print_rows(console: Console, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     if fmt == "json":
         console.file.write(rows_json(columns, rows) + "\n")
@@ -174,30 +200,41 @@ def print_rows(console: Console, fmt: str, columns: Sequence[str], rows: Sequenc
 def scorecard_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
     """The model (seat A) against each opponent: mean ± 95% CI over replicates."""
     table = Table(title=f"Scorecard {run['run_id']} ({run['status']}): mean ± 95% CI over games",
+                  caption=BEHAVIOUR_NOTE + " Parse failures: unreadable answers / answers, every game.",
                   header_style="bold", box=box.SIMPLE_HEAD)  # fmt: skip
-    for col in ("opponent", "games", "payoff/round", "cooperation", "retaliation", "forgiveness", "collapse (round)"):
+    for col in ("opponent", "games", "payoff/round", "cooperation", "retaliation", "forgiveness", "collapse (round)",
+                "parse failures", "fallback rate"):  # fmt: skip
         table.add_column(col, justify="left" if col == "opponent" else "right")
     for s in summaries:
         me, them = s.seats
         e = me.estimates
+        answers = me.parsing
         table.add_row(
             label(them.name), str(s.games), e["payoff_per_round"].fmt(3), e["cooperation_rate"].fmt(1, pct=True),
             e["retaliation_rate"].fmt(1, pct=True), e["forgiveness_rate"].fmt(1, pct=True),
             f"{e['time_to_collapse'].fmt(1)} ({me.collapsed}/{s.games})",
+            _pct(answers.parse_failure_rate) if answers else "—", _pct(answers.fallback_rate) if answers else "—",
         )  # fmt: skip
     return table
 
 
-def scorecard_summary(overall: dict[str, Any], totals: dict[str, Any]) -> str:
+def scorecard_summary(overall: dict[str, Any], totals: dict[str, Any], answers: list[dict[str, Any]]) -> str:
+    """One paragraph under the scorecard: the model's means over all games, the run's calls and costs,
+    and each model's parse-failure and fallback rates (``answers``: ``model_parsing`` rows)."""
     payoff = overall["payoff"]
     coop = overall["coop"]
+    parsing = "".join(
+        f"; {r['player_name']}: parse failures {_pct(r['parse_failure_rate'])} of {r['answers']:,} answers, "
+        f"fallback moves in {_pct(r['fallback_rate'])} of {r['rounds']:,} rounds"
+        for r in answers
+    )
     return (
         f"[bold]Summary[/bold]: {overall['games']} complete games; mean payoff per round {payoff:.3f}"
         if payoff is not None
         else "[bold]Summary[/bold]: no complete games"
     ) + (
-        (f"; cooperation {coop:.1%}" if coop is not None else "")
+        (f"; cooperation (chosen moves) {coop:.1%}" if coop is not None else "")
         + f"; {totals['calls'] or 0:,} calls ({totals['cached'] or 0:,} from cache, "
         f"{totals['unparseable'] or 0:,} unreadable answers), tokens in {totals['input_tokens'] or 0:,} / "
-        f"out {totals['output_tokens'] or 0:,}, cost ${totals['cost'] or 0:.4f}"
+        f"out {totals['output_tokens'] or 0:,}, cost ${totals['cost'] or 0:.4f}" + parsing
     )

@@ -1,4 +1,5 @@
-"""Per-condition summaries of a run, from the ``player_metrics`` view, with 95% CIs."""
+"""Per-condition summaries of a run, from the ``player_metrics`` view, with 95% CIs, and how well
+each model's answers could be read (the ``player_parsing`` and ``model_parsing`` views)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 from harness.analysis.stats import Estimate, mean_ci
 from harness.store.catalog import Catalog
 
+# Behaviour rates (cooperation, retaliation, forgiveness) are on the moves each player chose, with
+# fallback rounds left out; the ``*_played`` rates on the moves as played. See analysis/views.py.
 METRICS = (
     "payoff_per_round",
     "cooperation_rate",
@@ -16,11 +19,42 @@ METRICS = (
     "forgiveness_rate",
     "exploitability_gap",
     "time_to_collapse",
+    "cooperation_rate_played",
+    "retaliation_rate_played",
+    "forgiveness_rate_played",
 )
 
 
-RATES = {"cooperation_rate", "retaliation_rate", "forgiveness_rate"}
+RATES = {
+    "cooperation_rate",
+    "retaliation_rate",
+    "forgiveness_rate",
+    "cooperation_rate_played",
+    "retaliation_rate_played",
+    "forgiveness_rate_played",
+}
 RATE_BOUNDS = (0.0, 1.0)
+
+PARSING = ("answers", "unreadable", "parse_failure_rate", "rounds", "fallback_rounds", "fallback_rate")
+
+
+@dataclass(frozen=True, slots=True)
+class Parsing:
+    """A model seat's answers over the games of a condition (every game, complete or not): pooled
+    counts, so the rates weigh every answer (and every round) alike."""
+
+    answers: int
+    unreadable: int
+    rounds: int
+    fallback_rounds: int
+
+    @property
+    def parse_failure_rate(self) -> float | None:
+        return self.unreadable / self.answers if self.answers else None
+
+    @property
+    def fallback_rate(self) -> float | None:
+        return self.fallback_rounds / self.rounds if self.rounds else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +63,7 @@ class SeatSummary:
     name: str
     estimates: dict[str, Estimate]
     collapsed: int
+    parsing: Parsing | None = None  # None for a strategy (it sends no request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,17 +82,33 @@ class ConditionSummary:
                 out[f"{key}_ci_high"] = est.high
             out[f"player_{seat.player}"] = seat.name
             out[f"{seat.player}_games_collapsed"] = seat.collapsed
+            for field in PARSING:  # over every game of the condition, complete or not
+                key = "rounds_all_games" if field == "rounds" else field
+                out[f"{seat.player}_{key}"] = getattr(seat.parsing, field) if seat.parsing else None
         return out
 
 
 def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = None) -> list[ConditionSummary]:
     """One summary per condition (or only ``condition``) over its complete games, in plan order."""
     only = " AND condition = ?" if condition is not None else ""
+    params = [run_id] if condition is None else [run_id, condition]
     rows = catalog.records(
         f"SELECT condition, game_id, player, player_name, {', '.join(METRICS)} "
         f"FROM player_metrics WHERE run_id = ? AND status = 'complete'{only} ORDER BY game_id, player",
-        [run_id] if condition is None else [run_id, condition],
+        params,
     )
+    totals = catalog.records(
+        "SELECT condition, player, SUM(answers) AS answers, SUM(unreadable) AS unreadable, SUM(rounds) AS rounds, "
+        f"SUM(fallback_rounds) AS fallback_rounds FROM player_parsing WHERE run_id = ?{only} "
+        "GROUP BY condition, player",
+        params,
+    )
+    parsing = {
+        (r["condition"], r["player"]): Parsing(
+            int(r["answers"]), int(r["unreadable"]), int(r["rounds"]), int(r["fallback_rounds"])
+        )
+        for r in totals
+    }
     by_cond: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         by_cond[row["condition"]][row["player"]].append(row)
@@ -75,7 +126,13 @@ def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = N
                         for m in METRICS
                     },
                     collapsed=sum(r["time_to_collapse"] is not None for r in seat_rows),
+                    parsing=parsing.get((cond, player)),
                 )
             )
         out.append(ConditionSummary(condition=cond, games=len(seats["a"]), seats=(summaries[0], summaries[1])))
     return out
+
+
+def model_answers(catalog: Catalog, run_id: str) -> list[dict[str, Any]]:
+    """The ``model_parsing`` rows of a run: each model's parse-failure and fallback rates."""
+    return catalog.records("SELECT * FROM model_parsing WHERE run_id = ? ORDER BY player_name", [run_id])

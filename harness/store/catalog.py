@@ -159,8 +159,9 @@ class Catalog:
         except duckdb.Error as exc:
             raise QueryError(
                 f"the query failed: {str(exc).strip()}. Tables: runs, games, rounds, "
-                f"calls; views: player_metrics, cooperation_over_time, tournament, "
-                f"matchups, behaviour_profile (see README, 'Results')."
+                f"calls; views: player_metrics, cooperation_over_time, tournament, matchups, "
+                f"behaviour_profile, strategy_fit, strategy_attribution, model_parsing, player_parsing "
+                f"(see README, 'Results')."
             ) from None
         if cur is None or cur.description is None:
             return [], []

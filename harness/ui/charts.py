@@ -20,12 +20,19 @@ def _frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
 
 
 def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
-    """Each player's move per round (1 = C, 0 = D) and the cumulative cooperation rate."""
+    """Each player's move as played per round (1 = C, 0 = D) and the cumulative cooperation rate of its
+    choices (the behaviour rate; the as-played rate is in the tooltip)."""
     df = _frame(rows)
     base = alt.Chart(df).encode(
         x=alt.X("round:Q", title="round", scale=alt.Scale(zero=False, nice=False)),
         color=alt.Color("seat:N", scale=_SEATS, title="player"),
-        tooltip=["who:N", "round:Q", "action:N", alt.Tooltip("cumulative_cooperation:Q", format=".0%")],
+        tooltip=[
+            "who:N",
+            "round:Q",
+            "action:N",
+            alt.Tooltip("cumulative_cooperation:Q", format=".0%", title="cooperation (choices)"),
+            alt.Tooltip("cumulative_cooperation_played:Q", format=".0%", title="cooperation (as played)"),
+        ],
     )
     moves = base.mark_point(filled=True, size=40, opacity=0.8).encode(
         y=alt.Y("cooperated:Q", title="C = 1, D = 0 · cooperation rate", scale=alt.Scale(domain=[-0.05, 1.05]))

@@ -246,12 +246,14 @@ def matchups(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
 
 
 def game_curves(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]:
-    """Long-form rows for the charts, per round and player: the move, the cumulative cooperation
-    rate (the ``cooperation_over_time`` view) and the cumulative payoff."""
+    """Long-form rows for the charts, per round and player: the move as played, the cumulative
+    cooperation rate of the player's choices and of its played moves (the ``cooperation_over_time``
+    view) and the cumulative payoff."""
     return cat.records(
         """
         SELECT round, player, c.player_name, c.action::VARCHAR AS action,
                (c.action = 'C')::INTEGER AS cooperated, c.cooperation_rate AS cumulative_cooperation,
+               c.cooperation_rate_played AS cumulative_cooperation_played,
                pr.payoff, SUM(pr.payoff) OVER (PARTITION BY player ORDER BY round) AS cumulative_payoff
         FROM cooperation_over_time c JOIN player_rounds pr USING (run_id, game_id, player, round)
         WHERE run_id = ? AND game_id = ?

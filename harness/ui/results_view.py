@@ -23,6 +23,9 @@ _METRIC_NAMES = {
     "forgiveness_rate": "forgiveness rate",
     "exploitability_gap": "exploitability gap",
     "time_to_collapse": "time to collapse (round)",
+    "cooperation_rate_played": "cooperation rate, as played",
+    "retaliation_rate_played": "retaliation rate, as played",
+    "forgiveness_rate_played": "forgiveness rate, as played",
 }
 
 
@@ -48,7 +51,8 @@ def _render(folder: Path, source: cached.RunSource) -> None:
     curves = cached.game_curves(folder, sig, run_id, game_id, _source=source)
     if curves:
         left, right = st.columns(2)
-        left.markdown("**Actions over time** · each move (C = 1) and the cumulative cooperation rate")
+        left.markdown("**Actions over time** · each move as played (C = 1) and the cumulative cooperation rate "
+                      "of the player's choices")  # fmt: skip
         left.altair_chart(charts.actions_over_time(curves), width="stretch")
         right.markdown("**Cumulative payoffs**")
         right.altair_chart(charts.cumulative_payoffs(curves), width="stretch")
@@ -133,8 +137,11 @@ def _metric_cards(detail: GameDetail) -> None:
         return
     cols = st.columns(4)
     cols[0].metric("Rounds", a["rounds"])
-    cols[1].metric("A cooperation", components.pct(a["cooperation_rate"]))
-    cols[2].metric("B cooperation", components.pct(b["cooperation_rate"]))
+    for col, (seat, row) in zip(cols[1:3], (("A", a), ("B", b)), strict=True):
+        played = components.pct(row["cooperation_rate_played"])
+        col.metric(f"{seat} cooperation", components.pct(row["cooperation_rate"]),
+                   help=f"share of C among the player's choices ({row['rounds_chosen']} of {row['rounds']} rounds; "
+                        f"fallback moves left out). As played: {played}")  # fmt: skip
     collapse = a["time_to_collapse"]
     cols[3].metric("Time to collapse", "never" if collapse is None else f"round {collapse}")
     cols = st.columns(4)
@@ -145,10 +152,12 @@ def _metric_cards(detail: GameDetail) -> None:
     cols = st.columns(4)
     for col, (seat, row) in zip(cols[0:2], (("A", a), ("B", b)), strict=True):
         col.metric(f"{seat} retaliation", components.pct(row["retaliation_rate"]),
-                   help="P(D at t | opponent played D at t-1); — when the opponent never defected")  # fmt: skip
+                   help="P(chose D at t | opponent played D at t-1), fallback rounds left out; — when the opponent "
+                        f"never defected. As played: {components.pct(row['retaliation_rate_played'])}")  # fmt: skip
     for col, (seat, row) in zip(cols[2:4], (("A", a), ("B", b)), strict=True):
         col.metric(f"{seat} forgiveness", components.pct(row["forgiveness_rate"]),
-                   help="P(C at t | opponent played D at t-1); — when the opponent never defected")  # fmt: skip
+                   help="P(chose C at t | opponent played D at t-1), fallback rounds left out; — when the opponent "
+                        f"never defected. As played: {components.pct(row['forgiveness_rate_played'])}")  # fmt: skip
 
 
 def _calls(folder: Path, selection: Selection, source: cached.RunSource) -> None:
@@ -204,6 +213,7 @@ def _condition_summary(summaries: list[ConditionSummary], selection: Selection) 
     st.caption(
         f"{summary.games} complete game{'s' if summary.games != 1 else ''}; mean ± half-width of the 95% "
         "Student-t interval over replicates (bounds clipped to [0, 100%] for rates); — where undefined. "
+        "Rates on the players' choices (before noise, fallback moves left out) unless marked as played. "
         f"Collapsed games: A {a.collapsed}, B {b.collapsed}."
     )
     with st.expander("SQL behind these numbers"):
