@@ -254,11 +254,17 @@ def tournament(
     rounds: Annotated[int | None, typer.Option(min=1, help="Fixed horizon: rounds per game (default 200).")] = None,
     stop_prob: StopProbOpt = None,
     max_rounds: MaxRoundsOpt = None,
-    replicates: Annotated[int, typer.Option(min=1, help="Games per pair.")] = 1,
+    replicates: Annotated[
+        int, typer.Option(min=1, help="Games per pair: Axelrod's repetitions, over which the median is taken.")
+    ] = 1,
     noise: NoiseOpt = 0.0,
     seed: Annotated[int, typer.Option(min=0, help="Master seed.")] = 0,
     self_play: Annotated[
-        bool, typer.Option("--self-play/--no-self-play", help="Include each player against itself.")
+        bool,
+        typer.Option(
+            "--self-play/--no-self-play",
+            help="Include each player against itself (shown in the matchups, never scored).",
+        ),
     ] = True,
     results: ResultsOpt = None,
     run_id: Annotated[str | None, typer.Option(help="Run id (default tournament_<timestamp>).")] = None,
@@ -268,6 +274,11 @@ def tournament(
     prices: PricesOpt = None,
 ) -> None:
     """Play a round robin of classic strategies (and models) and print the leaderboard and matchups.
+
+    Ranked as the Axelrod library ranks: each player's score per turn against the others (self-play is played
+    and shown in the matchups, but left out of scores, wins and ranking) is averaged over its games in each
+    repetition, and players are ranked by the median of those over repetitions, the mean shown beside it.
+    Scores within 1e-9 share a rank and its medal.
 
     Example: `pdbench tournament --players ALLC,ALLD,TFT,GRIM --rounds 200 --replicates 10 --noise 0.01`
     (add a model as a player: `--players TFT,ALLD,mock/tft`)
@@ -299,13 +310,21 @@ def _leaderboard(folder: Path, rid: str, result: RunResult) -> None:
             (r["player"], r["opponent"]): r["mean_payoff_per_round"]
             for r in cat.records("SELECT player, opponent, mean_payoff_per_round FROM matchups WHERE run_id = ?", [rid])
         }
-    order = [r["player"] for r in board]
+    # Players who have only self-play games so far are not on the leaderboard, but their matchups are shown.
+    ranked = [r["player"] for r in board]
+    order = ranked + sorted({p for p, _ in cells} - set(ranked))
     partial = (
         ""
         if result.status == "complete"
         else f" ({result.status}: partial, {result.games_done} of {result.games_planned} games)"
     )
-    out.print(leaderboard_table(board, title=f"Tournament {rid}{partial}"))
+    if board:
+        out.print(leaderboard_table(board, title=f"Tournament {rid}{partial}"))
+    else:
+        out.print(
+            f"Tournament {rid}{partial}: no leaderboard, since no complete game between two different players "
+            f"(self-play is played and shown in the matchups, but left out of the ranking)."
+        )
     out.print(matchup_table(order, cells))
     if result.status != "complete":
         raise typer.Exit(130)
@@ -479,7 +498,7 @@ def sql(
 ) -> None:
     """Run read-only SQL over every run in the results folder at once.
 
-    Example: `pdbench sql "select player, mean_payoff_per_round from tournament order by rank" --format json`
+    Example: `pdbench sql "select player, median_score_per_turn from tournament order by rank" --format json`
     """
     with Catalog(results_dir(results)) as cat:
         for path, reason in cat.skipped:

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.agents.strategies import STRATEGIES
+from harness.analysis.leaderboard import RANKING_NOTE
 from harness.analysis.report import ConditionSummary
 
 
@@ -80,6 +81,9 @@ def rows_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str
     return table
 
 
+MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
+
+
 def label(name: str) -> str:
     """``🪞 TFT`` for a known strategy, the bare name otherwise (a model, later)."""
     cls = STRATEGIES.get(name.upper())
@@ -87,25 +91,26 @@ def label(name: str) -> str:
 
 
 def leaderboard_table(rows: list[dict[str, Any]], title: str = "Leaderboard") -> Table:
-    table = Table(title=title, header_style="bold")
+    """The ``tournament`` view as a table, best first. Medals go by rank, so players tied on a rank
+    share its medal (two 🥇 and no 🥈 when two players share first place)."""
+    table = Table(title=title, header_style="bold", caption=RANKING_NOTE)
     for col, justify in (
         ("rank", "right"),
         ("player", "left"),
-        ("payoff/round", "right"),
-        ("mean total", "right"),
+        ("median/turn", "right"),
+        ("mean/turn", "right"),
         ("wins", "right"),
         ("draws", "right"),
         ("losses", "right"),
         ("cooperation", "right"),
     ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    medals = {1: "🥇", 2: "🥈", 3: "🥉"}
     for r in rows:
         table.add_row(
-            f"{medals.get(r['rank'], '')} {r['rank']}".strip(),
+            f"{MEDALS.get(r['rank'], '')} {r['rank']}".strip(),
             label(r["player"]),
-            f"{r['mean_payoff_per_round']:.3f}",
-            f"{r['mean_total']:.1f}",
+            f"{r['median_score_per_turn']:.3f}",
+            f"{r['mean_score_per_turn']:.3f}",
             str(r["wins"]),
             str(r["draws"]),
             str(r["losses"]),
@@ -115,7 +120,12 @@ def leaderboard_table(rows: list[dict[str, Any]], title: str = "Leaderboard") ->
 
 
 def matchup_table(players: list[str], cells: dict[tuple[str, str], float]) -> Table:
-    table = Table(title="Matchups: row's payoff per round vs column", header_style="bold")
+    self_play = any((p, p) in cells for p in players)
+    table = Table(
+        title="Matchups: row's payoff per round vs column",
+        header_style="bold",
+        caption="The diagonal is self-play: shown here, left out of the leaderboard." if self_play else None,
+    )
     table.add_column("")
     for p in players:
         table.add_column(p, justify="right")

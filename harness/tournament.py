@@ -1,8 +1,9 @@
 """Round-robin tournaments of classic strategies and models, expressed as an ordinary experiment config.
 
 A tournament is just an experiment whose conditions are every unordered pair of players
-(self-play included, as in Axelrod's tournaments, unless asked otherwise); it is stored
-and queried like any other run, and its leaderboard is the ``tournament`` SQL view.
+(self-play included unless asked otherwise: Axelrod's tournaments play it too, and as they do,
+the leaderboard leaves it out of scores, wins and ranking); it is stored and queried like any
+other run, and its leaderboard is the ``tournament`` SQL view.
 
 A player is a strategy name (``TFT``, any case) or a model named ``provider/model``
 (``mock/tft``, ``openai/gpt-4o-mini``): a slash is what tells them apart, since no strategy

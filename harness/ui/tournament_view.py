@@ -22,6 +22,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from harness.analysis.leaderboard import RANKING_NOTE, TIE_TOLERANCE
 from harness.config import ExperimentConfig
 from harness.errors import PDBenchError
 from harness.plan import PlanSummary, summarize
@@ -47,8 +48,9 @@ def render(folder: Path) -> None:
         _select(folder, pending)
     st.markdown("### 🏆 Tournament")
     st.caption(
-        "A round robin in the style of Axelrod's tournaments: every player meets every other "
-        "(and itself, with self-play), and is ranked by its mean payoff per round."
+        "A round robin in the style of Axelrod's tournaments: every player meets every other (and itself, "
+        "with self-play: shown in the matchups, left out of the ranking), and is ranked as the Axelrod library "
+        "ranks, by the median over repetitions of its score per turn against the others."
     )
     with st.container(border=True):
         _form(folder)
@@ -251,8 +253,8 @@ def leaderboard_frame(board: list[dict[str, Any]]) -> pd.DataFrame:
         rows.append({
             "rank": components.medal(r["rank"]),
             "player": f"{info.emoji} {r['player']}",
-            "payoff / round": r["mean_payoff_per_round"],
-            "mean total": r["mean_total"],
+            "median / turn": r["median_score_per_turn"],
+            "mean / turn": r["mean_score_per_turn"],
             "cooperation": (r["cooperation_rate"] or 0.0) * 100,
             "wins": r["wins"],
             "draws": r["draws"],
@@ -265,15 +267,22 @@ def leaderboard_frame(board: list[dict[str, Any]]) -> pd.DataFrame:
 COLUMNS = {
     "rank": st.column_config.TextColumn("", width="small"),
     "player": st.column_config.TextColumn("player", width="medium"),
-    "payoff / round": st.column_config.NumberColumn(format="%.3f", help="Mean payoff per round over its games"),
-    "mean total": st.column_config.NumberColumn(format="%.1f", help="Mean total payoff per game"),
+    "median / turn": st.column_config.NumberColumn(
+        format="%.3f",
+        help="The ranking key: median over repetitions of its score per turn against the others "
+        "(in each repetition, the mean of each game's payoff per round; self-play left out)",
+    ),
+    "mean / turn": st.column_config.NumberColumn(format="%.3f", help="The same scores' mean over repetitions"),
     "cooperation": st.column_config.ProgressColumn(
-        format="%.1f%%", min_value=0, max_value=100, help="Share of its moves that were C, as played (after noise)"
+        format="%.1f%%",
+        min_value=0,
+        max_value=100,
+        help="Share of its moves that were C against the others, as played (after noise); self-play left out",
     ),
     "wins": st.column_config.NumberColumn(help="Games won against other players (self-play is not counted)"),
     "draws": st.column_config.NumberColumn(),
     "losses": st.column_config.NumberColumn(),
-    "games": st.column_config.NumberColumn(help="Games played (a self-play game counts once)"),
+    "games": st.column_config.NumberColumn(help="Complete games against other players (self-play is not counted)"),
 }
 
 
@@ -284,8 +293,9 @@ def podium_card(row: dict[str, Any]) -> str:
     extra = (
         f"<div style='display:flex;align-items:center;gap:12px'>"
         f"<span style='font-size:2.2em'>{components.medal(row['rank'])}</span>"
-        f"<span><b style='font-size:1.3em'>{components.num(row['mean_payoff_per_round'], 3)}</b> per round · "
-        f"{components.pct(row['cooperation_rate'])} cooperation<br>"
+        f"<span><b style='font-size:1.3em'>{components.num(row['median_score_per_turn'], 3)}</b> median per turn"
+        f" · mean {components.num(row['mean_score_per_turn'], 3)}<br>"
+        f"{components.pct(row['cooperation_rate'])} cooperation · "
         f"<span style='opacity:.75'>{row['wins']} W · {row['draws']} D · {row['losses']} L</span></span></div>"
     )
     return components.agent_card(info, extra=extra)
@@ -295,19 +305,21 @@ def _results(folder: Path, run: data.RunRow) -> None:
     sig = cached.signature(folder)
     board = cached.leaderboard(folder, sig, run.run_id)
     if not board:
-        st.info(f"Tournament `{run.run_id}` has no complete game yet, so no leaderboard.")
+        st.info(
+            f"Tournament `{run.run_id}` has no complete game between two different players yet, so no "
+            "leaderboard (self-play is left out of the ranking)."
+        )
         return
-    podium = st.columns(3)
-    for col, row in zip(podium, board[:3], strict=False):
-        with col:
-            st.markdown(podium_card(row), unsafe_allow_html=True)
+    # Every medallist stands on the podium: players tied on a rank share its medal, so there may be more than three.
+    medallists = [r for r in board if r["rank"] <= len(components.MEDALS)]
+    for start in range(0, len(medallists), 3):
+        for col, row in zip(st.columns(3), medallists[start : start + 3], strict=False):
+            with col:
+                st.markdown(podium_card(row), unsafe_allow_html=True)
     st.markdown("##### 🏅 Leaderboard")
     frame = leaderboard_frame(board)
     st.dataframe(frame, hide_index=True, column_config=COLUMNS, height=min(38 + 35 * len(frame), 640))
-    st.caption(
-        f"Ranked by mean payoff per round (ties share a medal). Same numbers from a terminal: "
-        f"`pdbench report {run.run_id} --results {folder}`."
-    )
+    st.caption(f"{RANKING_NOTE} Same numbers from a terminal: `pdbench report {run.run_id} --results {folder}`.")
     matrix = cached.matchups(folder, sig, run.run_id)
     # "pad": the chart's width is its grid, and axes and legend come on top. Streamlit's default ("fit")
     # squeezes them all into that width, which leaves the cells too narrow for their numbers.
@@ -329,10 +341,11 @@ def highlights(board: list[dict[str, Any]], matrix: list[dict[str, Any]]) -> lis
     out: list[str] = []
     if not board:
         return out
-    nicest = max(board, key=lambda r: (r["cooperation_rate"] or 0.0, -r["rank"]))
+    best = max(r["cooperation_rate"] or 0.0 for r in board)
+    nicest = [r["player"] for r in board if (r["cooperation_rate"] or 0.0) >= best - TIE_TOLERANCE]
     out.append(
-        f"🤝 **Most cooperative:** {_who(nicest['player'])}, "
-        f"{components.pct(nicest['cooperation_rate'])} of its moves were C."
+        f"🤝 **Most cooperative:** {_names(nicest)}, "
+        f"{components.pct(best)} of {'its' if len(nicest) == 1 else 'their'} moves were C."
     )
     cells = {(m["player"], m["opponent"]): m["mean_payoff_per_round"] for m in matrix}
     gaps = [
@@ -347,12 +360,16 @@ def highlights(board: list[dict[str, Any]], matrix: list[dict[str, Any]]) -> lis
                 f"🗡️ **Most lopsided pairing:** {_who(winner)} scored {cells[(winner, loser)]:.2f} a round "
                 f"against {_who(loser)}, who got {cells[(loser, winner)]:.2f}."
             )
-    top = board[0]
-    winner = max(board, key=lambda r: (r["wins"], -r["rank"]))
-    if winner["wins"] > 0 and winner["rank"] > 1:
+    # Ties share the honours: every player on rank 1 "scored most", every player with the most wins "won most".
+    top = [r["player"] for r in board if r["rank"] == 1]
+    most = max(r["wins"] for r in board)
+    winners = [r for r in board if r["wins"] == most]
+    if most > 0 and all(r["rank"] > 1 for r in winners):
+        ranks = _and([_ordinal(rank) for rank in sorted({r["rank"] for r in winners})])
+        one = len(winners) == 1
         out.append(
-            f"🧮 **Winning is not scoring:** {_who(winner['player'])} won the most games ({winner['wins']}) "
-            f"but ranks only {_ordinal(winner['rank'])}; {_who(top['player'])} "
+            f"🧮 **Winning is not scoring:** {_names([r['player'] for r in winners])} won the most games "
+            f"({most}{'' if one else ' each'}) but {'ranks' if one else 'rank'} only {ranks}; {_names(top)} "
             f"scored most by doing well with everyone."
         )
     return out
@@ -365,3 +382,12 @@ def _ordinal(n: int) -> str:
 
 def _who(player: str) -> str:
     return f"{data.agent_info(player).emoji} {player}"
+
+
+def _names(players: list[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``, each with its emoji."""
+    return _and([_who(p) for p in players])
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

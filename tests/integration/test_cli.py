@@ -41,23 +41,52 @@ def test_tournament_prints_leaderboard_and_stores_the_run(results: Path) -> None
     )
     assert code == 0, err
     assert "Tournament t1" in out and "Matchups" in out and "😈 ALLD" in out
-    # Hand-computed, 10 rounds, self-play included:
-    # ALLD: self 10, vs ALLC 50, vs TFT 14 -> 74/3; TFT: 30, 30, 9 -> 23; ALLC: 30, 0, 30 -> 20
+    # Hand-computed, 10 rounds, self-play played but left out of the leaderboard:
+    # ALLD: vs ALLC 50, vs TFT 14 -> (5 + 1.4) / 2 a turn; TFT: 30, 9 -> (3 + 0.9) / 2; ALLC: 30, 0 -> 1.5.
     board = sql_json(
         results,
-        "select player, rank, games, mean_total, mean_payoff_per_round, wins, draws, losses "
-        "from tournament where run_id = 't1' order by rank",
+        "select player, rank, games, replicates, median_score_per_turn, mean_score_per_turn, mean_total, "
+        "mean_payoff_per_round, wins, draws, losses from tournament where run_id = 't1' order by rank",
     )
     assert [r["player"] for r in board] == ["ALLD", "TFT", "ALLC"]
-    assert [r["games"] for r in board] == [3, 3, 3]
-    assert board[0]["mean_total"] == pytest.approx(74 / 3)
-    assert board[1]["mean_payoff_per_round"] == pytest.approx(2.3)
+    assert [r["rank"] for r in board] == [1, 2, 3]
+    assert [r["games"] for r in board] == [2, 2, 2] and [r["replicates"] for r in board] == [1, 1, 1]
+    assert [r["median_score_per_turn"] for r in board] == pytest.approx([3.2, 1.95, 1.5])
+    assert [r["mean_score_per_turn"] for r in board] == pytest.approx([3.2, 1.95, 1.5])  # one repetition
+    assert [r["mean_payoff_per_round"] for r in board] == pytest.approx([3.2, 1.95, 1.5])
+    assert board[0]["mean_total"] == pytest.approx(32)
     assert (board[0]["wins"], board[1]["wins"], board[1]["draws"], board[2]["losses"]) == (2, 0, 1, 1)
+    assert "🥇 1" in out and "🥈 2" in out and "🥉 3" in out and "3.200" in out and "median/turn" in out
     games = sql_json(results, "select player_a, player_b, rounds_played, status from games order by game_id")
     assert len(games) == 6 and {g["status"] for g in games} == {"complete"}
     assert {(g["player_a"], g["player_b"]) for g in games} >= {("ALLC", "ALLC"), ("TFT", "TFT"), ("ALLD", "TFT")}
     run = sql_json(results, "select status, kind, games_planned, finished_at from runs")[0]
     assert run["status"] == "complete" and run["kind"] == "tournament" and run["games_planned"] == 6
+
+
+def test_tournament_ties_share_a_rank_and_its_medal(results: Path) -> None:
+    code, out, err = pdbench(
+        "tournament", "--players", "ALLC,TFT,GRIM,ALLD", "--rounds", "10", "--results", results, "--run-id", "tie"
+    )
+    assert code == 0, err
+    # 10 rounds, self-play left out: ALLD (5 + 1.4 + 1.4) / 3 = 2.6; TFT and GRIM (3 + 3 + 0.9) / 3 = 2.3 each;
+    # ALLC (3 + 3 + 0) / 3 = 2. Standard competition ranking: 1, 2, 2, 4.
+    board = sql_json(results, "select rank, player, median_score_per_turn from tournament order by rank, player")
+    assert [(r["rank"], r["player"]) for r in board] == [(1, "ALLD"), (2, "GRIM"), (2, "TFT"), (4, "ALLC")]
+    assert [r["median_score_per_turn"] for r in board] == pytest.approx([2.6, 2.3, 2.3, 2.0])
+    lines = [line for line in out.splitlines() if "│" in line]
+    medals = [next((m for m in ("🥇", "🥈", "🥉") if m in line), None) for line in lines if "2.300" in line]
+    assert medals == ["🥈", "🥈"]
+    assert "🥉" not in out and sum("🥇" in line for line in lines) == 1
+    assert any(" 4 " in line and "ALLC" in line for line in lines)
+
+
+def test_a_tournament_of_one_player_has_matchups_but_no_leaderboard(results: Path) -> None:
+    code, out, err = pdbench("tournament", "--players", "TFT", "--rounds", "4", "--results", results, "--run-id", "one")
+    assert code == 0, err
+    assert "no leaderboard, since no complete game between two different players" in out
+    assert "Matchups" in out and "3.00" in out  # TFT against itself: 3 a round, still shown
+    assert sql_json(results, "select * from tournament") == []
 
 
 def test_tournament_without_self_play_and_with_a_geometric_horizon(results: Path) -> None:
@@ -93,10 +122,10 @@ def test_tournament_players_may_be_models(results: Path) -> None:
     )
     assert code == 0, err
     assert "Tournament m" in out and "mock/defector" in out
-    # 5 rounds: mock/defector defects like ALLD: self 5, vs TFT 9, vs ALLC 25 -> 39/15 per round
-    board = sql_json(results, "select player, mean_payoff_per_round, cooperation_rate from tournament order by rank")
+    # 5 rounds: mock/defector defects like ALLD: vs TFT 9, vs ALLC 25 -> (1.8 + 5) / 2 a turn (self-play left out)
+    board = sql_json(results, "select player, median_score_per_turn, cooperation_rate from tournament order by rank")
     assert [r["player"] for r in board] == ["mock/defector", "TFT", "ALLC"]
-    assert board[0]["mean_payoff_per_round"] == pytest.approx(39 / 15) and board[0]["cooperation_rate"] == 0
+    assert board[0]["median_score_per_turn"] == pytest.approx(3.4) and board[0]["cooperation_rate"] == 0
     calls = sql_json(results, "select count(*) as n, count(distinct model) as models from calls")[0]
     assert calls == {"n": 20, "models": 1}  # 5 rounds vs TFT, 5 vs ALLC, 2 seats x 5 in self-play
     assert (results / ".cache" / "responses.sqlite").is_file()  # model runs use the shared response cache

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from harness import runner
 from harness.store.catalog import Catalog
+from harness.tournament import tournament_config
 from harness.ui import choices, progress_panel, tournament_view
 from harness.ui.views import TOURNAMENT
 
@@ -58,26 +59,29 @@ def run_from_form(at: AppTest, strategies: list[str], models: tuple[str, ...] = 
     return at
 
 
-def test_the_fixture_leaderboard_puts_grim_first_with_gold(app: App, tournament_results: Path) -> None:
+def test_the_fixture_leaderboard_puts_grim_and_tft_first_with_gold(app: App, tournament_results: Path) -> None:
     at = app(tournament_results, view=TOURNAMENT)
     df = board(at)
-    # Hand-computed, 10 rounds, self-play counted once: GRIM and TFT both get 30 (self), 30 (each other),
-    # 9 (vs ALLD) = 23 a game, 2.3 a round; ALLD gets 10 (self), 14, 14 = 38/3. Ties share the medal;
-    # GRIM is listed first (rank, then name). GRIM cooperates fully except 9 of 10 rounds vs ALLD: 0.7.
+    # Hand-computed, 10 rounds, self-play left out: in each of the 2 repetitions GRIM and TFT get 30 a game
+    # against each other (3 a turn) and 9 against ALLD (0.9 a turn): (3 + 0.9) / 2 = 1.95; ALLD gets 14 against
+    # each (1.4 a turn). Median and mean over the two alike repetitions are the same. GRIM and TFT share the rank
+    # and the medal, listed by name; ALLD is third (1, 1, 3). Cooperation against the others: (1 + 0.1) / 2.
     assert list(df["rank"]) == ["🥇", "🥇", "🥉"]
     assert list(df["player"]) == ["💀 GRIM", "🪞 TFT", "😈 ALLD"]
-    assert list(df["payoff / round"]) == pytest.approx([2.3, 2.3, 38 / 30])
-    assert list(df["mean total"]) == pytest.approx([23, 23, 38 / 3])
-    assert list(df["cooperation"]) == pytest.approx([70.0, 70.0, 0.0])
+    assert list(df["median / turn"]) == pytest.approx([1.95, 1.95, 1.4])
+    assert list(df["mean / turn"]) == pytest.approx([1.95, 1.95, 1.4])
+    assert list(df["cooperation"]) == pytest.approx([55.0, 55.0, 0.0])
     assert list(zip(df["wins"], df["draws"], df["losses"], strict=True)) == [(0, 2, 2), (0, 2, 2), (4, 0, 0)]
-    assert list(df["games"]) == [6, 6, 6]
+    assert list(df["games"]) == [4, 4, 4]
     # ... and the same as the SQL view says.
     with Catalog(tournament_results) as cat:
-        sql = cat.records("SELECT player, mean_payoff_per_round FROM tournament WHERE run_id = 'tour' ORDER BY rank")
-    assert [r["mean_payoff_per_round"] for r in sql] == pytest.approx(list(df["payoff / round"]))
+        sql = cat.records("SELECT rank, median_score_per_turn FROM tournament WHERE run_id = 'tour' ORDER BY rank")
+    assert [r["rank"] for r in sql] == [1, 1, 3]
+    assert [r["median_score_per_turn"] for r in sql] == pytest.approx(list(df["median / turn"]))
     cards = podium(at)
     assert len(cards) == 3
-    assert "🥇" in cards[0] and "GRIM" in cards[0] and "2.300" in cards[0] and "70.0% cooperation" in cards[0]
+    assert "🥇" in cards[0] and "GRIM" in cards[0] and "1.950</b> median per turn" in cards[0]
+    assert "🥇" in cards[1] and "TFT" in cards[1] and "55.0% cooperation" in cards[1]
     assert "🥉" in cards[2] and "ALLD" in cards[2] and "4 W · 0 D · 0 L" in cards[2]
     assert at.selectbox(key="tournament_run").value == "tour"
     assert at.session_state["selected_tournament"] == "tour"
@@ -93,12 +97,47 @@ def test_the_matchup_matrix_is_a_heatmap_of_the_matchups_view(app: App, tourname
     assert cells["TFT", "ALLD"] == pytest.approx(0.9)
     assert cells["GRIM", "TFT"] == pytest.approx(3.0)
     notes = [m.value for m in at.markdown if m.value.startswith(("🤝", "🗡️", "🧮"))]
+    # GRIM and TFT tie on cooperation and on rank 1: the highlights name both.
     assert notes == [
-        "🤝 **Most cooperative:** 💀 GRIM, 70.0% of its moves were C.",
+        "🤝 **Most cooperative:** 💀 GRIM and 🪞 TFT, 55.0% of their moves were C.",
         "🗡️ **Most lopsided pairing:** 😈 ALLD scored 1.40 a round against 🪞 TFT, who got 0.90.",
-        "🧮 **Winning is not scoring:** 😈 ALLD won the most games (4) but ranks only 3rd; 💀 GRIM scored most "
-        "by doing well with everyone.",
+        "🧮 **Winning is not scoring:** 😈 ALLD won the most games (4) but ranks only 3rd; 💀 GRIM and 🪞 TFT "
+        "scored most by doing well with everyone.",
     ]
+
+
+def test_players_tied_on_a_rank_share_its_medal_on_the_podium_and_the_board(app: App, tmp_path: Path) -> None:
+    runner.run_experiment(tournament_config(["ALLC", "TFT", "GRIM", "ALLD"], rounds=10), results_dir=tmp_path,
+                          run_id="ties")  # fmt: skip
+    at = app(tmp_path, view=TOURNAMENT)
+    df = board(at)
+    # 10 rounds, self-play left out. ALLD: 50 vs ALLC, 14 vs TFT and vs GRIM: (5 + 1.4 + 1.4) / 3 = 2.6;
+    # TFT and GRIM: 30, 30, 9: (3 + 3 + 0.9) / 3 = 2.3; ALLC: 30, 30, 0: 2.0. Ranks 1, 2, 2, 4: two silvers, no bronze.
+    assert list(df["player"]) == ["😈 ALLD", "💀 GRIM", "🪞 TFT", "🕊️ ALLC"]
+    assert list(df["rank"]) == ["🥇", "🥈", "🥈", "4."]
+    assert list(df["median / turn"]) == pytest.approx([2.6, 2.3, 2.3, 2.0])
+    cards = podium(at)
+    assert len(cards) == 3
+    assert ["🥇" in cards[0], "🥈" in cards[1], "🥈" in cards[2]] == [True, True, True]
+    assert not any("🥉" in c for c in cards)
+    assert [re.search(r"</span> (\w+) ·", c).group(1) for c in cards] == ["ALLD", "GRIM", "TFT"]  # type: ignore[union-attr]
+
+
+def test_every_medallist_stands_on_the_podium_even_beyond_three(app: App, tmp_path: Path) -> None:
+    # Four players who never defect: every game is mutual cooperation, 3 a turn each, so all four share gold.
+    runner.run_experiment(tournament_config(["ALLC", "GRIM", "TFT", "TF2T"], rounds=5), results_dir=tmp_path,
+                          run_id="gold")  # fmt: skip
+    at = app(tmp_path, view=TOURNAMENT)
+    df = board(at)
+    assert list(df["rank"]) == ["🥇"] * 4
+    assert list(df["median / turn"]) == pytest.approx([3.0] * 4)
+    cards = podium(at)
+    assert len(cards) == 4 and all("🥇" in c for c in cards)
+    assert [re.search(r"</span> (\w+) ·", c).group(1) for c in cards] == ["ALLC", "GRIM", "TF2T", "TFT"]  # type: ignore[union-attr]
+    notes = [m.value for m in at.markdown if m.value.startswith(("🤝", "🧮"))]
+    assert len(notes) == 1 and notes[0].startswith("🤝 **Most cooperative:** ")
+    assert all(name in notes[0] for name in ("ALLC", "GRIM", "TF2T", "TFT"))
+    assert notes[0].endswith(", 100.0% of their moves were C.")
 
 
 def test_an_empty_folder_shows_the_first_run_message(app: App, tmp_path: Path) -> None:
@@ -124,11 +163,12 @@ def test_running_a_tournament_from_the_form_makes_an_ordinary_run(app: App, tmp_
         rounds = cat.records("SELECT count(*) AS n FROM rounds")[0]["n"]
     assert runs == [{"run_id": run_id, "kind": "tournament", "status": "complete", "games_planned": 6}]
     assert rounds == 30
-    # 5 rounds: ALLD 5 (self) + 25 (vs ALLC) + 9 (vs TFT) = 13 a game; TFT 15 + 15 + 4; ALLC 15 + 0 + 15.
+    # 5 rounds, self-play left out: ALLD 25 (vs ALLC) and 9 (vs TFT): (5 + 1.8) / 2 a turn; TFT 15 and 4:
+    # (3 + 0.8) / 2; ALLC 15 and 0: (3 + 0) / 2.
     df = board(at)
     assert list(df["player"]) == ["😈 ALLD", "🪞 TFT", "🕊️ ALLC"]
     assert list(df["rank"]) == ["🥇", "🥈", "🥉"]
-    assert list(df["payoff / round"]) == pytest.approx([2.6, 34 / 15, 2.0])
+    assert list(df["median / turn"]) == pytest.approx([3.4, 1.9, 1.5])
     assert at.selectbox(key="tournament_run").value == run_id
 
     # A second tournament in the same folder becomes the one shown; the first can be reopened.
@@ -146,10 +186,10 @@ def test_a_mock_model_plays_in_the_tournament(app: App, tmp_path: Path) -> None:
     assert any("mock/defector" in o for o in at.multiselect(key="tour_models").options)
     at = run_from_form(at, ["TFT", "ALLC"], models=("mock/defector",))
     assert any("finished: 6 of 6 games" in s.value for s in at.success)
-    # mock/defector defects like ALLD: 5 (self) + 9 (vs TFT) + 25 (vs ALLC) = 13 a game.
+    # mock/defector defects like ALLD: 9 (vs TFT) and 25 (vs ALLC) in 5 rounds, (1.8 + 5) / 2 a turn.
     df = board(at)
     assert list(df["player"]) == ["🤖 mock/defector", "🪞 TFT", "🕊️ ALLC"]
-    assert df["payoff / round"].iloc[0] == pytest.approx(2.6) and df["cooperation"].iloc[0] == 0
+    assert df["median / turn"].iloc[0] == pytest.approx(3.4) and df["cooperation"].iloc[0] == 0
     with Catalog(tmp_path) as cat:
         calls = cat.records("SELECT count(*) AS n, any_value(provider || '/' || model) AS model FROM calls")[0]
     assert calls == {"n": 20, "model": "mock/defector"}  # 5 vs TFT, 5 vs ALLC, 2 seats x 5 in self-play
