@@ -18,7 +18,9 @@ tournament and an Axelrod tournament of the same strategies put them in the same
   (Axelrod's per-repetition wins, summed over repetitions), ``draws`` equal, ``losses`` lower.
 * ``cooperation_rate`` is over games against others, as Axelrod's cooperating rating leaves out
   self-interactions; it is the mean of each game's own rate (equal to Axelrod's pooled rate
-  whenever games have the same length, i.e. under a fixed horizon).
+  whenever games have the same length, i.e. under a fixed horizon). Like every behaviour rate it is
+  on the moves the player chose (before noise, fallback moves left out); ``cooperation_rate_played``
+  counts the moves as played, which is what Axelrod's rating counts under noise.
 * Ranks are standard competition ranks (1, 2, 2, 4) where equal means within ``TIE_TOLERANCE``
   (so that floating-point noise in a mean never splits a tie). Players sorted by median are cut
   into tie groups wherever two neighbours differ by more than the tolerance, so a chain of
@@ -55,7 +57,8 @@ LEADERBOARD_VIEWS: dict[str, str] = {
                COUNT(DISTINCT game_id) AS games,
                {_avg("payoff_total / rounds")} AS mean_payoff_per_round,
                {_avg("payoff_total")} AS mean_total,
-               {_avg("cooperations / rounds")} AS cooperation_rate
+               {_avg("chosen_cooperations / NULLIF(rounds_chosen, 0)")} AS cooperation_rate,
+               {_avg("cooperations / rounds")} AS cooperation_rate_played
         FROM player_games
         WHERE status = 'complete'
         GROUP BY run_id, player_name, opponent_name""",
@@ -81,11 +84,12 @@ LEADERBOARD_VIEWS: dict[str, str] = {
                    COUNT(*) FILTER (WHERE payoff_total > opp_payoff_total) AS wins,
                    COUNT(*) FILTER (WHERE payoff_total = opp_payoff_total) AS draws,
                    COUNT(*) FILTER (WHERE payoff_total < opp_payoff_total) AS losses,
-                   {_avg("cooperations / rounds")} AS cooperation_rate
+                   {_avg("chosen_cooperations / NULLIF(rounds_chosen, 0)")} AS cooperation_rate,
+                   {_avg("cooperations / rounds")} AS cooperation_rate_played
             FROM others GROUP BY run_id, player_name
         ), ordered AS (
             SELECT s.*, b.games, b.mean_payoff_per_round, b.mean_total, b.wins, b.draws, b.losses,
-                   b.cooperation_rate,
+                   b.cooperation_rate, b.cooperation_rate_played,
                    ROW_NUMBER() OVER w AS position,
                    LAG(s.median_score_per_turn) OVER w AS previous
             FROM scores s JOIN board b USING (run_id, player_name)
@@ -99,6 +103,6 @@ LEADERBOARD_VIEWS: dict[str, str] = {
         SELECT run_id,
                CAST(MIN(position) OVER (PARTITION BY run_id, tie_group) AS INTEGER) AS rank,
                player_name AS player, median_score_per_turn, mean_score_per_turn, replicates, games,
-               wins, draws, losses, cooperation_rate, mean_payoff_per_round, mean_total
+               wins, draws, losses, cooperation_rate, cooperation_rate_played, mean_payoff_per_round, mean_total
         FROM grouped""",
 }

@@ -201,3 +201,20 @@ def test_the_terminal_leaderboard_gives_tied_players_the_same_medal() -> None:
     ranks = [("ALLD", 1), ("GRIM", 2), ("TFT", 2), ("ALLC", 4)]
     lines = _rendered([{**row, "player": p, "rank": r} for p, r in ranks])
     assert [line.split("│")[1].strip() for line in lines] == ["🥇 1", "🥈 2", "🥈 2", "4"]
+
+
+def test_cooperation_is_on_chosen_moves_and_as_played_beside_it(tmp_path: Path) -> None:
+    """ALLC chooses C in every round; under noise 0.1 some of its moves are played as D. Its leaderboard
+    cooperation is that of its choices, exactly 1, and the played rate (below 1) is kept beside it."""
+    from harness.runner import run_experiment
+    from harness.tournament import tournament_config
+
+    run_experiment(tournament_config(["ALLC", "ALLD"], rounds=200, noise=0.1, seed=3), results_dir=tmp_path,
+                   run_id="noisy")  # fmt: skip
+    with Catalog(tmp_path) as cat:
+        rows = {r["player"]: r for r in cat.records("SELECT * FROM tournament WHERE run_id = 'noisy'")}
+        matchup = cat.records("SELECT * FROM matchups WHERE player = 'ALLC' AND opponent = 'ALLD'")[0]
+    assert rows["ALLC"]["cooperation_rate"] == 1.0 and rows["ALLD"]["cooperation_rate"] == 0.0
+    assert 0.8 < rows["ALLC"]["cooperation_rate_played"] < 0.97
+    assert 0.03 < rows["ALLD"]["cooperation_rate_played"] < 0.2
+    assert matchup["cooperation_rate"] == 1.0 and matchup["cooperation_rate_played"] < 1.0
