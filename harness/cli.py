@@ -23,15 +23,17 @@ from typer.core import TyperGroup
 
 from harness import __version__
 from harness.agents.strategies import STRATEGIES
+from harness.analysis.comprehension import comprehension_accuracy
 from harness.analysis.report import condition_summaries
 from harness.cache import ResponseCache, delete_cache
 from harness.config import ExperimentConfig, check_run_id, load_experiment
 from harness.errors import PDBenchError, StoreError
-from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, eval_config
+from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, comprehension_rounds, eval_config
 from harness.plan import summarize
 from harness.pricing import PriceTable
 from harness.progress import live_display
 from harness.render import (
+    comprehension_table,
     label,
     leaderboard_table,
     matchup_table,
@@ -323,6 +325,13 @@ def eval_(
     noise: NoiseOpt = 0.0,
     persona: Annotated[str | None, typer.Option(help="A persona from personas/ (or a .md file).")] = None,
     temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0, help="Sampling temperature.")] = None,
+    comprehension: Annotated[
+        str | None,
+        typer.Option(
+            help="Ask the model the rules before its move in these rounds (e.g. 1,10): a comprehension "
+            "check, scored in the scorecard."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Master seed.")] = 0,
     base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server (or $OPENAI_BASE_URL).")] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Max requests in flight to the endpoint.")] = None,
@@ -343,7 +352,8 @@ def eval_(
     panel = parse_players(opponents, option="--opponents")
     config = eval_config(model, opponents=panel, rounds=rounds, stop_prob=stop_prob,
                          max_rounds=max_rounds, replicates=replicates, noise=noise, persona=persona,
-                         temperature=temperature, seed=seed, base_url=base_url, limits=limits)  # fmt: skip
+                         temperature=temperature, seed=seed, base_url=base_url, limits=limits,
+                         comprehension=comprehension_rounds(comprehension))  # fmt: skip
     if run_id is not None:
         check_run_id(run_id)
     folder = results_dir(results)
@@ -351,6 +361,15 @@ def eval_(
     engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
     result = _play(config, results=folder, run_id=rid, replicates=None, overwrite=overwrite, engine=engine)
     _scorecard(folder, rid, result)
+
+
+def _checks_and_profile(cat: Catalog, run_row: dict[str, object]) -> None:
+    """The scorecard's sections beyond the per-opponent table: comprehension-check accuracy when the run asked
+    questions."""
+    rid = str(run_row["run_id"])
+    accuracy = comprehension_accuracy(cat, rid)
+    if accuracy:
+        out.print(comprehension_table(accuracy))
 
 
 def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
@@ -370,8 +389,9 @@ def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
             "FROM player_metrics WHERE run_id = ? AND player = 'a' AND status = 'complete'",
             [rid],
         )[0]
-    out.print(scorecard_table(run_row, summaries))
-    out.print(scorecard_summary(overall, totals))
+        out.print(scorecard_table(run_row, summaries))
+        out.print(scorecard_summary(overall, totals))
+        _checks_and_profile(cat, run_row)
     out.print(f"run id: [bold]{rid}[/bold]   results: {result.path}")
     if result.status != "complete":
         raise typer.Exit(130)
@@ -504,8 +524,11 @@ def report(
     with open_run(results_dir(results), run_id) as cat:
         run_row = cat.require_run(run_id)
         summaries = condition_summaries(cat, run_id)
+        accuracy = comprehension_accuracy(cat, run_id)
     if format is Format.table:
         out.print(report_table(run_row, summaries))
+        if accuracy:
+            out.print(comprehension_table(accuracy))
         return
     dicts = [s.as_dict() for s in summaries]
     columns = list(dicts[0]) if dicts else ["condition"]

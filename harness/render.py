@@ -86,6 +86,20 @@ def label(name: str) -> str:
     return f"{cls.emoji} {name}" if cls else name
 
 
+def comprehension_table(rows: list[dict[str, Any]]) -> Table:
+    """Comprehension-check accuracy per player and question kind (rows of ``comprehension_accuracy``)."""
+    table = Table(title="Comprehension check: right answers per model and question", header_style="bold",
+                  box=box.SIMPLE_HEAD)  # fmt: skip
+    for col in ("player", "question", "asked", "readable", "right", "accuracy"):
+        table.add_column(col, justify="left" if col in ("player", "question") else "right")
+    last = None
+    for r in rows:
+        table.add_row(label(r["player_name"]) if r["player_name"] != last else "", r["kind"], f"{r['questions']:,}",
+                      f"{r['answered']:,}", f"{r['correct']:,}", f"{r['accuracy']:.1%}")  # fmt: skip
+        last = r["player_name"]
+    return table
+
+
 def leaderboard_table(rows: list[dict[str, Any]], title: str = "Leaderboard") -> Table:
     table = Table(title=title, header_style="bold")
     for col, justify in (

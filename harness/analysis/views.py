@@ -153,7 +153,8 @@ VIEWS: dict[str, str] = {
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
     """Create (or replace) every metric view on ``con``, in dependency order: the per-game views
     here, then the tournament views built on them (:mod:`harness.analysis.leaderboard`)."""
+    from harness.analysis.comprehension import COMPREHENSION_VIEWS
     from harness.analysis.leaderboard import LEADERBOARD_VIEWS
 
-    for name, sql in {**VIEWS, **LEADERBOARD_VIEWS}.items():
+    for name, sql in {**VIEWS, **LEADERBOARD_VIEWS, **COMPREHENSION_VIEWS}.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
