@@ -372,6 +372,9 @@ class ExperimentConfig(_Section):
     """A whole experiment. Build with :func:`load_experiment` or :func:`parse_experiment`."""
 
     kind: Literal["experiment", "tournament", "eval"] = "experiment"
+    suite: str | None = Field(
+        None, description="the published protocol this experiment follows (pdbench eval --suite); checked"
+    )
     run: RunSection = Field(default_factory=RunSection)
     game: GameSection = Field(default_factory=GameSection)
     horizon: HorizonSection = Field(default_factory=HorizonSection)
@@ -381,9 +384,18 @@ class ExperimentConfig(_Section):
 
     _noise = field_validator("noise", mode="before")(classmethod(lambda cls, v: _noise(v)))
 
+    @field_validator("suite")
+    @classmethod
+    def _suite(cls, value: str | None) -> str | None:
+        from harness.suites import SUITES
+
+        if value is not None and value not in SUITES:
+            raise ValueError(f"unknown suite {value!r}; suites: {', '.join(SUITES)}")
+        return value
+
     def problems(self) -> list[str]:
         """What a valid config still gets wrong across its sections, with key paths: a comprehension round
-        the game never reaches."""
+        the game never reaches, a config that names a suite but does not follow its protocol."""
         out: list[str] = []
         for i, cond in enumerate(self.experiment.conditions):
             horizon = cond.horizon or self.horizon
@@ -399,6 +411,10 @@ class ExperimentConfig(_Section):
                         f"experiment.conditions[{i}].{seat}.comprehension.rounds: round {beyond[0]} is never "
                         f"reached, the game has {length}; ask in rounds 1 to {last}"
                     )
+        if self.suite is not None:
+            from harness.suites import SUITES
+
+            out += SUITES[self.suite].deviations(self)
         return out
 
     def warnings(self) -> list[str]:
@@ -414,6 +430,8 @@ class ExperimentConfig(_Section):
     def resolved_dict(self) -> dict[str, Any]:
         """The config with refs expanded and defaults filled: what a run stores and replays."""
         data = self.model_dump(mode="json", exclude={"experiment"})
+        if self.suite is None:
+            del data["suite"]  # configs that follow no suite are stored as before
         data["game"]["payoff_matrix"] = self.game.payoff_matrix.to_mapping()
         conds = []
         for cond in self.experiment.conditions:
@@ -461,11 +479,12 @@ class GameOptions:
 
 def options_config(
     kind: str, conditions: list[dict[str, Any]], options: GameOptions, *, default_rounds: int, source: str,
-    fix_hint: str,
+    fix_hint: str, suite: str | None = None,
 ) -> ExperimentConfig:  # fmt: skip
     """An experiment config from command-line-style options, validated exactly like a YAML file."""
     data: dict[str, Any] = {
         "kind": kind,
+        **({"suite": suite} if suite is not None else {}),
         "run": {"seed": options.seed},
         "horizon": horizon_options(options.rounds, options.stop_prob, options.max_rounds, default_rounds),
         "noise": {"prob": options.noise},

@@ -100,6 +100,16 @@ def comprehension_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
+def profile_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> Table:
+    """Per-condition means of a profile's columns (whatever they are), the condition first."""
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
+    for col in columns:
+        table.add_column(col.replace("_", " "), justify="left" if col == "condition" else "right")
+    for row in rows:
+        table.add_row(*(_cell(v) if not isinstance(v, float) else f"{v:.3f}" for v in row))
+    return table
+
+
 def leaderboard_table(rows: list[dict[str, Any]], title: str = "Leaderboard") -> Table:
     table = Table(title=title, header_style="bold")
     for col, justify in (
