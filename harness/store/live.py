@@ -4,8 +4,8 @@ A model game takes minutes, so it is recorded round by round: the game's row whe
 (status ``running``), each round together with the calls that produced it (and the answers of
 a comprehension check asked in it), and the game's final status. Everything is buffered in
 memory and written in one transaction per flush, so a round is never stored without its calls,
-nor a call without its round. A run killed at any
-moment leaves whole rounds and ``running`` games, which ``pdbench resume`` replays.
+nor a call without its round. A run killed at any moment leaves whole rounds and ``running``
+games, which ``pdbench resume`` replays.
 """
 
 from __future__ import annotations
