@@ -43,7 +43,15 @@ from harness.cache import CachedResponse, ResponseCache, cache_key_join, cache_k
 from harness.errors import StoreError
 from harness.limits import EndpointLimiter
 from harness.pricing import Price, PriceTable
-from harness.providers.base import Message, Provider, RetryDecision, Sample, SamplingParams, estimate_tokens
+from harness.providers.base import (
+    Message,
+    PromptFacts,
+    Provider,
+    RetryDecision,
+    Sample,
+    SamplingParams,
+    estimate_tokens,
+)
 
 log = logging.getLogger("pdbench.calls")
 
@@ -81,6 +89,8 @@ class CallRecord:
     cost_usd: float | None
     cached: bool
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC).replace(tzinfo=None))
+    purpose: str = "move"  # move | comprehension (a question about the rules, see harness.comprehension)
+    option_order: str | None = None  # CD | DC: the order the two options were shown in; None when not shuffled
 
 
 @dataclass(slots=True)
@@ -118,12 +128,15 @@ class Stopped(CallFailed):
 
 @dataclass(frozen=True, slots=True)
 class CallTag:
-    """Where a call belongs (game, round, seat) and which draw of the model it is (``sample``)."""
+    """Where a call belongs (game, round, seat), which draw of the model it is (``sample``), what it is
+    for (a move or a comprehension question) and in which order the prompt showed the options."""
 
     game_id: int
     round: int
     player: str
     sample: Sample
+    purpose: str = "move"
+    option_order: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,12 +213,15 @@ class _Setup:
 class _Request:
     """What every record of one request shares."""
 
-    __slots__ = ("created_at", "game_id", "model", "player", "provider", "request_json", "round")
+    __slots__ = ("created_at", "game_id", "model", "option_order", "player", "provider", "purpose", "request_json",
+                 "round")  # fmt: skip
 
     def __init__(self, tag: CallTag, provider: str, model: str, request_json: str) -> None:
         self.game_id = tag.game_id
         self.round = tag.round
         self.player = tag.player
+        self.purpose = tag.purpose
+        self.option_order = tag.option_order
         self.provider = provider
         self.model = model
         self.request_json = request_json
@@ -214,7 +230,7 @@ class _Request:
     def record(self, attempt: int) -> CallRecord:
         return CallRecord(self.game_id, self.round, self.player, attempt, self.provider, self.model,
                           self.request_json, None, None, "ok", None, None, None, None, None, False,
-                          self.created_at)  # fmt: skip
+                          self.created_at, self.purpose, self.option_order)  # fmt: skip
 
 
 class CallPath:
@@ -291,8 +307,12 @@ class CallPath:
         params: SamplingParams,
         tag: CallTag,
         first_attempt: int,
+        facts: PromptFacts | None = None,
     ) -> CallResult:
         """One answer for ``messages``; raises CallFailed (records attached) or BudgetExhausted.
+
+        ``facts`` go to the provider beside the messages, for stand-in models (see PromptFacts); they
+        restate the messages, so they are neither sent to a real model nor part of the cache key.
 
         Always a checkpoint: it lets the other games run (and can be cancelled) even when the
         answer needs no waiting at all (a cache hit, a model that answers instantly).
@@ -321,7 +341,7 @@ class CallPath:
                 return self._cached(req, first_attempt, hit.text)
             if (answered := self._answered.get(key)) is not None:
                 return self._cached(req, first_attempt, answered)
-            return await self._send(provider, limiter, messages, params, first_attempt, req, key, name)
+            return await self._send(provider, limiter, messages, params, first_attempt, req, key, name, facts)
         finally:
             if (waiting := in_flight.pop(key)) is not None:
                 waiting.set()
@@ -352,6 +372,7 @@ class CallPath:
         req: _Request,
         key: str,
         name: str,
+        facts: PromptFacts | None,
     ) -> CallResult:
         records: list[CallRecord] = []
         attempt_no = first_attempt
@@ -380,10 +401,10 @@ class CallPath:
                     self.stats.calls += 1
                     try:
                         if deadline is None:
-                            completion = await provider.generate(messages, params, timeout)
+                            completion = await provider.generate(messages, params, timeout, facts)
                         else:
                             with anyio.fail_after(deadline):
-                                completion = await provider.generate(messages, params, timeout)
+                                completion = await provider.generate(messages, params, timeout, facts)
                     except BaseException as exc:
                         if isinstance(exc, anyio.get_cancelled_exc_class()):
                             raise

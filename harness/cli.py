@@ -6,6 +6,7 @@ on stderr with a non-zero exit code; they never show a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from contextlib import AbstractContextManager
@@ -23,20 +24,24 @@ from typer.core import TyperGroup
 
 from harness import __version__
 from harness.agents.strategies import STRATEGIES
+from harness.analysis.comprehension import comprehension_accuracy
+from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
 from harness.cache import ResponseCache, delete_cache
 from harness.config import ExperimentConfig, check_run_id, load_experiment
 from harness.errors import PDBenchError, StoreError
-from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, eval_config
+from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, comprehension_rounds, eval_config
 from harness.plan import summarize
 from harness.pricing import PriceTable
 from harness.progress import live_display
 from harness.render import (
     answers_table,
+    comprehension_table,
     label,
     leaderboard_table,
     matchup_table,
     print_rows,
+    profile_table,
     report_table,
     rows_json,
     scorecard_summary,
@@ -45,6 +50,7 @@ from harness.render import (
 from harness.runner import EngineOptions, Monitor, RunResult, default_run_id, resume_run, run_experiment
 from harness.settings import cache_path, engine_options
 from harness.store.catalog import Catalog, open_run
+from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
 from harness.tournament import DEFAULT_PLAYERS, parse_players, tournament_config
 
 
@@ -330,11 +336,29 @@ def _leaderboard(folder: Path, rid: str, result: RunResult) -> None:
         raise typer.Exit(130)
 
 
-@app.command(name="eval")
+_SUITES_HELP = "\n\n".join(f"* `{s.name}`: {s.summary}. After {s.paper}." for s in SUITES.values())
+EVAL_HELP = f"""Play a model against a panel of classic strategies and print its scorecard.
+
+Example: `pdbench eval --model openai/gpt-4o-mini --rounds 20 --replicates 5 --max-cost 1`
+
+**Suites** (`--suite NAME`) reproduce published protocols; a suite fixes the game, the opponents and how the
+prompt is put, so {", ".join(f"`{o}`" for o in PROTOCOL_OPTIONS)} are refused with it (engine options stay yours).
+Example: `pdbench eval --suite akata2023 --model openai/gpt-4o-mini --replicates 5`
+
+{_SUITES_HELP}
+"""
+
+
+@app.command(name="eval", help=EVAL_HELP)
 def eval_(
+    ctx: typer.Context,
     model: Annotated[
         str, typer.Option(help="The model, as provider/model: openai/gpt-4o-mini, anthropic/..., mock/tft.")
     ],
+    suite: Annotated[
+        str | None,
+        typer.Option(help=f"A published protocol to reproduce: {', '.join(SUITES)} (listed above)."),
+    ] = None,
     opponents: Annotated[str, typer.Option(help="Comma-separated strategies.")] = ",".join(DEFAULT_PANEL),
     rounds: Annotated[int | None, typer.Option(min=1, help="Fixed horizon: rounds per game (default 20).")] = None,
     stop_prob: StopProbOpt = None,
@@ -343,6 +367,13 @@ def eval_(
     noise: NoiseOpt = 0.0,
     persona: Annotated[str | None, typer.Option(help="A persona from personas/ (or a .md file).")] = None,
     temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0, help="Sampling temperature.")] = None,
+    comprehension: Annotated[
+        str | None,
+        typer.Option(
+            help="Ask the model the rules before its move in these rounds (e.g. 1,10): a comprehension "
+            "check, scored in the scorecard."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Master seed.")] = 0,
     base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server (or $OPENAI_BASE_URL).")] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Max requests in flight to the endpoint.")] = None,
@@ -355,15 +386,19 @@ def eval_(
     overwrite: OverwriteOpt = False,
     results: ResultsOpt = None,
 ) -> None:
-    """Play a model against a panel of classic strategies and print its scorecard.
-
-    Example: `pdbench eval --model openai/gpt-4o-mini --rounds 20 --replicates 5 --max-cost 1`
-    """
     limits = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
-    panel = parse_players(opponents, option="--opponents")
-    config = eval_config(model, opponents=panel, rounds=rounds, stop_prob=stop_prob,
-                         max_rounds=max_rounds, replicates=replicates, noise=noise, persona=persona,
-                         temperature=temperature, seed=seed, base_url=base_url, limits=limits)  # fmt: skip
+    checked = comprehension_rounds(comprehension)
+    if suite is not None:
+        preset = get_suite(suite)
+        check_options(preset, _given(ctx))
+        config = preset.config(model, replicates=replicates, seed=seed, base_url=base_url, limits=limits,
+                               comprehension=checked)  # fmt: skip
+    else:
+        panel = parse_players(opponents, option="--opponents")
+        config = eval_config(model, opponents=panel, rounds=rounds, stop_prob=stop_prob,
+                             max_rounds=max_rounds, replicates=replicates, noise=noise, persona=persona,
+                             temperature=temperature, seed=seed, base_url=base_url, limits=limits,
+                             comprehension=checked)  # fmt: skip
     if run_id is not None:
         check_run_id(run_id)
     folder = results_dir(results)
@@ -371,6 +406,30 @@ def eval_(
     engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
     result = _play(config, results=folder, run_id=rid, replicates=None, overwrite=overwrite, engine=engine)
     _scorecard(folder, rid, result)
+
+
+def _given(ctx: typer.Context) -> list[str]:
+    """The options the user typed (or set through the environment), as they are spelt on the command line."""
+    out = []
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        # By name: Typer carries its own copy of click, whose ParameterSource is not click's.
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
+            out.append(next((o for o in param.opts if o.startswith("--")), str(param.name)))
+    return out
+
+
+def _checks_and_profile(cat: Catalog, run_row: dict[str, object]) -> None:
+    """The scorecard's sections beyond the per-opponent table: comprehension-check accuracy when the run asked
+    questions, and the extra sections a suite asks for (the behaviour profile of fontana2025)."""
+    rid = str(run_row["run_id"])
+    accuracy = comprehension_accuracy(cat, rid)
+    if accuracy:
+        out.print(comprehension_table(accuracy))
+    suite = json.loads(str(run_row["config_json"])).get("suite")
+    if suite in SUITES and "behaviour_profile" in SUITES[suite].scorecard:
+        columns, rows = behaviour_profile_by_condition(cat, rid)
+        out.print(profile_table(columns, rows, f"Behaviour profile of the model, mean per opponent ({suite})"))
 
 
 def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
@@ -391,8 +450,9 @@ def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
             [rid],
         )[0]
         answers = model_answers(cat, rid)
-    out.print(scorecard_table(run_row, summaries))
-    out.print(scorecard_summary(overall, totals, answers))
+        out.print(scorecard_table(run_row, summaries))
+        out.print(scorecard_summary(overall, totals, answers))
+        _checks_and_profile(cat, run_row)
     out.print(f"run id: [bold]{rid}[/bold]   results: {result.path}")
     if result.status != "complete":
         raise typer.Exit(130)
@@ -543,6 +603,9 @@ def _print_report(cat: Catalog, run_id: str) -> None:
     answers = model_answers(cat, run_id)
     if answers:
         out.print(answers_table(answers))
+    accuracy = comprehension_accuracy(cat, run_id)
+    if accuracy:
+        out.print(comprehension_table(accuracy))
 
 
 @app.command()

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from harness.agents.strategies import StrategySpec, get_strategy, make_spec
+from harness.comprehension import ComprehensionSettings
 from harness.errors import ConfigError
 from harness.game import Horizon, PayoffMatrix
 from harness.limits import LimitSettings
@@ -124,6 +125,7 @@ class PolicyAgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _strategy(self) -> PolicyAgentConfig:
+        _no_model_settings(self.policy, self.model_extra or {})
         try:
             spec = make_spec(self.policy, self.model_extra or {})
         except ConfigError as exc:  # becomes a pydantic error at this agent's key path
@@ -148,6 +150,24 @@ class PolicyAgentConfig(BaseModel):
     @property
     def is_model(self) -> bool:
         return False
+
+
+def _no_model_settings(policy: str, extra: dict[str, Any]) -> None:
+    """Settings that only a model player has, given to a classic strategy: say so, rather than "TFT has no
+    parameter 'comprehension'"."""
+    if "comprehension" in extra:
+        raise ValueError(
+            f"a comprehension check asks a language model the rules of the game, and {policy} is a classic "
+            "strategy that reads no prompt: remove comprehension from this agent, or make it a model player "
+            "(model: provider/name)"
+        )
+    given = [key for key in extra if key in ModelAgentConfig.model_fields and key != "name"]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} {'is a setting' if len(given) == 1 else 'are settings'} of model players, and "
+            f"{policy} is a classic strategy: remove {'it' if len(given) == 1 else 'them'} from this agent, or make "
+            "it a model player (model: provider/name)"
+        )
 
 
 class ParseSettings(BaseModel):
@@ -179,6 +199,9 @@ class ModelAgentConfig(BaseModel):
     prompts: PromptSettings = Field(default_factory=PromptSettings)
     parse: ParseSettings = Field(default_factory=ParseSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    comprehension: ComprehensionSettings | None = Field(
+        None, description="questions about the rules, asked before the move in set rounds (off by default)"
+    )
 
     @field_validator("base_url")
     @classmethod
@@ -213,7 +236,7 @@ class ModelAgentConfig(BaseModel):
         from harness.prompts import PromptBuilder
 
         try:
-            PromptBuilder(self.prompts).check()
+            PromptBuilder(self.prompts).check(questions=self.comprehension is not None)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         return self
@@ -349,6 +372,9 @@ class ExperimentConfig(_Section):
     """A whole experiment. Build with :func:`load_experiment` or :func:`parse_experiment`."""
 
     kind: Literal["experiment", "tournament", "eval"] = "experiment"
+    suite: str | None = Field(
+        None, description="the published protocol this experiment follows (pdbench eval --suite); checked"
+    )
     run: RunSection = Field(default_factory=RunSection)
     game: GameSection = Field(default_factory=GameSection)
     horizon: HorizonSection = Field(default_factory=HorizonSection)
@@ -357,6 +383,39 @@ class ExperimentConfig(_Section):
     metrics: MetricsSection = Field(default_factory=MetricsSection)
 
     _noise = field_validator("noise", mode="before")(classmethod(lambda cls, v: _noise(v)))
+
+    @field_validator("suite")
+    @classmethod
+    def _suite(cls, value: str | None) -> str | None:
+        from harness.suites import SUITES
+
+        if value is not None and value not in SUITES:
+            raise ValueError(f"unknown suite {value!r}; suites: {', '.join(SUITES)}")
+        return value
+
+    def problems(self) -> list[str]:
+        """What a valid config still gets wrong across its sections, with key paths: a comprehension round
+        the game never reaches, a config that names a suite but does not follow its protocol."""
+        out: list[str] = []
+        for i, cond in enumerate(self.experiment.conditions):
+            horizon = cond.horizon or self.horizon
+            last = horizon.n_rounds if horizon.type == "fixed" else horizon.max_rounds
+            for seat in ("agent_a", "agent_b"):
+                agent = getattr(cond, seat)
+                if not isinstance(agent, ModelAgentConfig) or agent.comprehension is None or last is None:
+                    continue
+                beyond = [r for r in agent.comprehension.rounds if r > last]
+                if beyond:
+                    length = f"{last} rounds" if horizon.type == "fixed" else f"at most {last} rounds (max_rounds)"
+                    out.append(
+                        f"experiment.conditions[{i}].{seat}.comprehension.rounds: round {beyond[0]} is never "
+                        f"reached, the game has {length}; ask in rounds 1 to {last}"
+                    )
+        if self.suite is not None:
+            from harness.suites import SUITES
+
+            out += SUITES[self.suite].deviations(self)
+        return out
 
     def warnings(self) -> list[str]:
         """Things that are allowed but probably unintended (a game that is not a PD)."""
@@ -371,6 +430,8 @@ class ExperimentConfig(_Section):
     def resolved_dict(self) -> dict[str, Any]:
         """The config with refs expanded and defaults filled: what a run stores and replays."""
         data = self.model_dump(mode="json", exclude={"experiment"})
+        if self.suite is None:
+            del data["suite"]  # configs that follow no suite are stored as before
         data["game"]["payoff_matrix"] = self.game.payoff_matrix.to_mapping()
         conds = []
         for cond in self.experiment.conditions:
@@ -418,11 +479,12 @@ class GameOptions:
 
 def options_config(
     kind: str, conditions: list[dict[str, Any]], options: GameOptions, *, default_rounds: int, source: str,
-    fix_hint: str,
+    fix_hint: str, suite: str | None = None,
 ) -> ExperimentConfig:  # fmt: skip
     """An experiment config from command-line-style options, validated exactly like a YAML file."""
     data: dict[str, Any] = {
         "kind": kind,
+        **({"suite": suite} if suite is not None else {}),
         "run": {"seed": options.seed},
         "horizon": horizon_options(options.rounds, options.stop_prob, options.max_rounds, default_rounds),
         "noise": {"prob": options.noise},
@@ -565,6 +627,8 @@ def parse_experiment(
             if err["type"] == "extra_forbidden":
                 msg = "unknown key; check its spelling and section (see configs/experiment.yaml)"
             problems.append(f"{_loc(loc)}: {msg}")
+    if config is not None:
+        problems += config.problems()
     problems = _merge_repeats(problems)
     if problems or config is None:
         n = len(problems)

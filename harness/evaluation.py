@@ -27,8 +27,10 @@ def eval_config(
     seed: int = 0,
     base_url: str | None = None,
     limits: dict[str, Any] | None = None,
+    comprehension: list[int] | None = None,
 ) -> ExperimentConfig:
-    """The model as player A against each opponent, ``replicates`` games each."""
+    """The model as player A against each opponent, ``replicates`` games each; with ``comprehension``, the
+    model is asked the rules before its move in those rounds (see harness.comprehension)."""
     panel = list(opponents or DEFAULT_PANEL)
     unknown = [o for o in panel if o.strip().upper() not in STRATEGIES]
     if unknown:
@@ -42,6 +44,8 @@ def eval_config(
             agent[key] = value
     if limits:
         agent["limits"] = limits
+    if comprehension:
+        agent["comprehension"] = {"rounds": comprehension}
     conditions = [{"name": f"vs_{o.strip().upper()}", "agent_a": dict(agent), "agent_b": {"policy": o}} for o in panel]
     options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed)
     return options_config("eval", conditions, options, default_rounds=20, source="the eval options",
@@ -79,3 +83,18 @@ def check_prices(config: ExperimentConfig, prices: PriceTable) -> None:
             f"'{missing[0]}: {{input: 0.15, output: 0.60}}' (dollars per million tokens) to a YAML file and "
             f"pass it with --prices FILE."
         )
+
+
+def comprehension_rounds(text: str | None) -> list[int] | None:
+    """``--comprehension 1,25,50``: the rounds before whose move the model is asked the rules."""
+    if text is None:
+        return None
+    try:
+        rounds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(
+            f"--comprehension takes round numbers separated by commas, e.g. 1,25,50; got {text!r}"
+        ) from None
+    if not rounds:
+        raise ConfigError("--comprehension needs at least one round, e.g. --comprehension 1 (before the first move)")
+    return rounds

@@ -90,6 +90,30 @@ def label(name: str) -> str:
     return f"{cls.emoji} {name}" if cls else name
 
 
+def comprehension_table(rows: list[dict[str, Any]]) -> Table:
+    """Comprehension-check accuracy per player and question kind (rows of ``comprehension_accuracy``)."""
+    table = Table(title="Comprehension check: right answers per model and question", header_style="bold",
+                  box=box.SIMPLE_HEAD)  # fmt: skip
+    for col in ("player", "question", "asked", "readable", "right", "accuracy"):
+        table.add_column(col, justify="left" if col in ("player", "question") else "right")
+    last = None
+    for r in rows:
+        table.add_row(label(r["player_name"]) if r["player_name"] != last else "", r["kind"], f"{r['questions']:,}",
+                      f"{r['answered']:,}", f"{r['correct']:,}", f"{r['accuracy']:.1%}")  # fmt: skip
+        last = r["player_name"]
+    return table
+
+
+def profile_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> Table:
+    """Per-condition means of a profile's columns (whatever they are), the condition first."""
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
+    for col in columns:
+        table.add_column(col.replace("_", " "), justify="left" if col == "condition" else "right")
+    for row in rows:
+        table.add_row(*(_cell(v) if not isinstance(v, float) else f"{v:.3f}" for v in row))
+    return table
+
+
 def leaderboard_table(rows: list[dict[str, Any]], title: str = "Leaderboard") -> Table:
     """The ``tournament`` view as a table, best first. Medals go by rank, so players tied on a rank
     share its medal (two 🥇 and no 🥈 when two players share first place)."""

@@ -21,7 +21,7 @@ import anyio
 
 from harness.agents.llm import GameFailed, LLMAgent, ModelPlayer
 from harness.agents.strategies.base import Strategy
-from harness.calls import BudgetExhausted, CallFailed, CallPath, Stopped
+from harness.calls import BudgetExhausted, CallFailed, CallPath, CallRecord, Stopped
 from harness.config import ModelAgentConfig
 from harness.interrupts import StopFlag
 from harness.limits import LimiterRegistry
@@ -80,6 +80,7 @@ class ModelPlayers:
             prompts=PromptBuilder(cfg.prompts),
             params=SamplingParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, top_p=cfg.top_p),
             parse=cfg.parse.policy(),
+            comprehension=cfg.comprehension,
         )
 
     async def aclose(self) -> None:
@@ -159,8 +160,8 @@ class Scheduler:
             assert who.spec is not None
             return who.spec.build(cond.game, rng)
         sample = Sample(condition=cond.name, replicate=plan.replicate, seat=seat)
-        return LLMAgent(self.players.get(who), self.calls, seat=seat, game_id=plan.game_id, sample=sample,
-                        rng=rng, sample_seed=sample_seed(self.run_seed, sample))  # fmt: skip
+        return LLMAgent(self.players.get(who), self.calls, seat=seat, game_id=plan.game_id, game_seed=plan.seed,
+                        sample=sample, rng=rng, sample_seed=sample_seed(self.run_seed, sample))  # fmt: skip
 
     async def play(self, plan: GamePlan) -> None:
         cond = plan.condition
@@ -173,8 +174,16 @@ class Scheduler:
 
         def on_round(m: Match) -> None:
             calls = [c for agent in models for c in agent.take_records()]
-            self.recorder.round_played(plan.game_id, m, calls)
+            answers = [x for agent in models for x in agent.take_answers()]
+            self.recorder.round_played(plan.game_id, m, calls, answers)
             self.progress.rounds += 1
+
+        def record_leftovers(records: list[CallRecord] | None = None) -> None:
+            """Calls (and comprehension answers) of a round that was never completed were still made."""
+            calls = (records or []) + [c for agent in models for c in agent.take_records()]
+            answers = [x for agent in models for x in agent.take_answers()]
+            if calls or answers:
+                self.recorder.calls_without_round(calls, answers)
 
         status, error = "complete", None
         try:
@@ -195,22 +204,17 @@ class Scheduler:
                 self.stop.set(f"the provider rejected the API key or access ({exc.reason}); fix the key, then "
                               "`pdbench resume`")  # fmt: skip
             if isinstance(exc, GameFailed):
-                self.recorder.calls_without_round(exc.records)
+                record_leftovers(exc.records)
         except Exception as exc:  # anything else fails this game only, never the run
             status, error = "failed", f"{type(exc).__name__}: {exc}"
             self.progress.games_failed += 1
         except anyio.get_cancelled_exc_class():
             # A forced stop: the rounds played so far stay recorded; resume replays the game.
-            leftover = [c for agent in models for c in agent.take_records()]
-            if leftover:
-                self.recorder.calls_without_round(leftover)
+            record_leftovers()
             self.recorder.game_ended(plan.game_id, match, "interrupted", self.stop.reason)
             raise
         finally:
-            # Calls of a round that was never completed were still made: record them.
-            leftover = [c for agent in models for c in agent.take_records()]
-            if leftover:
-                self.recorder.calls_without_round(leftover)
+            record_leftovers()
         self.recorder.game_ended(plan.game_id, match, status, error)
         if status != "interrupted":
             self.progress.games_done += 1

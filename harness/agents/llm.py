@@ -4,6 +4,11 @@ The agent never sleeps, retries a request or counts tokens: the call path does. 
 conversation of one round: the rendered prompt, and when the answer cannot be read, the
 model's answer and a short corrective message, up to ``parse.max_retries`` times; after the
 last failure the configured fallback move is played and the round is flagged.
+
+It also owns the round's prompt controls: the order the options are shown in (with
+``prompts.shuffle_options``, drawn per round from the game's seed and the seat, so a resumed game
+shows the same orders) and, in the rounds of a comprehension check, the questions about the rules,
+each asked in a side conversation before the move (see :mod:`harness.comprehension`).
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ from dataclasses import dataclass, replace
 
 from harness.agents.base import Decision, RoundView
 from harness.calls import CallFailed, CallPath, CallRecord, CallTag
+from harness.comprehension import ComprehensionAnswer, ComprehensionSettings, is_correct, questions, read_answer
 from harness.limits import EndpointLimiter
-from harness.parsing import ParsePolicy, correction_message, fallback_action, parse_action
-from harness.prompts import PromptBuilder, PromptState
+from harness.parsing import ParsePolicy, fallback_action, parse_action
+from harness.plan import derive_seed
+from harness.prompts import OptionOrder, PromptBuilder
 from harness.providers.base import Provider, Sample, SamplingParams
 
 
@@ -38,13 +45,21 @@ class ModelPlayer:
     prompts: PromptBuilder
     params: SamplingParams
     parse: ParsePolicy
+    comprehension: ComprehensionSettings | None = None
+
+
+def option_order(game_seed: int, seat: str, round_no: int) -> OptionOrder:
+    """The order the options are shown in to ``seat`` in round ``round_no`` of the game seeded ``game_seed``
+    when they are shuffled: a fair draw of its own, so it disturbs no other random stream of the game
+    and is the same however often the game is played (a resume replays it)."""
+    return "DC" if derive_seed(game_seed, "options", seat, round_no) & 1 else "CD"
 
 
 class LLMAgent:
     """One model in one seat of one game."""
 
-    def __init__(self, player: ModelPlayer, calls: CallPath, *, seat: str, game_id: int, sample: Sample,
-                 rng: random.Random, sample_seed: int | None = None) -> None:  # fmt: skip
+    def __init__(self, player: ModelPlayer, calls: CallPath, *, seat: str, game_id: int, game_seed: int,
+                 sample: Sample, rng: random.Random, sample_seed: int | None = None) -> None:  # fmt: skip
         self.player = player
         # Every seat of every game is its own draw (``sample``): its requests carry a sampling seed of
         # their own, so a provider that takes a seed draws them independently too (one without ignores it).
@@ -55,23 +70,37 @@ class LLMAgent:
         self.game_id = game_id
         self.sample = sample
         self.rng = rng
+        self.game_seed = game_seed  # the option order of each round derives from it (see option_order)
         self.records: list[CallRecord] = []
-        self.prompt_state = PromptState()  # this player's history, carried from round to round
+        self.answers: list[ComprehensionAnswer] = []
 
     def take_records(self) -> list[CallRecord]:
         """The calls made since the last take (to be written with their round)."""
         out, self.records = self.records, []
         return out
 
+    def take_answers(self) -> list[ComprehensionAnswer]:
+        """The comprehension answers given since the last take (to be written with their round)."""
+        out, self.answers = self.answers, []
+        return out
+
     async def act(self, view: RoundView) -> Decision:
         p = self.player
-        labels = p.prompts.settings.labels
-        messages = p.prompts.render(view, self.prompt_state)
-        tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample)
+        settings = p.prompts.settings
+        labels = settings.labels
+        shuffled = settings.shuffle_options
+        order = option_order(self.game_seed, self.seat, view.round) if shuffled else "CD"
+        recorded = order if shuffled else None  # calls.option_order: NULL when the order is not shuffled
+        if p.comprehension is not None and view.round in p.comprehension.rounds:
+            await self._check(view, order, recorded, p.comprehension)
+        messages = p.prompts.render(view, order)
+        facts = p.prompts.facts(view, order)
+        tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample,
+                      option_order=recorded)  # fmt: skip
         attempt = 1
         for ask in range(p.parse.max_retries + 1):
             try:
-                result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt)
+                result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt, facts)
             except CallFailed as failed:
                 self.records.extend(failed.records)
                 raise
@@ -87,7 +116,7 @@ class LLMAgent:
             self.calls.stats.parse_failures += 1
             if ask < p.parse.max_retries:
                 messages = [*messages, {"role": "assistant", "content": result.text},
-                            {"role": "user", "content": correction_message(parsed, labels)}]  # fmt: skip
+                            {"role": "user", "content": p.prompts.reask(parsed, order)}]  # fmt: skip
         fallback = fallback_action(p.parse, self.rng)
         if fallback is None:
             raise GameFailed(
@@ -96,3 +125,34 @@ class LLMAgent:
                 self.take_records(),
             )
         return Decision(fallback, flagged=True, note=f"fallback after {p.parse.max_retries + 1} unreadable answers")
+
+    async def _check(
+        self, view: RoundView, order: OptionOrder, recorded: str | None, settings: ComprehensionSettings
+    ) -> None:
+        """Ask each question of the comprehension check, one call each, in a side conversation that the
+        move's conversation never sees; record each answer and whether it is right. The calls are numbered
+        1, 2, ... within the player's round (apart from the move's), and an answer is not asked again."""
+        p = self.player
+        labels = p.prompts.settings.labels
+        tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample,
+                      purpose="comprehension", option_order=recorded)  # fmt: skip
+        attempt = 1
+        for question in questions(view, settings, labels, order):
+            messages = p.prompts.render_question(view, question.ask, order)
+            facts = p.prompts.facts(view, order, question.ask)
+            try:
+                result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt, facts)
+            except CallFailed as failed:
+                self.records.extend(failed.records)
+                raise
+            self.records.extend(result.records)
+            attempt += len(result.records)
+            final = result.records[-1]
+            answer = read_answer(question, result.text, labels)
+            if answer is None:
+                final.outcome = "unparseable"
+                final.error = f"no answer to the {question.kind} question could be read"
+            self.answers.append(ComprehensionAnswer(
+                game_id=self.game_id, round=view.round, player=self.seat, question=question.id, kind=question.kind,
+                expected=question.expected, answer=answer, correct=is_correct(question, answer), attempt=final.attempt,
+            ))  # fmt: skip

@@ -18,6 +18,7 @@ from harness.providers.base import (
     Completion,
     Endpoint,
     Message,
+    PromptFacts,
     RetryDecision,
     SamplingParams,
     key_id,
@@ -72,8 +73,11 @@ class AnthropicProvider:
         # Spelled out so that no debugger or log line ever shows the client (and its key).
         return f"AnthropicProvider(model={self.model!r}, endpoint={self.endpoint!r})"
 
-    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
-        """One Messages request; SDK exceptions propagate for :meth:`should_retry`."""
+    async def generate(
+        self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
+    ) -> Completion:
+        """One Messages request; SDK exceptions propagate for :meth:`should_retry`. ``facts`` are for
+        stand-in models and are not sent."""
         system, turns = to_messages_api(messages)
         extra: dict[str, Any] = {"system": system} if system else {}
         if not self._warned and (dropped := sorted(self.unsupported_params & params.as_dict().keys())):

@@ -65,6 +65,40 @@ class Sample:
 
 
 @dataclass(frozen=True, slots=True)
+class QuestionFacts:
+    """A comprehension question as a stand-in model needs it: its kind and the answer that is right."""
+
+    kind: str  # payoff | horizon | last_move
+    expected: str  # canonical: "8,0" (your points, theirs), "10" (rounds) or "0.95" (probability), "C" or "D"
+    horizon: str | None = None  # horizon questions: fixed (asks the rounds) or geometric (the probability)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptFacts:
+    """What a prompt tells the model, in a structured form, for stand-in models only.
+
+    A real model reads the prompt; the offline mock cannot, and must not guess from the templates'
+    wording (rewording ``prompts/round.j2`` would silently change ``mock/tft``). So each request
+    carries these facts beside the messages: the labels, the order the options were shown in, the
+    reply format asked for, the rounds the prompt shows (the player's moves and the other's, as
+    played, oldest first) and, for a comprehension question, what is asked and its right answer.
+    They restate the messages and add nothing a model could not read from them, so they are not
+    part of the cache key. Real providers (openai, anthropic) ignore them: nothing of them is sent.
+    """
+
+    cooperate: str
+    defect: str
+    option_order: str  # CD | DC: the option shown first, then the other
+    answer_format: str  # free | json | label
+    own_moves: tuple[str, ...]
+    opponent_moves: tuple[str, ...]
+    question: QuestionFacts | None = None
+
+    def label(self, action: str) -> str:
+        return self.cooperate if action == "C" else self.defect
+
+
+@dataclass(frozen=True, slots=True)
 class Completion:
     text: str
     input_tokens: int | None
@@ -100,7 +134,12 @@ class Provider(Protocol):
     model: str
     endpoint: Endpoint
 
-    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion: ...
+    async def generate(
+        self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
+    ) -> Completion:
+        """The model's answer to ``messages``. ``facts`` is for stand-in models (see PromptFacts);
+        a provider that sends requests to a real model ignores it."""
+        ...
 
     def should_retry(self, error: BaseException) -> RetryDecision: ...
 

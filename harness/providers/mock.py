@@ -9,12 +9,20 @@ Every draw of the model (each condition, replicate and seat: the request's sampl
 its own sampling seed, so two seats that see the same prompt draw independently, as a real model
 sampled twice would.
 
+It never reads the prompt's wording: PDBench's model players send it the facts the prompt states
+(:class:`~harness.providers.base.PromptFacts`: the labels, the option order, the reply format asked
+for, the rounds the prompt shows, the comprehension question and its right answer), so rewording
+the templates cannot change how it plays. It replies in the format asked for: ``free`` in one of the
+shapes above, ``json`` as ``{"action": "<label>"}``, ``label`` as the bare label. It answers
+comprehension questions correctly, except at the ``confused`` rate, when it answers wrongly (a
+readable, wrong answer). A request without facts is answered with the labels C and D, as in round 1.
+
 Options go after the behaviour as a query string:
-``mock/tft?unparseable=0.1&latency_ms=20&error_rate=0.05&seed=7``.
+``mock/tft?unparseable=0.1&latency_ms=20&error_rate=0.05&confused=0.3&seed=7``.
 
 Behaviours: ``cooperator``, ``defector``, ``random`` (``p`` = probability of cooperating, default
-0.5), ``tft`` (copies the other player's last move, read from the history in its prompt),
-``grim`` (defects for ever once the history shows a defection by the other player).
+0.5), ``tft`` (copies the other player's last move shown in its prompt), ``grim`` (defects for
+ever once the history its prompt shows has a defection by the other player).
 """
 
 from __future__ import annotations
@@ -22,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from urllib.parse import parse_qsl
@@ -35,18 +42,17 @@ from harness.providers.base import (
     Completion,
     Endpoint,
     Message,
+    PromptFacts,
+    QuestionFacts,
     RetryDecision,
     SamplingParams,
     decide_status,
 )
 
 BEHAVIOURS = ("cooperator", "defector", "random", "tft", "grim")
-
-_LABELS = [
-    re.compile(r"exactly one of (\S+?) or (\S+?)[.\s]"),
-    re.compile(r"one letter: (\S+?) to cooperate or (\S+?) to defect"),
-]
-_THEY_CHOSE = re.compile(r"the other player chose (\S+?)[;,.\s]")
+OPTIONS = ("p", "unparseable", "latency_ms", "error_rate", "confused", "seed")
+_NO_FACTS = PromptFacts(cooperate="C", defect="D", option_order="CD", answer_format="free", own_moves=(),
+                        opponent_moves=())  # fmt: skip
 
 
 class MockServerError(Exception):
@@ -64,6 +70,7 @@ class MockOptions:
     unparseable: float = 0.0
     latency_ms: float = 0.0
     error_rate: float = 0.0
+    confused: float = 0.0
     seed: int = 0
 
     @classmethod
@@ -73,19 +80,17 @@ class MockOptions:
             raise ConfigError(
                 f"unknown mock behaviour {behaviour!r} in 'mock/{spec}'; known: "
                 f"{', '.join(f'mock/{b}' for b in BEHAVIOURS)} "
-                "(options: ?p=&unparseable=&latency_ms=&error_rate=&seed=)"
+                "(options: ?p=&unparseable=&latency_ms=&error_rate=&confused=&seed=)"
             )
         values: dict[str, float] = {}
         for key, raw in parse_qsl(query, keep_blank_values=True):
-            if key not in {"p", "unparseable", "latency_ms", "error_rate", "seed"}:
-                raise ConfigError(
-                    f"unknown option {key!r} in 'mock/{spec}'; options: p, unparseable, latency_ms, error_rate, seed"
-                )
+            if key not in OPTIONS:
+                raise ConfigError(f"unknown option {key!r} in 'mock/{spec}'; options: {', '.join(OPTIONS)}")
             try:
                 values[key] = float(raw)
             except ValueError:
                 raise ConfigError(f"option {key}={raw!r} in 'mock/{spec}' must be a number") from None
-        for key in ("p", "unparseable", "error_rate"):
+        for key in ("p", "unparseable", "error_rate", "confused"):
             if not 0.0 <= values.get(key, 0.0) <= 1.0:
                 raise ConfigError(f"option {key} in 'mock/{spec}' must be between 0 and 1")
         if values.get("latency_ms", 0.0) < 0:
@@ -109,7 +114,9 @@ class MockProvider:
         self._model_json = json.dumps(self.model)
         self._params_json: dict[int, tuple[SamplingParams, str]] = {}
 
-    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+    async def generate(
+        self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
+    ) -> Completion:
         opts = self.options
         digest = hashlib.sha256(self._request_json(messages, params).encode()).digest()
         rng = random.Random(digest)
@@ -117,18 +124,20 @@ class MockProvider:
             await anyio.sleep(opts.latency_ms / 1000.0)
         if opts.error_rate and rng.random() < opts.error_rate:
             raise MockServerError(500)
-        cooperate, defect = _labels(messages)
+        facts = facts or _NO_FACTS
         if opts.unparseable and rng.random() < opts.unparseable:
             text = rng.choice(
                 [
                     "Let me think about what the other player is likely to do here.",
-                    f"Either {cooperate} or {defect} could make sense in this position.",
+                    f"Either {facts.cooperate} or {facts.defect} could make sense in this position.",
                     "I am not sure yet.",
                 ]
             )
+        elif facts.question is not None:
+            wrong = bool(opts.confused) and rng.random() < opts.confused
+            text = _answer(facts.question, facts, wrong, rng)
         else:
-            move = self._decide(messages, rng)
-            text = _phrase(cooperate if move == "C" else defect, rng)
+            text = _reply(facts.label(self._decide(facts, rng)), facts.answer_format, rng)
         prompt_chars = sum(len(m.get("content", "")) for m in messages)
         return Completion(
             text=text,
@@ -162,7 +171,7 @@ class MockProvider:
             self._params_json[id(params)] = (params, params_json)  # params kept alive: its id stays its own
         return f"[{self._model_json}, [{', '.join(parts)}], {params_json}, {self.options.seed}]"
 
-    def _decide(self, messages: list[Message], rng: random.Random) -> str:
+    def _decide(self, facts: PromptFacts, rng: random.Random) -> str:
         behaviour = self.options.behaviour
         if behaviour == "cooperator":
             return "C"
@@ -170,11 +179,10 @@ class MockProvider:
             return "D"
         if behaviour == "random":
             return "C" if rng.random() < self.options.p else "D"
-        defect = _labels(messages)[1]
-        theirs = [m for msg in messages if msg["role"] == "user" for m in _THEY_CHOSE.findall(msg["content"])]
+        theirs = facts.opponent_moves  # the rounds the prompt shows
         if behaviour == "tft":
-            return "D" if theirs and theirs[-1] == defect else "C"
-        return "D" if defect in theirs else "C"  # grim
+            return "D" if theirs and theirs[-1] == "D" else "C"
+        return "D" if "D" in theirs else "C"  # grim
 
     def should_retry(self, error: BaseException) -> RetryDecision:
         if isinstance(error, MockServerError):
@@ -192,15 +200,49 @@ def _ascii_json(text: str) -> str:
     return json_string(text) if text.isascii() and "\x7f" not in text else encode_basestring_ascii(text)
 
 
-def _labels(messages: list[Message]) -> tuple[str, str]:
-    """The two labels the prompt asks for (neutral labels such as J/F work), default C/D."""
-    for msg in reversed(messages):
-        if msg["role"] != "user":
-            continue
-        for pattern in _LABELS:
-            if (m := pattern.search(msg["content"] + " ")) is not None:
-                return m.group(1), m.group(2)
-    return "C", "D"
+def _reply(label: str, answer_format: str, rng: random.Random) -> str:
+    """A move in the reply format asked for."""
+    if answer_format == "json":
+        return json.dumps({"action": label})
+    if answer_format == "label":
+        return label
+    return _phrase(label, rng)
+
+
+def _answer(question: QuestionFacts, facts: PromptFacts, wrong: bool, rng: random.Random) -> str:
+    """The answer to a comprehension question in the reply format asked for: right, or if ``wrong``
+    readable but wrong (another payoff pair, another horizon, the other move)."""
+    fmt = facts.answer_format
+    if question.kind == "last_move":
+        move = question.expected
+        if wrong:
+            move = "D" if move == "C" else "C"
+        return _reply(facts.label(move), fmt, rng)
+    if question.kind == "payoff":
+        you, they = question.expected.split(",")
+        if wrong:
+            you, they = (they, you) if you != they else (_plus_one(you), they)
+        if fmt == "json":
+            return f'{{"you": {you}, "they": {they}}}'
+        if fmt == "label":
+            return f"{you}, {they}"
+        return f"I would get {you} points and the other player would get {they}."
+    value = question.expected
+    probability = question.horizon == "geometric"
+    if wrong:
+        value = repr(float(value) / 2) if probability else str(int(value) + 1)
+    if fmt == "json":
+        return f'{{"{"probability" if probability else "rounds"}": {value}}}'
+    if fmt == "label":
+        return value
+    if probability:
+        return f"After each round the game goes on with probability {value}."
+    return f"The game lasts {value} rounds in all."
+
+
+def _plus_one(number: str) -> str:
+    value = float(number) + 1
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def _phrase(label: str, rng: random.Random) -> str:

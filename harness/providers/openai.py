@@ -17,6 +17,7 @@ from harness.providers.base import (
     Completion,
     Endpoint,
     Message,
+    PromptFacts,
     RetryDecision,
     SamplingParams,
     key_id,
@@ -72,8 +73,11 @@ class OpenAIProvider:
         # Spelled out so that no debugger or log line ever shows the client (and its key).
         return f"OpenAIProvider(model={self.model!r}, endpoint={self.endpoint!r})"
 
-    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
-        """One Chat Completions request; SDK exceptions propagate for :meth:`should_retry`."""
+    async def generate(
+        self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
+    ) -> Completion:
+        """One Chat Completions request; SDK exceptions propagate for :meth:`should_retry`. ``facts`` are
+        for stand-in models and are not sent."""
         extra: dict[str, Any] = {self.max_tokens_field: params.max_tokens}
         if params.temperature is not None:
             extra["temperature"] = params.temperature

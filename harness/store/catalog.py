@@ -17,7 +17,15 @@ import duckdb
 
 from harness.analysis.views import create_views
 from harness.errors import QueryError, RunNotFoundError, StoreError
-from harness.store.schema import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION, TABLES, file_schema_version, migrate
+from harness.store.schema import (
+    DATA_TABLES,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    TABLES,
+    data_tables,
+    file_schema_version,
+    migrate,
+)
 
 
 @dataclass
@@ -76,7 +84,7 @@ class Catalog:
                 "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]
             ).fetchall()
         }
-        missing = [t for t in DATA_TABLES if t not in tables]
+        missing = [t for t in data_tables(version) if t not in tables]
         if missing:
             return f"it lacks the table{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
         if version < SCHEMA_VERSION:

@@ -1,10 +1,11 @@
 """Recording games as they are played, for runs with model players.
 
 A model game takes minutes, so it is recorded round by round: the game's row when it starts
-(status ``running``), each round together with the calls that produced it, and the game's
-final status. Everything is buffered in memory and written in one transaction per flush, so
-a round is never stored without its calls, nor a call without its round. A run killed at any
-moment leaves whole rounds and ``running`` games, which ``pdbench resume`` replays.
+(status ``running``), each round together with the calls that produced it (and the answers of
+a comprehension check asked in it), and the game's final status. Everything is buffered in
+memory and written in one transaction per flush, so a round is never stored without its calls,
+nor a call without its round. A run killed at any moment leaves whole rounds and ``running``
+games, which ``pdbench resume`` replays.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import duckdb
 import numpy as np
 
 from harness.calls import CallRecord
+from harness.comprehension import ComprehensionAnswer
 from harness.errors import StoreError
 from harness.match import Match
 from harness.plan import GamePlan
@@ -31,6 +33,8 @@ _CALL_COLUMNS = tuple(f.name for f in fields(CallRecord))
 _call_row = attrgetter(*_CALL_COLUMNS)  # a record's values in column order (``astuple`` deep-copies each one)
 _ROUND_COLUMNS = ("game_id", "round", "action_a", "action_b", "intended_a", "intended_b", "payoff_a", "payoff_b",
                   "flagged_a", "flagged_b")  # fmt: skip
+_ANSWER_COLUMNS = tuple(f.name for f in fields(ComprehensionAnswer))
+_answer_row = attrgetter(*_ANSWER_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,7 @@ class _Batch:
     starts: list[tuple[Any, ...]]
     rounds: list[tuple[Any, ...]]
     calls: list[CallRecord]
+    answers: list[ComprehensionAnswer]
     ends: list[tuple[Any, ...]]
 
 
@@ -50,11 +55,12 @@ class LiveRecorder:
         self._starts: list[tuple[Any, ...]] = []
         self._rounds: list[tuple[Any, ...]] = []
         self._calls: list[CallRecord] = []
+        self._answers: list[ComprehensionAnswer] = []
         self._ends: list[tuple[Any, ...]] = []
 
     @property
     def pending(self) -> int:
-        return len(self._starts) + len(self._rounds) + len(self._calls) + len(self._ends)
+        return len(self._starts) + len(self._rounds) + len(self._calls) + len(self._answers) + len(self._ends)
 
     def game_started(self, plan: GamePlan, planned_rounds: int) -> None:
         c = plan.condition
@@ -64,26 +70,32 @@ class LiveRecorder:
             c.noise, plan.seed, "running", 0, 0.0, 0.0, None,
         ))  # fmt: skip
 
-    def round_played(self, game_id: int, match: Match, calls: list[CallRecord]) -> None:
-        """The last round of ``match`` and the calls made for it, as one unit."""
+    def round_played(
+        self, game_id: int, match: Match, calls: list[CallRecord], answers: list[ComprehensionAnswer] | None = None
+    ) -> None:
+        """The last round of ``match``, the calls made for it and the comprehension answers given in it, as one
+        unit."""
         i = match.rounds_played - 1
         self._rounds.append((
             game_id, i + 1, match.moves_a[i], match.moves_b[i], match.intended_a[i], match.intended_b[i],
             match.payoffs_a[i], match.payoffs_b[i], _flagged(match.flagged_a, i + 1), _flagged(match.flagged_b, i + 1),
         ))  # fmt: skip
         self._calls.extend(calls)
+        self._answers.extend(answers or ())
 
-    def calls_without_round(self, calls: list[CallRecord]) -> None:
-        """Calls of a round that was never played (the game failed or stopped in it)."""
+    def calls_without_round(self, calls: list[CallRecord], answers: list[ComprehensionAnswer] | None = None) -> None:
+        """Calls (and comprehension answers) of a round that was never played (the game failed or stopped in it):
+        they were made, and perhaps paid for."""
         self._calls.extend(calls)
+        self._answers.extend(answers or ())
 
     def game_ended(self, game_id: int, match: Match, status: str, error: str | None) -> None:
         self._ends.append((game_id, status, match.rounds_played, match.score_a, match.score_b, error))
 
     def take_batch(self) -> _Batch:
         """Hand over what is buffered (in the event loop's thread), to be written by ``write``."""
-        batch = _Batch(self._starts, self._rounds, self._calls, self._ends)
-        self._starts, self._rounds, self._calls, self._ends = [], [], [], []
+        batch = _Batch(self._starts, self._rounds, self._calls, self._answers, self._ends)
+        self._starts, self._rounds, self._calls, self._answers, self._ends = [], [], [], [], []
         return batch
 
     def flush(self) -> None:
@@ -91,8 +103,8 @@ class LiveRecorder:
 
     def write(self, batch: _Batch) -> None:
         """Write a batch in one transaction (blocking; may run in a worker thread)."""
-        starts, rounds, calls, ends = batch.starts, batch.rounds, batch.calls, batch.ends
-        if not (starts or rounds or calls or ends):
+        starts, rounds, calls, answers, ends = batch.starts, batch.rounds, batch.calls, batch.answers, batch.ends
+        if not (starts or rounds or calls or answers or ends):
             return
         con = self.writer.con
         try:
@@ -114,6 +126,13 @@ class LiveRecorder:
                     f"SELECT ?, {', '.join(_CALL_COLUMNS)} FROM _pdb_live_calls",
                     [self.run_id],
                 )
+            if answers:
+                con.register("_pdb_live_answers", _columns([_answer_row(a) for a in answers], _ANSWER_COLUMNS))
+                con.execute(
+                    f"INSERT INTO comprehension (run_id, {', '.join(_ANSWER_COLUMNS)}) "
+                    f"SELECT ?, {', '.join(_ANSWER_COLUMNS)} FROM _pdb_live_answers",
+                    [self.run_id],
+                )
             if ends:
                 con.register("_pdb_live_ends", _columns(ends, _END_COLUMNS))
                 con.execute(
@@ -130,7 +149,8 @@ class LiveRecorder:
                 f"kept; check free disk space, then `pdbench resume {self.run_id}`."
             ) from None
         finally:
-            for name in ("_pdb_live_starts", "_pdb_live_rounds", "_pdb_live_calls", "_pdb_live_ends"):
+            for name in ("_pdb_live_starts", "_pdb_live_rounds", "_pdb_live_calls", "_pdb_live_answers",
+                         "_pdb_live_ends"):  # fmt: skip
                 with contextlib.suppress(duckdb.Error):
                     con.unregister(name)
 

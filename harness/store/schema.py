@@ -121,22 +121,57 @@ TABLES: dict[str, str] = {
             purpose VARCHAR NOT NULL DEFAULT 'move',
             option_order VARCHAR
         )""",
+    # The answers of comprehension checks (schema 2): one row per question asked, with its call in ``calls``.
+    "comprehension": """
+        CREATE TABLE IF NOT EXISTS comprehension (
+            run_id VARCHAR NOT NULL,
+            game_id INTEGER NOT NULL,
+            round INTEGER NOT NULL,              -- asked before the player's move in this round
+            player VARCHAR NOT NULL,             -- a | b
+            question VARCHAR NOT NULL,           -- payoff_CC, payoff_CD, payoff_DC, payoff_DD, horizon, last_move
+            kind VARCHAR NOT NULL,               -- payoff | horizon | last_move
+            expected VARCHAR NOT NULL,           -- the right answer: "8,0" (your points, theirs), "10", "0.95", C | D
+            answer VARCHAR,                      -- the answer read, in the same form; NULL if unreadable
+            correct BOOLEAN NOT NULL,            -- an unreadable answer is not correct
+            attempt INTEGER NOT NULL             -- the answering call: calls.attempt with purpose 'comprehension'
+        )""",
 }
 
 # MIGRATIONS[v] upgrades a file from schema version v to v + 1; the metric views are recreated
 # after the last step (see migrate), so a migration only changes tables.
 MIGRATIONS: dict[int, list[str]] = {
     # 2: calls say what they were for (a move, or a comprehension question) and in which order the two
-    # options were shown; rows written before were all moves shown in the fixed order.
+    # options were shown; rows written before were all moves shown in the fixed order. The answers of
+    # comprehension checks get a table of their own.
     1: [
         "ALTER TABLE calls ADD COLUMN purpose VARCHAR NOT NULL DEFAULT 'move'",
         "ALTER TABLE calls ADD COLUMN option_order VARCHAR",
         "ALTER TABLE superseded_calls ADD COLUMN purpose VARCHAR NOT NULL DEFAULT 'move'",
         "ALTER TABLE superseded_calls ADD COLUMN option_order VARCHAR",
+        # Comprehension checks did not exist before: the table starts empty.
+        """CREATE TABLE comprehension (
+            run_id VARCHAR NOT NULL,
+            game_id INTEGER NOT NULL,
+            round INTEGER NOT NULL,              -- asked before the player's move in this round
+            player VARCHAR NOT NULL,             -- a | b
+            question VARCHAR NOT NULL,           -- payoff_CC, payoff_CD, payoff_DC, payoff_DD, horizon, last_move
+            kind VARCHAR NOT NULL,               -- payoff | horizon | last_move
+            expected VARCHAR NOT NULL,           -- the right answer: "8,0" (your points, theirs), "10", "0.95", C | D
+            answer VARCHAR,                      -- the answer read, in the same form; NULL if unreadable
+            correct BOOLEAN NOT NULL,            -- an unreadable answer is not correct
+            attempt INTEGER NOT NULL             -- the answering call: calls.attempt with purpose 'comprehension'
+        )""",
     ],
 }
 
-DATA_TABLES = ("runs", "games", "rounds", "calls", "superseded_calls")
+DATA_TABLES = ("runs", "games", "rounds", "calls", "superseded_calls", "comprehension")
+# The schema version that added a data table after the first (older files gain it when migrated).
+ADDED_IN = {"comprehension": 2}
+
+
+def data_tables(version: int) -> list[str]:
+    """The data tables a results file of schema ``version`` has."""
+    return [t for t in DATA_TABLES if ADDED_IN.get(t, 1) <= version]
 
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:

@@ -100,8 +100,9 @@ class RunWriter:
 
     def discard_unfinished(self) -> list[int]:
         """Delete the rows of games that did not finish (running or interrupted), for a resume
-        that replays them from their first round; their calls move to ``superseded_calls``
-        (they were sent, and may have been paid for). Returns the games' ids."""
+        that replays them from their first round (their rounds and comprehension answers are asked
+        again); their calls move to ``superseded_calls`` (they were sent, and may have been paid for).
+        Returns the games' ids."""
         ids = [r[0] for r in self.con.execute(
             "SELECT game_id FROM games WHERE run_id = ? AND status NOT IN ('complete', 'failed')", [self.run_id]
         ).fetchall()]  # fmt: skip
@@ -112,7 +113,7 @@ class RunWriter:
             "(SELECT game_id FROM games WHERE run_id = ? AND status IN ('complete', 'failed'))",
             [utcnow(), self.run_id, self.run_id],
         )
-        for table in ("calls", "rounds"):
+        for table in ("calls", "rounds", "comprehension"):
             self.con.execute(
                 f"DELETE FROM {table} WHERE run_id = ? AND game_id NOT IN "
                 "(SELECT game_id FROM games WHERE run_id = ? AND status IN ('complete', 'failed'))",

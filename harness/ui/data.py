@@ -208,11 +208,12 @@ def game_detail(cat: Catalog, run_id: str, game_id: int) -> GameDetail:
 
 
 def game_calls(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]:
-    """Every request of a game's model players (failed parses and retries included), in order."""
+    """Every request of a game's model players (failed parses, retries and comprehension questions included), in
+    order: a round's questions before its move."""
     rows = cat.records(
         "SELECT round, player, attempt, provider, model, request_json, response_text, action::VARCHAR AS action, "
-        "outcome, error, duration_ms, input_tokens, output_tokens, cost_usd, cached FROM calls "
-        "WHERE run_id = ? AND game_id = ? ORDER BY round, player, created_at, attempt",
+        "outcome, error, duration_ms, input_tokens, output_tokens, cost_usd, cached, purpose, option_order FROM calls "
+        "WHERE run_id = ? AND game_id = ? ORDER BY round, player, created_at, purpose DESC, attempt",
         [run_id, game_id],
     )
     for row in rows:

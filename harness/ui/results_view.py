@@ -176,15 +176,18 @@ def _calls(folder: Path, selection: Selection, source: cached.RunSource) -> None
 
 
 def _call(row: dict[str, Any]) -> None:
-    ok = row["outcome"] == "ok" and row["action"] is not None
+    question = row.get("purpose") == "comprehension"
+    ok = row["outcome"] == "ok" and (question or row["action"] is not None)
     badge = "✅" if ok else "❌"
     cached_note = " · from cache" if row["cached"] else ""
     tokens = ""
     if row["input_tokens"] is not None:
         tokens = f" · {row['input_tokens']} in / {row['output_tokens']} out tokens"
+    order = f" · options shown {row['option_order']}" if row.get("option_order") else ""
+    what = "comprehension question" if question else f"parsed move **{row['action'] or '—'}**"
     st.markdown(
         f"{badge} **player {row['player'].upper()}** · `{row['provider']}/{row['model']}` · attempt {row['attempt']} · "
-        f"outcome `{row['outcome']}` · parsed move **{row['action'] or '—'}**{tokens}{cached_note}"
+        f"outcome `{row['outcome']}` · {what}{order}{tokens}{cached_note}"
     )
     if row["error"]:
         st.caption(f"error: {row['error']}")

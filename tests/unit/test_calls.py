@@ -77,7 +77,9 @@ class EchoProvider:
         self.calls = 0
         self.enforces_timeout = True
 
-    async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+    async def generate(
+        self, messages: list[Message], params: SamplingParams, timeout: float, facts: object = None
+    ) -> Completion:
         self.calls += 1
         if self.failures:
             raise self.failures.pop(0)
@@ -216,9 +218,11 @@ async def test_max_seconds_counts_from_the_first_attempt() -> None:
     before it, as when tenacity made every attempt."""
 
     class Slow(EchoProvider):
-        async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+        async def generate(
+            self, messages: list[Message], params: SamplingParams, timeout: float, facts: object = None
+        ) -> Completion:
             await anyio.sleep(0.15)
-            return await super().generate(messages, params, timeout)
+            return await super().generate(messages, params, timeout, facts)
 
     async def sleep(seconds: float) -> None:
         return None
@@ -242,7 +246,9 @@ async def test_a_failure_that_is_not_retryable_fails_at_once() -> None:
 
 async def test_a_provider_without_its_own_deadline_gets_one() -> None:
     class Hangs(EchoProvider):
-        async def generate(self, messages: list[Message], params: SamplingParams, timeout: float) -> Completion:
+        async def generate(
+            self, messages: list[Message], params: SamplingParams, timeout: float, facts: object = None
+        ) -> Completion:
             await anyio.sleep(30)
             raise AssertionError("not reached")
 

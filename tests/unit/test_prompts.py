@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 from jinja2 import FileSystemLoader, StrictUndefined
@@ -19,7 +18,6 @@ from harness.parsing import ActionLabels
 from harness.prompts import (
     PromptBuilder,
     PromptSettings,
-    PromptState,
     available_personas,
     round_context,
     synthetic_views,
@@ -289,6 +287,8 @@ def test_round_context_is_built_from_the_view_only() -> None:
         "rounds_played": 2,
         "labels": {"cooperate": "J", "defect": "F"},
         "use_words": False,
+        "options": [{"label": "J", "word": "cooperate"}, {"label": "F", "word": "defect"}],
+        "answer_format": "free",
         "horizon": {"kind": "fixed", "n_rounds": 50},
         "payoffs": [
             {"you": "J", "they": "J", "you_get": "3", "they_get": "3"},
@@ -300,6 +300,8 @@ def test_round_context_is_built_from_the_view_only() -> None:
         "rounds_hidden": 1,
         "your_score": "1",
         "their_score": "6",
+        "question": None,
+        "ask": None,
     }
 
 
@@ -320,7 +322,7 @@ def test_settings_validation() -> None:
         PromptSettings.model_validate({"labels": {"cooperate": "J", "defect": "J"}})
 
 
-# ---- the shortcuts render exactly what Jinja renders ------------------------------------------
+# ---- the builder renders exactly what Jinja renders from the templates as written ---------------
 
 
 def jinja_messages(settings: PromptSettings, view: RoundView) -> list[dict[str, str]]:
@@ -362,26 +364,21 @@ def test_the_shipped_templates_render_as_jinja_does(
     game = PayoffMatrix(cc=(3.0, 3.0), cd=(-0.5, 5.25), dc=(5.25, -0.5), dd=(1.0, 1.0))
     for horizon in (Horizon(kind="fixed", n_rounds=12), Horizon(kind="geometric", stop_prob=0.1)):
         for moves in games(12, seed=window or 0):
-            states = {"a": PromptState(), "b": PromptState()}  # each player's, kept from round to round
             for played in range(len(moves) + 1):
                 own = "".join(m for m, _ in moves[:played])
                 opp = "".join(t for _, t in moves[:played])
                 for seat in ("a", "b"):
                     view = make_view(own, opp, seat=seat, horizon=horizon, game=game)
-                    expected = jinja_messages(settings, view)
-                    assert builder.render(view, states[seat]) == expected
-                    assert builder.render(view) == expected
+                    assert builder.render(view) == jinja_messages(settings, view)
 
 
 USER_TEMPLATES = {
-    # history loops the builder takes over
-    "plain loop": "{% for r in history %}[{{ r.round }}:{{ r.you }}/{{ r.they }} {{ r.you_got | int + 1 }}]{% endfor %}"
-    " {{ labels.cooperate }} {{ labels.defect }}",
+    "plain loop": "{% for r in history %}[{{ r.round }}:{{ r.you }}/{{ r.they }} {{ r.you_got | int + 1 }}]"
+    "{% endfor %} {{ labels.cooperate }} {{ labels.defect }}",
     "loop in ifs": "{% if round > 2 %}{% if history %}{% for x in history %}{{ x.you ~ x.they }}\n{% endfor %}"
     "{% endif %}{% else %}start{% endif %} {{ labels.cooperate }}{{ labels.defect }}",
     "two loops": "{% for r in history %}{{ r.you }}{% endfor %}|"
     "{% for r in history %}{% if r.you == r.they %}={% endif %}{% set n = r.round * 2 %}{{ n }}{% endfor %} C D",
-    # history loops it leaves to Jinja
     "loop.index": "{% for r in history %}{{ loop.index }}{{ r.you }}{% endfor %} C D",
     "outer variable": "{% for r in history %}{{ r.you }}{{ labels.cooperate }}{% endfor %} C D",
     "filtered": "{% for r in history | reverse %}{{ r.you }}{% endfor %}"
@@ -401,71 +398,19 @@ def test_user_templates_render_as_jinja_does(name: str, tmp_path: Path) -> None:
     settings = PromptSettings(template_dir=str(tmp_path), history_window=3)
     builder = PromptBuilder(settings)
     for moves in games(6, seed=1):
-        state = PromptState()
         for played in range(len(moves) + 1):
             view = make_view("".join(m for m, _ in moves[:played]), "".join(t for _, t in moves[:played]))
-            assert builder.render(view, state) == jinja_messages(settings, view), played
+            assert builder.render(view) == jinja_messages(settings, view), played
 
 
-def test_only_loops_that_depend_on_their_row_alone_are_taken_over(tmp_path: Path) -> None:
-    taken = {"plain loop": 1, "loop in ifs": 1, "two loops": 2, "calls a method": 1}
-    for name, source in USER_TEMPLATES.items():
-        (tmp_path / "round.j2").write_text(source, encoding="utf-8")
-        builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path)))
-        assert len(builder._round.loops) == taken.get(name, 0), name
-    assert len(PromptBuilder()._round.loops) == 1  # the shipped round template
-
-
-def test_a_state_handed_another_history_starts_afresh() -> None:
-    builder = PromptBuilder()
-    state = PromptState()
-    views = [make_view("CCD", "DCC"), make_view("CCDD", "DCCC"), make_view("DD", "CC"), make_view("DDC", "CCD"),
-             make_view("CCD", "DCC", seat="b"), make_view("", "")]  # fmt: skip
-    for view in views:
-        assert builder.render(view, state) == jinja_messages(builder.settings, view)
-    other = PromptBuilder(PromptSettings(labels=NEUTRAL))
-    view = make_view("CCDD", "DCCC")
-    assert other.render(view, state) == jinja_messages(other.settings, view)  # a state of another builder
-
-
-def test_a_typo_inside_a_history_loop_is_reported_as_before(tmp_path: Path) -> None:
+def test_a_typo_inside_a_history_loop_names_the_template_and_the_variable(tmp_path: Path) -> None:
     (tmp_path / "round.j2").write_text("{% for r in history %}{{ r.yuo }}{% endfor %} C or D", encoding="utf-8")
     builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path)))
-    assert builder._round.loops  # taken over: its error must still name the template and the variable
     builder.render(make_view())  # no rows yet: fine
     with pytest.raises(
         ConfigError, match=r"'round\.j2' uses an undefined variable: 'dict object' has no attribute 'yuo'"
     ):
-        builder.render(make_view("C", "D"), PromptState())
-
-
-def test_the_system_prompt_is_rendered_once_per_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    builder = PromptBuilder(PromptSettings(persona="cooperative"))
-    rendered: list[Any] = []
-    original = prompts._run
-
-    def counting(env: Any, template: Any, globals_: Any, context: Any) -> str:
-        rendered.append(template)
-        return original(env, template, globals_, context)
-
-    monkeypatch.setattr(prompts, "_run", counting)
-    for own in ("", "C", "CD", "CDD"):
-        for seat in ("a", "b"):
-            builder.render(make_view(own, "D" * len(own), seat=seat))
-    assert builder._persona is not None
-    assert rendered.count(builder._system.template) == 1
-    assert rendered.count(builder._persona.template) == 1
-    assert rendered.count(builder._round._without_loops) == 8  # the round prompt, every time
-
-
-@pytest.mark.parametrize(
-    "source",
-    ["Round {{ round }}: C or D", "{{ ['C', 'D'] | random }} or D", "{% include 'round.j2' %}", "{{ lipsum(1) }} C D"],
-)
-def test_a_system_prompt_that_may_change_is_rendered_every_time(source: str, tmp_path: Path) -> None:
-    (tmp_path / "system.j2").write_text(source, encoding="utf-8")
-    builder = PromptBuilder(PromptSettings(template_dir=str(tmp_path)))
-    assert builder._system._names is None
+        builder.render(make_view("C", "D"))
 
 
 @pytest.mark.parametrize(

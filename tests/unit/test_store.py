@@ -201,7 +201,12 @@ def test_a_results_file_of_schema_1_is_migrated_when_read(tmp_path: Path) -> Non
         for table, n in counts.items():
             assert cat.query(f"SELECT count(*) FROM {table} WHERE run_id = 'schema_v1_eval'")[1] == [n]
         assert cat.query("SELECT DISTINCT purpose, option_order FROM calls")[1] == [("move", None)]
+        assert cat.query("SELECT count(*) FROM comprehension")[1] == [(0,)]  # the table exists, empty
+        assert cat.query("SELECT count(*) FROM comprehension_accuracy")[1] == [(0,)]
         assert cat.query("SELECT count(*) FROM player_metrics WHERE run_id = 'schema_v1_eval'")[1] == [(8,)]
     after = duckdb.connect(str(tmp_path / "schema_v1_eval.duckdb"), read_only=True)
     meta = dict(after.execute("SELECT key, value FROM pdbench_meta").fetchall())
     assert meta == {"schema_version": str(SCHEMA_VERSION), "migrated_from": "1"}
+    columns = [r[0] for r in after.execute("DESCRIBE comprehension").fetchall()]  # written out by the migration
+    assert columns == ["run_id", "game_id", "round", "player", "question", "kind", "expected", "answer", "correct",
+                       "attempt"]  # fmt: skip

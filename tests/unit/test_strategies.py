@@ -100,6 +100,15 @@ def test_rand_cooperates_with_probability_p() -> None:
     versus("RAND", "CCCC", "DDDD", params={"p": 0.0})
 
 
+def test_donce_defects_in_its_round_only_whatever_the_opponent_does() -> None:
+    versus("DONCE", "CCCCC", "DCCCC")  # default: round 1
+    versus("DONCE", "DDDDD", "DCCCC")
+    versus("DONCE", "DCDCD", "CCDCC", params={"round": 3})
+    versus("DONCE", "CCC", "CCC", params={"round": 4})  # a round the game never reaches: it never defects
+    with pytest.raises(ConfigError, match=r"DONCE\.round: Input should be greater than or equal to 1"):
+        make_spec("DONCE", {"round": 0})
+
+
 def test_every_strategy_has_a_card() -> None:
     for name, cls in STRATEGIES.items():
         assert name == name.upper()

@@ -64,4 +64,23 @@ class RandomPlayer(Strategy):
         return self.random_choice(self.params.coop_prob)  # type: ignore[attr-defined]
 
 
-STRATEGIES: tuple[type[Strategy], ...] = (AllC, AllD, Alternator, RandomPlayer)
+class DefectOnceParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    round: int = Field(1, ge=1, description="the one round in which it defects")
+
+
+class DefectOnce(Strategy):
+    """The "defect-once" opponent of Akata et al. (2023): it cooperates every round but one."""
+
+    name = "DONCE"
+    display_name = "Defect Once"
+    description = "Cooperates every round except round `round` (default 1), in which it defects."
+    emoji = "☝️"
+    Params: ClassVar[type[BaseModel]] = DefectOnceParams
+
+    def move(self, own: list[Action], opp: list[Action]) -> Action:
+        return "D" if len(own) + 1 == self.params.round else "C"  # type: ignore[attr-defined]
+
+
+STRATEGIES: tuple[type[Strategy], ...] = (AllC, AllD, Alternator, RandomPlayer, DefectOnce)
