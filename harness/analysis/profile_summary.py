@@ -4,20 +4,15 @@ from __future__ import annotations
 
 from harness.store.catalog import Catalog
 
+PROFILE_DIMENSIONS = ("nice", "forgiving", "retaliatory", "troublemaking", "emulative")
+"""The five dimensions of Fontana, Pierri & Aiello (ICWSM 2025), as the ``behaviour_profile`` view names them."""
+
 
 def behaviour_profile_by_condition(catalog: Catalog, run_id: str, player: str = "a") -> tuple[list[str], list[tuple]]:
-    """The mean of every numeric column of the ``behaviour_profile`` view for ``player``, per condition, over
-    its complete games (in plan order): the profile a suite's scorecard shows. It takes the view's columns as
-    they are defined (see :mod:`harness.analysis.views`), so it shows whatever profile that view computes."""
-    described = catalog.query("DESCRIBE behaviour_profile")[1]
-    numeric = [
-        name
-        for name, kind, *_ in described
-        if name not in ("run_id", "game_id", "player") and kind.split("(")[0] in _NUMERIC
-    ]
-    if not numeric:
-        return ["condition", "games"], []
-    means = ", ".join(f'avg(bp."{c}") AS "{c}"' for c in numeric)
+    """The mean of each profile dimension for ``player``, per condition, over its complete games (in plan
+    order): the table a suite's scorecard shows. As in the paper, a dimension with no chance in a game
+    (no opponent defection to forgive, say) is 0 for that game; the full view keeps the chance counts."""
+    means = ", ".join(f"avg(bp.{c}) AS {c}" for c in PROFILE_DIMENSIONS)
     return catalog.query(
         f"SELECT g.condition, count(*) AS games, {means} FROM behaviour_profile bp "
         "JOIN games g ON g.run_id = bp.run_id AND g.game_id = bp.game_id "
@@ -25,6 +20,3 @@ def behaviour_profile_by_condition(catalog: Catalog, run_id: str, player: str = 
         "GROUP BY g.condition ORDER BY min(g.game_id)",
         [run_id, player],
     )
-
-
-_NUMERIC = {"DOUBLE", "FLOAT", "DECIMAL", "INTEGER", "BIGINT", "HUGEINT", "SMALLINT", "TINYINT"}

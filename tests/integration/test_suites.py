@@ -51,6 +51,7 @@ def test_fontana2025_plays_and_stores_its_protocol(results: Path) -> None:
                              "--results", results, "--run-id", "fo")  # fmt: skip
     assert code == 0, err
     assert "Behaviour profile of the model" in out and "vs_RAND(p=0.3)" in out
+    assert "troublemaking" in out and "chances" not in out  # the five dimensions, not the view's counts
     config = stored_config(results, "fo")
     assert config["suite"] == "fontana2025" and config["horizon"]["n_rounds"] == 100
     conds = config["experiment"]["conditions"]
