@@ -72,11 +72,11 @@ DEFAULT_CASES: list[tuple[str, str | None]] = [
     ("**Final Answer:**\n\nD", "D"),
     ("My final answer is C.", "C"),
     ("My final decision is to defect.", "D"),
-    ("The math says D.\nFinal choice: C\nAction: D", "C"),  # final beats a plain answer line
+    ("The math says D.\nFinal choice: C\nAction: D", "D"),  # a later answer line revises (issue 8)
     ("Final answer: C\nFinal answer: C", "C"),
     ("$\\boxed{D}$", "D"),
     ("\\boxed{\\text{C}}", "C"),
-    ("Final answer: D\n\nMy move: C", "D"),
+    ("Final answer: D\n\nMy move: C", "C"),  # a later answer line revises (issue 8)
     # JSON
     ('{"action": "C"}', "C"),
     ('{"move":"D","reasoning":"they defected twice"}', "D"),
@@ -86,7 +86,7 @@ DEFAULT_CASES: list[tuple[str, str | None]] = [
     ('{"choice": "**D**"}', "D"),
     ('{"response": {"action": "D"}}', "D"),
     ('{"reasoning": "I considered C", "final_answer": "D"}', "D"),
-    ('{"action": "C"} Final answer: D', "C"),  # JSON ranks above a final-answer line
+    ('{"action": "C"} Final answer: D', "D"),  # a later final-answer line revises the JSON (issue 8)
     ('{"note": "no move key"}\nD', "D"),  # JSON without a move key is ignored
     ('{"action": "C"}\n{"action": "C"}', "C"),
     # last / first line
@@ -136,11 +136,11 @@ DEFAULT_CASES: list[tuple[str, str | None]] = [
     ('{"action": null}', None),
     ('{"action": "C"}\n{"action": "D"}', None),
     ('{"action": "C/D"}\nFinal answer: C', None),  # an invalid JSON value is not rescued by weaker rules
-    ("Final answer: C\nFinal answer: D", None),
+    ("Final answer: C\nFinal answer: D", "D"),  # the last final answer wins (issue 8)
     ("Final answer: C or D", None),
-    ("I will defect. Actually, I will cooperate.", None),
+    ("I will defect. Actually, I will cooperate.", "C"),  # "actually" revises (issue 8)
     ("D. That is what they played, so I will cooperate.", None),
-    ("C\n\nOn reflection I choose to defect.", None),
+    ("C\n\nOn reflection I choose to defect.", "D"),  # "on reflection" revises (issue 8)
     # refusals: nothing to read
     ("", None),
     ("   \n\t", None),
@@ -199,7 +199,7 @@ NEUTRAL_CASES: list[tuple[str, str | None]] = [
     # ambiguity and traps
     ("J or F", None),
     ("Action: J/F", None),
-    ("Final answer: J\nFinal answer: F", None),
+    ("Final answer: J\nFinal answer: F", "D"),  # the last final answer wins (issue 8)
     ("JF", None),
     ("Joy", None),
     ("Fine.", None),
@@ -254,7 +254,7 @@ def test_multi_character_labels() -> None:
         ("Hello", "names neither C nor D"),
         ("C or D", "mentions both C and D"),
         ("The payoff for D is higher.", "mentions D"),
-        ("Final answer: C\nFinal answer: D", "both C and D as its final answer"),
+        ("Final answer: C or D", "both C and D as its final answer"),
         ('{"action": "X"}', "JSON field 'action' holds neither C nor D"),
         ("Action: C/D", "answer line names both C and D"),
     ],
@@ -296,7 +296,7 @@ def test_correction_message_default_labels() -> None:
 
 
 def test_correction_message_neutral_labels_never_says_cooperate_or_defect() -> None:
-    for text in ("", "I will cooperate", "J or F", '{"action": "defect"}', "Final answer: J\nFinal answer: F"):
+    for text in ("", "I will cooperate", "J or F", '{"action": "defect"}', "Final answer: J or F"):
         msg = correction_message(parse_action(text, NEUTRAL), NEUTRAL)
         assert "cooperat" not in msg.lower() and "defect" not in msg.lower(), msg
         assert msg.endswith("Reply with exactly one of J or F.")
