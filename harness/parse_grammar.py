@@ -46,7 +46,11 @@ THINK_BLOCK_RE = re.compile(rf"<(?P<tag>{words.THINK_TAGS})>.*?</(?P=tag)>", _I 
 THINK_CLOSE_RE = re.compile(rf"</(?:{words.THINK_TAGS})>", _I)
 GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)[\s.!,;*_`]*$")  # "C (cooperate)" ending a sentence
 VALUE_GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)")  # "C (cooperate) because ..." after a key
-SPLIT_RE = re.compile(rf"\n|(?<=[.!?])[ \t]+|[ \t]+[-—–]+[ \t]+|[—–]|;[ \t]*|,[ \t]+(?={words.EXPLANATION})", _I)
+SPLIT_RE = re.compile(
+    rf"\n|(?<=[.!?])[ \t]+|[ \t]+[-—–]+[ \t]+|[—–]|;[ \t]*"
+    rf"|,[ \t]+(?={words.EXPLANATION})|[ \t,]+(?={words.CORRECTION})",
+    _I,
+)
 SENTENCE_END_RE = re.compile(r"[.!?\n]")
 HYPOTHETICAL_BEFORE_RE = re.compile(words.HYPOTHETICAL_BEFORE, _I)
 HYPOTHETICAL_AFTER_RE = re.compile(words.HYPOTHETICAL_AFTER, _I)

@@ -48,7 +48,7 @@ _EN_ADVERB = (
 _EN_VERB = (
     r"(?:choose|pick|select|play|go\s+with|go\s+for|opt\s+for|opt\s+to|stick\s+with|stay\s+with|continue\s+to"
     r"|continue\s+with|continue|keep|respond\s+with|answer\s+with|reply\s+with|say|return\s+to|start\s+with"
-    r"|begin\s+with|open\s+with|switch\s+to|switch\s+back\s+to|move\s+to|take)"
+    r"|begin\s+with|open\s+with|switch\s+to|switch\s+back\s+to|move\s+to|take|lean\s+towards?)"
 )
 _DE_ADVERB = r"(?:ebenfalls|auch|wieder|weiterhin|diesmal|jetzt|dann|also|doch|lieber|trotzdem|erneut|nun)"
 
@@ -64,7 +64,10 @@ SUBJECTS = (
     rf"|\s+need\s+to|\s+have\s+to|\s+must|\s+plan\s+to|\s+intend\s+to)(?:\s+{_EN_ADVERB})*(?:\s+{_EN_VERB})?",
     # "I'll be generous this time and cooperate"
     r"i(?:\s+will|['’]ll)\s+(?!not\b|never\b)(?:[^\W\d_]+\s+){1,5}?and(?:\s+then)?",
-    r"i(?:\s+am|['’]m)(?:\s+(?:choosing|picking|playing|going\s+with|sticking\s+with|staying\s+with|opting\s+for))?",
+    r"i(?:\s+am|['’]m)(?:\s+(?:choosing|picking|playing|going\s+with|sticking\s+with|staying\s+with|opting\s+for"
+    r"|leaning\s+towards?))?",
+    # "I will not cooperate but defect", "Ich werde nicht kooperieren, sondern defektieren"
+    r"(?:i\s+will|i['’]ll|i\s+won['’]t|ich\s+werde)(?:\s+not|\s+nicht)?\s+[^\W\d_]+,?\s+(?:but(?:\s+rather)?|sondern)",
     rf"i(?:\s+{_EN_ADVERB})?\s+(?:{_EN_VERB}|decide|have\s+decided|decided|have\s+chosen|am\s+choosing)",
     r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick|play)"
     rf"(?:\s+(?:for|in)\s+this\s+round|\s+this\s+round|\s+here|\s+now)?\s+(?:is|will\s+be)(?:\s+{_EN_ADVERB})?",
@@ -219,7 +222,7 @@ _INTERJECTIONS = (
     r"|just\s+kidding|kidding|scratch\s+that|final|verdict|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
 )
 _CONNECTIVES = (
-    r"so|but|then|thus|therefore|hence|finally|ultimately|instead|overall|definitely|certainly|clearly|obviously"
+    r"or\s+rather|but\s+rather|so|but|then|thus|therefore|hence|finally|ultimately|instead|overall|definitely|certainly|clearly|obviously"
     r"|probably|in\s+conclusion|in\s+the\s+end|on\s+second\s+thoughts?|on\s+reflection|all\s+things\s+considered"
     r"|going\s+with|i['’]m\s+going\s+with|i\s+go\s+with|make\s+(?:that|it)|my\s+pick\s+is|i['’]ve\s+changed\s+my\s+mind"
     r"|i\s+have\s+changed\s+my\s+mind|entonces"
@@ -233,5 +236,7 @@ TRAIL = (
 # "C, not D" and "C rather than D" name one move: the other only to reject it.
 REJECTED = r"(?:,?\s+(?:(?:definitely|certainly|surely)\s+)?(?:not|rather\s+than|instead\s+of|over))"
 PRONOUN_PREFIX = r"(?:(?:i|je|ich|yo|eu)\s+|我|(?:option|opci[oó]n|op[cç][ãa]o)\s+)?"
+# A correction inside a sentence starts a new segment: "C, or rather D".
+CORRECTION = r"(?:or|but)\s+rather\b"
 # An explanation after a comma starts a new segment: "D, because they defected".
 EXPLANATION = r"(?:because|since|as|given|so|to|but|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"
