@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness import parsing
+from harness.parse_decisions import InvalidStructure, answer_part, find_decisions, whole_reply
+from harness.parse_grammar import JUNK, normalize
 from harness.parsing import ActionLabels, parse_action
 
 CORPUS = Path(__file__).with_name("parse_corpus.yaml")
@@ -121,3 +124,24 @@ def test_misreads_are_reported_entry_by_entry() -> None:
         "refused a clear answer: [statement, labels CD] expected C, read refuse "
         "(the reply mentions both C and D but never says which one you play): 'C or D'",
     ]
+
+
+def test_the_shortcut_reads_as_the_general_rules_do(corpus: list[Entry]) -> None:
+    """whole_reply reads short replies without rules 3 to 6; on every corpus reply it takes, it
+    must give the move those rules give."""
+    taken = 0
+    for entry in corpus:
+        if not entry.text.strip(JUNK):
+            continue
+        g = parsing._grammar(LABELS[entry.labels])
+        t = answer_part(normalize(entry.text))
+        try:
+            quick = whole_reply(t, g)
+            if quick is None:
+                continue
+            general = parsing._resolve(find_decisions(t, g), t, g)
+        except InvalidStructure:
+            continue
+        taken += 1
+        assert general.action == quick.move, (entry, quick, general)
+    assert taken >= 100
