@@ -223,6 +223,9 @@ def _value(value: str, g: Grammar) -> tuple[Move | None, int]:
     A leading token ("C", "**D** (defect)", "to defect"), a value that is a label alone
     ("I cooperate"), or a statement ("I will defect").
     """
+    only = g.lookup.get(key(value.strip(JUNK)))  # the label and nothing else, the common case
+    if only is not None:
+        return only, len(value)
     lead = len(value) - len(value.lstrip(JUNK.replace("(", "")))
     prefix = PREFIX_RE.match(value, lead)
     match = g.token.match(value, prefix.end() if prefix else lead)
