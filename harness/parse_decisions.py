@@ -28,6 +28,7 @@ from harness.parse_grammar import (
     NEGATION_AFTER_RE,
     NEGATION_BEFORE_RE,
     PREFIX_RE,
+    ROUND_BOUND_RE,
     SENTENCE_END_RE,
     SPLIT_RE,
     THINK_BLOCK_RE,
@@ -55,7 +56,7 @@ class Decision:
     move: Move
     method: str
     revises: bool = False  # an answer or final-answer line replaces what came before it
-    weak: bool = False  # a would-statement ("I'd cooperate") never replaces anything
+    weak: bool = False  # never replaces anything: "I'd cooperate", "in round 10 I'll defect"
 
 
 class InvalidStructure(Exception):
@@ -134,11 +135,15 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
     for pattern in g.statements:
         for match in pattern.finditer(t):
             start, end = match.span("tok")
-            if _inside(match.start(), taken) or _inside(start, taken) or not _decides(t, match.start(), start, end):
+            if _inside(match.start(), taken) or _inside(start, taken):
+                continue
+            before, after = _clause(t, match.start(), end)
+            if not _decides(t, start, end, before, after):
                 continue
             taken.append((match.start(), end))
             move = with_alternative(g.lookup[key(match.group("tok"))], t, end, g)
-            found.append(Decision(match.start(), end, move, "statement", weak=bool(match.groupdict().get("would"))))
+            weak = bool(match.groupdict().get("would") or ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
+            found.append(Decision(match.start(), end, move, "statement", weak=weak))
     segments = _segments(t)
     for i, (start, end) in enumerate(segments):
         alone = _label_alone(t, start, end, g)
@@ -245,7 +250,7 @@ def _value(value: str, g: Grammar) -> tuple[Move | None, int]:
         with_alternative(g.lookup[key(m.group("tok"))], value, m.end("tok"), g)
         for pattern in g.statements
         for m in pattern.finditer(value)
-        if _decides(value, m.start(), m.start("tok"), m.end("tok"))
+        if _decides(value, m.start("tok"), m.end("tok"), *_clause(value, m.start(), m.end("tok")))
     ]
     if not moves:
         return None, 0
@@ -268,20 +273,28 @@ def with_alternative(move: Action, t: str, end: int, g: Grammar) -> Move:
     return move
 
 
-def _decides(t: str, start: int, token_start: int, token_end: int) -> bool:
-    """Rule 4: whether a statement decides, rather than asks, supposes, negates or reports a belief."""
+def _clause(t: str, start: int, token_end: int) -> tuple[str, str]:
+    """A statement's clause around it: from the clause start to the subject, and after the move.
+
+    "In a one-shot game I would defect, but this game is repeated, so I will cooperate": the
+    clause of "I will cooperate" starts after "so", so the hypothetical before it is not its own.
+    """
     sentence_start = max(t.rfind(ch, 0, start) for ch in ".!?;\n") + 1
     before = t[sentence_start:start]
-    for clause in CLAUSE_START_RE.finditer(before):  # "If I defect they retaliate, so I will cooperate"
-        before = before[clause.end() :]
-    if HYPOTHETICAL_BEFORE_RE.search(before) or EMBEDDED_RE.search(before):
+    starts = [clause.end() for clause in CLAUSE_START_RE.finditer(before)]
+    if starts:
+        before = before[starts[-1] :]
+    clause_end = CLAUSE_END_RE.search(t, token_end)
+    return before, t[token_end : clause_end.start() if clause_end else len(t)]
+
+
+def _decides(t: str, token_start: int, token_end: int, before: str, after: str) -> bool:
+    """Rule 4: whether a statement decides, rather than asks, supposes, negates or reports a belief."""
+    if HYPOTHETICAL_BEFORE_RE.search(before) or EMBEDDED_RE.search(before) or HYPOTHETICAL_AFTER_RE.search(after):
         return False
     if NEGATION_BEFORE_RE.search(t, max(0, token_start - 8), token_start):
         return False
     if NEGATION_AFTER_RE.match(t[token_end : token_end + 8]):
-        return False
-    clause_end = CLAUSE_END_RE.search(t, token_end)
-    if HYPOTHETICAL_AFTER_RE.search(t, token_end, clause_end.start() if clause_end else len(t)):
         return False
     sentence_end = SENTENCE_END_RE.search(t, token_end)
     return not (sentence_end and sentence_end.group() == "?")

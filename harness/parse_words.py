@@ -148,24 +148,38 @@ THINK_TAGS = r"think|thinking|reasoning|reflection|scratchpad|analysis"
 # "even if" is not a condition: "Even if they defect, I will cooperate" decides.
 _CONCESSIVE = r"(?<!even\s)(?<!incluso\s)(?<!aun\s)(?<!aún\s)(?<!même\s)(?<!meme\s)(?<!selbst\s)(?<!auch\s)(?<!mesmo\s)"
 _PT_SE = r"se(?=\s+(?:eu|voc[êe]|ele|ela|eles|elas|o\s+outro|o\s+oponente|n[óo]s)\b)"
+# A later round, in any language: "Next round I'll defect" is a plan, not this round's move.
+_LATER = (
+    r"next\s+(?:round|time|turn)|later|in\s+(?:the\s+)?future|afterwards|eventually|at\s+some\s+point"
+    r"|in\s+(?:later|future)\s+rounds"
+    r"|(?:la|el)\s+pr[óo]xim[ao]\s+(?:ronda|vez|turno)|la\s+siguiente\s+ronda|m[áa]s\s+tarde"
+    r"|(?:au|le)\s+prochain\s+tour|la\s+prochaine\s+(?:fois|manche)|plus\s+tard"
+    r"|n[äa]chste[ns]?\s+(?:runde|mal)|sp[äa]ter"
+    r"|pr[óo]xima\s+(?:rodada|vez)|mais\s+tarde"
+)
+_LATER_CJK = r"下一轮|下一回合|下次|以后|之后"
 HYPOTHETICAL_BEFORE = (
     rf"{_CONCESSIVE}\b(?:if|whether|unless|suppose|supposing|assuming|imagine|hypothetically|in\s+case|were\s+i"
-    r"|had\s+i|otherwise|when|whenever|once(?!\s+(?:more|again))|next\s+(?:round|time|turn)|in\s+theory"
-    r"|eventually|at\s+some\s+point|in\s+(?:later|future)\s+rounds"
+    rf"|had\s+i|otherwise|when|whenever|once(?!\s+(?:more|again))|{_LATER}|in\s+theory"
     r"|one-shot|single-shot|si|suponiendo|supongamos|en\s+caso\s+de|cuando|s['’]il|supposons|au\s+cas\s+o[uù]"
     rf"|quand|lorsque|wenn|falls|ob|angenommen|sofern|sobald|{_PT_SE}|caso|supondo|quando)\b"
     r"|(?:^|[,;:])\s*se\b"
-    r"|如果|假如|要是|假设|万一|倘若|若是|下一轮|下次"
+    rf"|如果|假如|要是|假设|万一|倘若|若是|{_LATER_CJK}"
 )
 # After the statement, in the rest of its clause: "I will cooperate if you cooperate".
 HYPOTHETICAL_AFTER = (
     rf"{_CONCESSIVE}\b(?:if|unless|provided|as\s+long\s+as|in\s+case|assuming|when|whenever"
-    r"|once(?!\s+(?:more|again))|next\s+(?:round|time|turn)|later|in\s+(?:the\s+)?future|afterwards"
-    r"|eventually|at\s+some\s+point|in\s+(?:later|future)\s+rounds"
+    rf"|once(?!\s+(?:more|again))|{_LATER}"
     r"|otherwise|in\s+theory|one-shot|single-shot|depending|si|a\s+menos\s+que|siempre\s+que|cuando"
     r"|en\s+caso\s+de|s['’]il|tant\s+que|[àa]\s+condition\s+que|sauf\s+si|quand|lorsque|wenn|falls|sofern"
     rf"|solange|sobald|{_PT_SE}|contanto\s+que|a\s+n[ãa]o\s+ser\s+que|caso|quando)\b"
-    r"|如果|只要|除非|假如|要是|下一轮|下次|的话"
+    rf"|如果|只要|除非|假如|要是|的话|{_LATER_CJK}"
+)
+# A numbered or last round, in the statement's clause: the parser cannot tell whether it is this
+# round, so such a statement counts but never revises ("Answer: C ... in round 10 I'll defect").
+ROUND_BOUND = (
+    r"\b(?:in|for)\s+round\s+\d+|\bin\s+the\s+(?:last|final)\s+round\b"
+    r"|\b(?:en\s+la\s+ronda|au\s+tour|in\s+runde|na\s+rodada)\s+\d+|第\s*\d+\s*轮"
 )
 # Where that clause ends: a sentence end, or a conjunction that starts another clause.
 CLAUSE_END = (

@@ -387,6 +387,14 @@ def test_disagreeing_decisions_without_a_revision_are_refused(text: str) -> None
         ('Answer: C. A defector would say "I will defect".', "C"),  # quoted
         ("Answer: C. But if they defect again, I'll defect.", "C"),
         ("I choose not to defect.", None),
+        ("Réponse : D. Mais au prochain tour, je coopérerai.", "D"),  # later rounds, in any language
+        ("Respuesta: D. Pero la próxima ronda cooperaré.", "D"),
+        ("Antwort: D. Aber in der nächsten Runde werde ich kooperieren.", "D"),
+        ("Resposta: D. Mas na próxima rodada vou cooperar.", "D"),
+        ("答案：D。但是下一轮我会合作。", "D"),
+        ("In round 10, I will defect.", "D"),  # a numbered round counts ...
+        ("Answer: C. However, in round 10 I'll defect.", None),  # ... but cannot revise: it may not be this one
+        ("However, if I defect they retaliate, so I will cooperate.", "C"),  # the condition is another clause's
         ("No coopero; traiciono.", "D"),  # a negated first person is dropped
         ("Ich kooperiere nicht. Ich defektiere.", "D"),
         ("我不背叛。", None),
