@@ -37,9 +37,9 @@ How a reply is read:
 4. Drop what is not a decision: a statement in a question ("Should I defect?"), in a
    hypothetical or a conditional ("If I defect, ...", "I will cooperate if you cooperate",
    "In a one-shot game I would defect"), about a later round in any language ("Next round I'll
-   defect", "au prochain tour, je coopérerai"), about
-   someone else's belief ("They expect that I will cooperate") or negated ("No coopero"); a
-   label alone that is a question ("Defect?") or a heading ("C:").
+   defect", "au prochain tour, je coopérerai"), about someone else's belief ("They expect that
+   I will cooperate") or negated ("No coopero"); a label alone that is a question ("Defect?")
+   or a heading ("C:").
 5. Read the decisions in order. A decision *revises* the ones before it when it is an answer
    or final-answer line, or when a revision marker stands between it and the previous decision
    ("actually", "on second thought", "wait", "but", "no,", ...) or right after it in its
