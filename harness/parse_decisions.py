@@ -27,8 +27,11 @@ from harness.parse_grammar import (
     MARKUP,
     NEGATION_AFTER_RE,
     NEGATION_BEFORE_RE,
+    OTHER_PLAYER_RE,
     PREFIX_RE,
+    REVISION_AFTER_RE,
     ROUND_BOUND_RE,
+    SECOND_THOUGHTS_RE,
     SENTENCE_END_RE,
     SPLIT_RE,
     THINK_BLOCK_RE,
@@ -41,6 +44,7 @@ from harness.parse_grammar import (
 
 Move = Literal["C", "D", "both"]
 
+_HYPOTHETICAL_MODAL_RE = re.compile(r"\s+(?:would|could|might)\b", re.IGNORECASE)  # "D would be greedy"
 # A label alone is short once its gloss is cut: "On second thought, all things considered: C." fits.
 # Longer sentences are not tried, which keeps long reasoning cheap to read.
 _ALONE_MAX = 80
@@ -149,7 +153,7 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
         alone = _label_alone(t, start, end, g)
         if alone is not None and not _inside(alone[1], taken):
             method = "last_line" if i == len(segments) - 1 else "first_line" if i == 0 else "label_line"
-            found.append(Decision(alone[1], end, alone[0], method))
+            found.append(Decision(alone[1], alone[2], alone[0], method))
     return found
 
 
@@ -167,6 +171,26 @@ def _structured(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int
         move = _value(match.group("value"), g)[0]
         if move is not None:
             found.append(Decision(match.start(), match.end(), move, "xml"))
+
+
+def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
+    """Whether the reply, after position ``after``, seems to change its mind in words not known here.
+
+    That is: the other move, stated as if chosen (not asked, supposed, negated, discussed with
+    "would", or said of the other player), after a change-of-mind marker in its sentence
+    ("Actually, I want to switch over to D") or followed by "instead" in its clause.
+    """
+    for token in g.token.finditer(t, after):
+        if g.lookup[key(token.group("tok"))] == move or _HYPOTHETICAL_MODAL_RE.match(t, token.end()):
+            continue
+        before, rest = _clause(t, token.start(), token.end())
+        sentence_start = max(t.rfind(ch, after, token.start()) for ch in ".!?;\n") + 1
+        marked = SECOND_THOUGHTS_RE.search(t, max(after, sentence_start), token.start())
+        if not (marked or REVISION_AFTER_RE.search(rest)) or OTHER_PLAYER_RE.search(before):
+            continue
+        if _decides(t, token.start(), token.end(), before, rest):
+            return True
+    return False
 
 
 def _json_move(field: object, value: object, g: Grammar) -> Action:
@@ -313,8 +337,8 @@ def _segments(t: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int] | None:
-    """The move of a sentence that is only a label, and where its token is; or None.
+def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, int] | None:
+    """The move of a sentence that is only a label, and where its token starts and ends; or None.
 
     Around the label may stand markdown and punctuation, a gloss ("C (cooperate)"), an
     interjection or connective ("No, cooperate.", "So D."), a rejected other move ("C, not D")
@@ -331,7 +355,7 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int] |
         return None
     core = body.strip(JUNK)
     move: Move | None = g.lookup.get(key(core))  # the label and nothing else, the common case
-    token_at = 0
+    token_at, token_end = 0, len(core)
     if move is None:
         match = g.whole.fullmatch(core)
         if match is None:
@@ -339,7 +363,7 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int] |
         move = g.lookup[key(match.group("tok"))]
         if match.group("rejected") and g.lookup[key(match.group("rejected"))] == move:
             return None  # "C, not C"
-        token_at = match.start("tok")
+        token_at, token_end = match.span("tok")
     at = t.find(core, start, end)  # core is a slice of the segment: only its ends were cut
     move = "both" if _names_other(inner, move, g) else with_alternative(move, t, at + len(core), g)
-    return move, at + token_at
+    return move, at + token_at, at + token_end

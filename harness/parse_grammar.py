@@ -62,6 +62,8 @@ NEGATION_BEFORE_RE = re.compile(words.NEGATION_BEFORE, _I)
 NEGATION_AFTER_RE = re.compile(words.NEGATION_AFTER, _I)
 REVISION_BEFORE_RE = re.compile(words.REVISION_BEFORE, _I)
 REVISION_AFTER_RE = re.compile(words.REVISION_AFTER, _I)
+SECOND_THOUGHTS_RE = re.compile(words.SECOND_THOUGHTS, _I)
+OTHER_PLAYER_RE = re.compile(words.OTHER_PLAYER, _I)
 
 
 @dataclass(frozen=True, slots=True)

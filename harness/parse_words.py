@@ -48,7 +48,8 @@ _EN_ADVERB = (
 _EN_VERB = (
     r"(?:choose|pick|select|play|go\s+with|go\s+for|opt\s+for|opt\s+to|stick\s+with|stay\s+with|continue\s+to"
     r"|continue\s+with|continue|keep|respond\s+with|answer\s+with|reply\s+with|say|return\s+to|start\s+with"
-    r"|begin\s+with|open\s+with|switch\s+to|switch\s+back\s+to|move\s+to|take|lean\s+towards?)"
+    r"|begin\s+with|open\s+with|switch\s+to|switch\s+back\s+to|move\s+to|take|lean\s+towards?"
+    r"|change(?:\s+my\s+(?:answer|move|choice|decision))?\s+to)"
 )
 _DE_ADVERB = r"(?:ebenfalls|auch|wieder|weiterhin|diesmal|jetzt|dann|also|doch|lieber|trotzdem|erneut|nun)"
 
@@ -65,7 +66,7 @@ SUBJECTS = (
     # "I'll be generous this time and cooperate"
     r"i(?:\s+will|['’]ll)\s+(?!not\b|never\b)(?:[^\W\d_]+\s+){1,5}?and(?:\s+then)?",
     r"i(?:\s+am|['’]m)(?:\s+(?:choosing|picking|playing|going\s+with|sticking\s+with|staying\s+with|opting\s+for"
-    r"|leaning\s+towards?))?",
+    r"|leaning\s+towards?|switching\s+to|changing(?:\s+my\s+(?:answer|move|choice|decision))?\s+to))?",
     # "I will not cooperate but defect", "Ich werde nicht kooperieren, sondern defektieren"
     r"(?:i\s+will|i['’]ll|i\s+won['’]t|ich\s+werde)(?:\s+not|\s+nicht)?\s+[^\W\d_]+,?\s+(?:but(?:\s+rather)?|sondern)",
     rf"i(?:\s+{_EN_ADVERB})?\s+(?:{_EN_VERB}|decide|have\s+decided|decided|have\s+chosen|am\s+choosing)",
@@ -200,7 +201,9 @@ EMBEDDED_BEFORE = (
     r"|anticipates|worry|worries|want|wants|wonder|wonders)\s+(?:that\s+)?)$"
 )
 # A negation right before the move: "No coopero", "I choose not D", 我不背叛.
-NEGATION_BEFORE = r"(?:\b(?:not|no|never|nunca|jam[áa]s|jamais|nie|nicht|kein|n[ãa]o|ne|pas)\s+|不|没|别|绝不)$"
+NEGATION_BEFORE = (
+    r"(?:\b(?:not|no|never|nunca|jam[áa]s|jamais|nie|nicht|kein|n[ãa]o|ne|pas)\s+|n['’]t\s+|不|没|别|绝不)$"
+)
 NEGATION_AFTER = r"^\s+(?:nicht|pas)\b"
 
 # --- revisions: what lets a later decision replace an earlier one -------------------------------
@@ -222,6 +225,25 @@ REVISION_BEFORE = (
     r"|n[ãa]o(?=\s*[,.!:;]))\b"
     r"|其实|等等|不对|改为|改成|改变主意|改主意|重新考虑|再想想|还是|最终|最后|但是|不过|然而|算了"
 )
+# The markers of a change of mind, without the conjunctions and conclusions of REVISION_BEFORE:
+# after the last decision, one of these followed by the other move means the reply may change
+# its mind in words the parser does not know, so it is refused (see harness.parsing, rule 6).
+SECOND_THOUGHTS = (
+    r"\b(?:actually|on\s+second\s+thoughts?|on\s+(?:further\s+)?reflection|upon\s+reflection|wait|scratch\s+that"
+    r"|correction|correcting|changed?\s+my\s+mind|change\s+of\s+heart|chang(?:e|ing)\s+my\s+(?:answer|mind|move|choice)"
+    r"|let\s+me\s+reconsider|reconsider(?:ing|ed)?|rethink(?:ing)?|or\s+rather|make\s+that|make\s+it|edit"
+    r"|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding"
+    r"|en\s+realidad|pens[áa]ndolo\s+bien|mejor\s+dicho|espera|correcci[óo]n|cambio\s+de\s+opini[óo]n"
+    r"|en\s+fait|[àa]\s+la\s+r[ée]flexion|r[ée]flexion\s+faite|plut[ôo]t|attends|non(?=\s*[,.!:;])"
+    r"|eigentlich|doch|stattdessen|warte|bei\s+n[äa]herer\s+[üu]berlegung|korrektur|nein(?=\s*[,.!:;])"
+    r"|na\s+verdade|pensando\s+bem|em\s+vez\s+disso|n[ãa]o(?=\s*[,.!:;]))\b"
+    r"|其实|等等|不对|改为|改成|改变主意|改主意|重新考虑|再想想"
+)
+# Someone else in the clause: "Actually, they will probably choose D" is no change of my mind.
+OTHER_PLAYER = (
+    r"\b(?:they|their|them|he|she|his|her|you|your|the\s+other|opponent|opponent['’]s|partner|ellos|el\s+otro"
+    r"|ils|l['’]autre|sie|der\s+andere|eles|o\s+outro)\b|对方|他们|他"
+)
 # Written right after the later decision, in its clause ("so I will defect instead").
 REVISION_AFTER = (
     r"\b(?:instead|rather\s+than|en\s+su\s+lugar|en\s+cambio|plut[ôo]t|[àa]\s+la\s+place|stattdessen"
@@ -232,20 +254,20 @@ REVISION_AFTER = (
 
 # Interjections need punctuation after them ("No, cooperate." but never "No D").
 _INTERJECTIONS = (
-    r"no|nope|yes|ok|okay|hmm+|um+|uh+|alright|right|fine|wait|no\s+wait|actually|anyway|well|so|sure"
+    r"no|nope|yes|ok|okay|hmm+|um+|uh+|alright|right|fine|wait|no\s+wait|anyway|well|so|sure"
     r"|just\s+kidding|kidding|scratch\s+that|final|verdict|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
 )
 _CONNECTIVES = (
-    r"or\s+rather|but\s+rather|so|but|then|thus|therefore|hence|finally|ultimately|instead|overall|definitely|certainly|clearly|obviously"
+    r"or\s+rather|but\s+rather|actually|so|but|then|thus|therefore|hence|finally|ultimately|instead|overall|definitely|certainly|clearly|obviously"
     r"|probably|in\s+conclusion|in\s+the\s+end|on\s+second\s+thoughts?|on\s+reflection|all\s+things\s+considered"
     r"|going\s+with|i['’]m\s+going\s+with|i\s+go\s+with|make\s+(?:that|it)|my\s+pick\s+is|i['’]ve\s+changed\s+my\s+mind"
-    r"|i\s+have\s+changed\s+my\s+mind|entonces"
+    r"|i\s+have\s+changed\s+my\s+mind|chang(?:e|ing)\s+(?:my\s+)?(?:answer|move|choice|decision)\s+to|entonces"
     r"|por\s+lo\s+tanto|as[ií]\s+que|pues|donc|alors|also|daher|deshalb|dann|ent[ãa]o|portanto|logo|所以|因此"
 )
 LEAD = rf"(?:(?:{_INTERJECTIONS})\s*[,:;.!—–-]+\s*|(?:{_CONNECTIVES})(?:\s*[,:;.!—–-]+\s*|\s+))+[*_`'\"“]*"
 TRAIL = (
     r"[*_`'\"”]*(?:\s*,?\s*(?:it\s+is|then|again|this\s+(?:round|time)|for\s+now|as\s+before|once\s+more|please"
-    r"|here|now|from\s+me|for\s+me))+"
+    r"|here|now|from\s+me|for\s+me|instead))+"
 )
 # "C, not D" and "C rather than D" name one move: the other only to reject it.
 REJECTED = r"(?:,?\s+(?:(?:definitely|certainly|surely)\s+)?(?:not|rather\s+than|instead\s+of|over))"

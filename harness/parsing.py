@@ -47,7 +47,10 @@ How a reply is read:
    them. A would-statement never revises, nor does a statement tied to a numbered or last round
    ("in round 10 I'll defect"): the parser cannot tell whether that round is this one.
 6. The decisions left must all name the same move, or the reply is refused: "C\\nD" (two labels
-   with nothing to choose between them), "Answer: D\\nI'll cooperate to rebuild trust".
+   with nothing to choose between them), "Answer: D\\nI'll cooperate to rebuild trust". The
+   reply is also refused when, after its last decision, a change-of-mind marker is followed by
+   the other move stated as if chosen ("Answer: C. Actually, D is better."): it may have changed
+   its mind in words the parser does not know.
 
 Labels are matched case-insensitively with letter boundaries, so "Decision" never reads as
 D and "CD" is no move. Inside free prose (statements) a one-letter label must be written in
@@ -65,7 +68,15 @@ from functools import lru_cache
 from typing import Literal
 
 from harness.game import Action
-from harness.parse_decisions import Decision, InvalidStructure, Move, answer_part, find_decisions, whole_reply
+from harness.parse_decisions import (
+    Decision,
+    InvalidStructure,
+    Move,
+    answer_part,
+    find_decisions,
+    second_thoughts,
+    whole_reply,
+)
 from harness.parse_grammar import (
     CLAUSE_END_RE,
     JUNK,
@@ -227,12 +238,15 @@ def _resolve(found: list[Decision], t: str, g: Grammar) -> ParseResult:
         previous_end = max(previous_end, decision.end)
     moves = {d.move for d in in_force}
     if len(moves) == 1 and "both" not in moves:
+        if second_thoughts(t, previous_end, in_force[0].move, g):
+            return ParseResult(None, _CHANGED_MIND.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
         return ParseResult(in_force[0].move, method=in_force[0].method)  # type: ignore[arg-type]
     methods = {d.method for d in in_force}
     reason = _BOTH.get(methods.pop(), _BOTH["label"]) if len(methods) == 1 else _BOTH["label"]
     return ParseResult(None, reason.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
 
 
+_CHANGED_MIND = "the reply seems to change its mind after its last answer; give just {c} or {d}"
 _BOTH = {
     "json": "the JSON in the reply names both {c} and {d}",
     "xml": "the answer tag names both {c} and {d}",
@@ -245,7 +259,9 @@ _BOTH = {
 
 def _revises(decision: Decision, t: str, previous_end: int) -> bool:
     """An answer line, or a revision marker before the decision (since the last one) or just after it."""
-    if decision.revises or REVISION_BEFORE_RE.search(t, previous_end, decision.start):
+    # A statement's own words count too: "I'm changing my answer to D".
+    marker_end = decision.end if decision.method == "statement" else decision.start
+    if decision.revises or REVISION_BEFORE_RE.search(t, previous_end, marker_end):
         return True
     clause_end = CLAUSE_END_RE.search(t, decision.end)
     return bool(REVISION_AFTER_RE.search(t, decision.end, clause_end.start() if clause_end else len(t)))

@@ -489,3 +489,29 @@ def test_refusals_say_which_decisions_disagree() -> None:
     assert parse_action("Answer: D\n\nI'll cooperate.", DEFAULT).reason == "the reply gives both C and D as your move"
     assert parse_action('{"action": "C or D"}', DEFAULT).reason == "the JSON field 'action' holds both C and D"
     assert parse_action("<answer>C/D</answer>", DEFAULT).reason == "the answer tag names both C and D"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a change of mind in words the parser does not know is refused, never read as the old answer
+        ('{"action": "C"}\n\nActually, I want to switch over to D.', None),
+        ("Answer: C\n\nActually, D is better.", None),
+        ("答案：C。其实背叛更好。", None),
+        # ... but the other move discussed, asked about, supposed or said of the other player is not one
+        ("Answer: C\n\nActually, defecting would be tempting, but no.", "C"),
+        ("Answer: C\n\nOn second thought, they will probably choose D.", "C"),
+        ("Answer: C\n\nWait, D?", "C"),
+        ("Answer: C\n\nActually, I'd consider D if they defect again.", "C"),
+        ("Answer: D. Actually, I won't cooperate with a defector.", "D"),
+        # and a change of mind it knows is read
+        ('{"action": "C"}\n\nActually, I want to change my answer to D.', "D"),
+        ("Answer: C\n\nI'm changing my answer to D.", "D"),
+        ("Answer: C. They defected, so D instead.", "D"),
+    ],
+)
+def test_a_change_of_mind_after_the_last_answer(text: str, expected: str | None) -> None:
+    result = parse_action(text, DEFAULT)
+    assert result.action == expected, result
+    if expected is None:
+        assert result.reason is not None
