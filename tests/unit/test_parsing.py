@@ -72,11 +72,11 @@ DEFAULT_CASES: list[tuple[str, str | None]] = [
     ("**Final Answer:**\n\nD", "D"),
     ("My final answer is C.", "C"),
     ("My final decision is to defect.", "D"),
-    ("The math says D.\nFinal choice: C\nAction: D", "C"),  # final beats a plain answer line
+    ("The math says D.\nFinal choice: C\nAction: D", "D"),  # a later answer line revises (issue 8)
     ("Final answer: C\nFinal answer: C", "C"),
     ("$\\boxed{D}$", "D"),
     ("\\boxed{\\text{C}}", "C"),
-    ("Final answer: D\n\nMy move: C", "D"),
+    ("Final answer: D\n\nMy move: C", "C"),  # a later answer line revises (issue 8)
     # JSON
     ('{"action": "C"}', "C"),
     ('{"move":"D","reasoning":"they defected twice"}', "D"),
@@ -86,7 +86,7 @@ DEFAULT_CASES: list[tuple[str, str | None]] = [
     ('{"choice": "**D**"}', "D"),
     ('{"response": {"action": "D"}}', "D"),
     ('{"reasoning": "I considered C", "final_answer": "D"}', "D"),
-    ('{"action": "C"} Final answer: D', "C"),  # JSON ranks above a final-answer line
+    ('{"action": "C"} Final answer: D', "D"),  # a later final-answer line revises the JSON (issue 8)
     ('{"note": "no move key"}\nD', "D"),  # JSON without a move key is ignored
     ('{"action": "C"}\n{"action": "C"}', "C"),
     # last / first line
@@ -136,11 +136,11 @@ DEFAULT_CASES: list[tuple[str, str | None]] = [
     ('{"action": null}', None),
     ('{"action": "C"}\n{"action": "D"}', None),
     ('{"action": "C/D"}\nFinal answer: C', None),  # an invalid JSON value is not rescued by weaker rules
-    ("Final answer: C\nFinal answer: D", None),
+    ("Final answer: C\nFinal answer: D", "D"),  # the last final answer wins (issue 8)
     ("Final answer: C or D", None),
-    ("I will defect. Actually, I will cooperate.", None),
+    ("I will defect. Actually, I will cooperate.", "C"),  # "actually" revises (issue 8)
     ("D. That is what they played, so I will cooperate.", None),
-    ("C\n\nOn reflection I choose to defect.", None),
+    ("C\n\nOn reflection I choose to defect.", "D"),  # "on reflection" revises (issue 8)
     # refusals: nothing to read
     ("", None),
     ("   \n\t", None),
@@ -199,7 +199,7 @@ NEUTRAL_CASES: list[tuple[str, str | None]] = [
     # ambiguity and traps
     ("J or F", None),
     ("Action: J/F", None),
-    ("Final answer: J\nFinal answer: F", None),
+    ("Final answer: J\nFinal answer: F", "D"),  # the last final answer wins (issue 8)
     ("JF", None),
     ("Joy", None),
     ("Fine.", None),
@@ -254,7 +254,7 @@ def test_multi_character_labels() -> None:
         ("Hello", "names neither C nor D"),
         ("C or D", "mentions both C and D"),
         ("The payoff for D is higher.", "mentions D"),
-        ("Final answer: C\nFinal answer: D", "both C and D as its final answer"),
+        ("Final answer: C or D", "both C and D as its final answer"),
         ('{"action": "X"}', "JSON field 'action' holds neither C nor D"),
         ("Action: C/D", "answer line names both C and D"),
     ],
@@ -296,7 +296,7 @@ def test_correction_message_default_labels() -> None:
 
 
 def test_correction_message_neutral_labels_never_says_cooperate_or_defect() -> None:
-    for text in ("", "I will cooperate", "J or F", '{"action": "defect"}', "Final answer: J\nFinal answer: F"):
+    for text in ("", "I will cooperate", "J or F", '{"action": "defect"}', "Final answer: J or F"):
         msg = correction_message(parse_action(text, NEUTRAL), NEUTRAL)
         assert "cooperat" not in msg.lower() and "defect" not in msg.lower(), msg
         assert msg.endswith("Reply with exactly one of J or F.")
@@ -326,3 +326,192 @@ def test_policy_defaults_and_validation() -> None:
     for bad in ({"max_retries": -1}, {"max_retries": True}, {"on_failure": "skip"}):
         with pytest.raises(ValueError):
             ParsePolicy(**bad)  # type: ignore[arg-type]
+
+
+# --- issue 8: revisions, what is not a decision, new shapes, other languages -----------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Answer: C\n\nWait, they defected last round, so I will defect instead.", "D"),
+        ("Answer: C ... Wait, they defected last round, so I will defect instead", "D"),  # mid-line
+        ("I'll defect. On second thought, I'll cooperate.", "C"),
+        ("I'll cooperate. Actually, D.", "D"),
+        ("C\n\nHmm, no. D.", "D"),
+        ("I will defect, but given their history I'll cooperate.", "C"),
+        ("Answer: D. I misread the history; I will cooperate instead.", "C"),  # "instead" after it
+        ("Final answer: C\nAnswer: D", "D"),  # a later answer line needs no marker
+        ("Action: C\nThey defected twice. So, my move: D", "D"),  # an answer line mid-line
+        ("D\n\nActually C.\n\nActually D.", "D"),  # each revision replaces the one before
+        ("I'll play C, or rather D.", "D"),
+        ("I'll defect. Just kidding, C.", "C"),
+    ],
+)
+def test_the_last_decision_wins_when_it_revises(text: str, expected: str) -> None:
+    assert parse_action(text, DEFAULT).action == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Answer: D\n\nI'll cooperate to rebuild trust.",  # no revision marker: two decisions disagree
+        "I'll cooperate. Actually, D. C.",  # after the revision a plain C disagrees with it
+        "Answer: C\n\nI'd defect.",  # a would-statement never revises
+        "C\nD",  # two labels on separate lines, nothing to choose between them
+        "**C**\n\n**D**",
+        "D. That is what they played, so I will cooperate.",
+        "I'll go with D. Or maybe C.",
+    ],
+)
+def test_disagreeing_decisions_without_a_revision_are_refused(text: str) -> None:
+    result = parse_action(text, DEFAULT)
+    assert result.action is None and result.reason is not None, result
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I will cooperate if you cooperate.", None),
+        ("I'd defect if they had defected.", None),
+        ("I'm going to defect, unless you want me to cooperate.", None),
+        ("Defect? No, cooperate.", "C"),
+        ("C or D?", None),
+        ("Should I defect? I'll cooperate.", "C"),
+        ("If they defect, I will defect. They cooperated, so I will cooperate.", "C"),
+        ("Even if they defect, I will cooperate.", "C"),  # concessive, not a condition
+        ("In a one-shot game I would defect, but this game is repeated, so I will cooperate.", "C"),
+        ("Next round I'll defect.", None),  # a plan for a later round
+        ("Answer: C. But next round I'll defect.", "C"),
+        ("They expect that I will defect. I will cooperate.", "C"),  # someone else's belief
+        ('Answer: C. A defector would say "I will defect".', "C"),  # quoted
+        ("Answer: C. But if they defect again, I'll defect.", "C"),
+        ("I choose not to defect.", None),
+        ("Réponse : D. Mais au prochain tour, je coopérerai.", "D"),  # later rounds, in any language
+        ("Respuesta: D. Pero la próxima ronda cooperaré.", "D"),
+        ("Antwort: D. Aber in der nächsten Runde werde ich kooperieren.", "D"),
+        ("Resposta: D. Mas na próxima rodada vou cooperar.", "D"),
+        ("答案：D。但是下一轮我会合作。", "D"),
+        ("In round 10, I will defect.", "D"),  # a numbered round counts ...
+        ("Answer: C. However, in round 10 I'll defect.", None),  # ... but cannot revise: it may not be this one
+        ("However, if I defect they retaliate, so I will cooperate.", "C"),  # the condition is another clause's
+        ("No coopero; traiciono.", "D"),  # a negated first person is dropped
+        ("Ich kooperiere nicht. Ich defektiere.", "D"),
+        ("我不背叛。", None),
+        ("C:", None),  # a heading, not an answer
+    ],
+)
+def test_questions_hypotheticals_and_negations_decide_nothing(text: str, expected: str | None) -> None:
+    assert parse_action(text, DEFAULT).action == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("C (cooperate)", "C"),
+        ("**D** (defect)", "D"),
+        ("C (defect)", None),  # the gloss names the other move
+        ("Answer: Cooperate (not defect)", "C"),  # ... but only to reject it
+        ("<answer>D</answer>", "D"),
+        ("<answer>C or D</answer>", None),
+        ("The answer is D.", "D"),
+        ("I'd cooperate.", "C"),
+        ("So, my move: D", "D"),
+        ("```xml\n<response>\n  <action>C</action>\n</response>\n```", "C"),
+        ('```json\n{"move": "D"}\n```\nBecause they defected.', "D"),
+        ("{'action': 'C'}", "C"),  # a Python dict, not JSON
+        ('{"action": "D",}', "D"),  # a trailing comma
+        ('{"action": "C or D"}\nFinal answer: C', None),  # a broken JSON field refuses the reply
+        ("<think>I'll cooperate... no.</think>\nD", "D"),  # the draft is not read
+        ("They defected four times. I'll defect.\n</think>\n\nD", "D"),  # a lone closing tag
+        ("<think>I'll defect.</think>", "D"),  # nothing after the block: the block is read
+        ("C, not D.", "C"),
+        ("D it is.", "D"),
+        ("答案：Ｃ", "C"),  # full-width colon and letter
+    ],
+)
+def test_shapes_models_write(text: str, expected: str | None) -> None:
+    assert parse_action(text, DEFAULT).action == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Elijo cooperar.", "C"),
+        ("Voy a traicionar.", "D"),
+        ("Cooperaré esta ronda.", "C"),
+        ("Respuesta final: D", "D"),
+        ("Je coopère.", "C"),
+        ("Je vais faire défection.", "D"),
+        ("Réponse : C", "C"),
+        ("Ich werde kooperieren.", "C"),
+        ("Deshalb verrate ich.", "D"),
+        ("Endgültige Antwort: D", "D"),
+        ("Vou cooperar.", "C"),
+        ("Eu escolho trair.", "D"),
+        ("Minha resposta é C.", "C"),
+        ("我选择合作。", "C"),
+        ("我决定背叛。", "D"),
+        ("最终答案：C", "C"),
+        ("El oponente cooperó.", None),  # he cooperated: accents keep it apart from "coopero"
+        ("L'autre joueur coopère.", None),  # "coopère" needs "je" to be mine
+        ("Si traiciono, gano 5.", None),
+        ("如果我背叛，我得5分。", None),
+    ],
+)
+def test_other_languages_with_the_default_labels(text: str, expected: str | None) -> None:
+    assert parse_action(text, DEFAULT).action == expected
+
+
+@pytest.mark.parametrize("text", ["Coopero.", "合作", "Je coopère.", "Ich kooperiere.", "Vou cooperar.", "背叛"])
+def test_neutral_labels_never_take_move_words_in_any_language(text: str) -> None:
+    assert parse_action(text, NEUTRAL).action is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [("Elijo J.", "C"), ("我选择F。", "D"), ("Je choisis J.", "C")])
+def test_neutral_labels_in_other_languages(text: str, expected: str) -> None:
+    assert parse_action(text, NEUTRAL).action == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "method"),
+    [
+        ("<answer>D</answer>", "xml"),
+        ("They defected.\nD\nIt is the only safe reply.", "label_line"),
+        ("Answer: C\n\nWait, I will defect instead.", "statement"),  # the method of the revision
+    ],
+)
+def test_method_names_the_decision_in_force(text: str, method: str) -> None:
+    assert parse_action(text, DEFAULT).method == method
+
+
+def test_refusals_say_which_decisions_disagree() -> None:
+    assert parse_action("Answer: D\n\nI'll cooperate.", DEFAULT).reason == "the reply gives both C and D as your move"
+    assert parse_action('{"action": "C or D"}', DEFAULT).reason == "the JSON field 'action' holds both C and D"
+    assert parse_action("<answer>C/D</answer>", DEFAULT).reason == "the answer tag names both C and D"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a change of mind in words the parser does not know is refused, never read as the old answer
+        ('{"action": "C"}\n\nActually, I want to switch over to D.', None),
+        ("Answer: C\n\nActually, D is better.", None),
+        ("答案：C。其实背叛更好。", None),
+        # ... but the other move discussed, asked about, supposed or said of the other player is not one
+        ("Answer: C\n\nActually, defecting would be tempting, but no.", "C"),
+        ("Answer: C\n\nOn second thought, they will probably choose D.", "C"),
+        ("Answer: C\n\nWait, D?", "C"),
+        ("Answer: C\n\nActually, I'd consider D if they defect again.", "C"),
+        ("Answer: D. Actually, I won't cooperate with a defector.", "D"),
+        # and a change of mind it knows is read
+        ('{"action": "C"}\n\nActually, I want to change my answer to D.', "D"),
+        ("Answer: C\n\nI'm changing my answer to D.", "D"),
+        ("Answer: C. They defected, so D instead.", "D"),
+    ],
+)
+def test_a_change_of_mind_after_the_last_answer(text: str, expected: str | None) -> None:
+    result = parse_action(text, DEFAULT)
+    assert result.action == expected, result
+    if expected is None:
+        assert result.reason is not None

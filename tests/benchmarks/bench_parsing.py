@@ -1,0 +1,47 @@
+"""Benchmark: microseconds per ``parse_action`` call, for the replies models typically give.
+
+``parse_action`` runs on every model call, so the common short replies (a bare label, bold, a
+JSON object, an answer line) must stay cheap; long reasoning costs more and is reported too.
+Only the public API is used, so the same script measures any version of the parser:
+
+    .venv/bin/python tests/benchmarks/bench_parsing.py
+    PYTHONPATH=/path/to/other/checkout .venv/bin/python tests/benchmarks/bench_parsing.py
+"""
+
+from __future__ import annotations
+
+import timeit
+
+from harness import parsing
+from harness.parsing import ActionLabels, parse_action
+
+_REASONING = (
+    "The other player defected in round 3 but returned to cooperation afterwards. If I defect now, "
+    "they may retaliate next round, and we could fall into mutual defection for the rest of the game. "
+    "Cooperating gives us 3 each per round; defecting gives me 5 once and then probably 1 per round. "
+    "Considering the long horizon, cooperation seems best, and they have been forgiving so far.\n\n"
+)
+REPLIES: dict[str, tuple[str, ActionLabels]] = {
+    "C": ("C", ActionLabels()),
+    "**D**": ("**D**", ActionLabels()),
+    "J (neutral labels)": ("J", ActionLabels("J", "F")),
+    '{"action": "C"}': ('{"action": "C"}', ActionLabels()),
+    "Action: D": ("Action: D", ActionLabels()),
+    "I will play D.": ("I will play D.", ActionLabels()),
+    "reasoning + Final answer (400 chars)": (_REASONING + "Final answer: C", ActionLabels()),
+    "reasoning + I'll cooperate. (400 chars)": (_REASONING + "I'll cooperate.", ActionLabels()),
+    "reasoning + I'll cooperate. (2,000 chars)": (_REASONING * 5 + "I'll cooperate.", ActionLabels()),
+}
+
+
+def main() -> None:
+    print(f"parser: {parsing.__file__}")
+    for name, (text, labels) in REPLIES.items():
+        parse_action(text, labels)  # compile the grammar first
+        number = 2000
+        best = min(timeit.repeat(lambda t=text, lab=labels: parse_action(t, lab), number=number, repeat=5))
+        print(f"{name:44s} {best / number * 1e6:8.1f} us   -> {parse_action(text, labels).action}")
+
+
+if __name__ == "__main__":
+    main()
