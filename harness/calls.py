@@ -44,6 +44,7 @@ from harness.errors import StoreError
 from harness.limits import EndpointLimiter
 from harness.pricing import Price, PriceTable
 from harness.providers.base import (
+    FailureKind,
     Message,
     PromptFacts,
     Provider,
@@ -112,10 +113,13 @@ class CallFailed(Exception):
     """A request could not be completed (not retryable, or retries exhausted). ``records`` holds
     the attempts made, which were paid for or at least sent, and must be recorded all the same."""
 
-    def __init__(self, reason: str, records: list[CallRecord] | None = None) -> None:
+    def __init__(
+        self, reason: str, records: list[CallRecord] | None = None, kind: FailureKind = FailureKind.PERMANENT
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.records = records or []
+        self.kind = kind
 
 
 class BudgetExhausted(CallFailed):
@@ -496,7 +500,7 @@ class CallPath:
         except _Attempt as failed:
             d = failed.decision
             why = f"{d.reason} (gave up after {attempt_no - first_attempt} attempts)" if d.retry else d.reason
-            raise CallFailed(f"{name}: {why}", records) from None
+            raise CallFailed(f"{name}: {why}", records, kind=d.failure) from None
         return CallResult(text=text, records=records, cached=False)
 
     async def _cache_get(self, key: str) -> CachedResponse | None:

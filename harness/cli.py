@@ -469,14 +469,23 @@ def resume(
         bool, typer.Option("--no-cache", help="Do not use the response cache (answers are paid again).")
     ] = False,
     prices: Annotated[Path | None, typer.Option(help="Your own price table (YAML).")] = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="Also play again the games that failed for good (a request the provider refused, "
+            "a model that never gave a readable move); games that failed on an outage or a refused key "
+            "are always played again.",
+        ),
+    ] = False,
 ) -> None:
-    """Continue an interrupted or crashed run; recorded answers come from the cache, not the API.
+    """Continue an interrupted, crashed or partly failed run; recorded answers come from the cache, not the API.
 
     Example: `pdbench resume eval_20261122_120000`
     """
     folder = results_dir(results)
     engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
-    result = resume_run(folder, run_id, engine=engine, monitor=_monitor)
+    result = resume_run(folder, run_id, engine=engine, monitor=_monitor, retry_failed=retry_failed)
     _announce(result)
     with open_run(folder, run_id) as cat:
         kind = cat.require_run(run_id)["kind"]

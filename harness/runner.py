@@ -11,6 +11,7 @@ import contextlib
 import json
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from harness.limits import LimiterRegistry
 from harness.match import Match, play_strategies
 from harness.plan import GamePlan, condition_plans, iter_games, stream, summarize
 from harness.pricing import DEFAULT_PRICES, PriceTable
+from harness.providers.base import FailureKind
 from harness.scheduler import ModelPlayers, Progress, Scheduler
 from harness.store.live import LiveRecorder
 from harness.store.writer import RunWriter, run_path
@@ -178,22 +180,28 @@ def resume_run(
     engine: EngineOptions | None = None,
     monitor: MonitorFactory | None = None,
     progress: ProgressFn | None = None,
+    retry_failed: bool = False,
 ) -> RunResult:
-    """Continue an interrupted or crashed run: finished games are kept; unfinished ones are
-    deleted and played again from their first round, their recorded answers served from the
-    response cache, so no answer is paid for twice and the result is what an uninterrupted
-    run with the same seed gives."""
+    """Continue an interrupted or crashed run: finished games are kept; unfinished ones, and games
+    that failed on a cause that may have passed (an outage, a refused key), are deleted and played
+    again from their first round, their recorded answers served from the response cache, so no
+    answer is paid for twice and the result is what an uninterrupted run with the same seed gives.
+    ``retry_failed`` replays games that failed for good too (a 400, an unreadable model)."""
     path = run_path(results_dir, run_id)
     if not path.is_file():
         raise RunNotFoundError(f"no run {run_id!r} in {results_dir} (looked for {path}).")
     writer = RunWriter.reopen(path, run_id)
     try:
-        row = writer.con.execute("SELECT status, config_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
-        if row is None:
+        state = writer.run_state()
+        if state is None:
             raise RunNotFoundError(f"{path} holds no run {run_id!r}.")
-        status, config_json = row
-        if status == "complete":
-            raise StoreError(f"run {run_id} is already complete; nothing to resume.")
+        status, config_json = state
+        finished = dict(writer.finished_games(retry_failed=retry_failed))
+        if status == "complete" and len(finished) == writer.games_planned():
+            failures = writer.failures()
+            hint = (f" Its {sum(n for n, _ in failures.values())} failed games failed for good; "
+                    f"`pdbench resume {run_id} --retry-failed` plays them again.") if failures else ""  # fmt: skip
+            raise StoreError(f"run {run_id} is already complete; nothing to resume.{hint}")
         try:
             stored = json.loads(config_json)
         except (TypeError, ValueError):
@@ -202,22 +210,16 @@ def resume_run(
         config = parse_experiment(stored, source=f"the stored config of run {run_id}",
                                   fix_hint="restore the files it names (personas, templates), then resume")  # fmt: skip
         check_models(config)  # keys and names, before anything is discarded
-        finished = {
-            r[0]
-            for r in writer.con.execute(
-                "SELECT game_id FROM games WHERE run_id = ? AND status IN ('complete', 'failed')", [run_id]
-            ).fetchall()
-        }
-        writer.discard_unfinished()
-        writer.con.execute("UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ?",
-                           [run_id])  # fmt: skip
+        writer.discard_unfinished(retry_failed=retry_failed)
+        writer.mark_running()
     except BaseException:
         writer.close()
         raise
     summary = summarize(config)
     todo = (p for p in iter_games(config) if p.game_id not in finished)
     return _play(config, writer, todo, summary.games, summary.has_models, progress=progress, stop=stop,
-                 engine=engine, monitor=monitor, already_done=len(finished))  # fmt: skip
+                 engine=engine, monitor=monitor, already_done=len(finished),
+                 done_by_condition=Counter(finished.values()))  # fmt: skip
 
 
 def _play(
@@ -232,8 +234,10 @@ def _play(
     engine: EngineOptions | None,
     monitor: MonitorFactory | None,
     already_done: int = 0,
+    done_by_condition: Counter[str] | None = None,
 ) -> RunResult:
-    """Play ``plans`` into ``writer``'s run and mark how the run ended."""
+    """Play ``plans`` into ``writer``'s run and mark how the run ended: ``complete`` when every game
+    finished and none failed on a cause that may pass (those need a resume), else ``interrupted``."""
     stop = stop if stop is not None else StopFlag()
     started = time.perf_counter()
     run_id = writer.run_id
@@ -243,20 +247,22 @@ def _play(
             try:
                 if has_models:
                     done, rounds = _play_models(config, writer, plans, games_planned, stop, engine or EngineOptions(),
-                                                monitor, already_done)  # fmt: skip
+                                                monitor, already_done, done_by_condition or Counter())  # fmt: skip
                 else:
                     done, rounds = _play_strategies(writer, plans, games_planned, stop, progress, already_done)
             except KeyboardInterrupt:
                 stop.set("interrupted by the user (Ctrl-C, twice)")
                 done = rounds = -1
         status = "interrupted" if stop else "complete"
-        final, error = writer.finish(status, stop.reason if status != "complete" else None)
+        reason = stop.reason if stop else _replayable_failures(writer)
+        if reason is not None:
+            status = "interrupted"
+        final, error = writer.finish(status, reason)
         finished = True
         if final == "failed":
             raise StoreError(f"run {run_id} failed: {error}. Games written before are kept in {writer.path}.")
         if done < 0:
-            done = writer.con.execute("SELECT count(*) FROM games WHERE status = 'complete'").fetchone()[0]
-            rounds = writer.con.execute("SELECT count(*) FROM rounds").fetchone()[0]
+            done, rounds = writer.games_and_rounds()
     except BaseException as exc:
         # A bug, a failing disk or a broken cache: keep what was written and say why the run stopped.
         if not finished:
@@ -273,7 +279,22 @@ def _play(
         games_done=done,
         rounds=rounds,
         seconds=time.perf_counter() - started,
-        reason=stop.reason if status != "complete" else None,
+        reason=reason,
+    )
+
+
+def _replayable_failures(writer: RunWriter) -> str | None:
+    """Why a run whose games all ended is not complete: some failed on a cause that may pass."""
+    failures = writer.failures()
+    parts = [f"{failures[k.value][0]} failed on {what} (first: {failures[k.value][1]})"
+             for k, what in ((FailureKind.RETRYABLE, "a transient error that outlasted the retries"),
+                             (FailureKind.AUTHENTICATION, "a refused key or access"))
+             if k.value in failures]  # fmt: skip
+    if not parts:
+        return None
+    return (
+        f"games not finished: {'; '.join(parts)}. Once the cause is fixed, `pdbench resume {writer.run_id}` "
+        "plays them again"
     )
 
 
@@ -308,6 +329,7 @@ def _play_models(
     engine: EngineOptions,
     monitor: MonitorFactory | None,
     done: int,
+    done_by_condition: Counter[str],
 ) -> tuple[int, int]:
     prices = PriceTable.load(*engine.prices)
     cache = ResponseCache(engine.cache_path) if engine.cache_path is not None else None
@@ -319,10 +341,7 @@ def _play_models(
     prog = Progress(games_total=total, games_done=done)
     for cond in condition_plans(config):
         prog.per_condition_total[cond.name] = config.experiment.replicates
-    for name, n in writer.con.execute(  # a resumed run starts from what it had finished
-        "SELECT condition, count(*) FROM games WHERE status IN ('complete', 'failed') GROUP BY condition"
-    ).fetchall():
-        prog.per_condition_done[name] = n
+    prog.per_condition_done.update(done_by_condition)  # a resumed run starts from what it had finished
     recorder = LiveRecorder(writer)
     scheduler = Scheduler(recorder=recorder, calls=calls, players=players, run_seed=config.run.seed, stop=stop,
                           progress=prog, workers=engine.workers)  # fmt: skip

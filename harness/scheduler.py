@@ -28,7 +28,7 @@ from harness.limits import LimiterRegistry
 from harness.match import Match, play_game
 from harness.plan import GamePlan, PlayerPlan, derive_seed, stream
 from harness.prompts import PromptBuilder
-from harness.providers.base import Sample, SamplingParams
+from harness.providers.base import FailureKind, Sample, SamplingParams
 from harness.providers.registry import ProviderSettings, make_provider
 from harness.store.live import LiveRecorder
 
@@ -185,7 +185,7 @@ class Scheduler:
             if calls or answers:
                 self.recorder.calls_without_round(calls, answers)
 
-        status, error = "complete", None
+        status, error, failure = "complete", None, None
         try:
             await play_game(match, a, b, length, horizon.known_to_players(), on_round=on_round,
                             should_stop=self.stop.is_set)  # fmt: skip
@@ -197,16 +197,16 @@ class Scheduler:
         except Stopped:
             status, error = "interrupted", self.stop.reason
         except (CallFailed, GameFailed) as exc:
-            status, error = "failed", exc.reason
+            status, error, failure = "failed", exc.reason, exc.kind
             self.progress.games_failed += 1
-            if _key_rejected(exc.reason):
+            if exc.kind is FailureKind.AUTHENTICATION:
                 # Every other game would fail the same way: stop instead of failing them one by one.
                 self.stop.set(f"the provider rejected the API key or access ({exc.reason}); fix the key, then "
                               "`pdbench resume`")  # fmt: skip
             if isinstance(exc, GameFailed):
                 record_leftovers(exc.records)
         except Exception as exc:  # anything else fails this game only, never the run
-            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            status, error, failure = "failed", f"{type(exc).__name__}: {exc}", FailureKind.PERMANENT
             self.progress.games_failed += 1
         except anyio.get_cancelled_exc_class():
             # A forced stop: the rounds played so far stay recorded; resume replays the game.
@@ -215,7 +215,7 @@ class Scheduler:
             raise
         finally:
             record_leftovers()
-        self.recorder.game_ended(plan.game_id, match, status, error)
+        self.recorder.game_ended(plan.game_id, match, status, error, failure)
         if status != "interrupted":
             self.progress.games_done += 1
             self.progress.per_condition_done[cond.name] += 1
@@ -225,8 +225,3 @@ def sample_seed(run_seed: int, sample: Sample) -> int:
     """The sampling seed sent with the requests of one draw (providers that take a seed use it; the mock
     provider draws from it): one per condition, replicate and seat, under the run's seed."""
     return derive_seed(run_seed, "sample", sample.condition, sample.replicate, sample.seat) % 2**31
-
-
-def _key_rejected(reason: str) -> bool:
-    """A 401 or 403: the key (or the account) is refused, for every request that would follow."""
-    return "HTTP 401" in reason or "HTTP 403" in reason

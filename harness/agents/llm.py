@@ -23,11 +23,14 @@ from harness.limits import EndpointLimiter
 from harness.parsing import ParsePolicy, fallback_action, parse_action
 from harness.plan import derive_seed
 from harness.prompts import OptionOrder, PromptBuilder
-from harness.providers.base import Provider, Sample, SamplingParams
+from harness.providers.base import FailureKind, Provider, Sample, SamplingParams
 
 
 class GameFailed(Exception):
-    """The game cannot go on (a request failed for good, or an unreadable answer with on_failure: fail)."""
+    """The game cannot go on: the model gave no readable move and ``on_failure`` is ``fail``. Asking
+    again would ask the same, so the failure is permanent (``pdbench resume --retry-failed`` replays it)."""
+
+    kind = FailureKind.PERMANENT
 
     def __init__(self, reason: str, records: list[CallRecord]) -> None:
         super().__init__(reason)

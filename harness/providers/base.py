@@ -15,12 +15,28 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 Message = dict[str, str]
 
 # Transient statuses worth another attempt; every other 4xx is the caller's mistake.
 RETRYABLE_STATUS = frozenset({408, 409, 429, 529})
+# The key or the account is refused: every request with that key would fail the same way.
+AUTH_STATUS = frozenset({401, 403})
+
+
+class FailureKind(StrEnum):
+    """Why a request, and with it its game, failed; ``games.failure`` stores it, and it decides what
+    ``pdbench resume`` does with the game."""
+
+    RETRYABLE = "retryable"
+    """A transient cause outlasted the retries (an outage, 5xx, 429s, timeouts): resume replays the game."""
+    AUTHENTICATION = "authentication"
+    """The provider refused the key or the access (401, 403): fix the key, and resume replays the game."""
+    PERMANENT = "permanent"
+    """The request itself was refused (another 4xx, a local error) or the model never gave a readable move
+    with ``on_failure: fail``: asking again gives the same, so only ``resume --retry-failed`` replays it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +132,14 @@ class RetryDecision:
     retry_after: float | None = None
     rate_limited: bool = False
     status: int | None = None
+    auth: bool = False  # the key or access was refused (401/403)
+
+    @property
+    def failure(self) -> FailureKind:
+        """What kind of failure this is, should it be the request's last attempt."""
+        if self.auth:
+            return FailureKind.AUTHENTICATION
+        return FailureKind.RETRYABLE if self.retry or self.rate_limited else FailureKind.PERMANENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +221,7 @@ def decide_status(status: int, headers: Mapping[str, str] | None, body: object, 
         retry_after=retry_after_seconds(headers, body) if retry else None,
         rate_limited=status == 429,
         status=status,
+        auth=status in AUTH_STATUS,
     )
 
 

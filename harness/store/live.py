@@ -23,12 +23,13 @@ from harness.comprehension import ComprehensionAnswer
 from harness.errors import StoreError
 from harness.match import Match
 from harness.plan import GamePlan
+from harness.providers.base import FailureKind
 from harness.store.writer import RunWriter
 
 _GAME_COLUMNS = ("run_id", "game_id", "condition", "replicate", "player_a", "player_b", "params_a", "params_b",
                  "horizon", "planned_rounds", "stop_prob", "noise", "seed", "status", "rounds_played", "score_a",
                  "score_b", "error")  # fmt: skip
-_END_COLUMNS = ("game_id", "status", "rounds_played", "score_a", "score_b", "error")
+_END_COLUMNS = ("game_id", "status", "rounds_played", "score_a", "score_b", "error", "failure")
 _CALL_COLUMNS = tuple(f.name for f in fields(CallRecord))
 _call_row = attrgetter(*_CALL_COLUMNS)  # a record's values in column order (``astuple`` deep-copies each one)
 _ROUND_COLUMNS = ("game_id", "round", "action_a", "action_b", "intended_a", "intended_b", "payoff_a", "payoff_b",
@@ -89,8 +90,12 @@ class LiveRecorder:
         self._calls.extend(calls)
         self._answers.extend(answers or ())
 
-    def game_ended(self, game_id: int, match: Match, status: str, error: str | None) -> None:
-        self._ends.append((game_id, status, match.rounds_played, match.score_a, match.score_b, error))
+    def game_ended(
+        self, game_id: int, match: Match, status: str, error: str | None, failure: FailureKind | None = None
+    ) -> None:
+        """How a game ended; ``failure`` says why a ``failed`` game failed (what resume does with it)."""
+        kind = None if failure is None else failure.value
+        self._ends.append((game_id, status, match.rounds_played, match.score_a, match.score_b, error, kind))
 
     def take_batch(self) -> _Batch:
         """Hand over what is buffered (in the event loop's thread), to be written by ``write``."""
@@ -137,7 +142,7 @@ class LiveRecorder:
                 con.register("_pdb_live_ends", _columns(ends, _END_COLUMNS))
                 con.execute(
                     "UPDATE games SET status = e.status, rounds_played = e.rounds_played, score_a = e.score_a, "
-                    "score_b = e.score_b, error = e.error FROM _pdb_live_ends e "
+                    "score_b = e.score_b, error = e.error, failure = e.failure FROM _pdb_live_ends e "
                     "WHERE games.run_id = ? AND games.game_id = e.game_id",
                     [self.run_id],
                 )

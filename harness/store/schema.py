@@ -56,6 +56,7 @@ TABLES: dict[str, str] = {
             score_a DOUBLE NOT NULL,
             score_b DOUBLE NOT NULL,
             error VARCHAR,
+            failure VARCHAR,                     -- retryable | authentication | permanent: why a failed game failed
             PRIMARY KEY (run_id, game_id)
         )""",
     "rounds": """
@@ -148,6 +149,14 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE calls ADD COLUMN option_order VARCHAR",
         "ALTER TABLE superseded_calls ADD COLUMN purpose VARCHAR NOT NULL DEFAULT 'move'",
         "ALTER TABLE superseded_calls ADD COLUMN option_order VARCHAR",
+        # Why a failed game failed, which decides whether resume replays it. Older files kept only the
+        # reason's text; the call path wrote it in these forms, so the kind is read back from it.
+        "ALTER TABLE games ADD COLUMN failure VARCHAR",
+        """UPDATE games SET failure = CASE
+            WHEN error LIKE '%HTTP 401%' OR error LIKE '%HTTP 403%' THEN 'authentication'
+            WHEN error LIKE '%(gave up after %' OR error LIKE '%: timeout%' THEN 'retryable'
+            ELSE 'permanent' END
+           WHERE status = 'failed'""",
         # Comprehension checks did not exist before: the table starts empty.
         """CREATE TABLE comprehension (
             run_id VARCHAR NOT NULL,

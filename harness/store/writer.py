@@ -28,6 +28,14 @@ FLUSH_ROUNDS = 200_000
 FLUSH_GAMES = 2_000
 
 
+# The games a resume keeps (SQL over ``games``): complete ones, and failed ones unless they failed on a
+# cause that may have passed (retryable, authentication) or the user asks to retry every failure.
+_KEPT_ON_RESUME = {
+    "permanent": "status = 'complete' OR (status = 'failed' AND coalesce(failure, 'permanent') = 'permanent')",
+    "all_failures": "status = 'complete'",
+}
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -98,30 +106,76 @@ class RunWriter:
         migrate(con, str(path))
         return cls(path, con, run_id)
 
-    def discard_unfinished(self) -> list[int]:
-        """Delete the rows of games that did not finish (running or interrupted), for a resume
-        that replays them from their first round (their rounds and comprehension answers are asked
-        again); their calls move to ``superseded_calls`` (they were sent, and may have been paid for).
-        Returns the games' ids."""
+    def discard_unfinished(self, *, retry_failed: bool = False) -> list[int]:
+        """Delete the rows of the games a resume replays from their first round: games that did not
+        finish (running or interrupted), games that failed on a cause that may have passed (``failure``
+        retryable or authentication) and, with ``retry_failed``, games that failed for good as well.
+        Their rounds and comprehension answers are asked again; their calls move to ``superseded_calls``
+        (they were sent, and may have been paid for). Returns the games' ids."""
+        kept = _KEPT_ON_RESUME["all_failures" if retry_failed else "permanent"]
         ids = [r[0] for r in self.con.execute(
-            "SELECT game_id FROM games WHERE run_id = ? AND status NOT IN ('complete', 'failed')", [self.run_id]
+            f"SELECT game_id FROM games WHERE run_id = ? AND NOT ({kept}) ORDER BY game_id", [self.run_id]
         ).fetchall()]  # fmt: skip
+        if not ids:
+            return ids
         self.con.execute("BEGIN TRANSACTION")
-        self.con.execute(
-            "INSERT INTO superseded_calls BY NAME SELECT *, ? AS superseded_at FROM calls "
-            "WHERE run_id = ? AND game_id NOT IN "
-            "(SELECT game_id FROM games WHERE run_id = ? AND status IN ('complete', 'failed'))",
-            [utcnow(), self.run_id, self.run_id],
-        )
-        for table in ("calls", "rounds", "comprehension"):
+        try:
             self.con.execute(
-                f"DELETE FROM {table} WHERE run_id = ? AND game_id NOT IN "
-                "(SELECT game_id FROM games WHERE run_id = ? AND status IN ('complete', 'failed'))",
-                [self.run_id, self.run_id],
+                "INSERT INTO superseded_calls BY NAME SELECT *, ? AS superseded_at FROM calls "
+                f"WHERE run_id = ? AND game_id NOT IN (SELECT game_id FROM games WHERE run_id = ? AND {kept})",
+                [utcnow(), self.run_id, self.run_id],
             )
-        self.con.execute("DELETE FROM games WHERE run_id = ? AND status NOT IN ('complete', 'failed')", [self.run_id])
-        self.con.execute("COMMIT")
+            for table in ("calls", "rounds", "comprehension"):
+                self.con.execute(
+                    f"DELETE FROM {table} WHERE run_id = ? AND game_id NOT IN "
+                    f"(SELECT game_id FROM games WHERE run_id = ? AND {kept})",
+                    [self.run_id, self.run_id],
+                )
+            self.con.execute(f"DELETE FROM games WHERE run_id = ? AND NOT ({kept})", [self.run_id])
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
         return ids
+
+    def finished_games(self, *, retry_failed: bool = False) -> list[tuple[int, str]]:
+        """(game id, condition) of the games a resume keeps (see :meth:`discard_unfinished`)."""
+        kept = _KEPT_ON_RESUME["all_failures" if retry_failed else "permanent"]
+        return [(r[0], r[1]) for r in self.con.execute(
+            f"SELECT game_id, condition FROM games WHERE run_id = ? AND {kept}", [self.run_id]
+        ).fetchall()]  # fmt: skip
+
+    def failures(self) -> dict[str, tuple[int, str]]:
+        """Failed games by ``failure`` kind: how many, and the reason of the first."""
+        rows = self.con.execute(
+            "SELECT coalesce(failure, 'permanent'), count(*), arg_min(error, game_id) FROM games "
+            "WHERE run_id = ? AND status = 'failed' GROUP BY ALL",
+            [self.run_id],
+        ).fetchall()
+        return {kind: (int(n), str(first)) for kind, n, first in rows}
+
+    def run_state(self) -> tuple[str, str] | None:
+        """The run's (status, config JSON), or None if the file holds no such run."""
+        row = self.con.execute("SELECT status, config_json FROM runs WHERE run_id = ?", [self.run_id]).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def games_planned(self) -> int:
+        row = self.con.execute("SELECT games_planned FROM runs WHERE run_id = ?", [self.run_id]).fetchone()
+        return int(row[0]) if row else 0
+
+    def mark_running(self) -> None:
+        """A resumed run is running again."""
+        self.con.execute(
+            "UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ?", [self.run_id]
+        )
+
+    def games_and_rounds(self) -> tuple[int, int]:
+        """Complete games and recorded rounds of the run (for a summary after a forced stop)."""
+        games = self.con.execute(
+            "SELECT count(*) FROM games WHERE run_id = ? AND status = 'complete'", [self.run_id]
+        ).fetchone()
+        rounds = self.con.execute("SELECT count(*) FROM rounds WHERE run_id = ?", [self.run_id]).fetchone()
+        return int(games[0]), int(rounds[0])
 
     def spent(self) -> float:
         """Dollars already spent by this run, superseded calls included (seeds --max-cost on resume)."""

@@ -255,3 +255,54 @@ def test_a_rejected_key_stops_the_run_instead_of_failing_every_game(server: Fake
     run = sql_json(results, "select status, error from runs")[0]
     assert run["status"] == "interrupted" and "HTTP 401" in run["error"]
     assert server.count(provider="openai") < 15
+
+
+def test_games_failed_by_an_outage_are_replayed_by_resume(
+    server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An outage that outlasts the retries fails the games it touches; the run is not complete, and
+    once the outage ends `pdbench resume` plays those games again (recorded answers from the cache)."""
+    monkeypatch.setenv("PDBENCH_MAX_ATTEMPTS", "2")
+    args = ("--opponents", "TFT,ALLD,GRIM", "--rounds", "4", "--replicates", "2", "--concurrency", "1")
+    server.fail_next("openai", [500] * 12)  # each game's first request fails twice: every game fails
+    code, _, err = pdbench("eval", "--model", "openai/test-model", *args, "--results", results, "--run-id", "outage")
+    assert code == 130, err
+    assert "Traceback" not in err and "pdbench resume outage" in err
+    run = sql_json(results, "select status, error from runs")[0]
+    assert run["status"] == "interrupted" and "transient error" in run["error"]
+    failed = sql_json(results, "select game_id, failure from games where status = 'failed'")
+    assert len(failed) == 6 and {g["failure"] for g in failed} == {"retryable"}
+    paid = server.count(provider="openai", status=200)
+    code, _, err = pdbench("resume", "outage", "--results", results)
+    assert code == 0, err
+    assert sql_json(results, "select status from runs")[0]["status"] == "complete"
+    states = sql_json(results, "select status, count(*) as n from games group by all")
+    assert states == [{"status": "complete", "n": 6}]
+    assert paid == 0 and server.count(provider="openai", status=200) == 24  # 6 games x 4 rounds, once each
+    superseded = sql_json(results, "select count(*) as n from superseded_calls where outcome = 'error'")
+    assert superseded[0]["n"] == 12  # the failed attempts stay on record
+
+
+def test_games_failed_by_a_refused_key_are_replayed_once_the_key_is_fixed(server: FakeLLMServer, results: Path) -> None:
+    server.fail_next("openai", [401])
+    args = ("--opponents", "TFT,ALLD", "--rounds", "3", "--replicates", "1", "--concurrency", "1")
+    code, _, err = pdbench("eval", "--model", "openai/test-model", *args, "--results", results, "--run-id", "key")
+    assert code == 130 and "rejected" in err and "Traceback" not in err, err
+    assert sql_json(results, "select failure from games where status = 'failed'") == [{"failure": "authentication"}]
+    code, _, err = pdbench("resume", "key", "--results", results)
+    assert code == 0, err
+    assert sql_json(results, "select status, count(*) as n from games group by all") == [{"status": "complete", "n": 2}]
+
+
+def test_permanent_failures_are_replayed_only_with_retry_failed(server: FakeLLMServer, results: Path) -> None:
+    server.fail_next("openai", [400])
+    args = ("--opponents", "TFT,ALLD", "--rounds", "3", "--replicates", "1", "--concurrency", "1")
+    code, _, err = pdbench("eval", "--model", "openai/test-model", *args, "--results", results, "--run-id", "bad")
+    assert code == 0, err  # a request refused for good fails its game, and the run is complete
+    assert sql_json(results, "select status from runs")[0]["status"] == "complete"
+    assert sql_json(results, "select failure from games where status = 'failed'") == [{"failure": "permanent"}]
+    code, _, err = pdbench("resume", "bad", "--results", results)
+    assert code != 0 and "nothing to resume" in err and "--retry-failed" in err, err
+    code, _, err = pdbench("resume", "bad", "--retry-failed", "--results", results)
+    assert code == 0, err
+    assert sql_json(results, "select status, count(*) as n from games group by all") == [{"status": "complete", "n": 2}]

@@ -210,11 +210,14 @@ experiment:
     - {name: works, agent_a: {model: mock/tft}, agent_b: {model: mock/cooperator}}
 """)
     code, out, err = pdbench("run", config, "--results", results)
-    assert code == 0, err
-    assert "Traceback" not in out + err
-    games = {g["condition"]: g for g in sql_json(results, "select condition, status, error from games")}
+    # The failed game may pass on a later try, so the run is not complete: resume would replay it.
+    assert code == 130, err
+    assert "Traceback" not in out + err and "pdbench resume broken" in err
+    games = {g["condition"]: g for g in sql_json(results, "select condition, status, error, failure from games")}
     assert games["fails"]["status"] == "failed" and "gave up after 2 attempts" in games["fails"]["error"]
+    assert games["fails"]["failure"] == "retryable"
     assert games["works"]["status"] == "complete"
+    assert sql_json(results, "select status from runs")[0]["status"] == "interrupted"
     # the failed attempts and the other seat's answer in that round were recorded all the same
     rows = sql_json(results, "select player, outcome from calls where game_id = 0 order by player, attempt")
     assert [r["outcome"] for r in rows if r["player"] == "a"] == ["error", "error"]

@@ -122,7 +122,9 @@ def test_a_run_whose_games_failed_says_so(app: App, tmp_path: Path, monkeypatch:
     assert not at.exception and at.session_state[VIEW] == RESULTS
     assert not at.success
     warning = "\n".join(w.value for w in at.warning)
-    assert "3 of 3 games failed" in warning
+    # Failed on a server error: not complete, and resume plays the games again once the server works.
+    assert "ended **interrupted**" in warning and "3 failed on a transient error" in warning
+    assert "pdbench resume broken" in warning
     assert "This game is **failed**" in warning  # and the game shown says why
 
 
