@@ -51,6 +51,8 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
+import os
 import sqlite3
 import threading
 import time
@@ -66,11 +68,12 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from harness.errors import StoreError
+from harness.errors import CacheLost, DiskFull, StoreError
 
 T = TypeVar("T")
+log = logging.getLogger("pdbench.cache")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the ledger of paid answers
 BUSY_TIMEOUT_S = 30.0
 CHECKPOINT_ROWS = 1000  # rows written by aput between two background WAL checkpoints
 _SELECT = "SELECT text, input_tokens, output_tokens, model, provider, created_us, raw_json FROM responses WHERE key = ?"
@@ -98,7 +101,27 @@ CREATE TABLE IF NOT EXISTS responses (
     created_us    INTEGER NOT NULL    -- microseconds since 1970-01-01 UTC
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS responses_created ON responses (created_us);
+-- The ledger: every answer paid for, with the calls row it belongs in, written in the same transaction
+-- as its response. A run's rows are dropped once its results file holds them all (the run ended
+-- cleanly); after a crash, resume rebuilds the calls rows the results file is missing from here.
+CREATE TABLE IF NOT EXISTS ledger (
+    run           TEXT NOT NULL,      -- "<absolute results file>#<run id>"
+    key           TEXT NOT NULL,      -- the answer in responses
+    record_json   TEXT NOT NULL,      -- the calls row: game, round, seat, attempt, tokens, cost, text
+    created_us    INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run);
 """
+_LEDGER_INSERT = "INSERT INTO ledger (run, key, record_json, created_us) VALUES (?, ?, ?, ?)"
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """An answer paid for by a run: ``run`` is "<absolute results file>#<run id>", ``record_json`` the
+    ``calls`` row it belongs in (see :meth:`ResponseCache.aput`)."""
+
+    run: str
+    record_json: str
 
 
 def _utcnow() -> datetime:
@@ -275,9 +298,35 @@ class _Group:
         self.event: anyio.Event | None = None  # made when a call has to wait for the work
 
 
+def _code(exc: sqlite3.Error) -> int:
+    """SQLite's primary result code of an error (extended codes folded into their primary one)."""
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+
+
 def _busy(exc: sqlite3.Error) -> bool:
-    text = str(exc)
-    return "locked" in text or "busy" in text
+    return _code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's (device, inode), or None if it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a broken cache file and its companions to ``<name>.corrupt-<UTC time>``; returns the new name."""
+    stamp = _utcnow().strftime("%Y%m%d%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    for file, suffix in zip(cache_files(path), ("", "-wal", "-shm"), strict=True):
+        with contextlib.suppress(FileNotFoundError):
+            file.rename(target.with_name(target.name + suffix))
+    return target
+
+
+_CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
 class ResponseCache:
@@ -303,7 +352,25 @@ class ResponseCache:
             ) from exc
         with self._guard("open"):
             self._connect()  # open and check now, so a bad file is reported before any game starts
+        self._identity = _identity(self.path)  # to notice the file being deleted or replaced while in use
 
+    def check_file(self) -> None:
+        """Raise :class:`CacheLost` if the file was deleted or replaced since it was opened: SQLite
+        would go on writing to the unlinked file, and every answer written would be lost on close."""
+        if _identity(self.path) != self._identity:
+            raise CacheLost(f"The response cache {self.path} was deleted or replaced while in use.")
+
+    @classmethod
+    def open_or_renew(cls, path: str | Path) -> ResponseCache:
+        """Open the cache at ``path``; if it is corrupt, move it aside (``<name>.corrupt-<time>``, kept
+        for inspection), warn, and start a fresh one there: a broken cache costs its answers, never
+        the run (a resumed run takes the answers it recorded from its own results file)."""
+        try:
+            return cls(path)
+        except CacheLost as exc:
+            moved = set_aside(Path(path))
+            log.warning("%s It was moved to %s; PDBench goes on with a fresh cache.", exc, moved)
+            return cls(path)
     # ---- connections ------------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
@@ -354,6 +421,8 @@ class ResponseCache:
 
     def _init(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]  # reads the header: fails on a non-database
+        if version < SCHEMA_VERSION:
+            conn.execute("PRAGMA schema_version").fetchone()  # reads the schema: fails on a corrupt one
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"The response cache {self.path} was written by a newer PDBench (cache schema {version}, "
@@ -393,7 +462,16 @@ class ResponseCache:
 
     def _store_error(self, action: str, exc: sqlite3.Error) -> StoreError:
         text = str(exc)
-        if "locked" in text or "busy" in text:
+        code = _code(exc)
+        if code == sqlite3.SQLITE_FULL:
+            return DiskFull(f"The disk holding the response cache {self.path} is full (sqlite: {text}). Free some "
+                            "space, then `pdbench resume` the run: every answer recorded so far is kept.")  # fmt: skip
+        if code in _CORRUPT:
+            return CacheLost(f"The response cache {self.path} is corrupt or not a PDBench cache (sqlite: {text}). "
+                             "Runs move such a file aside and go on with a fresh cache; otherwise run "
+                             f"`pdbench cache clear`, or delete the file (and any {self.path.name}-wal / -shm "
+                             "next to it); only cached answers are lost.")  # fmt: skip
+        if _busy(exc):
             hint = (
                 f"another process kept it locked for more than {BUSY_TIMEOUT_S:.0f} s. "
                 "Try again, or stop the other process."
@@ -483,15 +561,23 @@ class ResponseCache:
         return (key, response.provider, response.model, response.text, response.input_tokens,
                 response.output_tokens, raw_json, _to_us(response.created_at))  # fmt: skip
 
-    def put(self, key: str, response: CachedResponse) -> bool:
-        """Store ``response`` under ``key`` unless the key is already there (first writer wins).
-
-        Returns ``True`` if this call stored it.
-        """
-        row = self._row(key, response)
+    def put(self, key: str, response: CachedResponse, ledger: LedgerEntry | None = None) -> bool:
+        """Store ``response`` under ``key`` unless the key is already there (first writer wins), with
+        its ``ledger`` entry if given. Returns ``True`` if this call stored the response."""
         with self._guard("write to"):
-            cursor = self._connect().execute(_INSERT, row)
-        return cursor.rowcount == 1
+            return self._write(self._connect(), [(*self._row(key, response), ledger)])[0]
+
+    def ledger(self, run: str) -> list[tuple[str, str]]:
+        """The (key, record JSON) of every answer paid for by ``run`` and not yet forgotten, oldest first."""
+        with self._guard("read"):
+            return list(self._connect().execute(
+                "SELECT key, record_json FROM ledger WHERE run = ? ORDER BY created_us, rowid", (run,)
+            ))  # fmt: skip
+
+    def forget_ledger(self, run: str) -> int:
+        """Drop ``run``'s ledger entries, once its results file holds every call they record."""
+        with self._guard("write to"):
+            return self._connect().execute("DELETE FROM ledger WHERE run = ?", (run,)).rowcount
 
     async def aget(self, key: str) -> CachedResponse | None:
         """:meth:`get` for async code: the lookups of one turn of the event loop are made together, in
@@ -512,10 +598,14 @@ class ResponseCache:
             raise lookup.error
         return self._answer(lookup.result.get(key), count=False)  # counted for the whole lookup
 
-    async def aput(self, key: str, response: CachedResponse) -> bool:
+    async def aput(self, key: str, response: CachedResponse, ledger: LedgerEntry | None = None) -> bool:
         """:meth:`put` for async code: group-committed on the event loop's thread unless the file is
-        busy (module doc). Returns once the row is committed; ``True`` if this call stored it."""
-        row = self._row(key, response)
+        busy (module doc). Returns once the row is committed; ``True`` if this call stored it.
+
+        ``ledger`` (an answer paid for by a run) is written in the same transaction as the answer, so a
+        paid answer is never in the cache without the record of which run, game, seat and round it was for.
+        """
+        row = (*self._row(key, response), ledger)
         batch: _Group | None = getattr(self._local, "batch", None)
         if batch is None:
             batch = self._local.batch = _Group()
@@ -606,14 +696,18 @@ class ResponseCache:
         """``_write`` with this (worker) thread's connection, which waits for the lock."""
         return self._write(self._connect(), rows)
 
-    @staticmethod
-    def _write(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> list[bool]:
-        """Insert ``rows`` in one transaction; for each, whether it was stored (first writer wins)."""
-        if len(rows) == 1:
-            return [conn.execute(_INSERT, rows[0]).rowcount == 1]
+    def _write(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> list[bool]:
+        """Insert ``rows`` (a response row and its ledger entry or None) in one transaction; for each,
+        whether the response was stored (first writer wins; the ledger entry is written either way)."""
+        self.check_file()
+        ledger = [(e.run, r[0], e.record_json, r[-1]) for *r, e in rows if e is not None]
+        if len(rows) == 1 and not ledger:
+            return [conn.execute(_INSERT, rows[0][:-1]).rowcount == 1]
         conn.execute("BEGIN IMMEDIATE")
         try:
-            stored = [conn.execute(_INSERT, row).rowcount == 1 for row in rows]
+            stored = [conn.execute(_INSERT, row[:-1]).rowcount == 1 for row in rows]
+            if ledger:
+                conn.executemany(_LEDGER_INSERT, ledger)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

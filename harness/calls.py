@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -39,8 +40,16 @@ from tenacity import (
     wait_random,
 )
 
-from harness.cache import CachedResponse, ResponseCache, cache_key_join, cache_key_parts, canonical_json, json_string
-from harness.errors import StoreError
+from harness.cache import (
+    CachedResponse,
+    LedgerEntry,
+    ResponseCache,
+    cache_key_join,
+    cache_key_parts,
+    canonical_json,
+    json_string,
+)
+from harness.errors import CacheLost, DiskFull, StoreError
 from harness.limits import EndpointLimiter
 from harness.pricing import Price, PriceTable
 from harness.providers.base import (
@@ -250,8 +259,17 @@ class CallPath:
         stats: CallStats | None = None,
         sleep: Callable[[float], Any] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        ledger_run: str | None = None,
+        recorded: dict[tuple[str, str, str], str] | None = None,
+        on_disk_full: Callable[[str], None] | None = None,
     ) -> None:
+        """``ledger_run`` ("<absolute results file>#<run id>") has every paid answer written to the cache's
+        ledger with its calls row; ``recorded`` answers requests (by provider, model and request JSON) from
+        the run's own results file, for a resume whose cache lost them; ``on_disk_full`` stops the run."""
         self.cache = cache
+        self.ledger_run = ledger_run
+        self.recorded = recorded or {}
+        self._on_disk_full = on_disk_full or (lambda reason: None)
         self.prices = prices
         self.retry = retry or RetrySettings()
         self.max_cost = max_cost
@@ -345,6 +363,8 @@ class CallPath:
                 return self._cached(req, first_attempt, hit.text)
             if (answered := self._answered.get(key)) is not None:
                 return self._cached(req, first_attempt, answered)
+            if self.recorded and (kept := self.recorded.get((req.provider, req.model, req.request_json))) is not None:
+                return self._cached(req, first_attempt, kept)
             return await self._send(provider, limiter, messages, params, first_attempt, req, key, name, facts)
         finally:
             if (waiting := in_flight.pop(key)) is not None:
@@ -453,7 +473,7 @@ class CallPath:
                     text=completion.text, input_tokens=completion.input_tokens,
                     output_tokens=completion.output_tokens, model=completion.model, provider=provider.name,
                     created_at=datetime.now(UTC), raw=None,
-                ))  # fmt: skip
+                ), record)  # fmt: skip
             return completion.text
 
         # The first attempt is made directly: most requests need no other, and tenacity's machinery
@@ -504,21 +524,71 @@ class CallPath:
         return CallResult(text=text, records=records, cached=False)
 
     async def _cache_get(self, key: str) -> CachedResponse | None:
-        """A cache that cannot be read is a miss (with one warning), never a failed run."""
-        assert self.cache is not None
-        try:
-            return await self.cache.aget(key)
-        except StoreError as exc:
-            self._warn_once("get", f"the response cache could not be read, so answers are requested again: {exc}")
-            return None
+        """A cache that cannot be read is a miss (with one warning), never a failed run; a cache that
+        vanished or broke is replaced by a fresh one (see :meth:`_renew_cache`)."""
+        for _ in range(3):
+            cache = self.cache
+            assert cache is not None
+            try:
+                return await cache.aget(key)
+            except CacheLost as exc:
+                self._renew_cache(cache, exc)
+            except StoreError as exc:
+                if self.cache is cache:
+                    self._warn_once("get", f"the response cache could not be read, so answers are requested "
+                                           f"again: {exc}")  # fmt: skip
+                    return None
+        return None
 
-    async def _cache_put(self, key: str, response: CachedResponse) -> None:
-        """A cache that cannot be written loses nothing recorded: the call is still in ``calls``."""
-        assert self.cache is not None
-        try:
-            await self.cache.aput(key, response)
-        except StoreError as exc:
-            self._warn_once(
-                "put", f"the response cache could not be written; answers are recorded but not cached: {exc}"
-            )
-            self._remember(key, response.text)
+    async def _cache_put(self, key: str, response: CachedResponse, record: CallRecord) -> None:
+        """Store a paid answer, with its ledger entry (the calls row it belongs in) in the same transaction.
+
+        A cache that vanished or broke is replaced by a fresh one and the answer written there; a full disk
+        stops the run (the answer is kept in memory for this run); any other failure loses nothing recorded
+        (the call is still in ``calls``), only the caching."""
+        ledger = LedgerEntry(self.ledger_run, ledger_json(record)) if self.ledger_run else None
+        for _ in range(3):
+            cache = self.cache
+            assert cache is not None
+            try:
+                await cache.aput(key, response, ledger)
+                return
+            except CacheLost as exc:
+                self._renew_cache(cache, exc)
+            except DiskFull as exc:
+                self._remember(key, response.text)
+                self._on_disk_full(str(exc))
+                return
+            except StoreError as exc:
+                if self.cache is cache:
+                    self._warn_once("put", "the response cache could not be written; answers are recorded but "
+                                           f"not cached: {exc}")  # fmt: skip
+                    self._remember(key, response.text)
+                    return
+        self._remember(key, response.text)
+
+    def _renew_cache(self, broken: ResponseCache, exc: CacheLost) -> None:
+        """The cache file vanished, was replaced or broke mid-run: say so at once and go on with a fresh
+        cache at the same path (a corrupt file is moved aside). Answers already recorded stay in the run's
+        results file, and a resume takes them from there."""
+        if self.cache is not broken:
+            return  # another call renewed it already
+        with contextlib.suppress(Exception):
+            broken.close()
+        self.cache = ResponseCache.open_or_renew(broken.path)
+        log.warning("%s PDBench goes on with a fresh cache at %s; answers recorded so far are kept in the run's "
+                    "results file, and `pdbench resume` takes them from there.", exc, broken.path)  # fmt: skip
+
+
+def ledger_json(record: CallRecord) -> str:
+    """A calls row as the ledger keeps it (see :class:`~harness.cache.LedgerEntry`)."""
+    row = {name: getattr(record, name) for name in CallRecord.__slots__}  # type: ignore[attr-defined]
+    row["created_at"] = record.created_at.isoformat()
+    return json.dumps(row)
+
+
+def record_from_ledger(text: str) -> CallRecord:
+    """The calls row of a ledger entry."""
+    row = json.loads(text)
+    row["created_at"] = datetime.fromisoformat(row["created_at"])
+    return CallRecord(**row)

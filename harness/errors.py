@@ -40,6 +40,16 @@ class RunExistsError(StoreError):
     """A run with this id already has a results file and overwriting was not asked for."""
 
 
+class DiskFull(StoreError):
+    """The disk holding the results or the cache is full: the run stops as interrupted, to be resumed
+    once there is space."""
+
+
+class CacheLost(StoreError):
+    """The response cache file vanished, was replaced or is corrupt while in use; the call path moves
+    on to a fresh cache (answers recorded in the run file are kept)."""
+
+
 class RunNotFoundError(StoreError):
     """No results file holds the run the user named."""
 

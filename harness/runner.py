@@ -21,9 +21,9 @@ from pathlib import Path
 import anyio
 
 from harness.cache import ResponseCache
-from harness.calls import CallPath, CallStats, RetrySettings
+from harness.calls import CallPath, CallStats, RetrySettings, record_from_ledger
 from harness.config import ExperimentConfig, parse_experiment
-from harness.errors import RunNotFoundError, StoreError
+from harness.errors import DiskFull, RunNotFoundError, StoreError
 from harness.evaluation import check_models
 from harness.interrupts import StopFlag, graceful_interrupt
 from harness.limits import LimiterRegistry
@@ -210,7 +210,7 @@ def resume_run(
         config = parse_experiment(stored, source=f"the stored config of run {run_id}",
                                   fix_hint="restore the files it names (personas, templates), then resume")  # fmt: skip
         check_models(config)  # keys and names, before anything is discarded
-        writer.discard_unfinished(retry_failed=retry_failed)
+        replayed = writer.discard_unfinished(retry_failed=retry_failed)
         writer.mark_running()
     except BaseException:
         writer.close()
@@ -219,7 +219,7 @@ def resume_run(
     todo = (p for p in iter_games(config) if p.game_id not in finished)
     return _play(config, writer, todo, summary.games, summary.has_models, progress=progress, stop=stop,
                  engine=engine, monitor=monitor, already_done=len(finished),
-                 done_by_condition=Counter(finished.values()))  # fmt: skip
+                 done_by_condition=Counter(finished.values()), replayed=replayed)  # fmt: skip
 
 
 def _play(
@@ -235,6 +235,7 @@ def _play(
     monitor: MonitorFactory | None,
     already_done: int = 0,
     done_by_condition: Counter[str] | None = None,
+    replayed: list[int] | None = None,
 ) -> RunResult:
     """Play ``plans`` into ``writer``'s run and mark how the run ended: ``complete`` when every game
     finished and none failed on a cause that may pass (those need a resume), else ``interrupted``."""
@@ -247,7 +248,8 @@ def _play(
             try:
                 if has_models:
                     done, rounds = _play_models(config, writer, plans, games_planned, stop, engine or EngineOptions(),
-                                                monitor, already_done, done_by_condition or Counter())  # fmt: skip
+                                                monitor, already_done, done_by_condition or Counter(),
+                                                replayed)  # fmt: skip
                 else:
                     done, rounds = _play_strategies(writer, plans, games_planned, stop, progress, already_done)
             except KeyboardInterrupt:
@@ -259,12 +261,20 @@ def _play(
             status = "interrupted"
         final, error = writer.finish(status, reason)
         finished = True
+        status, reason = final, error
         if final == "failed":
             raise StoreError(f"run {run_id} failed: {error}. Games written before are kept in {writer.path}.")
         if done < 0:
             done, rounds = writer.games_and_rounds()
+    except DiskFull:
+        # Not the run's fault: it stops as interrupted, if the disk still takes that one line (if not, the
+        # file says running, which resume treats the same), and resume finishes it once there is space.
+        if not finished:
+            with contextlib.suppress(Exception):
+                writer.finish("interrupted", "the disk is full; free some space, then `pdbench resume`")
+        raise
     except BaseException as exc:
-        # A bug, a failing disk or a broken cache: keep what was written and say why the run stopped.
+        # A bug or a failing disk: keep what was written and say why the run stopped.
         if not finished:
             with contextlib.suppress(Exception):
                 writer.finish("failed", f"{type(exc).__name__}: {exc}")
@@ -330,11 +340,28 @@ def _play_models(
     monitor: MonitorFactory | None,
     done: int,
     done_by_condition: Counter[str],
+    replayed: list[int] | None,
 ) -> tuple[int, int]:
     prices = PriceTable.load(*engine.prices)
-    cache = ResponseCache(engine.cache_path) if engine.cache_path is not None else None
+    cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None else None
+    recorder = LiveRecorder(writer)
+    ledger_run = f"{writer.path.resolve()}#{writer.run_id}"
+    recorded: dict[tuple[str, str, str], str] = {}
+    try:
+        if replayed is not None:
+            if cache is not None:  # what a crashed session paid for but never recorded
+                paid = [record_from_ledger(text) for _, text in cache.ledger(ledger_run)]
+                recorder.restore_calls(paid)
+                cache.forget_ledger(ledger_run)
+                replayed = sorted({*replayed, *(r.game_id for r in paid)})
+            recorded = writer.recorded_answers(replayed)
+    except BaseException:
+        if cache is not None:
+            cache.close()
+        raise
     calls = CallPath(cache=cache, prices=prices, retry=engine.retry, max_cost=engine.max_cost,
-                     should_stop=stop.is_set)  # fmt: skip
+                     should_stop=stop.is_set, ledger_run=ledger_run if cache is not None else None,
+                     recorded=recorded, on_disk_full=stop.set)  # fmt: skip
     calls.stats.cost_usd = writer.spent()  # a resumed run's budget counts what was spent before
     limiters = LimiterRegistry()
     players = ModelPlayers(limiters, http_client=engine.http_client)
@@ -342,7 +369,6 @@ def _play_models(
     for cond in condition_plans(config):
         prog.per_condition_total[cond.name] = config.experiment.replicates
     prog.per_condition_done.update(done_by_condition)  # a resumed run starts from what it had finished
-    recorder = LiveRecorder(writer)
     scheduler = Scheduler(recorder=recorder, calls=calls, players=players, run_seed=config.run.seed, stop=stop,
                           progress=prog, workers=engine.workers)  # fmt: skip
 
@@ -356,7 +382,9 @@ def _play_models(
     try:
         with view:
             anyio.run(main)
+        if calls.cache is not None:  # every call is in the results file now: the ledger has done its job
+            calls.cache.forget_ledger(ledger_run)
     finally:
-        if cache is not None:
-            cache.close()
+        if calls.cache is not None:
+            calls.cache.close()
     return prog.games_done, prog.rounds

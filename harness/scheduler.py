@@ -23,6 +23,7 @@ from harness.agents.llm import GameFailed, LLMAgent, ModelPlayer
 from harness.agents.strategies.base import Strategy
 from harness.calls import BudgetExhausted, CallFailed, CallPath, CallRecord, Stopped
 from harness.config import ModelAgentConfig
+from harness.errors import DiskFull
 from harness.interrupts import StopFlag
 from harness.limits import LimiterRegistry
 from harness.match import Match, play_game
@@ -140,7 +141,7 @@ class Scheduler:
                     await anyio.to_thread.run_sync(self.recorder.write, batch)
             except Exception as exc:  # a failing disk: stop the run, keep the error for the caller
                 self._writer_error = exc
-                self.stop.set(f"writing results failed: {exc}")
+                self.stop.set(str(exc) if isinstance(exc, DiskFull) else f"writing results failed: {exc}")
                 return
             if done:
                 return

@@ -20,11 +20,10 @@ import numpy as np
 
 from harness.calls import CallRecord
 from harness.comprehension import ComprehensionAnswer
-from harness.errors import StoreError
 from harness.match import Match
 from harness.plan import GamePlan
 from harness.providers.base import FailureKind
-from harness.store.writer import RunWriter
+from harness.store.writer import RunWriter, utcnow, write_error
 
 _GAME_COLUMNS = ("run_id", "game_id", "condition", "replicate", "player_a", "player_b", "params_a", "params_b",
                  "horizon", "planned_rounds", "stop_prob", "noise", "seed", "status", "rounds_played", "score_a",
@@ -97,6 +96,42 @@ class LiveRecorder:
         kind = None if failure is None else failure.value
         self._ends.append((game_id, status, match.rounds_played, match.score_a, match.score_b, error, kind))
 
+    def restore_calls(self, records: list[CallRecord]) -> int:
+        """Write the calls a crashed session paid for but never recorded (rebuilt from the cache's ledger)
+        to ``superseded_calls``: their games are replayed from the start, so they belong to no round, but
+        they were paid for and count towards the run's cost. Records already in the file are skipped;
+        returns how many were written."""
+        con = self.writer.con
+        ids = sorted({r.game_id for r in records})
+        if not ids:
+            return 0
+        present = {
+            (g, r, p, u, a, c)
+            for g, r, p, u, a, c in con.execute(
+                "SELECT game_id, round, player, purpose, attempt, created_at FROM calls WHERE run_id = ? "
+                "AND list_contains(?, game_id) UNION ALL SELECT game_id, round, player, purpose, attempt, created_at "
+                "FROM superseded_calls WHERE run_id = ? AND list_contains(?, game_id)",
+                [self.run_id, ids, self.run_id, ids],
+            ).fetchall()
+        }
+        missing = [r for r in records
+                   if (r.game_id, r.round, r.player, r.purpose, r.attempt, r.created_at) not in present]  # fmt: skip
+        if not missing:
+            return 0
+        try:
+            con.register("_pdb_restored", _columns([_call_row(c) for c in missing], _CALL_COLUMNS))
+            con.execute(
+                f"INSERT INTO superseded_calls (run_id, {', '.join(_CALL_COLUMNS)}, superseded_at) "
+                f"SELECT ?, {', '.join(_CALL_COLUMNS)}, ? FROM _pdb_restored",
+                [self.run_id, utcnow()],
+            )
+        except duckdb.Error as exc:
+            raise write_error(exc, self.writer.path, self.run_id) from None
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                con.unregister("_pdb_restored")
+        return len(missing)
+
     def take_batch(self) -> _Batch:
         """Hand over what is buffered (in the event loop's thread), to be written by ``write``."""
         batch = _Batch(self._starts, self._rounds, self._calls, self._answers, self._ends)
@@ -148,11 +183,9 @@ class LiveRecorder:
                 )
             con.execute("COMMIT")
         except duckdb.Error as exc:
-            con.execute("ROLLBACK")
-            raise StoreError(
-                f"writing results to {self.writer.path} failed: {exc}. Rounds written before are "
-                f"kept; check free disk space, then `pdbench resume {self.run_id}`."
-            ) from None
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            raise write_error(exc, self.writer.path, self.run_id) from None
         finally:
             for name in ("_pdb_live_starts", "_pdb_live_rounds", "_pdb_live_calls", "_pdb_live_answers",
                          "_pdb_live_ends"):  # fmt: skip

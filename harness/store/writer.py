@@ -8,6 +8,8 @@ arrays: a 400,000-round tournament is stored in a fraction of a second.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 from datetime import UTC, datetime
@@ -19,7 +21,7 @@ import duckdb
 import numpy as np
 
 from harness import __version__
-from harness.errors import RunExistsError, StoreError
+from harness.errors import DiskFull, RunExistsError, StoreError
 from harness.match import Match
 from harness.plan import GamePlan
 from harness.store.schema import SCHEMA_VERSION, create_schema, migrate
@@ -34,6 +36,16 @@ _KEPT_ON_RESUME = {
     "permanent": "status = 'complete' OR (status = 'failed' AND coalesce(failure, 'permanent') = 'permanent')",
     "all_failures": "status = 'complete'",
 }
+
+
+def write_error(exc: duckdb.Error, path: Path, run_id: str) -> StoreError:
+    """A failed write to a results file, as the user should read it: a full disk says so
+    (:class:`DiskFull`, which stops the run as interrupted), anything else names the error."""
+    if os.strerror(errno.ENOSPC) in str(exc) or "disk is full" in str(exc).lower():
+        return DiskFull(f"the disk holding {path} is full. Every game recorded before is kept; free some space, "
+                        f"then `pdbench resume {run_id}` finishes the run.")  # fmt: skip
+    return StoreError(f"writing results to {path} failed: {exc}. Rounds written before are kept; check free disk "
+                      f"space and permissions, then `pdbench resume {run_id}`.")  # fmt: skip
 
 
 def utcnow() -> datetime:
@@ -138,6 +150,20 @@ class RunWriter:
             raise
         return ids
 
+    def recorded_answers(self, game_ids: list[int]) -> dict[tuple[str, str, str], str]:
+        """The answers the run received in ``game_ids`` (games a resume replays), by (provider, model,
+        request JSON): a replayed request is the same request, so its recorded answer serves it when the
+        response cache has lost it."""
+        if not game_ids:
+            return {}
+        rows = self.con.execute(
+            "SELECT provider, model, request_json::VARCHAR, response_text FROM superseded_calls "
+            "WHERE run_id = ? AND list_contains(?, game_id) AND response_text IS NOT NULL "
+            "AND outcome IN ('ok', 'unparseable')",
+            [self.run_id, game_ids],
+        ).fetchall()
+        return {(p, m, r): t for p, m, r, t in rows}
+
     def finished_games(self, *, retry_failed: bool = False) -> list[tuple[int, str]]:
         """(game id, condition) of the games a resume keeps (see :meth:`discard_unfinished`)."""
         kept = _KEPT_ON_RESUME["all_failures" if retry_failed else "permanent"]
@@ -223,15 +249,22 @@ class RunWriter:
         """
         try:
             self.flush()
+        except DiskFull as exc:  # not the run's fault: resume plays the games that were not written
+            status, error = "interrupted", str(exc)
+            self._games.clear()
+            self._rounds.clear()
         except Exception as exc:
             status, error = "failed", f"{error + '; ' if error else ''}could not write the last games: {exc}"
             self._games.clear()
             self._rounds.clear()
-        self.con.execute(
-            "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
-            [status, utcnow(), error, self.run_id],
-        )
-        self.con.execute("CHECKPOINT")
+        try:
+            self.con.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
+                [status, utcnow(), error, self.run_id],
+            )
+            self.con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            raise write_error(exc, self.path, self.run_id) from None
         return status, error
 
     # -- games -------------------------------------------------------------------------
@@ -277,13 +310,12 @@ class RunWriter:
             )
             con.execute("COMMIT")
         except duckdb.Error as exc:
-            con.execute("ROLLBACK")
-            raise StoreError(
-                f"writing results to {self.path} failed: {exc}. The {self.games_written} games written "
-                f"before are kept; check free disk space and permissions, then run again."
-            ) from None
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            raise write_error(exc, self.path, self.run_id) from None
         except BaseException:
-            con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
             raise
         finally:
             con.unregister("_pdb_games")

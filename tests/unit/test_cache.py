@@ -214,7 +214,7 @@ async def test_async_calls_of_one_turn_share_one_query_or_one_transaction(
     reads: list[int] = []
     write, select = ResponseCache._write, ResponseCache._select
     monkeypatch.setattr(
-        ResponseCache, "_write", staticmethod(lambda conn, rows: writes.append(len(rows)) or write(conn, rows))
+        ResponseCache, "_write", lambda self, conn, rows: writes.append(len(rows)) or write(self, conn, rows)
     )
     monkeypatch.setattr(
         ResponseCache, "_select", staticmethod(lambda conn, keys: reads.append(len(keys)) or select(conn, keys))
