@@ -371,6 +371,7 @@ class ResponseCache:
             moved = set_aside(Path(path))
             log.warning("%s It was moved to %s; PDBench goes on with a fresh cache.", exc, moved)
             return cls(path)
+
     # ---- connections ------------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -306,3 +307,81 @@ def test_permanent_failures_are_replayed_only_with_retry_failed(server: FakeLLMS
     code, _, err = pdbench("resume", "bad", "--retry-failed", "--results", results)
     assert code == 0, err
     assert sql_json(results, "select status, count(*) as n from games group by all") == [{"status": "complete", "n": 2}]
+
+
+def _paid_recorded(results: Path, run_id: str) -> int:
+    """Answers paid for (not from the cache) that the run file records, kept or superseded."""
+    where = f"run_id = '{run_id}' and not cached and outcome in ('ok', 'unparseable')"
+    query = f"select count(*) as n from (select 1 from calls where {where} union all " \
+            f"select 1 from superseded_calls where {where})"  # fmt: skip
+    return sql_json(results, query)[0]["n"]
+
+
+def test_every_paid_answer_reaches_the_results_after_kill_9(server: FakeLLMServer, results: Path) -> None:
+    """kill -9 at concurrency 32: resume rebuilds, from the cache's ledger, the calls answered but not yet
+    written to the results file, so every answer the server sent and PDBench received is recorded once,
+    and only answers in flight at the kill (at most the concurrency) are bought twice."""
+    server.configure(latency_ms=30)
+    proc = _cli(results, "k9", server, "--concurrency", "32")
+    deadline = time.monotonic() + 60
+    while server.count(provider="openai", status=200) < 40 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    sent_before = server.count(provider="openai", status=200)
+    code, _, err = pdbench("resume", "k9", "--results", results)
+    assert code == 0, err
+    sent = server.count(provider="openai", status=200)
+    bodies = Counter(json.dumps(r.body, sort_keys=True) for r in server.requests if r.status == 200)
+    bought_twice = sum(n - 1 for n in bodies.values())
+    assert bought_twice <= 32
+    # Every answer received is recorded exactly once; what was bought twice was in flight at the kill.
+    assert _paid_recorded(results, "k9") == sent - bought_twice
+    assert sent_before < sent and sql_json(results, "select status from runs")[0]["status"] == "complete"
+    assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72
+
+
+def test_a_cache_deleted_mid_run_is_noticed_and_replaced(server: FakeLLMServer, results: Path) -> None:
+    server.configure(latency_ms=20)
+    proc = _cli(results, "gone", server, "--concurrency", "4")
+    cache = results / ".cache" / "responses.sqlite"
+    deadline = time.monotonic() + 60
+    while server.count(provider="openai", status=200) < 20 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    for f in (cache, cache.with_name(cache.name + "-wal"), cache.with_name(cache.name + "-shm")):
+        f.unlink(missing_ok=True)
+    at_delete = server.count(provider="openai", status=200)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "deleted or replaced" in err and "fresh cache" in err and "Traceback" not in err
+    # Every answer received after the deletion is in the new cache (none written to the deleted file).
+    with sqlite3.connect(cache) as con:
+        kept = con.execute("select count(*) from responses").fetchone()[0]
+    assert 72 - at_delete <= kept < 72
+
+
+def test_resume_works_from_the_run_file_alone_when_the_cache_is_corrupt(
+    server: FakeLLMServer, results: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.configure(latency_ms=20)
+    proc = _cli(results, "broken_cache", server, "--concurrency", "4")
+    deadline = time.monotonic() + 60
+    while server.count(provider="openai", status=200) < 30 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    cache = results / ".cache" / "responses.sqlite"
+    for f in (cache.with_name(cache.name + "-wal"), cache.with_name(cache.name + "-shm")):
+        f.unlink(missing_ok=True)
+    cache.write_bytes(b"garbage, not a database " * 1000)
+    answered = server.count(provider="openai", status=200)
+    recorded = _paid_recorded(results, "broken_cache")
+    code, _, err = pdbench("resume", "broken_cache", "--results", results)
+    assert code == 0, err
+    warned = err + caplog.text  # pytest's log capture takes the warning the terminal shows
+    assert "corrupt" in warned and "fresh cache" in warned
+    assert list(cache.parent.glob("responses.sqlite.corrupt-*"))  # moved aside, not deleted
+    # Every answer the interrupted session recorded was served from the run file, none bought again.
+    assert server.count(provider="openai", status=200) - answered == 72 - recorded
+    assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72

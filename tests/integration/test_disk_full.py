@@ -1,0 +1,80 @@
+"""A full disk stops a run cleanly as interrupted, says so, and resume finishes it once there is space."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from harness.store import live
+from harness.store.writer import write_error
+from tests.integration.test_cli import ROOT, pdbench, sql_json
+
+EVAL = ("eval", "--model", "mock/tft", "--rounds", "50", "--replicates", "10")
+
+
+@contextlib.contextmanager
+def small_disk(tmp_path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted in ``tmp_path`` (root only: skipped, saying why, elsewhere)."""
+    mount = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0, reason="mounting a tmpfs to fill needs Linux root")
+def test_a_full_disk_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -> None:
+    with small_disk(tmp_path, "2m") as disk:
+        results = disk / "results"
+        done = subprocess.run([sys.executable, "-m", "harness.cli", *EVAL, "--results", str(results),
+                               "--run-id", "full"], cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode != 0
+        assert "disk holding" in done.stderr and "is full" in done.stderr, done.stderr
+        assert "Traceback" not in done.stdout + done.stderr and "corrupt" not in done.stderr
+        subprocess.run(["mount", "-o", "remount,size=256m", str(disk)], check=True)
+        status = sql_json(results, "select status, error from runs")[0]
+        assert status["status"] in ("interrupted", "running"), status  # running: not even that line fitted
+        assert "DiskFull" not in str(status["error"]) and "IOException" not in str(status["error"])
+        code, _, err = pdbench("resume", "full", "--results", results)
+        assert code == 0, err
+        assert sql_json(results, "select status from runs")[0]["status"] == "complete"
+        assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 500 * 9
+
+
+def test_a_full_disk_reported_by_the_results_writer_stops_cleanly(
+    results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same, on any machine: the writer's third batch meets DuckDB's out-of-space error."""
+    write = live.LiveRecorder.write
+    batches = {"n": 0}
+
+    def full_after_two(self: live.LiveRecorder, batch: live._Batch) -> None:
+        batches["n"] += 1
+        if batches["n"] > 2 and (batch.rounds or batch.calls):
+            exc = duckdb.IOException('IO Error: Could not write file "x.duckdb": No space left on device')
+            raise write_error(exc, self.writer.path, self.run_id)
+        write(self, batch)
+
+    monkeypatch.setattr(live.LiveRecorder, "write", full_after_two)
+    code, out, err = pdbench(*EVAL, "--results", results, "--run-id", "injected")
+    assert code == 2 and "is full" in err and "pdbench resume injected" in err, err
+    assert "Traceback" not in out + err
+    run = sql_json(results, "select status, error from runs")[0]
+    assert run == {"status": "interrupted", "error": "the disk is full; free some space, then `pdbench resume`"}
+    monkeypatch.setattr(live.LiveRecorder, "write", write)
+    code, _, err = pdbench("resume", "injected", "--results", results)
+    assert code == 0, err
+    assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 500 * 9
