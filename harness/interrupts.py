@@ -4,18 +4,24 @@ Inside :func:`graceful_interrupt`:
 
 1. the first SIGINT only sets a flag: no new game, round or attempt starts, retry waits
    are cut short, and the requests already sent are answered and recorded;
-2. the second SIGINT abandons the requests in flight (their games are marked interrupted;
-   ``pdbench resume`` replays them), while the results writer still finishes the batch it
-   is writing, so the run file stays consistent;
-3. a third SIGINT raises KeyboardInterrupt, for a run that does not stop at all.
+2. the second SIGINT says why the run is still waiting: the requests in flight are paid for
+   whether or not their answers are read, so their answers are awaited (each is bounded by the
+   request timeout) and kept, rather than bought again by ``pdbench resume``;
+3. the third SIGINT abandons the requests in flight (their games are marked interrupted;
+   ``pdbench resume`` replays them, buying those answers again: at most the concurrency),
+   while the results writer still finishes the batch it is writing, so the run file stays
+   consistent;
+4. a fourth SIGINT raises KeyboardInterrupt, for a run that does not stop at all.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from types import FrameType
 
 
@@ -66,6 +72,19 @@ class StopFlag:
                 self._on_force.remove(callback)
 
 
+WAITING = (
+    "\nStopping: waiting for the answers to the requests already sent. They are paid for, so they are kept "
+    "rather than bought again by `pdbench resume`; each waits at most the request timeout. Press Ctrl-C "
+    "again to abandon them.\n"
+)
+
+
+def _say(message: str) -> None:
+    """Write to the terminal from a signal handler (no lock that the interrupted code may hold)."""
+    with suppress(OSError, ValueError):
+        os.write(sys.stderr.fileno(), message.encode("utf-8", "replace"))
+
+
 @contextmanager
 def graceful_interrupt(flag: StopFlag) -> Iterator[StopFlag]:
     """Route SIGINT to ``flag`` for the duration (main thread only; elsewhere a no-op)."""
@@ -73,11 +92,17 @@ def graceful_interrupt(flag: StopFlag) -> Iterator[StopFlag]:
         yield flag
         return
 
+    presses = 0
+
     def handler(signum: int, frame: FrameType | None) -> None:
+        nonlocal presses
+        presses += 1
         if flag.forced:
             raise KeyboardInterrupt
-        if flag.is_set():
-            flag.force("interrupted by the user (Ctrl-C twice: requests in flight abandoned)")
+        if presses >= 3:
+            flag.force("interrupted by the user (Ctrl-C three times: requests in flight abandoned)")
+        elif flag.is_set() and presses == 2:
+            _say(WAITING)
         else:
             flag.set("interrupted by the user (Ctrl-C)")
 

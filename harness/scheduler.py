@@ -120,7 +120,7 @@ class Scheduler:
             loop = asyncio.get_running_loop()
             games = anyio.CancelScope()
             try:
-                # A forced stop (Ctrl-C twice) cancels the games, never the writer's batch.
+                # A forced stop (Ctrl-C three times) cancels the games, never the writer's batch.
                 with self.stop.on_force(lambda: loop.call_soon_threadsafe(games.cancel)), games:
                     async with anyio.create_task_group() as tg:
                         for _ in range(self.workers):

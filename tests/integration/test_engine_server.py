@@ -210,7 +210,7 @@ def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: F
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 6
 
 
-def test_second_ctrl_c_abandons_requests_in_flight_and_keeps_the_run_consistent(
+def test_third_ctrl_c_abandons_requests_in_flight_and_keeps_the_run_consistent(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PDBENCH_TIMEOUT", "60")
@@ -224,10 +224,14 @@ def test_second_ctrl_c_abandons_requests_in_flight_and_keeps_the_run_consistent(
     proc.send_signal(signal.SIGINT)  # first: waits for the answers in flight
     time.sleep(0.5)
     assert proc.poll() is None
-    second = time.monotonic()
-    proc.send_signal(signal.SIGINT)  # second: abandons them
+    proc.send_signal(signal.SIGINT)  # second: says it waits for them, because they are paid for
+    time.sleep(0.5)
+    assert proc.poll() is None
+    third = time.monotonic()
+    proc.send_signal(signal.SIGINT)  # third: abandons them
     _, err = proc.communicate(timeout=20)
-    assert time.monotonic() - second < 5, "the second Ctrl-C did not abandon the requests in flight"
+    assert time.monotonic() - third < 5, "the third Ctrl-C did not abandon the requests in flight"
+    assert "waiting for the answers to the requests already sent" in err
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "pdbench resume forced" in err
     run = sql_json(results, "select status, error from runs")[0]
@@ -385,3 +389,29 @@ def test_resume_works_from_the_run_file_alone_when_the_cache_is_corrupt(
     # Every answer the interrupted session recorded was served from the run file, none bought again.
     assert server.count(provider="openai", status=200) - answered == 72 - recorded
     assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72
+
+
+def test_second_ctrl_c_keeps_the_answers_in_flight_so_resume_buys_none_again(
+    server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PDBENCH_TIMEOUT", "60")
+    server.configure(latency_ms=20)
+    proc = _cli(results, "twice", server, "--concurrency", "8")
+    deadline = time.monotonic() + 60
+    while server.count(provider="openai", status=200) < 10 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    server.configure(latency_ms=1_500)  # the requests now in flight take 1.5 s to answer
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "waiting for the answers" in err
+    assert sql_json(results, "select status from runs")[0]["status"] == "interrupted"
+    server.configure(latency_ms=0)
+    code, _, err = pdbench("resume", "twice", "--results", results)
+    assert code == 0, err
+    bodies = Counter(json.dumps(r.body, sort_keys=True) for r in server.requests if r.status == 200)
+    assert sum(n - 1 for n in bodies.values()) == 0  # no answer bought twice
+    assert _paid_recorded(results, "twice") == server.count(provider="openai", status=200)
