@@ -108,3 +108,26 @@ def test_a_wait_the_request_sits_out_pauses_the_endpoint_at_most_max_pause(
     after_pause = [t for t in others if 1.0 <= t < 3.8]
     assert not during_pause  # ... the endpoint paused for the capped second ...
     assert len(after_pause) >= 10  # ... and then the other games went on while it waited
+
+
+# ---- point 8: a 200 that is not the API's JSON ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["openai/test-model", "anthropic/claude-test"])
+def test_a_corrupt_or_html_200_is_retried_and_every_game_completes(
+    server: FakeLLMServer, results: Path, model: str
+) -> None:
+    provider = model.split("/")[0]
+    server.fail_next(provider, ["corrupt", "html", "corrupt"])
+
+    _, shown = evaluate(results, "corrupt", model=model)
+
+    assert [g["status"] for g in games(results)] == ["complete"] * 4
+    failed = [c for c in attempts(results) if c["outcome"] != "ok"]
+    assert len(failed) == 3 == sum(r.fault in ("corrupt", "html") for r in server.requests)
+    assert all(c["outcome"] == "error" and "malformed answer: the body is not JSON" in c["error"] for c in failed)
+    assert sum("(Expecting" in c["error"] for c in failed) == 2  # json.JSONDecodeError, from both SDKs
+    assert sum("'<html><body>" in c["error"] for c in failed) == 1  # the page, returned by the SDKs as text
+    calls = {(a["game_id"], a["round"], a["attempt"]): a["outcome"] for a in attempts(results)}
+    assert all(calls.get((c["game_id"], c["round"], c["attempt"] + 1)) == "ok" for c in failed)  # asked again
+    assert "retries 3 |" in shown
