@@ -440,9 +440,11 @@ class CallPath:
                             )
                             decision = replace(decision, retry=False, reason=too_long)  # fmt: skip
                         if decision.rate_limited:
-                            limiter.on_rate_limited(
-                                min(decision.retry_after or 1.0, self.retry.max_seconds), permit=permit
-                            )
+                            # The endpoint pauses only for a wait this request sits out (see harness.limits).
+                            tries, spent = attempt_no - first_attempt, time.monotonic() - started_at
+                            retry = self.retry
+                            waits = decision.retry and tries < retry.max_attempts and spent < retry.max_seconds
+                            limiter.on_rate_limited(decision.retry_after, permit=permit, waits=waits)
                         raise _Attempt(decision) from exc
                     tokens = (completion.input_tokens or 0) + (completion.output_tokens or 0)
                     permit.record_usage(tokens or estimate)

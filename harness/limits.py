@@ -53,7 +53,21 @@ ended (or, when the caller passes its ``permit``, if that request started after 
 event began). On every 429 the whole endpoint pauses until ``now + retry_after``; without a
 ``Retry-After`` the pause is 1 s, doubled for each further event with no success in between,
 up to 30 s (plain exponential backoff, so an endpoint out of quota is not hammered).
-On a new event:
+Two bounds keep one answer from stalling every game of the endpoint:
+
+* **Only waits somebody sits out.** The caller says (``waits=False``) when the rejected request
+  will not wait at all: its Retry-After exceeds the request's retry budget (a server whose
+  daily quota is spent may ask for hours, or ``Retry-After: 99999999``), or it has no attempts
+  or time left. Such a 429 pauses nothing, since no game should sit out a wait that not even the
+  rejected request sits out; it still counts and still starts an event (concurrency and rate
+  back off), so the endpoint is not hammered either.
+* **At most** ``MAX_PAUSE_S`` **(60 s) per pause.** Limits are per minute, and a rolling minute
+  clears within 60 s; a longer Retry-After (up to the retry budget, 600 s by default) is sat
+  out in full by the request that got it, while the other games try again after 60 s and, if
+  the endpoint is still closed, get their own 429 and their own pause.
+
+:attr:`EndpointLimiter.pause_reason` says why the endpoint is paused (``429 Retry-After``, or
+``429 backoff`` without one), for the live display. On a new event:
 
 * **Concurrency** is halved (minimum 1); :meth:`EndpointLimiter.on_success` adds 1 back per
   10 successes, up to the configured maximum (additive increase).
@@ -103,6 +117,7 @@ from harness.providers.base import key_id
 WINDOW_S = 60.0  # providers state limits per minute; a rolling minute is the strictest reading
 DEFAULT_PAUSE_S = 1.0  # pause after a 429 that came without Retry-After
 MAX_DEFAULT_PAUSE_S = 30.0  # cap of the doubling pause for repeated 429s without Retry-After
+MAX_PAUSE_S = WINDOW_S  # longest pause of the whole endpoint after one 429 (a per-minute limit clears in it)
 SUCCESSES_PER_SLOT = 10  # additive increase: one more concurrent request per this many successes
 RATE_BACKOFF = 0.9  # after a 429, cap the request rate at this share of the rate measured
 BINDING_DECREASE = 0.9  # ... and at this share of the old cap if that cap was binding
@@ -137,6 +152,8 @@ class LimiterSnapshot:
     rate_limited_count: int
     effective_rpm: float | None
     learned_rpm: float | None
+    paused_for: float | None = None  # seconds of the pause left, None if not paused
+    pause_reason: str | None = None  # why it is paused (see EndpointLimiter.pause_reason)
 
 
 class _Charge:
@@ -218,6 +235,7 @@ class EndpointLimiter:
         self._waiting = 0
         self._concurrency: int | None = settings.concurrency
         self._paused_until = -math.inf
+        self._pause_reason = ""  # why the endpoint is (or was last) paused
         self._rate_limited_count = 0
         self._next_request_at = -math.inf  # GCRA state for requests
         self._next_token_at = -math.inf  # GCRA state for tokens
@@ -257,6 +275,12 @@ class EndpointLimiter:
         return self._paused_until if self._paused_until > self._clock() else None
 
     @property
+    def pause_reason(self) -> str | None:
+        """Why the endpoint is paused: ``429 Retry-After`` (the server's wait, ``..., capped`` when it
+        was longer than ``MAX_PAUSE_S``) or ``429 backoff`` (none given); ``None`` if not paused."""
+        return self._pause_reason if self._paused_until > self._clock() else None
+
+    @property
     def rate_limited_count(self) -> int:
         """429s reported so far."""
         return self._rate_limited_count
@@ -274,15 +298,19 @@ class EndpointLimiter:
 
     def snapshot(self) -> LimiterSnapshot:
         """All counters at one instant."""
+        now = self._clock()
+        paused = self._paused_until > now
         return LimiterSnapshot(
             in_flight=self._in_flight,
             waiting=self._waiting,
             concurrency=self._concurrency,
             max_concurrency=self.settings.concurrency,
-            paused_until=self.paused_until,
+            paused_until=self._paused_until if paused else None,
             rate_limited_count=self._rate_limited_count,
             effective_rpm=self.effective_rpm,
             learned_rpm=self._learned_rpm,
+            paused_for=self._paused_until - now if paused else None,
+            pause_reason=self._pause_reason if paused else None,
         )
 
     # ---- admission ------------------------------------------------------------------------
@@ -429,12 +457,15 @@ class EndpointLimiter:
                 self._set_learned_rpm(self._learned_rpm * RATE_RAISE)
                 self._notify()
 
-    def on_rate_limited(self, retry_after: float | None = None, *, permit: Permit | None = None) -> None:
+    def on_rate_limited(
+        self, retry_after: float | None = None, *, permit: Permit | None = None, waits: bool = True
+    ) -> None:
         """A request got a 429: pause the endpoint and, on a new overload event, back off.
 
         ``retry_after`` is the server's Retry-After in seconds, if it sent one. Passing the
         ``permit`` of the rejected request tells a new overload from a late answer to an old
-        one more precisely than timing alone (see module doc).
+        one more precisely than timing alone (see module doc). ``waits=False`` says the rejected
+        request gives up instead of waiting: then nothing is paused (see module doc).
         """
         now = self._clock()
         self._rate_limited_count += 1
@@ -449,11 +480,18 @@ class EndpointLimiter:
             self._last_event_at = now
             self._last_raise_at = now
             self._starts_since_event = 0
+        if not waits:
+            return
         if retry_after is None:
             pause = min(DEFAULT_PAUSE_S * 2 ** max(self._backoff_events - 1, 0), MAX_DEFAULT_PAUSE_S)
+            reason = "429 backoff"
+        elif retry_after > MAX_PAUSE_S:
+            pause, reason = MAX_PAUSE_S, f"429 Retry-After {retry_after:g} s, capped"
         else:
-            pause = max(float(retry_after), 0.0)
-        self._paused_until = max(self._paused_until, now + pause)
+            pause, reason = max(float(retry_after), 0.0), "429 Retry-After"
+        if now + pause > self._paused_until:
+            self._paused_until = now + pause
+            self._pause_reason = reason
 
     def _learn_rate(self, now: float) -> None:
         """Lower the request-rate cap after a 429 event (multiplicative decrease)."""

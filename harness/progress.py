@@ -1,16 +1,20 @@
 """The live view of a run with model players: Rich on a terminal, plain lines elsewhere.
 
 The display polls the run's counters (:class:`~harness.runner.Monitor`) a few times a second
-from Rich's refresh thread; the run itself never waits for the screen.
+from Rich's refresh thread; the run itself never waits for the screen. While an endpoint is paused
+after a 429 (see :mod:`harness.limits`), it says so, with the time left and why: a run that seems
+to stand still is waiting for the server, not hung.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -31,7 +35,24 @@ def _eta(m: Monitor) -> str:
     return f"{int(left // 60)}m{int(left % 60):02d}s"
 
 
-def summary_line(m: Monitor) -> str:
+def pauses(m: Monitor) -> list[str]:
+    """One note per paused endpoint, e.g. ``openai paused 12 s (429 Retry-After)``. An endpoint is
+    named by its provider, and by its host too when the run uses several endpoints of that provider."""
+    limiters = m.limiters.limiters()
+    providers = [provider for provider, _, _ in limiters]
+    notes = []
+    for (provider, base_url, _), limiter in limiters.items():
+        snap = limiter.snapshot()
+        if snap.paused_for is None:
+            continue
+        name = provider
+        if providers.count(provider) > 1 and base_url:
+            name = f"{provider} {urlsplit(base_url).netloc or base_url}"
+        notes.append(f"{name} paused {math.ceil(snap.paused_for)} s ({snap.pause_reason})")
+    return notes
+
+
+def summary_line(m: Monitor, *, with_pauses: bool = True) -> str:
     p, s = m.progress, m.stats
     elapsed = max(time.monotonic() - p.started, 1e-9)
     limited = sum(lim.rate_limited_count for lim in m.limiters.limiters().values())
@@ -41,7 +62,7 @@ def summary_line(m: Monitor) -> str:
         + f" | rounds {p.rounds:,} | calls {s.calls:,} ({s.calls / elapsed:,.1f}/s) | cache hits {s.cached:,}"
         f" | tokens in {s.input_tokens:,} out {s.output_tokens:,} | cost ${s.cost_usd:,.4f}"
         f" | retries {s.retries} | 429s {max(limited, s.rate_limited)} | parse failures {s.parse_failures}"
-        f" | ETA {_eta(m)}"
+        f" | ETA {_eta(m)}" + ("".join(f" | {note}" for note in pauses(m)) if with_pauses else "")
     )
 
 
@@ -58,7 +79,8 @@ class _View:
         for name, total in p.per_condition_total.items():
             done = p.per_condition_done[name]
             table.add_row(name, f"{done}/{total}", ProgressBar(total=max(total, 1), completed=done, width=30))
-        return Group(table, Text(summary_line(self.m).replace(" | ", "  ·  "), style="dim"))
+        summary = Text(summary_line(self.m, with_pauses=False).replace(" | ", "  ·  "), style="dim")
+        return Group(table, summary, *(Text(f"⏸ {note}", style="yellow") for note in pauses(self.m)))
 
 
 @contextmanager

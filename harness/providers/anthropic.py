@@ -23,6 +23,8 @@ from harness.providers.base import (
     SamplingParams,
     key_id,
     sdk_retry_decision,
+    shape_error,
+    well_formed,
 )
 
 if TYPE_CHECKING:
@@ -95,23 +97,33 @@ class AnthropicProvider:
             timeout=timeout,
             **extra,
         )
-        text = "".join(block.text for block in response.content or [] if getattr(block, "type", None) == "text")
-        usage = response.usage
-        return Completion(
-            text=text,
-            input_tokens=usage.input_tokens if usage is not None else None,
-            output_tokens=usage.output_tokens if usage is not None else None,
-            model=response.model or self.model,
-            finish_reason=response.stop_reason,
-        )
+        # A body of another shape (the SDK does not validate it) is a MalformedResponse, asked again.
+        try:
+            blocks = response.content or []
+            if not isinstance(blocks, list):
+                raise TypeError(f"content is a {type(blocks).__name__}, not a list of blocks")
+            text = "".join(block.text for block in blocks if getattr(block, "type", None) == "text")
+            usage = response.usage
+            completion = Completion(
+                text=text,
+                input_tokens=usage.input_tokens if usage is not None else None,
+                output_tokens=usage.output_tokens if usage is not None else None,
+                model=response.model or self.model,
+                finish_reason=response.stop_reason,
+            )
+        except (AttributeError, TypeError, IndexError, KeyError) as exc:
+            raise shape_error(response, exc) from exc
+        return well_formed(completion)
 
     def should_retry(self, error: BaseException) -> RetryDecision:
-        """Retry timeouts, lost connections, 408/409/429/5xx and 529; never another 4xx or a local bug."""
+        """Retry timeouts, lost connections, malformed answers, 408/409/429/5xx and 529; never another 4xx
+        or a local bug."""
         return sdk_retry_decision(
             error,
             status_error=anthropic.APIStatusError,
             timeout_error=anthropic.APITimeoutError,
             connection_error=anthropic.APIConnectionError,
+            validation_error=anthropic.APIResponseValidationError,
             scrub=self._scrub,
         )
 

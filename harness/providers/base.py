@@ -14,7 +14,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -121,6 +121,44 @@ class Completion:
     output_tokens: int | None
     model: str
     finish_reason: str | None = None
+
+
+class MalformedResponse(Exception):
+    """A 2xx answer whose body is not the API's JSON: corrupted on the way, an HTML page from a proxy
+    or captive portal, or JSON of another shape. Worth another attempt, like an answer cut short
+    (which the SDKs report as a lost connection): the request was fine, its answer was damaged."""
+
+
+def well_formed(completion: Completion) -> Completion:
+    """``completion`` if its fields have the types the API promises (token counts that are whole
+    floats, as some compatible servers send, become ints). The SDKs build their response objects
+    without validating them, so a body of the wrong shape would otherwise reach the game as a number
+    where the text belongs, or fail there as a bug instead of being asked again."""
+    tokens = (completion.input_tokens, completion.output_tokens)
+    if not (
+        isinstance(completion.text, str)
+        and isinstance(completion.model, str)
+        and all(t is None or _whole_count(t) for t in tokens)
+        and (completion.finish_reason is None or isinstance(completion.finish_reason, str))
+    ):
+        raise MalformedResponse(f"the answer has fields of the wrong type: {completion!r}"[:300])
+    if any(type(t) is float for t in tokens):
+        whole = [None if t is None else int(t) for t in tokens]
+        return replace(completion, input_tokens=whole[0], output_tokens=whole[1])
+    return completion
+
+
+def _whole_count(value: object) -> bool:
+    """A token count: a whole number >= 0 (an int, or a float such as 12.0); never a bool or a string."""
+    whole = type(value) is int or (type(value) is float and value.is_integer())
+    return whole and value >= 0  # type: ignore[operator]
+
+
+def shape_error(response: object, error: Exception) -> MalformedResponse:
+    """The MalformedResponse for a response a provider could not read (``error`` says where)."""
+    if isinstance(response, str):  # what the SDKs return for a body that is not declared as JSON
+        return MalformedResponse(f"the body is not JSON: {response[:120]!r}")
+    return MalformedResponse(f"the JSON is not the API's answer ({type(response).__name__}: {error})"[:300])
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,11 +290,15 @@ def sdk_retry_decision(
     status_error: type[Exception],
     timeout_error: type[Exception],
     connection_error: type[Exception],
+    validation_error: type[Exception],
     scrub: Callable[[str], str],
 ) -> RetryDecision:
     """``should_retry`` for an official SDK (openai, anthropic share the shape of their errors):
-    HTTP statuses by :func:`decide_status`, timeouts and lost connections retried, anything else not.
-    ``scrub`` removes the key from every reason before it can reach the results or a log."""
+    HTTP statuses by :func:`decide_status`; timeouts, lost connections and malformed answers retried
+    (a 200 whose body is not JSON raises ``json.JSONDecodeError`` from both SDKs, one of the wrong
+    shape ``MalformedResponse`` from the provider or the SDK's ``validation_error`` when it validates
+    strictly); anything else not. ``scrub`` removes the key from every reason before it can reach
+    the results or a log."""
     if isinstance(error, status_error):
         message = scrub(status_message(error.body, error.message))  # type: ignore[attr-defined]
         return decide_status(error.status_code, error.response.headers, error.body, message)  # type: ignore[attr-defined]
@@ -266,4 +308,8 @@ def sdk_retry_decision(
         cause = error.__cause__
         detail = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else error.message  # type: ignore[attr-defined]
         return RetryDecision(retry=True, reason=scrub(f"connection error: {detail}")[:500])
+    if isinstance(error, json.JSONDecodeError):
+        return RetryDecision(retry=True, reason=scrub(f"malformed answer: the body is not JSON ({error})")[:500])
+    if isinstance(error, MalformedResponse | validation_error):
+        return RetryDecision(retry=True, reason=scrub(f"malformed answer: {error}")[:500])
     return RetryDecision(retry=False, reason=scrub(f"{type(error).__name__}: {error}")[:500])

@@ -22,6 +22,8 @@ from harness.providers.base import (
     SamplingParams,
     key_id,
     sdk_retry_decision,
+    shape_error,
+    well_formed,
 )
 
 if TYPE_CHECKING:
@@ -91,26 +93,32 @@ class OpenAIProvider:
             timeout=timeout,
             **extra,
         )
-        # Compatible servers are not always complete: tolerate missing choices, content and usage.
-        choices = response.choices or []
-        first = choices[0] if choices else None
-        text = (first.message.content if first is not None and first.message is not None else None) or ""
-        usage = response.usage
-        return Completion(
-            text=text,
-            input_tokens=usage.prompt_tokens if usage is not None else None,
-            output_tokens=usage.completion_tokens if usage is not None else None,
-            model=response.model or self.model,
-            finish_reason=first.finish_reason if first is not None else None,
-        )
+        # Compatible servers are not always complete: tolerate missing choices, content and usage. A body
+        # of another shape (the SDK does not validate it) is a MalformedResponse, asked again.
+        try:
+            choices = response.choices or []
+            first = choices[0] if choices else None
+            text = (first.message.content if first is not None and first.message is not None else None) or ""
+            usage = response.usage
+            completion = Completion(
+                text=text,
+                input_tokens=usage.prompt_tokens if usage is not None else None,
+                output_tokens=usage.completion_tokens if usage is not None else None,
+                model=response.model or self.model,
+                finish_reason=first.finish_reason if first is not None else None,
+            )
+        except (AttributeError, TypeError, IndexError, KeyError) as exc:
+            raise shape_error(response, exc) from exc
+        return well_formed(completion)
 
     def should_retry(self, error: BaseException) -> RetryDecision:
-        """Retry timeouts, lost connections, 408/409/429/5xx; never another 4xx or a local bug."""
+        """Retry timeouts, lost connections, malformed answers, 408/409/429/5xx; never another 4xx or a local bug."""
         return sdk_retry_decision(
             error,
             status_error=openai.APIStatusError,
             timeout_error=openai.APITimeoutError,
             connection_error=openai.APIConnectionError,
+            validation_error=openai.APIResponseValidationError,
             scrub=self._scrub,
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -249,6 +250,31 @@ async def test_scripted_timeout_raises_api_timeout_error(
     assert await ask_openai(oai) == DEFAULT_REPLY  # the failure was used up
     assert [r.fault for r in server.requests[:2]] == ["timeout", "timeout"]
     assert server.requests[0].status is None  # the answer is still being held back
+
+
+async def test_scripted_corrupt_and_html_answers_are_200s_the_sdks_cannot_read(
+    server: FakeLLMServer, oai: openai.AsyncOpenAI, claude: anthropic.AsyncAnthropic
+) -> None:
+    server.fail_next("openai", ["corrupt", "html"])
+    server.fail_next("anthropic", ["corrupt"])
+    async with httpx.AsyncClient(trust_env=False) as raw:
+        sent = await raw.post(
+            f"{server.openai_base_url}/chat/completions",
+            json={"model": "gpt-test", "messages": MESSAGES},
+            headers={"authorization": f"Bearer {KEY}"},
+        )
+    assert sent.status_code == 200 and sent.headers["content-type"] == "application/json"
+    assert sent.content.startswith(b'{"id"#') and int(sent.headers["content-length"]) == len(sent.content)
+    with pytest.raises(json.JSONDecodeError):  # whole, but not JSON
+        json.loads(sent.content)
+    assert isinstance(await oai.chat.completions.create(model="gpt-test", messages=MESSAGES), str)  # the page
+    with pytest.raises(json.JSONDecodeError):
+        await ask_anthropic(claude)
+    assert await ask_openai(oai) == DEFAULT_REPLY  # the faults were used up
+    assert [(r.status, r.fault) for r in server.requests] == [(200, "corrupt"), (200, "html"), (200, "corrupt"),
+                                                              (200, None)]  # fmt: skip
+    with pytest.raises(ValueError, match="'corrupt', 'html'"):
+        server.fail_next("openai", ["garbled"])
 
 
 async def test_stopping_wakes_a_held_back_answer_at_once() -> None:

@@ -4,7 +4,8 @@ Why a real server: the ``openai`` 3.x and ``anthropic`` 2.x SDKs are built on ht
 ``respx`` cannot intercept, and no test may reach a real provider. A server on 127.0.0.1 exercises
 both SDKs exactly as production does (headers, error classes, ``retry-after``, timeouts) and lets
 a test script the failures a rate limiter and a retry policy must survive: 429s from a rolling
-requests-per-minute window, 500s, Anthropic's 529, and answers that never arrive in time.
+requests-per-minute window (or with any Retry-After), 500s, Anthropic's 529, answers that never
+arrive in time, and 200s whose body is not the API's JSON (corrupted, or a proxy's HTML page).
 
 In-process (uvicorn on a background thread)::
 
@@ -80,7 +81,12 @@ _ANTHROPIC_ERRORS = {
 Responder = Callable[[str, dict[str, Any]], str]
 """``(provider, request_json) -> answer text``; called on the server's event loop, so keep it quick."""
 Failure = int | str
-"""A scripted failure: an HTTP status (400-599) answered once, or ``"timeout"`` (answer too late)."""
+"""A scripted failure: an HTTP status (400-599) answered once, or one of :data:`FAULTS`."""
+FAULTS = ("timeout", "corrupt", "html")
+"""Scripted faults besides a status: ``timeout`` holds the answer back ``timeout_s``; ``corrupt`` answers
+200 with the completion's JSON corrupted (the colon after its first key replaced, so it is never valid
+JSON, with an honest content-length: the body arrives whole, unlike a dropped connection); ``html``
+answers 200 with an HTML page, as a captive portal or a misconfigured proxy does."""
 
 
 # --------------------------------------------------------------------------- responders
@@ -181,7 +187,7 @@ class RecordedRequest:
     time: float  # wall clock at arrival
     has_auth: bool
     status: int | None = None  # None while the answer is pending, or if it was never sent
-    fault: str | None = None  # auth, invalid, rate_limit, scripted, random, timeout, responder
+    fault: str | None = None  # auth, invalid, rate_limit, scripted, random, timeout, corrupt, html, responder
     response_text: str | None = None
 
 
@@ -247,8 +253,8 @@ class FakeLLM:
             raise ValueError(f"provider must be one of {PROVIDERS}, not {provider!r}")
         items = list(failures)
         for item in items:
-            if item != "timeout" and not (isinstance(item, int) and 400 <= item <= 599):
-                raise ValueError(f"a failure is an HTTP status 400-599 or 'timeout', not {item!r}")
+            if item not in FAULTS and not (isinstance(item, int) and 400 <= item <= 599):
+                raise ValueError(f"a failure is an HTTP status 400-599 or one of {FAULTS}, not {item!r}")
         with self._lock:
             self._failures[provider].extend(items)
 
@@ -372,6 +378,12 @@ class FakeLLM:
             return finish(rate_limited_response(provider, cfg.retry_after_s, message), "scripted")
         if isinstance(failure, int):
             return finish(error_response(provider, failure, f"Scripted failure {failure}."), "scripted")
+        if failure == "corrupt":
+            whole = json.dumps(completion_json(provider, body, DEFAULT_REPLY, request_id)).encode()
+            return finish(Response(whole.replace(b'":', b'"#', 1), media_type="application/json"), "corrupt")
+        if failure == "html":
+            page = "<html><body><h1>Sign in to continue</h1></body></html>"
+            return finish(Response(page, media_type="text/html"), "html")
         try:
             text = cfg.responder(provider, body)
         except Exception as exc:  # a broken responder is a test bug: say so in the answer

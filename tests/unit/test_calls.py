@@ -234,6 +234,48 @@ async def test_max_seconds_counts_from_the_first_attempt() -> None:
     assert provider.calls == 1
 
 
+class RateLimited(Exception):
+    """A 429 whose Retry-After is ``args[0]`` seconds."""
+
+
+class Limited(EchoProvider):
+    """EchoProvider whose RateLimited failures are 429s with the Retry-After they carry."""
+
+    def should_retry(self, error: BaseException) -> RetryDecision:
+        if isinstance(error, RateLimited):
+            wait = error.args[0]
+            return RetryDecision(retry=True, reason="HTTP 429", retry_after=wait, rate_limited=True, status=429)
+        return super().should_retry(error)
+
+
+async def test_the_endpoint_pauses_only_for_the_waits_a_request_sits_out() -> None:
+    now = [0.0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += seconds  # the limiter's clock; nothing really waits
+
+    def fresh() -> EndpointLimiter:
+        return EndpointLimiter(LimitSettings(concurrency=4), clock=lambda: now[0])
+
+    # Two attempts allowed: the first 429 is sat out (5 s, the endpoint pauses with it), the second,
+    # on the last attempt, is not (its request gives up, so the endpoint must not pause).
+    provider = Limited([RateLimited(5.0), RateLimited(7.0)])
+    calls = path(retry=RetrySettings(max_attempts=2, backoff_initial=0.0, backoff_max=0.0), sleep=sleep)
+    limiter = fresh()
+    with pytest.raises(CallFailed, match="gave up after 2 attempts"):
+        await calls.request(provider, limiter, MESSAGES, SamplingParams(), TAG, 1)
+    assert now[0] == 5.0 and limiter.paused_until is None and limiter.rate_limited_count == 2
+
+    # A wait beyond the retry budget is never sat out: no retry, and no pause.
+    provider = Limited([RateLimited(99999999.0)])
+    calls = path(retry=RetrySettings(max_seconds=600), sleep=sleep)
+    limiter = fresh()
+    with pytest.raises(CallFailed, match="more than the 600 s allowed"):
+        await calls.request(provider, limiter, MESSAGES, SamplingParams(), TAG, 1)
+    assert provider.calls == 1 and limiter.paused_until is None and limiter.rate_limited_count == 1
+    assert calls.stats.retries == 0 and calls.stats.rate_limited == 1
+
+
 async def test_a_failure_that_is_not_retryable_fails_at_once() -> None:
     provider = EchoProvider([ValueError("bad request")])
     calls = path()

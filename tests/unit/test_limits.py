@@ -20,7 +20,7 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from harness.limits import EndpointLimiter, LimiterRegistry, LimitSettings, key_fingerprint
+from harness.limits import MAX_PAUSE_S, EndpointLimiter, LimiterRegistry, LimitSettings, key_fingerprint
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -360,6 +360,48 @@ def test_without_retry_after_the_pause_is_1s_and_doubles_until_a_success() -> No
     limiter.on_rate_limited(None)
     assert limiter.paused_until == 4.0
     assert limiter.rate_limited_count == 3
+
+
+def test_one_pause_lasts_at_most_max_pause_and_says_why() -> None:
+    now = [100.0]
+    limiter = EndpointLimiter(LimitSettings(concurrency=8), clock=lambda: now[0])
+    assert MAX_PAUSE_S == 60.0
+    limiter.on_rate_limited(12.0)
+    snap = limiter.snapshot()
+    assert (snap.paused_until, snap.paused_for, snap.pause_reason) == (112.0, 12.0, "429 Retry-After")
+    limiter.on_rate_limited(600.0)  # sat out in full by its request, but the endpoint waits 60 s, from now
+    assert limiter.paused_until == 160.0 and limiter.pause_reason == "429 Retry-After 600 s, capped"
+    limiter.on_rate_limited(3.0)  # a shorter wait never shortens the pause, nor changes its reason
+    assert limiter.paused_until == 160.0 and limiter.pause_reason == "429 Retry-After 600 s, capped"
+    now[0] = 159.5
+    assert limiter.snapshot().paused_for == pytest.approx(0.5)
+    now[0] = 160.0
+    snap = limiter.snapshot()
+    assert (snap.paused_until, snap.paused_for, snap.pause_reason, limiter.pause_reason) == (None, None, None, None)
+    limiter.on_rate_limited(None)  # the second overload event with no success in between: 1 s doubled
+    assert limiter.paused_until == 162.0 and limiter.pause_reason == "429 backoff"
+
+
+def test_a_429_whose_request_gives_up_pauses_nothing_but_still_backs_off() -> None:
+    async def main(clock: Clock) -> tuple[float | None, int | None, int, list[float]]:
+        limiter = EndpointLimiter(LimitSettings(concurrency=8), clock=clock)
+        async with limiter.acquire() as permit:
+            await anyio.sleep(1)
+            limiter.on_rate_limited(99999999.0, permit=permit, waits=False)
+        starts: list[float] = []
+
+        async def call() -> None:
+            async with limiter.acquire():
+                starts.append(clock())
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(call)
+        return limiter.paused_until, limiter.concurrency, limiter.rate_limited_count, starts
+
+    paused, concurrency, count, starts = run_virtual(main)
+    assert paused is None and starts == pytest.approx([1.0, 1.0, 1.0])  # nobody waits
+    assert (concurrency, count) == (4, 1)  # counted, and a new overload event: concurrency halved
 
 
 def test_concurrency_halves_once_per_overload_and_recovers_additively() -> None:

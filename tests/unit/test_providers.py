@@ -9,6 +9,7 @@ server cannot script. Nothing here reaches the network or reads the real environ
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -23,7 +24,7 @@ import respx
 
 from harness.errors import ConfigError
 from harness.providers.anthropic import AnthropicProvider, to_messages_api
-from harness.providers.base import Provider, SamplingParams
+from harness.providers.base import MalformedResponse, Provider, SamplingParams
 from harness.providers.mock import MockProvider
 from harness.providers.openai import OpenAIProvider
 from harness.providers.registry import (
@@ -309,6 +310,100 @@ async def test_connection_refused_is_retryable(name: str) -> None:
     decision = provider.should_retry(caught.value)
     assert decision.retry and decision.reason.startswith("connection error: ")
     assert not decision.rate_limited and decision.status is None
+
+
+@pytest.mark.parametrize(
+    ("fault", "raised", "detail"),
+    [
+        ("corrupt", json.JSONDecodeError, " (Expecting ':' delimiter: line 1 column 6 (char 5))"),
+        ("html", MalformedResponse, ": '<html><body><h1>Sign in to continue</h1></body></html>'"),
+    ],
+)
+async def test_a_200_whose_body_is_not_json_is_retryable(
+    provider: Any, server: FakeLLMServer, fault: str, raised: type[Exception], detail: str
+) -> None:
+    # A corrupt body declared as JSON: both SDKs raise json.JSONDecodeError. An HTML page: they return
+    # its text instead of a response object, which the provider cannot read.
+    server.fail_next(provider.name, [fault])
+    with pytest.raises(raised) as caught:
+        await provider.generate(MESSAGES, PARAMS, timeout=5)
+    decision = provider.should_retry(caught.value)
+    assert server.count() == 1 and server.count(status=200) == 1
+    assert decision.retry and not decision.rate_limited and decision.status is None
+    assert decision.reason == f"malformed answer: the body is not JSON{detail}"
+
+
+async def test_an_sdk_that_validates_strictly_says_so_and_it_is_retryable(provider: Any, server: FakeLLMServer) -> None:
+    sdk = openai.AsyncOpenAI if provider.name == "openai" else anthropic.AsyncAnthropic
+    provider._client = sdk(  # the same client, validating answers as the SDKs can be asked to
+        api_key=KEY, base_url=base_url_of(server, provider.name), max_retries=0, _strict_response_validation=True
+    )
+    server.fail_next(provider.name, ["html"])
+    error = openai.APIResponseValidationError if provider.name == "openai" else anthropic.APIResponseValidationError
+    with pytest.raises(error) as caught:
+        await provider.generate(MESSAGES, PARAMS, timeout=5)
+    decision = provider.should_retry(caught.value)
+    assert decision.retry and decision.reason.startswith("malformed answer: Expected Content-Type")
+
+
+def answer(text: object, usage: dict[str, object] | None = None) -> dict[str, object]:
+    """One body both SDKs read as an answer (OpenAI's ``choices``, Anthropic's ``content``)."""
+    body: dict[str, object] = {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "content": [{"type": "text", "text": text}],
+        "model": "served",
+    }
+    return body | ({"usage": usage} if usage else {})
+
+
+WRONG_SHAPES: dict[str, tuple[object, str]] = {
+    "a list": ([1, 2, 3], "the JSON is not the API's answer (list: "),
+    "null": (None, "the JSON is not the API's answer (NoneType: "),
+    "a JSON string": ("C", "the body is not JSON: 'C'"),  # the SDKs hand back a bare string as text
+    "fields of other types": ({"choices": "C", "content": "C", "model": "m"}, "the JSON is not the API's answer ("),
+    "a number for the text": (answer(5), ""),
+    "unreadable token counts": (
+        answer("C", {"prompt_tokens": "many", "completion_tokens": 1, "input_tokens": "many", "output_tokens": 1}),
+        "the answer has fields of the wrong type: Completion(text='C', input_tokens='many'",
+    ),
+}
+
+
+def local(name: str) -> str:
+    """A base URL that a MockTransport answers: nothing leaves the process."""
+    return "http://local.test/v1" if name == "openai" else "http://local.test"
+
+
+def json_transport(body: object, seen: list[httpx2.Request]) -> httpx2.MockTransport:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+
+    return httpx2.MockTransport(handler)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("shape", WRONG_SHAPES)
+async def test_json_of_another_shape_is_a_malformed_answer_and_retryable(name: str, shape: str) -> None:
+    body, reason = WRONG_SHAPES[shape]
+    seen: list[httpx2.Request] = []
+    async with httpx2.AsyncClient(transport=json_transport(body, seen)) as http:
+        provider = provider_for(name, local(name), http_client=http)
+        with pytest.raises(MalformedResponse) as caught:
+            await provider.generate(MESSAGES, PARAMS, timeout=5)
+    decision = provider.should_retry(caught.value)
+    assert len(seen) == 1 and decision.retry
+    assert decision.reason.startswith(f"malformed answer: {reason}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_whole_float_token_counts_are_read_as_ints(name: str) -> None:
+    body = answer("D", {"prompt_tokens": 12.0, "completion_tokens": 1.0, "input_tokens": 12.0, "output_tokens": 1.0})
+    async with httpx2.AsyncClient(transport=json_transport(body, [])) as http:
+        provider = provider_for(name, local(name), http_client=http)
+        completion = await provider.generate(MESSAGES, PARAMS, timeout=5)
+    assert (completion.text, completion.input_tokens, completion.output_tokens) == ("D", 12, 1)
+    assert type(completion.input_tokens) is int and type(completion.output_tokens) is int
 
 
 @pytest.mark.parametrize("name", NAMES)
