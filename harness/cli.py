@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -31,6 +32,7 @@ from harness.cache import ResponseCache, delete_cache
 from harness.config import ExperimentConfig, check_run_id, load_experiment
 from harness.errors import PDBenchError, StoreError
 from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, comprehension_rounds, eval_config
+from harness.keys import scrub
 from harness.plan import summarize
 from harness.pricing import PriceTable
 from harness.progress import live_display
@@ -61,7 +63,7 @@ class _Commands(TyperGroup):
         try:
             return super().invoke(ctx)
         except PDBenchError as exc:
-            err.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            err.print(f"[bold red]error:[/bold red] {escape(scrub(str(exc)))}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
 
 
@@ -639,17 +641,29 @@ def ui(
     results: ResultsOpt = None,
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to serve on.")] = 8501,
     host: Annotated[
-        str, typer.Option(help="Address to bind. Default loopback only; anything else exposes your results.")
+        str,
+        typer.Option(
+            help="Address to bind. Default loopback only; anything else lets whoever reaches it run paid "
+            "experiments with your API keys and read your results."
+        ),
     ] = "127.0.0.1",
 ) -> None:
     """Open the dashboard (Streamlit): run experiments, view results, replay games, tournaments.
 
     Example: `pdbench ui --results results --port 8501`, then open http://127.0.0.1:8501
     """
+    from harness.ui.host_guard import is_loopback
     from harness.ui.launch import serve
 
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        err.print(f"[yellow]warning:[/yellow] serving on {host}: anyone who can reach it can read and run experiments")
+    if not is_loopback(host):
+        err.print(
+            f"[yellow]warning:[/yellow] serving on {escape(host)}, beyond this machine: anyone who can reach "
+            f"{escape(host)}:{port} can run experiments that spend your API keys (the OPENAI_API_KEY and "
+            "ANTHROPIC_API_KEY of this environment) and can read every result in the folder. The page has no "
+            "login; keep the default 127.0.0.1 unless every machine that can reach it is yours.",
+            highlight=False,
+            soft_wrap=True,
+        )
     serve(results_dir(results).expanduser().resolve(), port, host)
 
 
@@ -671,8 +685,13 @@ def _root(
 
 
 def main() -> None:
-    """Entry point of the ``pdbench`` script."""
-    app()
+    """Entry point of the ``pdbench`` script. A bug's traceback is printed as Python prints it, but without
+    any API key in it (an exception's text may quote one; see harness.keys)."""
+    try:
+        app()
+    except Exception as exc:
+        sys.stderr.write(scrub("".join(traceback.format_exception(exc))))
+        sys.exit(1)
 
 
 if __name__ == "__main__":

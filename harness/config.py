@@ -192,6 +192,12 @@ class ModelAgentConfig(BaseModel):
     name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the model")
     base_url: str | None = Field(None, description="an OpenAI-compatible server (vLLM, llama.cpp, Ollama)")
     api_key_env: str | None = Field(None, description="environment variable holding the key")
+    key_only_to_configured: bool | None = Field(
+        None,
+        description="true: the key goes to base_url only if it is the provider's own endpoint or the base URL set "
+        "in the environment or .env; elsewhere requests go without a key (the dashboard sets it on a base URL typed "
+        "into the page)",
+    )
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     max_tokens: int = Field(256, ge=1, le=100_000)

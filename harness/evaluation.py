@@ -59,13 +59,14 @@ def check_models(config: ExperimentConfig) -> None:
     for cond in config.experiment.conditions:
         for agent in (cond.agent_a, cond.agent_b):
             if isinstance(agent, ModelAgentConfig):
-                key = f"{agent.model}|{agent.base_url}|{agent.api_key_env}"
+                key = f"{agent.model}|{agent.base_url}|{agent.api_key_env}|{agent.key_only_to_configured}"
                 if key in seen:
                     continue
                 seen.add(key)
+                settings = ProviderSettings(base_url=agent.base_url, api_key_env=agent.api_key_env,
+                                            key_only_to_configured=bool(agent.key_only_to_configured))  # fmt: skip
                 try:
-                    check_credentials([agent.model], ProviderSettings(base_url=agent.base_url,
-                                                                      api_key_env=agent.api_key_env))  # fmt: skip
+                    check_credentials([agent.model], settings)
                 except ConfigError as exc:
                     problems.extend(exc.problems or [str(exc)])
     if problems:

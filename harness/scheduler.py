@@ -66,11 +66,9 @@ class ModelPlayers:
         return self._players[key]
 
     def _build(self, name: str, cfg: ModelAgentConfig) -> ModelPlayer:
-        provider = make_provider(
-            cfg.model,
-            ProviderSettings(base_url=cfg.base_url, api_key_env=cfg.api_key_env),
-            http_client=self.http_client,
-        )
+        settings = ProviderSettings(base_url=cfg.base_url, api_key_env=cfg.api_key_env,
+                                    key_only_to_configured=bool(cfg.key_only_to_configured))  # fmt: skip
+        provider = make_provider(cfg.model, settings, http_client=self.http_client)
         limiter = self.limiters.get(
             provider.endpoint.provider, provider.endpoint.base_url, provider.endpoint.key_id, cfg.limits
         )

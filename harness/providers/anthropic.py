@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 
+from harness.keys import Scrubber, scrub
 from harness.providers.base import (
+    DEFAULT_BASE_URLS,
+    KEYLESS_PLACEHOLDER,
     Completion,
     Endpoint,
     Message,
@@ -22,6 +25,7 @@ from harness.providers.base import (
     RetryDecision,
     SamplingParams,
     key_id,
+    keyless_headers,
     sdk_retry_decision,
     shape_error,
     well_formed,
@@ -30,7 +34,7 @@ from harness.providers.base import (
 if TYPE_CHECKING:
     import httpx2
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_BASE_URL = DEFAULT_BASE_URLS["anthropic"]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +61,7 @@ class AnthropicProvider:
         self,
         model: str,
         *,
-        api_key: str,
+        api_key: str | None,
         base_url: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
@@ -66,10 +70,19 @@ class AnthropicProvider:
         # disk) itself, behind the back of the registry that already resolved settings and environment.
         url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.endpoint = Endpoint(provider="anthropic", base_url=url, key_id=key_id(api_key))
-        self._api_key = api_key
+        self._scrubber = Scrubber([api_key] if api_key else [])
+        # No key (a base URL the key may not go to): no credential from the environment either. The
+        # placeholder keeps the SDK from looking for one; every request leaves its header out.
+        self._no_credentials = (
+            {}
+            if api_key
+            else keyless_headers(("Authorization", "X-Api-Key"), "ANTHROPIC_CUSTOM_HEADERS", anthropic.Omit())
+        )
         self._owns_http_client = http_client is None
         self._warned = False
-        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=url, max_retries=0, http_client=http_client)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key or KEYLESS_PLACEHOLDER, base_url=url, max_retries=0, http_client=http_client
+        )
 
     def __repr__(self) -> str:
         # Spelled out so that no debugger or log line ever shows the client (and its key).
@@ -95,6 +108,7 @@ class AnthropicProvider:
             max_tokens=params.max_tokens,
             messages=turns,  # type: ignore[arg-type]
             timeout=timeout,
+            extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
             **extra,
         )
         # A body of another shape (the SDK does not validate it) is a MalformedResponse, asked again.
@@ -133,8 +147,9 @@ class AnthropicProvider:
             await self._client.close()
 
     def _scrub(self, text: str) -> str:
-        """Never let the key into a reason that ends up in the results database or a log."""
-        return text.replace(self._api_key, "***") if self._api_key else text
+        """Never let a key (this one, in any form, or another one the run uses) into a reason that ends up
+        in the results database, a log or the terminal."""
+        return scrub(self._scrubber(text))
 
 
 def to_messages_api(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:

@@ -12,13 +12,17 @@ import email.utils
 import hashlib
 import json
 import math
+import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
 Message = dict[str, str]
+
+# Each provider's own endpoint: where its key always may go.
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 # Transient statuses worth another attempt; every other 4xx is the caller's mistake.
 RETRYABLE_STATUS = frozenset({408, 409, 429, 529})
@@ -271,6 +275,26 @@ def estimate_tokens(messages: list[Message]) -> int:
 def key_id(api_key: str | None) -> str | None:
     """A short SHA-256 prefix: tells endpoints with different keys apart without storing a key."""
     return hashlib.sha256(api_key.encode("utf-8")).hexdigest()[:12] if api_key else None
+
+
+# Handed to an SDK for a keyless client, only so that it does not look for a key in the environment;
+# the header it would make of it is left out (see keyless_headers).
+KEYLESS_PLACEHOLDER = "keyless"
+
+
+def keyless_headers(credential_headers: Iterable[str], custom_headers_env: str, omit: object,
+                    environ: Mapping[str, str] = os.environ) -> dict[str, object]:  # fmt: skip
+    """``default_headers`` that leave every credential out of a keyless client's requests.
+
+    ``omit`` is the SDK's ``Omit()``: given as a default header's value it removes that header. Left out:
+    ``credential_headers`` (the key's), and each header the SDK would add from ``custom_headers_env``
+    (``OPENAI_CUSTOM_HEADERS``: ``Name: value`` lines), which may carry a gateway's credentials."""
+    names = list(credential_headers)
+    for line in (environ.get(custom_headers_env) or "").split("\n"):
+        name, colon, _ = line.partition(":")
+        if colon and name.strip():
+            names.append(name.strip())
+    return dict.fromkeys(names, omit)
 
 
 def status_message(body: object, fallback: str) -> str:

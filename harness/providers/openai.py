@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import openai
 
+from harness.keys import Scrubber, scrub
 from harness.providers.base import (
+    DEFAULT_BASE_URLS,
+    KEYLESS_PLACEHOLDER,
     Completion,
     Endpoint,
     Message,
@@ -21,6 +24,7 @@ from harness.providers.base import (
     RetryDecision,
     SamplingParams,
     key_id,
+    keyless_headers,
     sdk_retry_decision,
     shape_error,
     well_formed,
@@ -29,7 +33,7 @@ from harness.providers.base import (
 if TYPE_CHECKING:
     import httpx2
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_BASE_URL = DEFAULT_BASE_URLS["openai"]
 
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 
@@ -54,7 +58,7 @@ class OpenAIProvider:
         self,
         model: str,
         *,
-        api_key: str,
+        api_key: str | None,
         base_url: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
         max_tokens_field: MaxTokensField | None = None,
@@ -67,9 +71,20 @@ class OpenAIProvider:
         self.max_tokens_field: MaxTokensField = max_tokens_field or (
             "max_completion_tokens" if url == DEFAULT_BASE_URL else "max_tokens"
         )
-        self._api_key = api_key
+        self._scrubber = Scrubber([api_key] if api_key else [])
+        # No key (a base URL the key may not go to): no credential from the environment either. The
+        # placeholder keeps the SDK from looking for one; every request leaves its header out.
+        self._no_credentials = (
+            {}
+            if api_key
+            else keyless_headers(
+                ("Authorization", "OpenAI-Organization", "OpenAI-Project"), "OPENAI_CUSTOM_HEADERS", openai.Omit()
+            )
+        )
         self._owns_http_client = http_client is None
-        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=url, max_retries=0, http_client=http_client)
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key or KEYLESS_PLACEHOLDER, base_url=url, max_retries=0, http_client=http_client
+        )
 
     def __repr__(self) -> str:
         # Spelled out so that no debugger or log line ever shows the client (and its key).
@@ -91,6 +106,7 @@ class OpenAIProvider:
             model=self.model,
             messages=[dict(m) for m in messages],  # type: ignore[misc]
             timeout=timeout,
+            extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
             **extra,
         )
         # Compatible servers are not always complete: tolerate missing choices, content and usage. A body
@@ -128,5 +144,6 @@ class OpenAIProvider:
             await self._client.close()
 
     def _scrub(self, text: str) -> str:
-        """Never let the key into a reason that ends up in the results database or a log."""
-        return text.replace(self._api_key, "***") if self._api_key else text
+        """Never let a key (this one, in any form, or another one the run uses) into a reason that ends up
+        in the results database, a log or the terminal."""
+        return scrub(self._scrubber(text))

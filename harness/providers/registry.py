@@ -6,6 +6,12 @@ as vLLM, llama.cpp or Ollama behind ``OPENAI_BASE_URL``), ``anthropic/<model>`` 
 environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``ANTHROPIC_API_KEY``,
 ``ANTHROPIC_BASE_URL``); loading ``.env`` into that environment is the CLI's job.
 
+Where a key may go: wherever the user's own configuration says (settings, environment). A base URL
+given by someone else (typed into the dashboard, which anyone who reaches the page can do) carries
+``key_only_to_configured``: the key then goes only to the provider's own endpoint or to a base URL
+set in the environment or ``.env`` (:func:`key_origins`); requests to any other address go without
+a key, so a visitor cannot collect the user's keys by typing their own server's address.
+
 :func:`check_credentials` exists so that a missing key is reported, with every other problem,
 before the first game starts rather than as a failed call an hour into a run. The SDKs are
 imported only when a provider of theirs is made, so mock-only runs need neither installed.
@@ -16,11 +22,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.errors import ConfigError
-from harness.providers.base import Provider
+from harness.keys import check_key, remember_key
+from harness.providers.base import DEFAULT_BASE_URLS, Provider
 from harness.providers.mock import BEHAVIOURS, MockOptions, MockProvider
 
 if TYPE_CHECKING:
@@ -48,6 +56,8 @@ class ProviderSettings(BaseModel):
 
     ``api_key_env`` names the environment variable that holds the key, never the key itself, so a
     config file can be committed and shared. ``timeout`` (seconds per request) is for the call path.
+    ``key_only_to_configured``: ``base_url`` was given by someone who may not own the key (the
+    dashboard's page); the key goes to it only if it is one of :func:`key_origins`.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -55,6 +65,7 @@ class ProviderSettings(BaseModel):
     base_url: str | None = None
     api_key_env: str | None = None
     timeout: float = Field(default=60.0, gt=0)
+    key_only_to_configured: bool = False
 
     @field_validator("base_url")
     @classmethod
@@ -92,8 +103,10 @@ def resolve_credentials(
 ) -> tuple[str | None, str | None]:
     """``(api_key, base_url)`` for ``provider``: settings first, then the environment.
 
-    ``model`` (the full name) only makes the error message name what the user typed. A missing
-    key raises :class:`ConfigError`; the mock provider needs neither key nor URL.
+    ``model`` (the full name) only makes the error message name what the user typed. A missing or
+    damaged key raises :class:`ConfigError`; the mock provider needs neither key nor URL. The key is
+    ``None`` (requests go without one) when ``settings.key_only_to_configured`` and the base URL is
+    not one of :func:`key_origins`.
     """
     if provider == "mock":
         return None, None
@@ -108,11 +121,46 @@ def resolve_credentials(
             f"{label}: {base_env} must be a URL starting with http:// or https:// "
             f"(for example http://localhost:8000/v1), got {base_url!r}"
         )
+    if settings.key_only_to_configured and not sends_key(provider, base_url, environ):
+        return None, base_url
     key_env = settings.api_key_env or KEY_ENV[provider]
     api_key = (environ.get(key_env) or "").strip() or None
     if api_key is None:
         raise ConfigError(_missing_key_message(provider, label, key_env, base_url))
-    return api_key, base_url
+    remember_key(api_key)
+    return check_key(api_key, key_env, label), base_url
+
+
+def origin(url: str) -> tuple[str, str, int | None] | None:
+    """``(scheme, host, port)`` of a URL, the port filled in for http and https; None if it has no host."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    except ValueError:
+        return None
+    host = (parts.hostname or "").rstrip(".")
+    return (parts.scheme.lower(), host, port) if host else None
+
+
+def key_origins(provider: str, environ: Mapping[str, str] = os.environ) -> dict[tuple[str, str, int | None], str]:
+    """Where ``provider``'s key may be sent, whoever names the base URL: its own endpoint, and the base URL
+    the user set in the environment or ``.env``. Maps each origin (scheme, host, port) to what configured it."""
+    out = {origin(DEFAULT_BASE_URLS[provider]): f"{provider}'s own endpoint"}
+    configured = (environ.get(BASE_URL_ENV[provider]) or "").strip()
+    if configured and (found := origin(configured)) is not None:
+        out.setdefault(found, BASE_URL_ENV[provider])
+    return {k: v for k, v in out.items() if k is not None}
+
+
+def sends_key(provider: str, base_url: str | None, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether a base URL given by someone else receives ``provider``'s key: only if its scheme, host and port
+    are those of one of :func:`key_origins` (None is the provider's own endpoint, or the configured one)."""
+    if provider not in KEY_ENV:
+        return False
+    if base_url is None:
+        return True
+    found = origin(base_url)
+    return found is not None and found in key_origins(provider, environ)
 
 
 def make_provider(
@@ -130,7 +178,6 @@ def make_provider(
     if provider == "mock":
         return MockProvider(model)
     api_key, base_url = resolve_credentials(provider, settings, environ, model=name)
-    assert api_key is not None  # resolve_credentials raises rather than return no key
     if provider == "openai":
         try:
             from harness.providers.openai import OpenAIProvider

@@ -20,6 +20,7 @@ import numpy as np
 
 from harness.calls import CallRecord
 from harness.comprehension import ComprehensionAnswer
+from harness.keys import scrub
 from harness.match import Match
 from harness.plan import GamePlan
 from harness.providers.base import FailureKind
@@ -92,7 +93,9 @@ class LiveRecorder:
     def game_ended(
         self, game_id: int, match: Match, status: str, error: str | None, failure: FailureKind | None = None
     ) -> None:
-        """How a game ended; ``failure`` says why a ``failed`` game failed (what resume does with it)."""
+        """How a game ended; ``failure`` says why a ``failed`` game failed (what resume does with it). ``error``
+        may be any exception's text: it is scrubbed of API keys before it is stored (see harness.keys)."""
+        error = scrub(error) if error else error
         kind = None if failure is None else failure.value
         self._ends.append((game_id, status, match.rounds_played, match.score_a, match.score_b, error, kind))
 

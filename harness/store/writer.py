@@ -22,6 +22,7 @@ import numpy as np
 
 from harness import __version__
 from harness.errors import DiskFull, RunExistsError, StoreError
+from harness.keys import scrub
 from harness.match import Match
 from harness.plan import GamePlan
 from harness.store.schema import SCHEMA_VERSION, create_schema, migrate
@@ -245,7 +246,8 @@ class RunWriter:
         """Flush what is buffered and mark the run ``complete``, ``interrupted`` or ``failed``.
 
         The status is written even if the flush fails (the run is then ``failed`` with the reason),
-        so a results file never claims to be running when nothing is.
+        so a results file never claims to be running when nothing is. ``error`` may be any exception's
+        text: it is scrubbed of API keys before it is stored (see harness.keys).
         """
         try:
             self.flush()
@@ -257,6 +259,7 @@ class RunWriter:
             status, error = "failed", f"{error + '; ' if error else ''}could not write the last games: {exc}"
             self._games.clear()
             self._rounds.clear()
+        error = scrub(error) if error else error
         try:
             self.con.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.config import ExperimentConfig, check_run_id
-from harness.errors import PDBenchError, RunExistsError
+from harness.errors import ConfigError, PDBenchError, RunExistsError
 from harness.evaluation import check_models, check_prices
 from harness.interrupts import StopFlag
+from harness.keys import scrub
 from harness.plan import summarize
 from harness.pricing import PriceTable
 from harness.runner import EngineOptions, Monitor, RunResult, run_experiment
@@ -140,13 +141,17 @@ def prepare(config: ExperimentConfig, folder: Path, *, max_cost: float | None = 
     """The checks the CLI makes before a run starts (provider keys, model names, a price for every model
     under a budget), and how model calls are made (None for a run of strategies only): the shared
     response cache ($PDBENCH_CACHE or <results>/.cache/responses.sqlite), the shipped prices, retry
-    settings from the environment."""
+    settings from the environment. ``max_cost`` 0 is a budget of nothing (answers from the cache only,
+    no paid call), so it needs no prices; None is no limit."""
     if not summarize(config).has_models:
         return None
     check_models(config)
     engine = engine_options(folder, max_cost=max_cost)
-    if max_cost is not None:
-        check_prices(config, PriceTable.load(*engine.prices))
+    if max_cost:
+        try:
+            check_prices(config, PriceTable.load(*engine.prices))
+        except ConfigError as exc:  # the page has no --prices: say what can be done there
+            raise ConfigError(f"{exc} Here: untick “Limit the cost” to play without a budget.") from None
     return engine
 
 
@@ -167,10 +172,10 @@ def _play(job: Job, config: ExperimentConfig, engine: EngineOptions | None) -> N
         job.result = run_experiment(config, results_dir=job.folder, run_id=job.run_id, progress=job._on_progress,
                                     stop=job.stop, engine=engine, monitor=job._watch)  # fmt: skip
     except PDBenchError as exc:  # e.g. the results folder cannot be written
-        job.error = str(exc)
-    except Exception as exc:  # a bug: say so on the page, keep the traceback in the server's log
+        job.error = scrub(str(exc))
+    except Exception as exc:  # a bug: say so on the page, keep the traceback in the server's log (both scrubbed)
         _log.exception("run %s stopped on an unexpected error", job.run_id)
-        job.error = f"the run stopped on an unexpected error ({type(exc).__name__}: {exc})"
+        job.error = scrub(f"the run stopped on an unexpected error ({type(exc).__name__}: {exc})")
     finally:
         job.ended = time.monotonic()
         with _LOCK:

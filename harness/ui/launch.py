@@ -1,7 +1,8 @@
 """Starting the dashboard: `pdbench ui` becomes a Streamlit server bound to loopback.
 
 The CLI process is replaced by Streamlit's (``os.execv``), so stopping `pdbench ui` (Ctrl-C,
-SIGTERM) stops the server with it and no orphan keeps the port.
+SIGTERM) stops the server with it and no orphan keeps the port. Streamlit serves :data:`SERVER`,
+which puts :class:`~harness.ui.host_guard.HostGuard` in front of the dashboard script :data:`APP`.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from pathlib import Path
 from harness.errors import ConfigError
 
 APP = Path(__file__).with_name("app.py")
+SERVER = Path(__file__).with_name("server.py")
 DEFAULT_PORT = 8501
 
 
 def command(results: Path, port: int, host: str = "127.0.0.1") -> list[str]:
     """The `streamlit run` command line: loopback, headless, no usage statistics, no file watcher."""
     return [
-        sys.executable, "-m", "streamlit", "run", str(APP),
+        sys.executable, "-m", "streamlit", "run", str(SERVER),
         "--server.address", host,
         "--server.port", str(port),
         "--server.headless", "true",

@@ -21,8 +21,10 @@ from harness.errors import PDBenchError
 from harness.game import PayoffMatrix
 from harness.plan import summarize
 from harness.prompts import available_personas
+from harness.providers.registry import BASE_URL_ENV, KEY_ENV, sends_key
 from harness.runner import default_run_id
 from harness.ui import background, choices, components, progress_panel
+from harness.ui.budget import budget_input
 from harness.ui.data import agent_info
 from harness.ui.pickers import SELECTED_CONDITION, SELECTED_GAME, SELECTED_RUN
 from harness.ui.views import PENDING_VIEW, RESULTS, go_to
@@ -59,17 +61,34 @@ def _player(seat: str, default: str) -> dict[str, Any]:
                               help=hint)  # fmt: skip
         base_url = st.text_input("Base URL (OpenAI-compatible server)", key=f"run_base_url_{seat}",
                                  placeholder="http://127.0.0.1:11434/v1",
-                                 help="Keys come from the environment `pdbench ui` was started in (or .env), "
-                                 "never from this page: a local server that checks no key still needs "
-                                 "OPENAI_API_KEY set, to any value.")  # fmt: skip
+                                 help="Your API key goes only to the provider's own endpoint or to the base URL "
+                                 "set in the environment `pdbench ui` was started in (or .env); any other address "
+                                 "typed here gets requests without a key.")  # fmt: skip
         agent: dict[str, Any] = {"model": model.strip()}
         if base_url.strip():
             agent["base_url"] = base_url.strip()
+            agent["key_only_to_configured"] = True  # typed here, by whoever reaches the page
+            _key_note(model.strip(), base_url.strip())
         if model.strip():
             st.markdown(components.agent_card(agent_info(model.strip()), seat), unsafe_allow_html=True)
         return agent
     st.markdown(components.agent_card(agent_info(name), seat), unsafe_allow_html=True)
     return {"model": name} if "/" in name else {"policy": name}
+
+
+def _key_note(model: str, base_url: str) -> None:
+    """Say whether the API key goes with requests to a typed base URL (see registry.sends_key)."""
+    provider = model.partition("/")[0] if "/" in model else "openai"
+    if provider not in KEY_ENV:
+        return
+    key_env, base_env = KEY_ENV[provider], BASE_URL_ENV[provider]
+    if sends_key(provider, base_url, os.environ):
+        st.caption(f"🔑 `{base_url}` is configured for {provider} (its own endpoint or {base_env}): requests to it "
+                   f"carry your {key_env}.")  # fmt: skip
+    else:
+        st.caption(f"🔓 No key is sent to `{base_url}`: your {key_env} goes only to {provider}'s own endpoint or to "
+                   f"the base URL in {base_env}. For a server that needs your key, set {base_env} to it in the "
+                   "environment or .env and restart `pdbench ui`.")  # fmt: skip
 
 
 def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str, Any]:
@@ -105,10 +124,7 @@ def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str
             if temperature is not None:
                 agent["temperature"] = temperature
         if any(not str(a["model"]).startswith("mock/") for a in models):
-            budget = st.number_input("Budget in USD (0: none)", 0.0, 10_000.0, 1.0, step=0.5, key="run_max_cost",
-                                     help="No new paid call starts once the run has spent this much; the run "
-                                     "then ends interrupted, and `pdbench resume` can finish it.")  # fmt: skip
-            out["max_cost"] = budget or None
+            out["max_cost"] = budget_input("run_max_cost")
     return out
 
 

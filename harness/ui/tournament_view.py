@@ -29,6 +29,7 @@ from harness.plan import PlanSummary, summarize
 from harness.runner import RunResult, default_run_id
 from harness.tournament import tournament_config
 from harness.ui import background, cached, charts, choices, components, data, pickers, progress_panel
+from harness.ui.budget import budget_input
 
 DEFAULT_STRATEGIES = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS")
 
@@ -113,11 +114,7 @@ def _form(folder: Path) -> None:
         paid = [m for m in chosen_models if not m.startswith("mock/")]
         max_cost: float | None = None
         if paid:
-            budget = st.number_input(
-                "Budget (USD, 0 = no limit)", min_value=0.0, value=1.0, step=0.5, key=K + "budget",
-                persist_state="session", help="No new paid call starts once the run has spent this much.",
-            )  # fmt: skip
-            max_cost = budget or None
+            max_cost = budget_input(K + "budget", persist_state="session")
     with middle:
         horizon = st.radio(
             "Horizon", ["fixed", "geometric"], horizontal=True, key=K + "horizon", persist_state="session",

@@ -158,6 +158,7 @@ class ServerConfig:
     seed: int = 0  # seeds error_rate's draws, so a flaky run can be replayed
     timeout_s: float = 30.0  # how long a scripted "timeout" holds its answer back
     retry_after_s: float = 1.0  # retry-after sent with scripted (not rpm-limit) 429s
+    require_key: bool = True  # False: answer requests without a key too, as local servers (vLLM, Ollama) do
 
     def __post_init__(self) -> None:
         if not callable(self.responder):
@@ -221,6 +222,7 @@ class FakeLLM:
     error_rate = _Setting()
     timeout_s = _Setting()
     retry_after_s = _Setting()
+    require_key = _Setting()
 
     def __init__(self, config: ServerConfig | None = None, **changes: Any) -> None:
         self._lock = threading.Lock()
@@ -347,7 +349,7 @@ class FakeLLM:
             self._update(ticket, status=response.status_code, fault=fault, response_text=text)
             return response
 
-        if not key:
+        if not key and cfg.require_key:
             message = "Missing API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`."
             return finish(error_response(provider, 401, message), "auth")
         with self._lock:

@@ -9,17 +9,30 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.ui.app import results_folder
-from harness.ui.launch import APP, check_port, command
+from harness.ui.launch import APP, SERVER, check_port, command
 
 
 def test_the_server_binds_loopback_without_telemetry_and_gets_the_folder(tmp_path: Path) -> None:
     argv = command(tmp_path, 8765)
     pairs = dict(zip(argv[5::2], argv[6::2], strict=False))
-    assert argv[1:5] == ["-m", "streamlit", "run", str(APP)]
+    assert argv[1:5] == ["-m", "streamlit", "run", str(SERVER)]
     assert pairs["--server.address"] == "127.0.0.1" and pairs["--server.port"] == "8765"
     assert pairs["--browser.gatherUsageStats"] == "false" and pairs["--server.headless"] == "true"
     assert argv[-3:] == ["--", "--results", str(tmp_path)]
     assert results_folder(argv[argv.index("--") + 1 :], {}) == tmp_path.resolve()
+
+
+def test_streamlit_serves_the_dashboard_script_behind_the_host_guard() -> None:
+    """`streamlit run server.py` must find an st.App there (else it would run server.py as a script, and
+    no guard would stand in front of the dashboard)."""
+    from streamlit.web.server.app_discovery import discover_asgi_app
+
+    found = discover_asgi_app(SERVER)
+    assert found.is_asgi_app and found.import_string == "server:app"
+    from harness.ui.server import app
+
+    assert app.script_path == APP
+    assert [m.cls.__name__ for m in app._user_middleware] == ["HostGuard"]
 
 
 def test_the_app_finds_its_folder_from_arguments_environment_or_default(tmp_path: Path) -> None:

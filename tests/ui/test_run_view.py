@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from harness.store.catalog import Catalog
+from harness.ui import run_view
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.views import RESULTS, VIEW
+from tests.support.llm_server import FakeLLMServer
 
 App = Callable[..., AppTest]
 
@@ -143,3 +147,102 @@ def test_paid_models_get_a_budget_and_temperature_defaults_to_the_providers(
     with Catalog(tmp_path) as cat:
         config = cat.query("select config_json from runs")[1][0][0]
     assert '"temperature"' not in config  # unset: the provider's default, as from the CLI
+
+
+# ---- keys and budgets ---------------------------------------------------------------------------
+
+KEY = "sk-user-Wd5Hn1Xs8Cj3Tf6B"
+
+
+@pytest.fixture(scope="module")
+def llm_server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm(llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:
+    """The loopback fake provider, answering with or without a key (as a local server does); the user's
+    OpenAI key set, no base URL configured."""
+    llm_server.reset()
+    llm_server.configure(require_key=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    return llm_server
+
+
+def play(at: AppTest, run_id: str, rounds: int = 2) -> AppTest:
+    """Start the run and wait for its end (AppTest has no timer to poll the progress panel)."""
+    at.slider(key="run_rounds").set_value(rounds)
+    at.slider(key="run_replicates").set_value(1)
+    at.text_input(key="run_id").input(run_id)
+    at.button(key="run_start").click().run()
+    deadline = time.monotonic() + 60
+    while run_view.ACTIVE in at.session_state:
+        assert time.monotonic() < deadline, "the run did not finish"
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def type_model(at: AppTest, model: str, base_url: str) -> str:
+    """Player B: a model typed in, at a typed base URL; returns the captions shown."""
+    at.selectbox(key="run_player_b").select(OTHER_MODEL).run()
+    at.text_input(key="run_model_b").input(model)
+    at.text_input(key="run_base_url_b").input(base_url).run()
+    return "\n".join(c.value for c in at.caption)
+
+
+def test_a_base_url_typed_in_the_page_gets_no_key_unless_the_user_configured_it(
+    app: App, tmp_path: Path, llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = app(tmp_path / "typed")
+    captions = type_model(at, "openai/served", llm.openai_base_url)
+    assert f"No key is sent to `{llm.openai_base_url}`" in captions and "OPENAI_BASE_URL" in captions
+    play(at, "unpriced")  # openai/served has no price, so a budget cannot apply: the page says what to do
+    assert "has none in the price table" in errors(at) and "untick “Limit the cost”" in errors(at)
+    at.checkbox(key="run_max_cost_limited").uncheck().run()
+    play(at, "typed")
+    assert at.session_state[VIEW] == RESULTS, [e.value for e in at.error]
+    assert llm.count(status=200) == 2 and not [r for r in llm.requests if r.has_auth]
+    with Catalog(tmp_path / "typed") as cat:
+        config = json.loads(cat.query("select config_json from runs")[1][0][0])
+        assert cat.records("select status from games") == [{"status": "complete"}]
+    agent = config["experiment"]["conditions"][0]["agent_b"]
+    assert agent["base_url"] == llm.openai_base_url and agent["key_only_to_configured"] is True  # resume keeps it
+
+    # The user configures that server in the environment `pdbench ui` starts in: now the key goes there.
+    monkeypatch.setenv("OPENAI_BASE_URL", llm.openai_base_url)
+    llm.reset()
+    at = app(tmp_path / "configured")  # its own cache, so the requests are sent again
+    captions = type_model(at, "openai/served", llm.openai_base_url)
+    assert "requests to it carry your OPENAI_API_KEY" in captions
+    at.checkbox(key="run_max_cost_limited").uncheck().run()
+    play(at, "configured")
+    assert llm.count(status=200) == 2 and all(r.has_auth for r in llm.requests)
+
+
+def test_a_budget_of_0_pays_for_nothing_and_no_limit_is_a_choice_of_its_own(
+    app: App, tmp_path: Path, llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", llm.openai_base_url)  # openai/gpt-4o-mini (priced) on the fake server
+    at = app(tmp_path)
+    at.selectbox(key="run_player_b").select("openai/gpt-4o-mini").run()
+    at.number_input(key="run_max_cost").set_value(0.0)
+    play(at, "zero")
+    assert llm.count() == 0  # before this fix, 0 meant "no limit" and both calls were paid
+    with Catalog(tmp_path) as cat:
+        assert cat.records("select status, error from runs") == [
+            {"status": "interrupted", "error": "the cost limit of $0 was reached"}
+        ]
+
+    at = app(tmp_path)
+    at.selectbox(key="run_player_b").select("openai/gpt-4o-mini").run()
+    at.checkbox(key="run_max_cost_limited").uncheck().run()
+    assert not [n for n in at.number_input if n.key == "run_max_cost"]
+    assert any("No cost limit" in c.value for c in at.caption)
+    play(at, "unlimited")
+    assert llm.count(status=200) == 2 and all(r.has_auth for r in llm.requests)
+    with Catalog(tmp_path) as cat:
+        assert cat.records("select status from runs where run_id = 'unlimited'") == [{"status": "complete"}]

@@ -19,6 +19,7 @@ from harness.store.catalog import Catalog
 from harness.tournament import tournament_config
 from harness.ui import choices, progress_panel, tournament_view
 from harness.ui.views import TOURNAMENT
+from tests.support.llm_server import FakeLLMServer
 
 App = Callable[..., AppTest]
 RUN_ID = re.compile(r"^tournament_\d{8}_\d{6}$")  # harness.runner.default_run_id, as `pdbench tournament`
@@ -289,3 +290,20 @@ def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
     assert status == {"status": "interrupted", "error": "stopped from the dashboard"}
     assert at.selectbox(key="tournament_run").value == run_id
     assert not at.get("progress")
+
+
+def test_a_budget_of_0_plays_no_paid_call(app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """0 is a budget of nothing (it used to mean no limit): the tournament stops before its first paid call."""
+    with FakeLLMServer() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-user-Pk2Lw7Gn4Vr9")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        at = app(tmp_path, view=TOURNAMENT)
+        at.multiselect(key="tour_models").set_value(["openai/gpt-4o-mini"]).run()
+        assert at.number_input(key="tour_budget").value == 1.0
+        at.number_input(key="tour_budget").set_value(0.0)
+        at = run_from_form(at, ["TFT"], models=("openai/gpt-4o-mini",), rounds=2)
+        assert server.count() == 0
+    with Catalog(tmp_path) as cat:
+        assert cat.records("SELECT status, error FROM runs") == [
+            {"status": "interrupted", "error": "the cost limit of $0 was reached"}
+        ]

@@ -30,9 +30,11 @@ from harness.providers.openai import OpenAIProvider
 from harness.providers.registry import (
     ProviderSettings,
     check_credentials,
+    key_origins,
     make_provider,
     parse_model_name,
     resolve_credentials,
+    sends_key,
     settings_for,
 )
 from tests.support.llm_server import DEFAULT_REPLY, FakeLLMServer, ServerConfig, estimate_tokens
@@ -647,3 +649,83 @@ def test_unreadable_or_infinite_retry_after_is_ignored(headers: dict[str, str]) 
     from harness.providers.base import retry_after_seconds
 
     assert retry_after_seconds(headers) is None
+
+
+# ---- where a key may go (a base URL typed into the dashboard) ---------------------------------------
+
+LOCAL = {**ENV, "OPENAI_BASE_URL": "http://gpu-box.lan:8000/v1"}
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url", "sent"),
+    [
+        ("openai", None, True),  # the default endpoint, or the configured one
+        ("openai", "https://api.openai.com/v1", True),
+        ("openai", "https://API.OpenAI.com./v2/other/path", True),  # host case, trailing dot and path do not matter
+        ("openai", "https://api.openai.com:443/v1", True),  # the default port, spelled out
+        ("openai", "http://api.openai.com/v1", False),  # in clear text: another origin
+        ("openai", "https://api.openai.com:8443/v1", False),
+        ("openai", "https://api.openai.com.evil.example/v1", False),
+        ("openai", "https://evil.example/v1?to=https://api.openai.com", False),
+        ("openai", "http://gpu-box.lan:8000/v1", True),  # OPENAI_BASE_URL's origin
+        ("openai", "http://gpu-box.lan:8000/other", True),
+        ("openai", "http://gpu-box.lan:8001/v1", False),
+        ("openai", "https://gpu-box.lan:8000/v1", False),
+        ("openai", "http://127.0.0.1:8000/v1", False),  # the same machine perhaps, but not the name configured
+        ("openai", "https://api.anthropic.com", False),  # the other provider's endpoint
+        ("anthropic", "https://api.anthropic.com", True),
+        ("anthropic", "http://gpu-box.lan:8000/v1", False),  # OPENAI_BASE_URL is not Anthropic's
+        ("openai", "http://[::1]:8000/v1", False),
+        ("openai", "not a url", False),
+    ],
+)
+def test_a_typed_base_url_gets_the_key_only_if_the_user_configured_its_origin(
+    provider: str, base_url: str | None, sent: bool
+) -> None:
+    assert sends_key(provider, base_url, LOCAL) is sent
+
+
+def test_key_origins_name_what_configured_them() -> None:
+    assert key_origins("openai", LOCAL) == {
+        ("https", "api.openai.com", 443): "openai's own endpoint",
+        ("http", "gpu-box.lan", 8000): "OPENAI_BASE_URL",
+    }
+    assert key_origins("anthropic", LOCAL) == {("https", "api.anthropic.com", 443): "anthropic's own endpoint"}
+
+
+def test_resolving_a_typed_base_url_that_is_not_configured_gives_no_key_and_needs_none() -> None:
+    typed = ProviderSettings(base_url="http://evil.example:8000/v1", key_only_to_configured=True)
+    assert resolve_credentials("openai", typed, LOCAL) == (None, "http://evil.example:8000/v1")
+    assert resolve_credentials("openai", typed, {}) == (None, "http://evil.example:8000/v1")  # no key set: fine
+    check_credentials(["openai/llama"], typed, environ={})
+    configured = ProviderSettings(base_url="http://gpu-box.lan:8000/v1", key_only_to_configured=True)
+    assert resolve_credentials("openai", configured, LOCAL) == ("sk-openai-env", "http://gpu-box.lan:8000/v1")
+    with pytest.raises(ConfigError, match="needs an API key: set OPENAI_API_KEY"):
+        resolve_credentials("openai", configured, {"OPENAI_BASE_URL": "http://gpu-box.lan:8000/v1"})
+    # Without the flag (a base URL from the user's own config file or --base-url), as before.
+    assert resolve_credentials("openai", ProviderSettings(base_url="http://evil.example/v1"), ENV)[0] == "sk-openai-env"
+
+
+async def test_a_keyless_provider_sends_no_credential_and_endpoints_tell_it_apart(server: FakeLLMServer) -> None:
+    server.configure(require_key=False)
+    provider = make_provider("openai/gpt-test", ProviderSettings(base_url=server.openai_base_url,
+                                                                 key_only_to_configured=True), environ=ENV)  # fmt: skip
+    try:
+        completion = await provider.generate(MESSAGES, PARAMS, timeout=5)
+    finally:
+        await provider.aclose()
+    assert completion.text == DEFAULT_REPLY
+    assert [r.has_auth for r in server.requests] == [False]
+    assert provider.endpoint.key_id is None
+
+
+def test_a_damaged_key_is_refused_by_the_registry_before_a_provider_exists() -> None:
+    with pytest.raises(ConfigError, match="the key in OPENAI_API_KEY has a line break at position 4 of 8"):
+        make_provider("openai/gpt-4o-mini", environ={"OPENAI_API_KEY": "sk-\nabcd"})
+    with pytest.raises(ConfigError) as caught:
+        check_credentials(
+            ["openai/a", "anthropic/b"], environ={"OPENAI_API_KEY": "sk-a\tb", "ANTHROPIC_API_KEY": "k\x00"}
+        )
+    assert [p.split(" has ")[1].split(",")[0] for p in caught.value.problems] == [
+        "a tab at position 5 of 6", "an invisible control character (U+0000) at position 2 of 2"
+    ]  # fmt: skip
