@@ -60,6 +60,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from enum import IntEnum
 from json.encoder import encode_basestring, encode_basestring_ascii
 from pathlib import Path
 from typing import Any, TypeVar
@@ -73,7 +74,7 @@ from harness.errors import CacheLost, DiskFull, StoreError
 T = TypeVar("T")
 log = logging.getLogger("pdbench.cache")
 
-SCHEMA_VERSION = 2  # 2: the ledger of paid answers
+SCHEMA_VERSION = 2  # 2: the ledger of paid answers, and claims on requests in flight
 BUSY_TIMEOUT_S = 30.0
 CHECKPOINT_ROWS = 1000  # rows written by aput between two background WAL checkpoints
 _SELECT = "SELECT text, input_tokens, output_tokens, model, provider, created_us, raw_json FROM responses WHERE key = ?"
@@ -111,8 +112,30 @@ CREATE TABLE IF NOT EXISTS ledger (
     created_us    INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run);
+-- Claims: a request one process is sending, so that another process asking the same waits for its
+-- answer instead of buying it too. A claim ends with its answer (same transaction) or when the sender
+-- gives up; a crashed sender's claim lapses at expires_us.
+CREATE TABLE IF NOT EXISTS claims (
+    key           TEXT PRIMARY KEY,
+    owner         TEXT NOT NULL,      -- the ResponseCache (process) that sends it
+    expires_us    INTEGER NOT NULL
+) WITHOUT ROWID;
 """
+_CLAIM = (
+    "INSERT INTO claims (key, owner, expires_us) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+    "owner = excluded.owner, expires_us = excluded.expires_us "
+    "WHERE claims.expires_us < ? OR claims.owner = excluded.owner"
+)
+_UNCLAIM = "DELETE FROM claims WHERE key = ? AND owner = ?"
 _LEDGER_INSERT = "INSERT INTO ledger (run, key, record_json, created_us) VALUES (?, ?, ?, ?)"
+
+
+class Claim(IntEnum):
+    """What :meth:`ResponseCache.aclaim` found."""
+
+    CLAIMED = 0  # this process sends the request
+    ANSWERED = 1  # the answer is stored: read it
+    HELD = 2  # another process is sending it: wait for its answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +376,7 @@ class ResponseCache:
         with self._guard("open"):
             self._connect()  # open and check now, so a bad file is reported before any game starts
         self._identity = _identity(self.path)  # to notice the file being deleted or replaced while in use
+        self.owner = f"{os.getpid()}-{id(self):x}-{time.time_ns():x}"  # whose claims are whose (see aclaim)
 
     def check_file(self) -> None:
         """Raise :class:`CacheLost` if the file was deleted or replaced since it was opened: SQLite
@@ -627,6 +651,50 @@ class ResponseCache:
             raise batch.error
         return bool(batch.result[index])
 
+    async def aclaim(self, key: str, lease_s: float) -> Claim:
+        """Claim the sending of ``key`` for ``lease_s`` seconds, unless its answer is stored already
+        (``ANSWERED``) or another process holds a live claim on it (``HELD``: wait, and ask again). The
+        claims of one turn of the event loop are made in one transaction; a claim ends when
+        :meth:`aput` stores the answer, or with :meth:`release`."""
+        claims: _Group | None = getattr(self._local, "claims", None)
+        if claims is None:
+            claims = self._local.claims = _Group()
+        index = len(claims.items)
+        claims.items.append((key, _to_us(_utcnow()) + int(lease_s * 1e6)))
+        await anyio.lowlevel.checkpoint()
+        if claims.state != _DONE:
+            await self._settle(claims, "claims", self._claim, self._claim_waiting, "write to")
+        if claims.error is not None:
+            raise claims.error
+        return Claim(claims.result[index])
+
+    def _claim_waiting(self, items: list[tuple[str, int]]) -> list[int]:
+        return self._claim(self._connect(), items)
+
+    def _claim(self, conn: sqlite3.Connection, items: list[tuple[str, int]]) -> list[int]:
+        self.check_file()
+        now = _to_us(_utcnow())
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            answered = set(self._select(conn, [key for key, _ in items]))
+            result = [
+                Claim.ANSWERED if key in answered
+                else Claim.CLAIMED if conn.execute(_CLAIM, (key, self.owner, expires, now)).rowcount == 1
+                else Claim.HELD
+                for key, expires in items
+            ]  # fmt: skip
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return result
+
+    def release(self, key: str) -> None:
+        """End this process's claim on ``key`` without an answer (the request failed or was abandoned)."""
+        with self._guard("write to"):
+            self._connect().execute(_UNCLAIM, (key, self.owner))
+
     def _close(self, group: _Group, slot: str) -> None:
         """Mark ``group`` done; calls from now on start a new one."""
         if getattr(self._local, slot, None) is group:
@@ -672,7 +740,7 @@ class ResponseCache:
             return
         if slot == "batch":
             self._count_written(len(group.items))
-        else:
+        elif slot == "lookup":
             hits = sum(key in group.result for key in group.items)
             self._count(hits, len(group.items) - hits)
 
@@ -702,13 +770,12 @@ class ResponseCache:
         whether the response was stored (first writer wins; the ledger entry is written either way)."""
         self.check_file()
         ledger = [(e.run, r[0], e.record_json, r[-1]) for *r, e in rows if e is not None]
-        if len(rows) == 1 and not ledger:
-            return [conn.execute(_INSERT, rows[0][:-1]).rowcount == 1]
         conn.execute("BEGIN IMMEDIATE")
         try:
             stored = [conn.execute(_INSERT, row[:-1]).rowcount == 1 for row in rows]
             if ledger:
                 conn.executemany(_LEDGER_INSERT, ledger)
+            conn.executemany(_UNCLAIM, [(row[0], self.owner) for row in rows])
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

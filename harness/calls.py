@@ -29,6 +29,7 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import (
     AsyncRetrying,
@@ -42,6 +43,7 @@ from tenacity import (
 
 from harness.cache import (
     CachedResponse,
+    Claim,
     LedgerEntry,
     ResponseCache,
     cache_key_join,
@@ -166,6 +168,9 @@ class _Attempt(Exception):
         super().__init__(decision.reason)
         self.decision = decision
 
+
+CLAIM_MARGIN_S = 10.0
+"""How long a claim on a request in flight outlives the request's own timeout (see CallPath._claim)."""
 
 ANSWERED_IN_MEMORY = 100_000
 """Answers a cacheless run remembers (about 17 MB); an identical request older than that is paid again."""
@@ -365,10 +370,47 @@ class CallPath:
                 return self._cached(req, first_attempt, answered)
             if self.recorded and (kept := self.recorded.get((req.provider, req.model, req.request_json))) is not None:
                 return self._cached(req, first_attempt, kept)
-            return await self._send(provider, limiter, messages, params, first_attempt, req, key, name, facts)
+            if self.cache is None:
+                return await self._send(provider, limiter, messages, params, first_attempt, req, key, name, facts)
+            if (theirs := await self._claim(key)) is not None:  # another process bought it meanwhile
+                return self._cached(req, first_attempt, theirs.text)
+            cache = self.cache
+            try:
+                return await self._send(provider, limiter, messages, params, first_attempt, req, key, name, facts)
+            except BaseException:
+                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                    await anyio.to_thread.run_sync(cache.release, key)  # no answer: another process may send it
+                raise
         finally:
             if (waiting := in_flight.pop(key)) is not None:
                 waiting.set()
+
+    async def _claim(self, key: str) -> CachedResponse | None:
+        """Claim the sending of ``key`` in the shared cache, so that another process asking the same waits for
+        this answer rather than buying it too; or, while another process holds the claim, wait for its answer
+        (polling the cache). Returns that process's answer, or None when this one is to send. A claim lapses
+        after the request timeout plus ``CLAIM_MARGIN_S``, renewed at each attempt: a sender that crashed, or
+        sits out a retry wait longer than that, lets the waiting process send."""
+        delay = 0.01
+        while True:
+            cache = self.cache
+            assert cache is not None
+            try:
+                claim = await cache.aclaim(key, self.retry.timeout + CLAIM_MARGIN_S)
+            except CacheLost as exc:
+                self._renew_cache(cache, exc)
+                continue
+            except StoreError as exc:
+                self._warn_once("claim", f"requests in flight cannot be shared with other processes: {exc}")
+                return None
+            if claim is Claim.CLAIMED:
+                return None
+            if claim is Claim.ANSWERED and (hit := await self._cache_get(key)) is not None:
+                return hit
+            if self._should_stop():
+                raise Stopped("the run was stopped while another process was answering this request")
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     def _remember(self, key: str, text: str) -> None:
         self._answered[key] = text
@@ -416,6 +458,9 @@ class CallPath:
         async def one_attempt() -> str:
             nonlocal attempt_no
             may_send()
+            if attempt_no > first_attempt and self.cache is not None:  # a retry: renew the claim's lease
+                with contextlib.suppress(StoreError):
+                    await self.cache.aclaim(key, timeout + CLAIM_MARGIN_S)
             record = req.record(attempt_no)
             try:
                 async with limiter.acquire(estimate) as permit:

@@ -177,11 +177,12 @@ def test_two_processes_share_the_results_folder_and_the_cache(server: FakeLLMSer
     assert runs == [{"run_id": "twin1", "status": "complete"}, {"run_id": "twin2", "status": "complete"}]
     paid = sql_json(results, "select count(*) filter (where not cached) as paid, count(*) as n from calls")[0]
     assert paid["n"] == 144 and server.count(provider="openai", status=200) == paid["paid"]
-    # Sharing one cache, no request is paid more than once per process (two only if both asked at the
-    # same moment, before either answer was stored).
+    # Sharing one cache, no request is paid twice: a process asking what the other is sending waits for
+    # its answer (the other's claim in the cache) instead of buying it too.
     per_request = sql_json(results, "select max(n) as most from (select count(*) as n from calls "
                                     "where not cached group by request_json)")  # fmt: skip
-    assert per_request[0]["most"] <= 2
+    assert per_request[0]["most"] == 1
+    assert server.count(provider="openai", status=200) == 72
 
 
 def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: FakeLLMServer, results: Path) -> None:
