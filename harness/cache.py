@@ -53,6 +53,7 @@ import hashlib
 import json
 import logging
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -106,12 +107,13 @@ CREATE INDEX IF NOT EXISTS responses_created ON responses (created_us);
 -- as its response. A run's rows are dropped once its results file holds them all (the run ended
 -- cleanly); after a crash, resume rebuilds the calls rows the results file is missing from here.
 CREATE TABLE IF NOT EXISTS ledger (
-    run           TEXT NOT NULL,      -- "<absolute results file>#<run id>"
+    run           TEXT NOT NULL,      -- "<absolute results file>#<run id>#<run created at>"
+    call_id       TEXT NOT NULL,      -- "<game>:<round>:<seat>:<purpose>:<attempt>" within the run
     key           TEXT NOT NULL,      -- the answer in responses
     record_json   TEXT NOT NULL,      -- the calls row: game, round, seat, attempt, tokens, cost, text
     created_us    INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run);
+CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run, call_id);
 -- Claims: a request one process is sending, so that another process asking the same waits for its
 -- answer instead of buying it too. A claim ends with its answer (same transaction) or when the sender
 -- gives up; a crashed sender's claim lapses at expires_us.
@@ -127,7 +129,7 @@ _CLAIM = (
     "WHERE claims.expires_us < ? OR claims.owner = excluded.owner"
 )
 _UNCLAIM = "DELETE FROM claims WHERE key = ? AND owner = ?"
-_LEDGER_INSERT = "INSERT INTO ledger (run, key, record_json, created_us) VALUES (?, ?, ?, ?)"
+_LEDGER_INSERT = "INSERT INTO ledger (run, call_id, key, record_json, created_us) VALUES (?, ?, ?, ?, ?)"
 
 
 class Claim(IntEnum):
@@ -145,6 +147,7 @@ class LedgerEntry:
 
     run: str
     record_json: str
+    call_id: str  # the call within the run, to drop the entry once the results file holds the call
 
 
 def _utcnow() -> datetime:
@@ -339,6 +342,25 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+_HOST = socket.gethostname()
+
+
+def _owner_alive(owner: str) -> bool:
+    """Whether the process that made a claim may still answer it: True unless it is a process of this
+    machine that is gone."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != _HOST or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, but not ours to signal
+    return True
+
+
 def set_aside(path: Path) -> Path:
     """Rename a broken cache file and its companions to ``<name>.corrupt-<UTC time>``; returns the new name."""
     stamp = _utcnow().strftime("%Y%m%d%H%M%S")
@@ -376,13 +398,14 @@ class ResponseCache:
         with self._guard("open"):
             self._connect()  # open and check now, so a bad file is reported before any game starts
         self._identity = _identity(self.path)  # to notice the file being deleted or replaced while in use
-        self.owner = f"{os.getpid()}-{id(self):x}-{time.time_ns():x}"  # whose claims are whose (see aclaim)
+        # Whose claims are whose (see aclaim): this machine, this process, this cache object.
+        self.owner = f"{_HOST}:{os.getpid()}:{id(self):x}{time.time_ns():x}"
 
     def check_file(self) -> None:
         """Raise :class:`CacheLost` if the file was deleted or replaced since it was opened: SQLite
         would go on writing to the unlinked file, and every answer written would be lost on close."""
         if _identity(self.path) != self._identity:
-            raise CacheLost(f"The response cache {self.path} was deleted or replaced while in use.")
+            raise CacheLost(f"The response cache {self.path} was deleted or replaced while in use.", vanished=True)
 
     @classmethod
     def open_or_renew(cls, path: str | Path) -> ResponseCache:
@@ -599,10 +622,20 @@ class ResponseCache:
                 "SELECT key, record_json FROM ledger WHERE run = ? ORDER BY created_us, rowid", (run,)
             ))  # fmt: skip
 
-    def forget_ledger(self, run: str) -> int:
-        """Drop ``run``'s ledger entries, once its results file holds every call they record."""
+    def forget_ledger(self, run: str, call_ids: list[str] | None = None) -> int:
+        """Drop ``run``'s ledger entries (those of ``call_ids``, or all), once its results file holds the calls
+        they record: the writer does so after each batch, so the ledger holds only the calls not yet written."""
         with self._guard("write to"):
-            return self._connect().execute("DELETE FROM ledger WHERE run = ?", (run,)).rowcount
+            conn = self._connect()
+            if call_ids is None:
+                return conn.execute("DELETE FROM ledger WHERE run = ?", (run,)).rowcount
+            deleted = 0
+            for i in range(0, len(call_ids), 500):
+                chunk = call_ids[i : i + 500]
+                deleted += conn.execute(
+                    f"DELETE FROM ledger WHERE run = ? AND call_id IN ({', '.join('?' * len(chunk))})", (run, *chunk)
+                ).rowcount
+            return deleted
 
     async def aget(self, key: str) -> CachedResponse | None:
         """:meth:`get` for async code: the lookups of one turn of the event loop are made together, in
@@ -680,6 +713,7 @@ class ResponseCache:
             result = [
                 Claim.ANSWERED if key in answered
                 else Claim.CLAIMED if conn.execute(_CLAIM, (key, self.owner, expires, now)).rowcount == 1
+                or self._take_over(conn, key, expires)
                 else Claim.HELD
                 for key, expires in items
             ]  # fmt: skip
@@ -689,6 +723,15 @@ class ResponseCache:
                 conn.execute("ROLLBACK")
             raise
         return result
+
+    def _take_over(self, conn: sqlite3.Connection, key: str, expires: int) -> bool:
+        """Take ``key``'s claim if its owner is a process of this machine that no longer runs (killed
+        mid-request): its answer will never come, so waiting out its lease would only stall this run."""
+        row = conn.execute("SELECT owner FROM claims WHERE key = ?", (key,)).fetchone()
+        if row is None or _owner_alive(row[0]):
+            return False
+        return conn.execute("UPDATE claims SET owner = ?, expires_us = ? WHERE key = ? AND owner = ?",
+                            (self.owner, expires, key, row[0])).rowcount == 1  # fmt: skip
 
     def release(self, key: str) -> None:
         """End this process's claim on ``key`` without an answer (the request failed or was abandoned)."""
@@ -769,7 +812,7 @@ class ResponseCache:
         """Insert ``rows`` (a response row and its ledger entry or None) in one transaction; for each,
         whether the response was stored (first writer wins; the ledger entry is written either way)."""
         self.check_file()
-        ledger = [(e.run, r[0], e.record_json, r[-1]) for *r, e in rows if e is not None]
+        ledger = [(e.run, e.call_id, r[0], e.record_json, r[-1]) for *r, e in rows if e is not None]
         conn.execute("BEGIN IMMEDIATE")
         try:
             stored = [conn.execute(_INSERT, row[:-1]).rowcount == 1 for row in rows]
@@ -849,8 +892,11 @@ class ResponseCache:
         with self._guard("clear"):
             conn = self._connect()
             if older_than is None:
+                conn.execute("DELETE FROM ledger")
+                conn.execute("DELETE FROM claims")
                 deleted = conn.execute("DELETE FROM responses").rowcount
             else:
+                conn.execute("DELETE FROM ledger WHERE created_us < ?", (_to_us(older_than),))
                 deleted = conn.execute("DELETE FROM responses WHERE created_us < ?", (_to_us(older_than),)).rowcount
         try:
             conn.execute("VACUUM")

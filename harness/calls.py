@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -50,6 +51,7 @@ from harness.cache import (
     cache_key_parts,
     canonical_json,
     json_string,
+    set_aside,
 )
 from harness.errors import CacheLost, DiskFull, StoreError
 from harness.limits import EndpointLimiter
@@ -169,6 +171,7 @@ class _Attempt(Exception):
         self.decision = decision
 
 
+MAX_CACHE_RENEWALS = 3  # fresh caches one request tries before it goes on without the cache
 CLAIM_MARGIN_S = 10.0
 """How long a claim on a request in flight outlives the request's own timeout (see CallPath._claim)."""
 
@@ -272,9 +275,13 @@ class CallPath:
         ledger with its calls row; ``recorded`` answers requests (by provider, model and request JSON) from
         the run's own results file, for a resume whose cache lost them; ``on_disk_full`` stops the run."""
         self.cache = cache
+        # Whether this run caches at all; ``cache`` itself is briefly None while a broken cache is replaced.
+        self.uses_cache = cache is not None
         self.ledger_run = ledger_run
         self.recorded = recorded or {}
         self._on_disk_full = on_disk_full or (lambda reason: None)
+        self._renewing = anyio.Lock()
+        self.renewals = 0  # fresh caches started because the one in use vanished or broke
         self.prices = prices
         self.retry = retry or RetrySettings()
         self.max_cost = max_cost
@@ -344,7 +351,7 @@ class CallPath:
         Always a checkpoint: it lets the other games run (and can be cancelled) even when the
         answer needs no waiting at all (a cache hit, a model that answers instantly).
         """
-        if self.cache is None:
+        if not self.uses_cache:
             await anyio.lowlevel.checkpoint()  # with a cache, looking the answer up is one
         # The messages are encoded once, for both the record and the cache key; the rest of both is
         # the same for every request of this provider, parameters and sample identity.
@@ -364,13 +371,13 @@ class CallPath:
             await pending.wait()
         in_flight[key] = None  # no await between the check and the claim
         try:
-            if self.cache is not None and (hit := await self._cache_get(key)) is not None:
+            if self.uses_cache and (hit := await self._cache_get(key)) is not None:
                 return self._cached(req, first_attempt, hit.text)
             if (answered := self._answered.get(key)) is not None:
                 return self._cached(req, first_attempt, answered)
             if self.recorded and (kept := self.recorded.get((req.provider, req.model, req.request_json))) is not None:
                 return self._cached(req, first_attempt, kept)
-            if self.cache is None:
+            if not self.uses_cache:
                 return await self._send(provider, limiter, messages, params, first_attempt, req, key, name, facts)
             if (theirs := await self._claim(key)) is not None:  # another process bought it meanwhile
                 return self._cached(req, first_attempt, theirs.text)
@@ -378,8 +385,9 @@ class CallPath:
             try:
                 return await self._send(provider, limiter, messages, params, first_attempt, req, key, name, facts)
             except BaseException:
-                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                    await anyio.to_thread.run_sync(cache.release, key)  # no answer: another process may send it
+                if cache is not None:
+                    with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                        await anyio.to_thread.run_sync(cache.release, key)  # no answer: another process may send
                 raise
         finally:
             if (waiting := in_flight.pop(key)) is not None:
@@ -388,29 +396,41 @@ class CallPath:
     async def _claim(self, key: str) -> CachedResponse | None:
         """Claim the sending of ``key`` in the shared cache, so that another process asking the same waits for
         this answer rather than buying it too; or, while another process holds the claim, wait for its answer
-        (polling the cache). Returns that process's answer, or None when this one is to send. A claim lapses
-        after the request timeout plus ``CLAIM_MARGIN_S``, renewed at each attempt: a sender that crashed, or
-        sits out a retry wait longer than that, lets the waiting process send."""
+        (polling the cache). Returns that process's answer, or None when this one is to send.
+
+        A claim lasts the request's whole budget (limiter waits, attempts and retry waits) plus
+        ``CLAIM_MARGIN_S``, and ends with the answer or the sender's failure; the claim of a process that died
+        on this machine is taken over at once (see :meth:`ResponseCache.aclaim`), one of another machine
+        lapses at the end of its lease."""
+        lease = self.retry.max_seconds + self.retry.timeout + CLAIM_MARGIN_S
         delay = 0.01
-        while True:
-            cache = self.cache
-            assert cache is not None
+        for _ in range(MAX_CACHE_RENEWALS + 1):
+            cache = await self._current_cache()
+            if cache is None:
+                return None
             try:
-                claim = await cache.aclaim(key, self.retry.timeout + CLAIM_MARGIN_S)
+                claim = await cache.aclaim(key, lease)
             except CacheLost as exc:
-                self._renew_cache(cache, exc)
+                await self._renew_cache(cache, exc)
                 continue
             except StoreError as exc:
                 self._warn_once("claim", f"requests in flight cannot be shared with other processes: {exc}")
                 return None
+            while claim is Claim.HELD:
+                if self._should_stop():
+                    raise Stopped("the run was stopped while another process was answering this request")
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.25)
+                try:
+                    claim = await cache.aclaim(key, lease)
+                except StoreError:
+                    break  # the cache broke meanwhile: the outer loop renews it, or this process sends
             if claim is Claim.CLAIMED:
                 return None
-            if claim is Claim.ANSWERED and (hit := await self._cache_get(key)) is not None:
-                return hit
-            if self._should_stop():
-                raise Stopped("the run was stopped while another process was answering this request")
-            await anyio.sleep(delay)
-            delay = min(delay * 2, 0.25)
+            if claim is Claim.ANSWERED:
+                # Stored but unreadable here (a damaged row): send rather than wait for ever.
+                return await self._cache_get(key)
+        return None
 
     def _remember(self, key: str, text: str) -> None:
         self._answered[key] = text
@@ -458,9 +478,6 @@ class CallPath:
         async def one_attempt() -> str:
             nonlocal attempt_no
             may_send()
-            if attempt_no > first_attempt and self.cache is not None:  # a retry: renew the claim's lease
-                with contextlib.suppress(StoreError):
-                    await self.cache.aclaim(key, timeout + CLAIM_MARGIN_S)
             record = req.record(attempt_no)
             try:
                 async with limiter.acquire(estimate) as permit:
@@ -483,7 +500,8 @@ class CallPath:
                                 f"{decision.reason} (the server asks to wait {decision.retry_after:g} s, "
                                 f"more than the {self.retry.max_seconds:g} s allowed for a request)"
                             )
-                            decision = replace(decision, retry=False, reason=too_long)  # fmt: skip
+                            decision = replace(decision, retry=False, reason=too_long,
+                                               transient=decision.retry)  # fmt: skip
                         if decision.rate_limited:
                             # The endpoint pauses only for a wait this request sits out (see harness.limits).
                             tries, spent = attempt_no - first_attempt, time.monotonic() - started_at
@@ -513,7 +531,7 @@ class CallPath:
             record.output_tokens = completion.output_tokens
             record.cost_usd = cost
             records.append(record)
-            if self.cache is None:
+            if not self.uses_cache:
                 self._remember(key, completion.text)
             else:
                 await self._cache_put(key, CachedResponse(
@@ -573,13 +591,14 @@ class CallPath:
     async def _cache_get(self, key: str) -> CachedResponse | None:
         """A cache that cannot be read is a miss (with one warning), never a failed run; a cache that
         vanished or broke is replaced by a fresh one (see :meth:`_renew_cache`)."""
-        for _ in range(3):
-            cache = self.cache
-            assert cache is not None
+        for _ in range(MAX_CACHE_RENEWALS + 1):
+            cache = await self._current_cache()
+            if cache is None:
+                return None
             try:
                 return await cache.aget(key)
             except CacheLost as exc:
-                self._renew_cache(cache, exc)
+                await self._renew_cache(cache, exc)
             except StoreError as exc:
                 if self.cache is cache:
                     self._warn_once("get", f"the response cache could not be read, so answers are requested "
@@ -593,15 +612,16 @@ class CallPath:
         A cache that vanished or broke is replaced by a fresh one and the answer written there; a full disk
         stops the run (the answer is kept in memory for this run); any other failure loses nothing recorded
         (the call is still in ``calls``), only the caching."""
-        ledger = LedgerEntry(self.ledger_run, ledger_json(record)) if self.ledger_run else None
-        for _ in range(3):
-            cache = self.cache
-            assert cache is not None
+        ledger = LedgerEntry(self.ledger_run, ledger_json(record), call_id(record)) if self.ledger_run else None
+        for _ in range(MAX_CACHE_RENEWALS + 1):
+            cache = await self._current_cache()
+            if cache is None:
+                break
             try:
                 await cache.aput(key, response, ledger)
                 return
             except CacheLost as exc:
-                self._renew_cache(cache, exc)
+                await self._renew_cache(cache, exc)
             except DiskFull as exc:
                 self._remember(key, response.text)
                 self._on_disk_full(str(exc))
@@ -610,21 +630,61 @@ class CallPath:
                 if self.cache is cache:
                     self._warn_once("put", "the response cache could not be written; answers are recorded but "
                                            f"not cached: {exc}")  # fmt: skip
-                    self._remember(key, response.text)
-                    return
+                    break
         self._remember(key, response.text)
 
-    def _renew_cache(self, broken: ResponseCache, exc: CacheLost) -> None:
+    async def _current_cache(self) -> ResponseCache | None:
+        """The cache in use, once any renewal under way has finished (None: the run goes without one)."""
+        if self._renewing.locked():
+            async with self._renewing:
+                pass
+        return self.cache
+
+    def forget_recorded(self, records: list[CallRecord]) -> None:
+        """The results file now holds ``records``: drop their ledger entries, so the ledger holds only the
+        paid calls not yet written (blocking; the writer calls it from its thread after each batch)."""
+        cache = self.cache
+        ids = [call_id(r) for r in records if not r.cached and r.response_text is not None]
+        if cache is None or self.ledger_run is None or not ids:
+            return
+        try:
+            cache.forget_ledger(self.ledger_run, ids)
+        except StoreError as exc:  # harmless: a resume skips entries the results file already holds
+            self._warn_once("ledger", f"the cache's ledger could not be trimmed: {exc}")
+
+    async def _renew_cache(self, broken: ResponseCache, exc: CacheLost) -> None:
         """The cache file vanished, was replaced or broke mid-run: say so at once and go on with a fresh
-        cache at the same path (a corrupt file is moved aside). Answers already recorded stay in the run's
-        results file, and a resume takes them from there."""
-        if self.cache is not broken:
-            return  # another call renewed it already
-        with contextlib.suppress(Exception):
-            broken.close()
-        self.cache = ResponseCache.open_or_renew(broken.path)
+        cache at the same path (a corrupt file is moved aside first). Answers already recorded stay in the
+        run's results file, and a resume takes them from there. If no fresh cache can be made, the run goes
+        on without one (a full disk stops it)."""
+        async with self._renewing:
+            if self.cache is not broken:
+                return  # another call renewed it already
+            self.cache = None  # calls meanwhile go without a cache rather than to the broken one
+            try:
+                fresh = await anyio.to_thread.run_sync(_fresh_cache, broken.path, exc.vanished)
+            except DiskFull as full:
+                self._on_disk_full(str(full))
+                return
+            except StoreError as failed:
+                log.warning("%s No fresh cache could be made (%s); the run goes on without one.", exc, failed)
+                return
+            self.cache = fresh
+            self.renewals += 1
         log.warning("%s PDBench goes on with a fresh cache at %s; answers recorded so far are kept in the run's "
                     "results file, and `pdbench resume` takes them from there.", exc, broken.path)  # fmt: skip
+
+
+def _fresh_cache(path: Path, vanished: bool) -> ResponseCache:
+    """A new cache at ``path``: a file still there (corrupt, not vanished) is moved aside first."""
+    if not vanished and path.exists():
+        set_aside(path)
+    return ResponseCache.open_or_renew(path)
+
+
+def call_id(record: CallRecord) -> str:
+    """A call's identity within its run: game, round, seat, purpose and attempt."""
+    return f"{record.game_id}:{record.round}:{record.player}:{record.purpose}:{record.attempt}"
 
 
 def ledger_json(record: CallRecord) -> str:

@@ -47,7 +47,12 @@ class DiskFull(StoreError):
 
 class CacheLost(StoreError):
     """The response cache file vanished, was replaced or is corrupt while in use; the call path moves
-    on to a fresh cache (answers recorded in the run file are kept)."""
+    on to a fresh cache (answers recorded in the run file are kept). ``vanished``: deleted or replaced,
+    rather than corrupt in place."""
+
+    def __init__(self, message: str, *, vanished: bool = False) -> None:
+        super().__init__(message)
+        self.vanished = vanished
 
 
 class RunNotFoundError(StoreError):

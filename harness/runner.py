@@ -345,7 +345,7 @@ def _play_models(
     prices = PriceTable.load(*engine.prices)
     cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None else None
     recorder = LiveRecorder(writer)
-    ledger_run = f"{writer.path.resolve()}#{writer.run_id}"
+    ledger_run = f"{writer.path.resolve()}#{writer.run_id}#{writer.created_at()}"
     recorded: dict[tuple[str, str, str], str] = {}
     try:
         if replayed is not None:

@@ -31,7 +31,7 @@ from harness.plan import GamePlan, PlayerPlan, derive_seed, stream
 from harness.prompts import PromptBuilder
 from harness.providers.base import FailureKind, Sample, SamplingParams
 from harness.providers.registry import ProviderSettings, make_provider
-from harness.store.live import LiveRecorder
+from harness.store.live import LiveRecorder, _Batch
 
 FLUSH_EVERY_S = 0.25
 
@@ -136,13 +136,18 @@ class Scheduler:
             batch = self.recorder.take_batch()
             try:
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(self.recorder.write, batch)
+                    await anyio.to_thread.run_sync(self._write_batch, batch)
             except Exception as exc:  # a failing disk: stop the run, keep the error for the caller
                 self._writer_error = exc
                 self.stop.set(str(exc) if isinstance(exc, DiskFull) else f"writing results failed: {exc}")
                 return
             if done:
                 return
+
+    def _write_batch(self, batch: _Batch) -> None:
+        """Write a batch of results, then drop the ledger entries of the paid calls it holds."""
+        self.recorder.write(batch)
+        self.calls.forget_recorded(batch.calls)
 
     async def _worker(self, source: Iterator[GamePlan]) -> None:
         while not self.stop:

@@ -175,13 +175,16 @@ class RetryDecision:
     rate_limited: bool = False
     status: int | None = None
     auth: bool = False  # the key or access was refused (401/403)
+    transient: bool = False  # a transient cause not retried here (its wait exceeds the request's budget)
 
     @property
     def failure(self) -> FailureKind:
         """What kind of failure this is, should it be the request's last attempt."""
         if self.auth:
             return FailureKind.AUTHENTICATION
-        return FailureKind.RETRYABLE if self.retry or self.rate_limited else FailureKind.PERMANENT
+        if self.retry or self.rate_limited or self.transient:
+            return FailureKind.RETRYABLE
+        return FailureKind.PERMANENT
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,10 +39,15 @@ _KEPT_ON_RESUME = {
 }
 
 
+def _disk_full(exc: duckdb.Error) -> bool:
+    """DuckDB reports a full disk only in its message, with the system's words for ENOSPC."""
+    return os.strerror(errno.ENOSPC) in str(exc) or "disk is full" in str(exc).lower()
+
+
 def write_error(exc: duckdb.Error, path: Path, run_id: str) -> StoreError:
     """A failed write to a results file, as the user should read it: a full disk says so
     (:class:`DiskFull`, which stops the run as interrupted), anything else names the error."""
-    if os.strerror(errno.ENOSPC) in str(exc) or "disk is full" in str(exc).lower():
+    if _disk_full(exc):
         return DiskFull(f"the disk holding {path} is full. Every game recorded before is kept; free some space, "
                         f"then `pdbench resume {run_id}` finishes the run.")  # fmt: skip
     return StoreError(f"writing results to {path} failed: {exc}. Rounds written before are kept; check free disk "
@@ -109,6 +114,8 @@ class RunWriter:
             create_schema(con)
         except duckdb.Error as exc:
             con.close()
+            if _disk_full(exc):
+                raise write_error(exc, path, run_id) from None
             raise StoreError(f"cannot create the results file {path}: {exc}") from None
         return cls(path, con, run_id)
 
@@ -116,7 +123,16 @@ class RunWriter:
     def reopen(cls, path: Path, run_id: str) -> RunWriter:
         """An existing results file, migrated to the current schema (for resuming a run)."""
         con = _connect(path)
-        migrate(con, str(path))
+        try:
+            migrate(con, str(path))
+        except duckdb.Error as exc:
+            con.close()
+            if _disk_full(exc):
+                raise write_error(exc, path, run_id) from None
+            raise
+        except BaseException:
+            con.close()
+            raise
         return cls(path, con, run_id)
 
     def discard_unfinished(self, *, retry_failed: bool = False) -> list[int]:
@@ -135,19 +151,24 @@ class RunWriter:
         try:
             self.con.execute(
                 "INSERT INTO superseded_calls BY NAME SELECT *, ? AS superseded_at FROM calls "
-                f"WHERE run_id = ? AND game_id NOT IN (SELECT game_id FROM games WHERE run_id = ? AND {kept})",
+                f"WHERE run_id = ? AND game_id NOT IN (SELECT game_id FROM games WHERE run_id = ? AND ({kept}))",
                 [utcnow(), self.run_id, self.run_id],
             )
             for table in ("calls", "rounds", "comprehension"):
                 self.con.execute(
                     f"DELETE FROM {table} WHERE run_id = ? AND game_id NOT IN "
-                    f"(SELECT game_id FROM games WHERE run_id = ? AND {kept})",
+                    f"(SELECT game_id FROM games WHERE run_id = ? AND ({kept}))",
                     [self.run_id, self.run_id],
                 )
             self.con.execute(f"DELETE FROM games WHERE run_id = ? AND NOT ({kept})", [self.run_id])
             self.con.execute("COMMIT")
+        except duckdb.Error as exc:
+            with contextlib.suppress(duckdb.Error):
+                self.con.execute("ROLLBACK")
+            raise write_error(exc, self.path, self.run_id) from None
         except BaseException:
-            self.con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):
+                self.con.execute("ROLLBACK")
             raise
         return ids
 
@@ -169,7 +190,7 @@ class RunWriter:
         """(game id, condition) of the games a resume keeps (see :meth:`discard_unfinished`)."""
         kept = _KEPT_ON_RESUME["all_failures" if retry_failed else "permanent"]
         return [(r[0], r[1]) for r in self.con.execute(
-            f"SELECT game_id, condition FROM games WHERE run_id = ? AND {kept}", [self.run_id]
+            f"SELECT game_id, condition FROM games WHERE run_id = ? AND ({kept})", [self.run_id]
         ).fetchall()]  # fmt: skip
 
     def failures(self) -> dict[str, tuple[int, str]]:
@@ -180,6 +201,12 @@ class RunWriter:
             [self.run_id],
         ).fetchall()
         return {kind: (int(n), str(first)) for kind, n, first in rows}
+
+    def created_at(self) -> str:
+        """When the run was created (ISO): with the file and run id, what tells this run from an earlier one
+        under the same id (``--overwrite``)."""
+        row = self.con.execute("SELECT created_at FROM runs WHERE run_id = ?", [self.run_id]).fetchone()
+        return "" if row is None else row[0].isoformat()
 
     def run_state(self) -> tuple[str, str] | None:
         """The run's (status, config JSON), or None if the file holds no such run."""
@@ -192,9 +219,12 @@ class RunWriter:
 
     def mark_running(self) -> None:
         """A resumed run is running again."""
-        self.con.execute(
-            "UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ?", [self.run_id]
-        )
+        try:
+            self.con.execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ?", [self.run_id]
+            )
+        except duckdb.Error as exc:
+            raise write_error(exc, self.path, self.run_id) from None
 
     def games_and_rounds(self) -> tuple[int, int]:
         """Complete games and recorded rounds of the run (for a summary after a forced stop)."""
@@ -420,6 +450,8 @@ def _connect(path: Path) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path))
     except duckdb.IOException as exc:
+        if _disk_full(exc):
+            raise DiskFull(f"the disk holding {path} is full; free some space, then run the command again.") from None
         raise StoreError(
             f"cannot open {path} for writing: {exc}. If another PDBench process is "
             f"writing this run, wait for it to finish."

@@ -362,7 +362,7 @@ def test_a_cache_deleted_mid_run_is_noticed_and_replaced(server: FakeLLMServer, 
     # Every answer received after the deletion is in the new cache (none written to the deleted file).
     with sqlite3.connect(cache) as con:
         kept = con.execute("select count(*) from responses").fetchone()[0]
-    assert 72 - at_delete <= kept < 72
+    assert 72 - at_delete <= kept < 72, err
 
 
 def test_resume_works_from_the_run_file_alone_when_the_cache_is_corrupt(

@@ -16,7 +16,15 @@ from harness.cache import ResponseCache, cache_key
 from harness.calls import CallFailed, CallPath, CallRecord, CallTag, RetrySettings, encode_messages
 from harness.limits import EndpointLimiter, LimitSettings
 from harness.pricing import DEFAULT_PRICES, Price, PriceTable
-from harness.providers.base import Completion, Endpoint, Message, RetryDecision, Sample, SamplingParams
+from harness.providers.base import (
+    Completion,
+    Endpoint,
+    FailureKind,
+    Message,
+    RetryDecision,
+    Sample,
+    SamplingParams,
+)
 from harness.providers.mock import MockProvider
 from harness.store.live import _call_row
 
@@ -343,3 +351,37 @@ async def test_without_a_cache_answers_are_remembered_within_bounds(monkeypatch:
     assert len(calls._answered) == 3
     paid_again = await calls.request(provider, limiter(), MESSAGES, params, TAG, 1)
     assert not paid_again.cached and provider.calls == 7
+
+
+class Overloaded(EchoProvider):
+    """A server that is down and asks for a wait longer than any request's budget."""
+
+    def should_retry(self, error: BaseException) -> RetryDecision:
+        return RetryDecision(retry=True, reason="HTTP 503: down", retry_after=99_999_999, status=503)
+
+
+class Refused(EchoProvider):
+    def should_retry(self, error: BaseException) -> RetryDecision:
+        if str(error) == "401":
+            return RetryDecision(retry=False, reason="HTTP 401: bad key", status=401, auth=True)
+        return RetryDecision(retry=False, reason="HTTP 400: bad request", status=400)
+
+
+@pytest.mark.parametrize(
+    ("provider", "kind"),
+    [
+        (Overloaded([ConnectionError("down")]), FailureKind.RETRYABLE),  # not retried, yet it may pass
+        (EchoProvider([ConnectionError("x")] * 6), FailureKind.RETRYABLE),  # retries ran out
+        (Refused([RuntimeError("401")]), FailureKind.AUTHENTICATION),
+        (Refused([RuntimeError("400")]), FailureKind.PERMANENT),
+    ],
+)
+async def test_a_failed_request_says_what_kind_of_failure_it_was(provider: EchoProvider, kind: FailureKind) -> None:
+    calls = path(retry=RetrySettings(max_attempts=6, backoff_initial=0, backoff_max=0), sleep=_no_sleep)
+    with pytest.raises(CallFailed) as failed:
+        await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
+    assert failed.value.kind is kind
+
+
+async def _no_sleep(seconds: float) -> None:
+    return None

@@ -1,0 +1,74 @@
+"""The shared cache under faults: stale claims of dead processes, a file corrupted in place mid-run,
+and the ledger that records paid answers until the results file holds them."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.cache import Claim, ResponseCache, cache_key
+from harness.calls import CallPath, ledger_json, record_from_ledger
+from harness.pricing import DEFAULT_PRICES, PriceTable
+from harness.providers.base import Sample, SamplingParams
+from tests.unit.test_calls import MESSAGES, TAG, EchoProvider, limiter
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+async def test_a_claim_of_a_process_that_died_is_taken_over_at_once(tmp_path: Path) -> None:
+    with ResponseCache(tmp_path / "c.sqlite") as mine, ResponseCache(tmp_path / "c.sqlite") as other:
+        assert await other.aclaim("k1", lease_s=600) is Claim.CLAIMED
+        assert await mine.aclaim("k1", lease_s=600) is Claim.HELD  # a live owner: wait for its answer
+        # The same claim made by a process of this machine that no longer runs (kill -9 mid-request).
+        host, _, rest = other.owner.partition(":")
+        ghost = f"{host}:{dead_pid()}:{rest.partition(':')[2]}"
+        conn = other._connect()
+        conn.execute("UPDATE claims SET owner = ? WHERE key = 'k1'", (ghost,))
+        assert await mine.aclaim("k1", lease_s=600) is Claim.CLAIMED
+        # A claim from another machine is never judged by pid: it lapses with its lease.
+        conn.execute("UPDATE claims SET owner = ? WHERE key = 'k1'", (f"elsewhere:{dead_pid()}:x",))
+        assert await mine.aclaim("k1", lease_s=600) is Claim.HELD
+
+
+async def test_a_cache_corrupted_in_place_mid_run_is_set_aside_once(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    provider = EchoProvider()
+    cache = ResponseCache(path)
+    calls = CallPath(cache=cache, prices=PriceTable.load(DEFAULT_PRICES))
+    await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
+    cache.close()
+    with open(path, "r+b") as f:  # every page after the header's: the tables are unreadable
+        f.seek(4096)
+        f.write(os.urandom(path.stat().st_size - 4096))
+    cache2 = ResponseCache(path)  # the header still reads: the damage shows only when used
+    calls = CallPath(cache=cache2, prices=PriceTable.load(DEFAULT_PRICES))
+    other = dataclasses.replace(TAG, sample=Sample("c", 1, "b"))
+    result = await calls.request(provider, limiter(), MESSAGES, SamplingParams(), other, 1)
+    assert result.text == "C" and provider.calls == 2
+    assert calls.renewals == 1 and len(list(tmp_path.glob("c.sqlite.corrupt-*[0-9]"))) == 1
+    assert calls.cache is not None and calls.cache is not cache2
+    key = cache_key("echo", "m", "http://localhost:1/v1/", MESSAGES, SamplingParams().as_dict(), other.sample.as_dict())
+    assert calls.cache.get(key) is not None  # the answer is in the fresh cache
+    calls.cache.close()
+
+
+async def test_the_ledger_holds_a_paid_answer_until_the_results_file_has_it(tmp_path: Path) -> None:
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        calls = CallPath(cache=cache, prices=PriceTable.load(DEFAULT_PRICES), ledger_run="r#1#t")
+        paid = await calls.request(EchoProvider(), limiter(), MESSAGES, SamplingParams(), TAG, 1)
+        ((_, text),) = cache.ledger("r#1#t")
+        assert record_from_ledger(text) == paid.records[0]
+        assert ledger_json(record_from_ledger(text)) == text
+        again = await calls.request(EchoProvider(), limiter(), MESSAGES, SamplingParams(), TAG, 1)
+        assert again.cached and len(cache.ledger("r#1#t")) == 1  # an answer from the cache is not paid
+        calls.forget_recorded(paid.records)  # the results file now holds it
+        assert cache.ledger("r#1#t") == []
+        assert cache.ledger("r#1#other-run") == []
