@@ -1,0 +1,467 @@
+"""The Jinja environment prompt templates run in: sandboxed, and bounded in size and time.
+
+Jinja's sandbox stops a template from reaching Python's internals, but not from asking for
+``{{ "x" * 2000000000 }}`` or looping for ever, and a prompt template is code a user writes. So every
+render of a :class:`BoundedEnvironment` template is held to two limits, and stopped with a
+:class:`RenderLimitError` when it passes one:
+
+* **size**: no value a template builds, and not all it writes together, may exceed
+  :data:`MAX_RENDER_CHARS` characters. Operations that can multiply a size (``*``, ``**``, ``%``,
+  ``str.format``, ``~``, the filters and string methods that pad, repeat, join or replace) are checked
+  *before* they run, from their operands; everything else is checked on its result;
+* **time**: a render may take at most :data:`MAX_RENDER_SECONDS`. The clock is read at every loop
+  iteration, call (a macro that calls itself) and piece of output: without a loop or a call, a template
+  does a bounded amount of work, since every operation is bounded in size. A loop's iterable is
+  wrapped at compile time, since plain ``for`` has no sandbox hook.
+
+Templates are otherwise rendered the ordinary way (``template.render(context)``), and the built-in
+templates render in well under a millisecond, so the limits only ever stop a template that would
+otherwise hang the run or exhaust memory.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from jinja2 import Template, nodes, pass_context
+from jinja2.environment import Environment
+from jinja2.nodes import EvalContext
+from jinja2.runtime import Context, Macro, Namespace
+from jinja2.sandbox import SandboxedEnvironment
+from jinja2.visitor import NodeTransformer
+
+MAX_RENDER_CHARS = 1_000_000  # about 250,000 tokens: more than a model's context holds
+MAX_RENDER_SECONDS = 2.0  # the built-in templates take well under a millisecond
+MAX_INT_BITS = 100_000  # about 30,000 decimal digits
+MAX_FORMAT_WIDTH = 10_000  # widths and precisions in format strings
+MAX_JSON_INDENT = 100
+
+
+class RenderLimitError(Exception):
+    """A template passed a size or time limit; the message says which and what to do."""
+
+
+class _Budget(threading.local):
+    """The limits of the render in progress on this thread (none outside a render)."""
+
+    deadline: float | None = None
+    written: int = 0
+
+
+_budget = _Budget()
+_SEQUENCES = (list, tuple, set, frozenset)
+
+
+def _tick() -> None:
+    deadline = _budget.deadline
+    if deadline is not None and time.monotonic() > deadline:
+        raise RenderLimitError(
+            f"took longer than {MAX_RENDER_SECONDS:g} s to render (the built-in templates take under a "
+            "millisecond): look for loops inside loops in it"
+        )
+
+
+def _too_large(what: str) -> RenderLimitError:
+    return RenderLimitError(
+        f"{what} more than {MAX_RENDER_CHARS:,} characters, the most a prompt may have (about 250,000 "
+        "tokens, beyond any model's context): in a long game, show only recent rounds with history_window"
+    )
+
+
+def weight(value: Any, budget: int = MAX_RENDER_CHARS) -> int:
+    """The size of ``value`` as text, roughly: characters of strings, one per element and key of
+    containers plus what they hold, digits of integers. Counting stops once it passes ``budget``, so
+    the cost is bounded whatever the value (a list of a million references to one long string)."""
+    if isinstance(value, str):  # by far the most common: everything a template writes
+        return len(value)
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if isinstance(item, (str, bytes)):
+            total += len(item)
+        elif kind in _SEQUENCES:
+            total += len(item) + 1
+            stack.extend(item)
+        elif kind is dict:
+            total += len(item) + 1
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif kind is int:
+            total += item.bit_length() // 3 + 1
+        elif kind is Namespace:
+            stack.append(object.__getattribute__(item, "_Namespace__attrs"))
+        else:
+            total += 1
+        if total > budget:
+            return total
+    return total
+
+
+def _check(value: Any, what: str = "holds a value of") -> Any:
+    if weight(value) > MAX_RENDER_CHARS:
+        raise _too_large(what)
+    return value
+
+
+def _check_size(n: int, what: str = "would build a value of") -> None:
+    if n > MAX_RENDER_CHARS:
+        raise _too_large(what)
+
+
+def _as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+# -- what the compiled template calls (see _Bounds) --------------------------------------------------
+def _charge(chars: int) -> None:
+    budget = _budget
+    budget.written += chars
+    if budget.written > MAX_RENDER_CHARS:
+        raise _too_large("writes")
+
+
+@pass_context
+def _paced(context: Context, iterable: Iterable[Any], literal_chars: int) -> Iterator[Any]:
+    """A loop's iterable, with the clock read and the loop body's own text counted at every iteration."""
+    for item in iterable:
+        _tick()
+        _charge(literal_chars)
+        yield item
+
+
+@pass_context
+def _emit(context: Context, value: Any) -> Any:
+    """One piece of output (``{{ value }}``, or text in a macro), counted against the render's size limit."""
+    budget = _budget
+    if budget.deadline is not None and time.monotonic() > budget.deadline:
+        _tick()
+    _charge(len(value) if isinstance(value, str) else weight(value))
+    return value
+
+
+@pass_context
+def _text(context: Context, literal_chars: int) -> str:
+    """Counts the text a template writes outside loops and macros, once, as its render starts."""
+    _charge(literal_chars)
+    return ""
+
+
+@pass_context
+def _concat(context: Context, parts: list[Any]) -> str:
+    """``a ~ b ~ c``, refused before joining if the result would be too large."""
+    _check_size(sum(weight(p) for p in parts))
+    return "".join(str(p) for p in parts)
+
+
+# Filters, because a filter is called directly (a call would go through the sandbox, ten times slower);
+# templates cannot redefine filters, and these names are not Jinja's. They take the context only so that
+# Jinja never runs them at compile time (it folds filters of constants), which would skip the count.
+_HOOKS = {"_pdbench_paced": _paced, "_pdbench_emit": _emit, "_pdbench_text": _text, "_pdbench_concat": _concat}
+_OWN_BODY = (nodes.Macro, nodes.CallBlock, nodes.Block)  # bodies that run when called, any number of times
+
+
+def _text_size(body: list[nodes.Node]) -> int:
+    """Characters of template text in ``body`` that run with it: not inside a loop's body (counted per
+    iteration) or a macro, call block or block (whose text is counted piece by piece). Text in both
+    branches of an ``if`` counts, so this is an upper bound."""
+    total = 0
+    stack: list[nodes.Node] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.TemplateData):
+            total += len(node.data)
+        elif isinstance(node, nodes.For):
+            stack.extend(node.else_)
+        elif not isinstance(node, _OWN_BODY):
+            stack.extend(node.iter_child_nodes())
+    return total
+
+
+class _Bounds(NodeTransformer):
+    """Routes loops, output and ``~`` through the checks above (none of them has a sandbox hook).
+
+    Template text is counted without a call per piece where it can be: the text of a template's body
+    once as it starts, the text of a loop's body once per iteration. Text in macros, call blocks, blocks
+    and recursive loops is counted piece by piece.
+    """
+
+    def __init__(self) -> None:
+        self._piecewise = [False]
+
+    def _hook(self, name: str, arg: nodes.Expr, lineno: int, *args: nodes.Expr) -> nodes.Filter:
+        return nodes.Filter(arg, f"_pdbench_{name}", list(args), [], None, None, lineno=lineno)
+
+    def _visit_body(self, body: list[nodes.Node], piecewise: bool) -> list[nodes.Node]:
+        self._piecewise.append(piecewise)
+        try:
+            return [self.visit(n) for n in body]
+        finally:
+            self._piecewise.pop()
+
+    def visit_Template(self, node: nodes.Template) -> nodes.Node:
+        size = _text_size(node.body)
+        node.body = self._visit_body(node.body, False)
+        node.body.insert(0, nodes.Output([self._hook("text", nodes.Const(size), 1)], lineno=1))
+        return node
+
+    def visit_For(self, node: nodes.For) -> nodes.Node:
+        node.iter = self.visit(node.iter)
+        if node.test is not None:
+            node.test = self.visit(node.test)
+        node.else_ = self._visit_body(node.else_, self._piecewise[-1])
+        size = 0 if node.recursive else _text_size(node.body)
+        node.body = self._visit_body(node.body, node.recursive)
+        node.iter = self._hook("paced", node.iter, node.lineno, nodes.Const(size))
+        return node
+
+    def _own_body(self, node: nodes.Macro | nodes.CallBlock | nodes.Block) -> nodes.Node:
+        for field in node.fields:
+            if field != "body":
+                value = getattr(node, field)
+                if isinstance(value, nodes.Node):
+                    setattr(node, field, self.visit(value))
+                elif isinstance(value, list):
+                    setattr(node, field, [self.visit(v) if isinstance(v, nodes.Node) else v for v in value])
+        node.body = self._visit_body(node.body, True)
+        return node
+
+    visit_Macro = visit_CallBlock = visit_Block = _own_body
+
+    def visit_Output(self, node: nodes.Output) -> nodes.Node:
+        piecewise = self._piecewise[-1]
+        node.nodes = [
+            child
+            if isinstance(child, nodes.TemplateData) and not piecewise
+            else self._hook("emit", self.visit(child), child.lineno)
+            for child in node.nodes
+        ]
+        return node
+
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        node = self.generic_visit(node)
+        return self._hook("concat", nodes.List(list(node.nodes), lineno=node.lineno), node.lineno)
+
+
+# -- format strings ---------------------------------------------------------------------------------
+_PRINTF = re.compile(r"%[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+_FORMAT_SPEC = re.compile(r"\{[^{}]*?:([^{}]*)(\{?)")
+
+
+def _check_printf(fmt: str) -> None:
+    for match in _PRINTF.finditer(fmt):
+        for number in match.groups():
+            if number == "*":
+                raise RenderLimitError("uses a '*' width in a % format; write the width in the format itself")
+            if number is not None and int(number) > MAX_FORMAT_WIDTH:
+                raise RenderLimitError(f"asks for a format width of {int(number):,} (at most {MAX_FORMAT_WIDTH:,})")
+
+
+def _check_format(fmt: str) -> None:
+    for match in _FORMAT_SPEC.finditer(fmt):
+        spec, nested = match.groups()
+        if nested:
+            raise RenderLimitError("takes a format width from a variable; write the width in the format itself")
+        for number in re.findall(r"\d+", spec):
+            if int(number) > MAX_FORMAT_WIDTH:
+                raise RenderLimitError(f"asks for a format width of {int(number):,} (at most {MAX_FORMAT_WIDTH:,})")
+
+
+# -- filters and string methods that can multiply a size, each with its bound ------------------------
+def _materialize(value: Any) -> list[Any]:
+    out = []
+    for item in value:
+        _tick()
+        out.append(item)
+        if len(out) > MAX_RENDER_CHARS:
+            raise _too_large("iterates over")
+    return out
+
+
+def _join_size(items: list[Any], sep: Any) -> int:
+    return weight(items) + max(len(items) - 1, 0) * weight(sep)
+
+
+def _replace_size(text: str, old: Any, new: Any, count: Any = -1) -> int:
+    old, new = str(old), str(new)
+    n = text.count(old) if old else len(text) + 1
+    limit = _as_int(count)
+    if limit is not None and limit >= 0:
+        n = min(n, limit)
+    return len(text) + n * len(new)
+
+
+def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` with its inputs checked, the size it would build estimated first where it can multiply
+    one (see the module docstring), and its result checked."""
+
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        args = list(args)
+        # The filtered value is the first argument, or the second for filters that take the context.
+        at = next((i for i, a in enumerate(args) if not _is_jinja_internal(a)), 0)
+        if at < len(args) and _is_lazy(args[at]):
+            args[at] = _materialize(args[at])
+        for a in list(args) + list(kwargs.values()):
+            if not _is_jinja_internal(a):
+                _check(a)
+        value = args[at] if at < len(args) else None
+        rest = args[at + 1 :]
+        _estimate(name, value, rest, kwargs)
+        result = func(*args, **kwargs)
+        return result if _is_lazy(result) else _check(result, "would build a value of")
+
+    # Jinja reads ``jinja_pass_arg`` (set by pass_context, pass_environment...) to know what to pass first.
+    if hasattr(func, "jinja_pass_arg"):
+        bounded.jinja_pass_arg = func.jinja_pass_arg  # type: ignore[attr-defined]
+    bounded.__name__ = getattr(func, "__name__", name)
+    return bounded
+
+
+def _arg(rest: list[Any], kwargs: dict[str, Any], index: int, name: str, default: Any) -> Any:
+    if name in kwargs:
+        return kwargs[name]
+    return rest[index] if index < len(rest) else default
+
+
+def _estimate(name: str, value: Any, rest: list[Any], kwargs: dict[str, Any]) -> None:
+    if name in ("center", "batch", "slice", "truncate", "wordwrap"):
+        for a in list(rest) + list(kwargs.values()):
+            n = _as_int(a)
+            if n is not None and abs(n) > MAX_RENDER_CHARS:
+                _check_size(abs(n))
+    if name == "join":
+        _check_size(_join_size(list(value) if value is not None else [], _arg(rest, kwargs, 0, "d", "")))
+    elif name == "replace":
+        _check_size(_replace_size(str(value), _arg(rest, kwargs, 0, "old", ""), _arg(rest, kwargs, 1, "new", ""),
+                                  _arg(rest, kwargs, 2, "count", None)))  # fmt: skip
+    elif name == "indent":
+        width = _arg(rest, kwargs, 0, "width", 4)
+        pad = abs(width) if _as_int(width) is not None else len(str(width))
+        text = str(value)
+        _check_size(len(text) + (text.count("\n") + 1) * pad)
+    elif name == "format":
+        _check_printf(str(value))
+    elif name == "wordwrap":
+        wrap = _arg(rest, kwargs, 2, "wrapstring", None)
+        width = _as_int(_arg(rest, kwargs, 0, "width", 79)) or 1
+        text = str(value)
+        _check_size(len(text) + (len(text) // max(width, 1) + 1) * len(str(wrap or "\n")))
+    elif name == "tojson":
+        indent = _as_int(_arg(rest, kwargs, 0, "indent", None))
+        if indent is not None and indent > MAX_JSON_INDENT:
+            raise RenderLimitError(f"asks tojson for an indent of {indent:,} (at most {MAX_JSON_INDENT})")
+    elif name == "sum":
+        start = _arg(rest, kwargs, 1, "start", 0)
+        if not isinstance(start, (int, float)):
+            raise RenderLimitError("uses sum with a start that is not a number; sum adds numbers only")
+
+
+def _is_lazy(value: Any) -> bool:
+    return isinstance(value, Iterator)
+
+
+def _is_jinja_internal(value: Any) -> bool:
+    return isinstance(value, (Context, EvalContext, Environment))
+
+
+def _check_str_method(text: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    rest = list(args)
+    if method in ("center", "ljust", "rjust", "zfill"):
+        width = _as_int(_arg(rest, kwargs, 0, "width", 0))
+        if width is not None:
+            _check_size(width)
+    elif method == "expandtabs":
+        size = _as_int(_arg(rest, kwargs, 0, "tabsize", 8)) or 0
+        _check_size(len(text) + text.count("\t") * max(size, 0))
+    elif method == "replace":
+        _check_size(_replace_size(text, _arg(rest, kwargs, 0, "old", ""), _arg(rest, kwargs, 1, "new", ""),
+                                  _arg(rest, kwargs, 2, "count", -1)))  # fmt: skip
+    elif method == "join":
+        items = args[0] if args else []
+        _check_size(_join_size(items if isinstance(items, list) else _materialize(items), text))
+
+
+class BoundedTemplate(Template):
+    """A template whose every render is held to the limits (see the module docstring)."""
+
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        saved = (_budget.deadline, _budget.written)
+        _budget.deadline = time.monotonic() + MAX_RENDER_SECONDS
+        _budget.written = 0
+        try:
+            return super().render(*args, **kwargs)
+        except RecursionError:
+            raise RenderLimitError("calls itself too deeply (a macro or include that never stops)") from None
+        finally:
+            _budget.deadline, _budget.written = saved
+
+
+class BoundedEnvironment(SandboxedEnvironment):
+    """The sandbox, with the size and time limits of the module docstring."""
+
+    template_class = BoundedTemplate
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.globals.pop("lipsum", None)  # generates any amount of text in one call
+        self.filters = {name: _bounded_filter(name, f) for name, f in self.filters.items()}
+        self.filters.update(_HOOKS)
+
+    def compile(self, source: Any, name: str | None = None, filename: str | None = None, raw: bool = False,
+                defer_init: bool = False) -> Any:  # fmt: skip
+        if isinstance(source, str):
+            source = self.parse(source, name, filename)
+            source = _Bounds().visit(source)
+            source.set_environment(self)
+        return super().compile(source, name, filename, raw, defer_init)
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                n = _as_int(times)
+                if n is not None and isinstance(seq, (str, list, tuple)):
+                    _check_size(weight(seq) * max(n, 0))
+            a, b = _as_int(left), _as_int(right)
+            if a is not None and b is not None and a.bit_length() + b.bit_length() > MAX_INT_BITS:
+                raise RenderLimitError(f"multiplies integers into one of more than {MAX_INT_BITS:,} bits")
+        elif operator == "**":
+            a, b = _as_int(left), _as_int(right)
+            if a is not None and b is not None and abs(a) > 1 and b * a.bit_length() > MAX_INT_BITS:
+                raise RenderLimitError(f"raises an integer to a power of more than {MAX_INT_BITS:,} bits")
+        elif operator == "%" and isinstance(left, str):
+            _check_printf(left)
+        return _check(super().call_binop(context, operator, left, right), "would build a value of")
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        _tick()
+        if not isinstance(__obj, Macro):
+            for a in list(args) + list(kwargs.values()):
+                _check(a)
+            owner = getattr(__obj, "__self__", None)
+            if isinstance(owner, str):
+                _check_str_method(owner, getattr(__obj, "__name__", ""), args, kwargs)
+            elif isinstance(owner, (list, dict, set)) and len(owner) > MAX_RENDER_CHARS:
+                raise _too_large("holds a list or mapping of")  # one that a loop keeps extending
+        result = super().call(__context, __obj, *args, **kwargs)
+        return result if _is_lazy(result) else _check(result, "would build a value of")
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        value = super().getattr(obj, attribute)
+        return value if type(value) is str and len(value) <= MAX_RENDER_CHARS else _check(value)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        value = super().getitem(obj, argument)
+        return value if type(value) is str and len(value) <= MAX_RENDER_CHARS else _check(value)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        wrapper = super().wrap_str_format(value)
+        if wrapper is None:
+            return None
+        _check_format(value.__self__)
+        return wrapper
