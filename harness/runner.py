@@ -31,6 +31,7 @@ from harness.plan import GamePlan, condition_plans, iter_games, stream, summariz
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.scheduler import ModelPlayers, Progress, Scheduler
 from harness.store.live import LiveRecorder
+from harness.store.schema import missing_run
 from harness.store.writer import RunWriter, run_path
 
 
@@ -190,7 +191,7 @@ def resume_run(
     try:
         row = writer.con.execute("SELECT status, config_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
         if row is None:
-            raise RunNotFoundError(f"{path} holds no run {run_id!r}.")
+            raise RunNotFoundError(missing_run(writer.con, path, run_id))
         status, config_json = row
         if status == "complete":
             raise StoreError(f"run {run_id} is already complete; nothing to resume.")

@@ -22,7 +22,7 @@ from harness import __version__
 from harness.errors import RunExistsError, StoreError
 from harness.match import Match
 from harness.plan import GamePlan
-from harness.store.schema import SCHEMA_VERSION, create_schema, migrate
+from harness.store.schema import SCHEMA_VERSION, create_schema, damaged, migrate
 
 FLUSH_ROUNDS = 200_000
 FLUSH_GAMES = 2_000
@@ -95,7 +95,11 @@ class RunWriter:
     def reopen(cls, path: Path, run_id: str) -> RunWriter:
         """An existing results file, migrated to the current schema (for resuming a run)."""
         con = _connect(path)
-        migrate(con, str(path))
+        try:
+            migrate(con, str(path))
+        except BaseException:
+            con.close()
+            raise
         return cls(path, con, run_id)
 
     def discard_unfinished(self) -> list[int]:
@@ -335,3 +339,5 @@ def _connect(path: Path) -> duckdb.DuckDBPyConnection:
             f"cannot open {path} for writing: {exc}. If another PDBench process is "
             f"writing this run, wait for it to finish."
         ) from None
+    except duckdb.Error as exc:  # a damaged file (a checksum that does not match), or not a DuckDB file
+        raise StoreError(damaged(str(path), exc)) from None
