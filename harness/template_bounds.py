@@ -6,13 +6,18 @@ render of a :class:`BoundedEnvironment` template is held to two limits, and stop
 :class:`RenderLimitError` when it passes one:
 
 * **size**: no value a template builds, and not all it writes together, may exceed
-  :data:`MAX_RENDER_CHARS` characters. Operations that can multiply a size (``*``, ``**``, ``%``,
+  :data:`MAX_RENDER_CHARS` characters, and all the values it builds together not
+  :data:`MAX_BUILT_CHARS`. Operations that can multiply a size (``*``, ``**``, ``%``,
   ``str.format``, ``~``, the filters and string methods that pad, repeat, join or replace) are checked
   *before* they run, from their operands; everything else is checked on its result;
 * **time**: a render may take at most :data:`MAX_RENDER_SECONDS`. The clock is read at every loop
-  iteration, call (a macro that calls itself) and piece of output: without a loop or a call, a template
-  does a bounded amount of work, since every operation is bounded in size. A loop's iterable is
-  wrapped at compile time, since plain ``for`` has no sandbox hook.
+  iteration and call (a macro that calls itself): without a loop or a call, a template does a bounded
+  amount of work, since every operation is bounded in size. A loop's iterable is wrapped at compile
+  time, since plain ``for`` has no sandbox hook.
+
+Values come from the context (sized by PDBench), from literals (bounded by the template's length) or
+from operations, and every operation is checked, so attribute lookups need no check of their own: a
+namespace that a loop doubles is stopped at the ``~``, ``+`` or call that doubles it.
 
 Templates are otherwise rendered the ordinary way (``template.render(context)``), and the built-in
 templates render in well under a millisecond, so the limits only ever stop a template that would
@@ -36,6 +41,7 @@ from jinja2.visitor import NodeTransformer
 
 MAX_RENDER_CHARS = 1_000_000  # about 250,000 tokens: more than a model's context holds
 MAX_RENDER_SECONDS = 2.0  # the built-in templates take well under a millisecond
+MAX_BUILT_CHARS = 10 * MAX_RENDER_CHARS  # all values one render makes, together (see _built)
 MAX_INT_BITS = 100_000  # about 30,000 decimal digits
 MAX_FORMAT_WIDTH = 10_000  # widths and precisions in format strings
 MAX_JSON_INDENT = 100
@@ -50,6 +56,7 @@ class _Budget(threading.local):
 
     deadline: float | None = None
     written: int = 0
+    built: int = 0
 
 
 _budget = _Budget()
@@ -114,6 +121,23 @@ def _check_size(n: int, what: str = "would build a value of") -> None:
         raise _too_large(what)
 
 
+def _built(value: Any) -> Any:
+    """A value an operation made: at most MAX_RENDER_CHARS itself, and with all the others made in this
+    render at most MAX_BUILT_CHARS (a loop that keeps large values in a list or mapping would otherwise
+    hold any amount of memory, each value small enough)."""
+    size = weight(value)
+    if size > MAX_RENDER_CHARS:
+        raise _too_large("would build a value of")
+    budget = _budget
+    budget.built += size
+    if budget.built > MAX_BUILT_CHARS:
+        raise RenderLimitError(
+            f"builds more than {MAX_BUILT_CHARS:,} characters of values in all (a prompt is at most "
+            f"{MAX_RENDER_CHARS:,}): look for a loop that keeps adding to a list or mapping"
+        )
+    return value
+
+
 def _as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -137,12 +161,32 @@ def _paced(context: Context, iterable: Iterable[Any], literal_chars: int) -> Ite
 
 @pass_context
 def _emit(context: Context, value: Any) -> Any:
-    """One piece of output (``{{ value }}``, or text in a macro), counted against the render's size limit."""
-    budget = _budget
-    if budget.deadline is not None and time.monotonic() > budget.deadline:
-        _tick()
-    _charge(len(value) if isinstance(value, str) else weight(value))
+    """One piece of output (``{{ value }}``, or text in a macro), counted against the render's size limit.
+    (No clock here: output outside a loop or call is bounded by the template's length.)"""
+    budget = _budget  # _charge, inlined: this runs for every {{ value }} of every prompt
+    budget.written += len(value) if type(value) is str else weight(value)
+    if budget.written > MAX_RENDER_CHARS:
+        raise _too_large("writes")
     return value
+
+
+@pass_context
+def _line(context: Context, parts: list[Any], counted: int) -> str:
+    """One output statement at once (its text and values joined, as Jinja would write them one by one):
+    one call instead of one per value. ``counted`` characters of it, its template text, are counted
+    already (see _Bounds)."""
+    total = 0
+    for part in parts:
+        if type(part) is not str:
+            total += weight(part)  # before str(): a list's text can be far longer than the list
+    if total > MAX_RENDER_CHARS:
+        raise _too_large("writes")
+    text = "".join([part if type(part) is str else str(part) for part in parts])
+    budget = _budget
+    budget.written += len(text) - counted
+    if budget.written > MAX_RENDER_CHARS:
+        raise _too_large("writes")
+    return text
 
 
 @pass_context
@@ -156,13 +200,14 @@ def _text(context: Context, literal_chars: int) -> str:
 def _concat(context: Context, parts: list[Any]) -> str:
     """``a ~ b ~ c``, refused before joining if the result would be too large."""
     _check_size(sum(weight(p) for p in parts))
-    return "".join(str(p) for p in parts)
+    return _built("".join(str(p) for p in parts))
 
 
 # Filters, because a filter is called directly (a call would go through the sandbox, ten times slower);
 # templates cannot redefine filters, and these names are not Jinja's. They take the context only so that
 # Jinja never runs them at compile time (it folds filters of constants), which would skip the count.
-_HOOKS = {"_pdbench_paced": _paced, "_pdbench_emit": _emit, "_pdbench_text": _text, "_pdbench_concat": _concat}
+_HOOKS = {"_pdbench_paced": _paced, "_pdbench_emit": _emit, "_pdbench_line": _line, "_pdbench_text": _text,
+          "_pdbench_concat": _concat}  # fmt: skip
 _OWN_BODY = (nodes.Macro, nodes.CallBlock, nodes.Block)  # bodies that run when called, any number of times
 
 
@@ -191,8 +236,9 @@ class _Bounds(NodeTransformer):
     and recursive loops is counted piece by piece.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, autoescape: object) -> None:
         self._piecewise = [False]
+        self._autoescape = autoescape
 
     def _hook(self, name: str, arg: nodes.Expr, lineno: int, *args: nodes.Expr) -> nodes.Filter:
         return nodes.Filter(arg, f"_pdbench_{name}", list(args), [], None, None, lineno=lineno)
@@ -235,11 +281,18 @@ class _Bounds(NodeTransformer):
 
     def visit_Output(self, node: nodes.Output) -> nodes.Node:
         piecewise = self._piecewise[-1]
+        children = [c if isinstance(c, nodes.TemplateData) else self.visit(c) for c in node.nodes]
+        if self._autoescape is False and any(not isinstance(c, nodes.TemplateData) for c in children):
+            # Without autoescaping Jinja writes str(value) for each: the same text, joined in one call.
+            counted = 0 if piecewise else sum(len(c.data) for c in children if isinstance(c, nodes.TemplateData))
+            parts = nodes.List(children, lineno=node.lineno)
+            node.nodes = [self._hook("line", parts, node.lineno, nodes.Const(counted))]
+            return node
         node.nodes = [
             child
             if isinstance(child, nodes.TemplateData) and not piecewise
-            else self._hook("emit", self.visit(child), child.lineno)
-            for child in node.nodes
+            else self._hook("emit", child, child.lineno)
+            for child in children
         ]
         return node
 
@@ -296,9 +349,28 @@ def _replace_size(text: str, old: Any, new: Any, count: Any = -1) -> int:
     return len(text) + n * len(new)
 
 
+# Filters that never turn a whole value into text and give back at most what they are given (a count, an
+# element, the same elements reordered or regrouped): their input and result need no check, and
+# `history | length` need not walk the history. batch and slice are bounded by their estimate below.
+_SAME_SIZE = frozenset({
+    "abs", "attr", "batch", "count", "default", "d", "dictsort", "first", "groupby", "items", "last", "length",
+    "map", "max", "min", "random", "reject", "rejectattr", "reverse", "select", "selectattr", "slice", "sort",
+    "sum", "unique",
+})  # fmt: skip
+
+
 def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     """``func`` with its inputs checked, the size it would build estimated first where it can multiply
     one (see the module docstring), and its result checked."""
+
+    if name in _SAME_SIZE:
+
+        def same_size(*args: Any, **kwargs: Any) -> Any:
+            at = next((i for i, a in enumerate(args) if not _is_jinja_internal(a)), 0)
+            _estimate(name, args[at] if at < len(args) else None, list(args[at + 1 :]), kwargs)
+            return func(*args, **kwargs)
+
+        return _like(same_size, func, name)
 
     def bounded(*args: Any, **kwargs: Any) -> Any:
         args = list(args)
@@ -313,13 +385,17 @@ def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
         rest = args[at + 1 :]
         _estimate(name, value, rest, kwargs)
         result = func(*args, **kwargs)
-        return result if _is_lazy(result) else _check(result, "would build a value of")
+        return result if _is_lazy(result) else _built(result)
 
+    return _like(bounded, func, name)
+
+
+def _like(wrapper: Callable[..., Any], func: Callable[..., Any], name: str) -> Callable[..., Any]:
     # Jinja reads ``jinja_pass_arg`` (set by pass_context, pass_environment...) to know what to pass first.
     if hasattr(func, "jinja_pass_arg"):
-        bounded.jinja_pass_arg = func.jinja_pass_arg  # type: ignore[attr-defined]
-    bounded.__name__ = getattr(func, "__name__", name)
-    return bounded
+        wrapper.jinja_pass_arg = func.jinja_pass_arg  # type: ignore[attr-defined]
+    wrapper.__name__ = getattr(func, "__name__", name)
+    return wrapper
 
 
 def _arg(rest: list[Any], kwargs: dict[str, Any], index: int, name: str, default: Any) -> Any:
@@ -390,15 +466,15 @@ class BoundedTemplate(Template):
     """A template whose every render is held to the limits (see the module docstring)."""
 
     def render(self, *args: Any, **kwargs: Any) -> str:
-        saved = (_budget.deadline, _budget.written)
+        saved = (_budget.deadline, _budget.written, _budget.built)
         _budget.deadline = time.monotonic() + MAX_RENDER_SECONDS
-        _budget.written = 0
+        _budget.written = _budget.built = 0
         try:
             return super().render(*args, **kwargs)
         except RecursionError:
             raise RenderLimitError("calls itself too deeply (a macro or include that never stops)") from None
         finally:
-            _budget.deadline, _budget.written = saved
+            _budget.deadline, _budget.written, _budget.built = saved
 
 
 class BoundedEnvironment(SandboxedEnvironment):
@@ -417,7 +493,7 @@ class BoundedEnvironment(SandboxedEnvironment):
                 defer_init: bool = False) -> Any:  # fmt: skip
         if isinstance(source, str):
             source = self.parse(source, name, filename)
-            source = _Bounds().visit(source)
+            source = _Bounds(self.autoescape).visit(source)
             source.set_environment(self)
         return super().compile(source, name, filename, raw, defer_init)
 
@@ -436,7 +512,7 @@ class BoundedEnvironment(SandboxedEnvironment):
                 raise RenderLimitError(f"raises an integer to a power of more than {MAX_INT_BITS:,} bits")
         elif operator == "%" and isinstance(left, str):
             _check_printf(left)
-        return _check(super().call_binop(context, operator, left, right), "would build a value of")
+        return _built(super().call_binop(context, operator, left, right))
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         _tick()
@@ -449,15 +525,7 @@ class BoundedEnvironment(SandboxedEnvironment):
             elif isinstance(owner, (list, dict, set)) and len(owner) > MAX_RENDER_CHARS:
                 raise _too_large("holds a list or mapping of")  # one that a loop keeps extending
         result = super().call(__context, __obj, *args, **kwargs)
-        return result if _is_lazy(result) else _check(result, "would build a value of")
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        value = super().getattr(obj, attribute)
-        return value if type(value) is str and len(value) <= MAX_RENDER_CHARS else _check(value)
-
-    def getitem(self, obj: Any, argument: Any) -> Any:
-        value = super().getitem(obj, argument)
-        return value if type(value) is str and len(value) <= MAX_RENDER_CHARS else _check(value)
+        return result if _is_lazy(result) else _built(result)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
         wrapper = super().wrap_str_format(value)

@@ -67,6 +67,15 @@ def test_text_of_a_macro_or_an_included_template_counts_at_each_call() -> None:
     assert len(env({"lit.j2": body, "main.j2": '{% include "lit.j2" %}'}).get_template("main.j2").render()) == 1000
 
 
+def test_all_values_built_in_one_render_are_limited_to_ten_million_characters() -> None:
+    """Each value is within its limit, but a loop keeps them: without a total, memory would have no bound."""
+    keep = '{% set d = {} %}{% for i in range(N) %}{{ d.update({i: "x" * 900000}) }}{% endfor %}{{ d|length }}'
+    assert render(keep.replace("N", "9")) == "None" * 9 + "9"
+    refused(keep.replace("N", "12"), "builds more than 10,000,000 characters of values in all")
+    # References to one value cost nothing: a list of a hundred of them is counted when written, not kept.
+    assert render('{% set a = "x" * 100000 %}{% set l = [a] * 5 %}{{ l|length }}') == "5"
+
+
 def test_a_render_may_take_the_time_limit_and_no_more(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(template_bounds, "MAX_RENDER_SECONDS", 0.3)
     for source in [
