@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import stat
 import sys
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
@@ -32,7 +30,7 @@ from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
 from harness.cache import ResponseCache, delete_cache
 from harness.config import MAX_REPLICATES, MAX_ROUNDS, MAX_SEED, ExperimentConfig, check_run_id, load_experiment
-from harness.errors import ConfigError, PDBenchError, StoreError
+from harness.errors import PDBenchError, StoreError
 from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, comprehension_rounds, eval_config
 from harness.limits import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
 from harness.plan import summarize
@@ -52,7 +50,7 @@ from harness.render import (
     scorecard_table,
 )
 from harness.runner import EngineOptions, Monitor, RunResult, default_run_id, resume_run, run_experiment
-from harness.settings import cache_path, engine_options
+from harness.settings import cache_path, engine_options, existing_run_id, results_dir, run_id_prefix
 from harness.store.catalog import Catalog, open_run
 from harness.store.schema import damaged, is_damage
 from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
@@ -121,55 +119,6 @@ MaxCostOpt = Annotated[
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")]
 PricesOpt = Annotated[Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")]
 OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing run with the same id.")]
-
-
-def results_dir(option: str | None, config: ExperimentConfig | None = None) -> Path:
-    """The results folder: --results, else the config's run.output, else $PDBENCH_RESULTS, else results/;
-    checked to be usable as a folder (it is created when a run is written)."""
-    if option is not None:
-        if not option.strip():
-            raise ConfigError(
-                "--results is empty: give the results folder (e.g. --results results), or leave the option "
-                "out to use $PDBENCH_RESULTS or results/"
-            )
-        return _usable_folder(Path(option), "--results")
-    if config is not None and config.run.output:
-        return _usable_folder(Path(config.run.output), "run.output")
-    return _usable_folder(Path(os.environ.get("PDBENCH_RESULTS") or "results"), "the results folder")
-
-
-def _usable_folder(folder: Path, source: str) -> Path:
-    shown = str(folder) if len(str(folder)) <= 100 else str(folder)[:97] + "..."
-    try:
-        mode = folder.stat().st_mode
-    except FileNotFoundError:
-        return folder  # created when a run is written
-    except OSError as exc:  # a name too long, a file where a folder should be, no permission
-        raise StoreError(
-            f"cannot create the results folder {shown} ({source}): {exc.strerror or exc}. "
-            "Choose another with --results DIR."
-        ) from None
-    if not stat.S_ISDIR(mode):
-        raise StoreError(f"{shown} ({source}) is a file, not a folder: give the results folder with --results DIR.")
-    return folder
-
-
-def _existing_run_id(run_id: str) -> str:
-    """A run id given to name an existing run: it names a file, so it cannot be longer than a file name may be
-    or hold a path separator. (Not the full pattern of new run ids: older runs may have other characters.)"""
-    if not run_id or len(run_id) > 128 or "/" in run_id or os.sep in run_id or "\0" in run_id:
-        shown = run_id if len(run_id) <= 60 else run_id[:57] + "..."
-        raise ConfigError(
-            f"{shown!r} is not a run id: a run id names its results file (<run id>.duckdb), has at most 128 "
-            "characters and no '/'. List the runs with `pdbench sql \"select run_id, status from runs\"`."
-        )
-    return run_id
-
-
-def _run_id_prefix(stem: str) -> str:
-    """A config file's name as the start of a run id (which names a file): other characters become '_'."""
-    prefix = re.sub(r"[^A-Za-z0-9_.-]", "_", stem)[:100].lstrip("_.-")
-    return prefix or "run"
 
 
 def _warn(config: ExperimentConfig) -> None:
@@ -307,7 +256,7 @@ def run(
             f"{rid or '<new run id>'} in {folder}/"
         )
         return
-    rid = rid or default_run_id(_run_id_prefix(file.stem), folder)
+    rid = rid or default_run_id(run_id_prefix(file.stem), folder)
     engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
     result = _play(config, results=folder, run_id=rid, replicates=replicates, overwrite=overwrite, engine=engine)
     with open_run(folder, rid) as cat:
@@ -547,7 +496,7 @@ def resume(
 
     Example: `pdbench resume eval_20261122_120000`
     """
-    _existing_run_id(run_id)
+    existing_run_id(run_id)
     folder = results_dir(results)
     engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
     try:
@@ -663,7 +612,7 @@ def report(
 
     Example: `pdbench report tournament_20261122_120000`
     """
-    _existing_run_id(run_id)
+    existing_run_id(run_id)
     with open_run(results_dir(results), run_id) as cat:
         if format is Format.table:
             _print_report(cat, run_id)

@@ -237,7 +237,7 @@ class ModelAgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _persona(self) -> ModelAgentConfig:
-        if self.base_url is not None and self.model.startswith("mock/"):
+        if self.base_url is not None and self.model.strip().startswith("mock/"):
             raise ValueError(
                 f"base_url is given, but {self.model} is the offline mock model, which talks to no server and "
                 "would ignore it: remove base_url (--base-url), or name a served model (openai/<model>)"

@@ -8,8 +8,8 @@ render of a :class:`BoundedEnvironment` template is held to two limits, and stop
 * **size**: no value a template builds, and not all it writes together, may exceed
   :data:`MAX_RENDER_CHARS` characters, and all the values it builds together not
   :data:`MAX_BUILT_CHARS`. Operations that can multiply a size (``*``, ``**``, ``%``,
-  ``str.format``, ``~``, the filters and string methods that pad, repeat, join or replace) are checked
-  *before* they run, from their operands; everything else is checked on its result;
+  ``str.format``, ``~``, the filters and string methods that pad, repeat, join or replace) are sized
+  *before* they run, from their operands (:mod:`harness.template_sizes`); the rest on their result;
 * **time**: a render may take at most :data:`MAX_RENDER_SECONDS`. The clock is read at every loop
   iteration and call (a macro that calls itself): without a loop or a call, a template does a bounded
   amount of work, since every operation is bounded in size. A loop's iterable is wrapped at compile
@@ -26,7 +26,6 @@ otherwise hang the run or exhaust memory.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -35,20 +34,29 @@ from typing import Any
 from jinja2 import Template, nodes, pass_context
 from jinja2.environment import Environment
 from jinja2.nodes import EvalContext
-from jinja2.runtime import Context, Macro, Namespace
+from jinja2.runtime import Context, Macro
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
-MAX_RENDER_CHARS = 1_000_000  # about 250,000 tokens: more than a model's context holds
+from harness.template_sizes import (
+    MAX_RENDER_CHARS,
+    SAME_SIZE,
+    RenderLimitError,
+    check,
+    check_binop,
+    check_filter,
+    check_format,
+    check_size,
+    check_str_method,
+    materialize,
+    too_large,
+    weight,
+)
+
+__all__ = ["MAX_RENDER_CHARS", "BoundedEnvironment", "BoundedTemplate", "RenderLimitError", "weight"]
+
 MAX_RENDER_SECONDS = 2.0  # the built-in templates take well under a millisecond
 MAX_BUILT_CHARS = 10 * MAX_RENDER_CHARS  # all values one render makes, together (see _built)
-MAX_INT_BITS = 100_000  # about 30,000 decimal digits
-MAX_FORMAT_WIDTH = 10_000  # widths and precisions in format strings
-MAX_JSON_INDENT = 100
-
-
-class RenderLimitError(Exception):
-    """A template passed a size or time limit; the message says which and what to do."""
 
 
 class _Budget(threading.local):
@@ -60,7 +68,6 @@ class _Budget(threading.local):
 
 
 _budget = _Budget()
-_SEQUENCES = (list, tuple, set, frozenset)
 
 
 def _tick() -> None:
@@ -72,62 +79,13 @@ def _tick() -> None:
         )
 
 
-def _too_large(what: str) -> RenderLimitError:
-    return RenderLimitError(
-        f"{what} more than {MAX_RENDER_CHARS:,} characters, the most a prompt may have (about 250,000 "
-        "tokens, beyond any model's context): in a long game, show only recent rounds with history_window"
-    )
-
-
-def weight(value: Any, budget: int = MAX_RENDER_CHARS) -> int:
-    """The size of ``value`` as text, roughly: characters of strings, one per element and key of
-    containers plus what they hold, digits of integers. Counting stops once it passes ``budget``, so
-    the cost is bounded whatever the value (a list of a million references to one long string)."""
-    if isinstance(value, str):  # by far the most common: everything a template writes
-        return len(value)
-    total = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if isinstance(item, (str, bytes)):
-            total += len(item)
-        elif kind in _SEQUENCES:
-            total += len(item) + 1
-            stack.extend(item)
-        elif kind is dict:
-            total += len(item) + 1
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif kind is int:
-            total += item.bit_length() // 3 + 1
-        elif kind is Namespace:
-            stack.append(object.__getattribute__(item, "_Namespace__attrs"))
-        else:
-            total += 1
-        if total > budget:
-            return total
-    return total
-
-
-def _check(value: Any, what: str = "holds a value of") -> Any:
-    if weight(value) > MAX_RENDER_CHARS:
-        raise _too_large(what)
-    return value
-
-
-def _check_size(n: int, what: str = "would build a value of") -> None:
-    if n > MAX_RENDER_CHARS:
-        raise _too_large(what)
-
-
 def _built(value: Any) -> Any:
     """A value an operation made: at most MAX_RENDER_CHARS itself, and with all the others made in this
     render at most MAX_BUILT_CHARS (a loop that keeps large values in a list or mapping would otherwise
     hold any amount of memory, each value small enough)."""
     size = weight(value)
     if size > MAX_RENDER_CHARS:
-        raise _too_large("would build a value of")
+        raise too_large("would build a value of")
     budget = _budget
     budget.built += size
     if budget.built > MAX_BUILT_CHARS:
@@ -138,16 +96,12 @@ def _built(value: Any) -> Any:
     return value
 
 
-def _as_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 # -- what the compiled template calls (see _Bounds) --------------------------------------------------
 def _charge(chars: int) -> None:
     budget = _budget
     budget.written += chars
     if budget.written > MAX_RENDER_CHARS:
-        raise _too_large("writes")
+        raise too_large("writes")
 
 
 @pass_context
@@ -166,7 +120,7 @@ def _emit(context: Context, value: Any) -> Any:
     budget = _budget  # _charge, inlined: this runs for every {{ value }} of every prompt
     budget.written += len(value) if type(value) is str else weight(value)
     if budget.written > MAX_RENDER_CHARS:
-        raise _too_large("writes")
+        raise too_large("writes")
     return value
 
 
@@ -180,12 +134,12 @@ def _line(context: Context, parts: list[Any], counted: int) -> str:
         if type(part) is not str:
             total += weight(part)  # before str(): a list's text can be far longer than the list
     if total > MAX_RENDER_CHARS:
-        raise _too_large("writes")
+        raise too_large("writes")
     text = "".join([part if type(part) is str else str(part) for part in parts])
     budget = _budget
     budget.written += len(text) - counted
     if budget.written > MAX_RENDER_CHARS:
-        raise _too_large("writes")
+        raise too_large("writes")
     return text
 
 
@@ -199,7 +153,7 @@ def _text(context: Context, literal_chars: int) -> str:
 @pass_context
 def _concat(context: Context, parts: list[Any]) -> str:
     """``a ~ b ~ c``, refused before joining if the result would be too large."""
-    _check_size(sum(weight(p) for p in parts))
+    check_size(sum(weight(p) for p in parts))
     return _built("".join(str(p) for p in parts))
 
 
@@ -301,73 +255,15 @@ class _Bounds(NodeTransformer):
         return self._hook("concat", nodes.List(list(node.nodes), lineno=node.lineno), node.lineno)
 
 
-# -- format strings ---------------------------------------------------------------------------------
-_PRINTF = re.compile(r"%[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
-_FORMAT_SPEC = re.compile(r"\{[^{}]*?:([^{}]*)(\{?)")
-
-
-def _check_printf(fmt: str) -> None:
-    for match in _PRINTF.finditer(fmt):
-        for number in match.groups():
-            if number == "*":
-                raise RenderLimitError("uses a '*' width in a % format; write the width in the format itself")
-            if number is not None and int(number) > MAX_FORMAT_WIDTH:
-                raise RenderLimitError(f"asks for a format width of {int(number):,} (at most {MAX_FORMAT_WIDTH:,})")
-
-
-def _check_format(fmt: str) -> None:
-    for match in _FORMAT_SPEC.finditer(fmt):
-        spec, nested = match.groups()
-        if nested:
-            raise RenderLimitError("takes a format width from a variable; write the width in the format itself")
-        for number in re.findall(r"\d+", spec):
-            if int(number) > MAX_FORMAT_WIDTH:
-                raise RenderLimitError(f"asks for a format width of {int(number):,} (at most {MAX_FORMAT_WIDTH:,})")
-
-
-# -- filters and string methods that can multiply a size, each with its bound ------------------------
-def _materialize(value: Any) -> list[Any]:
-    out = []
-    for item in value:
-        _tick()
-        out.append(item)
-        if len(out) > MAX_RENDER_CHARS:
-            raise _too_large("iterates over")
-    return out
-
-
-def _join_size(items: list[Any], sep: Any) -> int:
-    return weight(items) + max(len(items) - 1, 0) * weight(sep)
-
-
-def _replace_size(text: str, old: Any, new: Any, count: Any = -1) -> int:
-    old, new = str(old), str(new)
-    n = text.count(old) if old else len(text) + 1
-    limit = _as_int(count)
-    if limit is not None and limit >= 0:
-        n = min(n, limit)
-    return len(text) + n * len(new)
-
-
-# Filters that never turn a whole value into text and give back at most what they are given (a count, an
-# element, the same elements reordered or regrouped): their input and result need no check, and
-# `history | length` need not walk the history. batch and slice are bounded by their estimate below.
-_SAME_SIZE = frozenset({
-    "abs", "attr", "batch", "count", "default", "d", "dictsort", "first", "groupby", "items", "last", "length",
-    "map", "max", "min", "random", "reject", "rejectattr", "reverse", "select", "selectattr", "slice", "sort",
-    "sum", "unique",
-})  # fmt: skip
-
-
 def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     """``func`` with its inputs checked, the size it would build estimated first where it can multiply
     one (see the module docstring), and its result checked."""
 
-    if name in _SAME_SIZE:
+    if name in SAME_SIZE:
 
         def same_size(*args: Any, **kwargs: Any) -> Any:
             at = next((i for i, a in enumerate(args) if not _is_jinja_internal(a)), 0)
-            _estimate(name, args[at] if at < len(args) else None, list(args[at + 1 :]), kwargs)
+            check_filter(name, args[at] if at < len(args) else None, list(args[at + 1 :]), kwargs)
             return func(*args, **kwargs)
 
         return _like(same_size, func, name)
@@ -377,13 +273,13 @@ def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
         # The filtered value is the first argument, or the second for filters that take the context.
         at = next((i for i, a in enumerate(args) if not _is_jinja_internal(a)), 0)
         if at < len(args) and _is_lazy(args[at]):
-            args[at] = _materialize(args[at])
+            args[at] = materialize(args[at])
         for a in list(args) + list(kwargs.values()):
             if not _is_jinja_internal(a):
-                _check(a)
+                check(a)
         value = args[at] if at < len(args) else None
         rest = args[at + 1 :]
-        _estimate(name, value, rest, kwargs)
+        check_filter(name, value, rest, kwargs)
         result = func(*args, **kwargs)
         return result if _is_lazy(result) else _built(result)
 
@@ -398,68 +294,12 @@ def _like(wrapper: Callable[..., Any], func: Callable[..., Any], name: str) -> C
     return wrapper
 
 
-def _arg(rest: list[Any], kwargs: dict[str, Any], index: int, name: str, default: Any) -> Any:
-    if name in kwargs:
-        return kwargs[name]
-    return rest[index] if index < len(rest) else default
-
-
-def _estimate(name: str, value: Any, rest: list[Any], kwargs: dict[str, Any]) -> None:
-    if name in ("center", "batch", "slice", "truncate", "wordwrap"):
-        for a in list(rest) + list(kwargs.values()):
-            n = _as_int(a)
-            if n is not None and abs(n) > MAX_RENDER_CHARS:
-                _check_size(abs(n))
-    if name == "join":
-        _check_size(_join_size(list(value) if value is not None else [], _arg(rest, kwargs, 0, "d", "")))
-    elif name == "replace":
-        _check_size(_replace_size(str(value), _arg(rest, kwargs, 0, "old", ""), _arg(rest, kwargs, 1, "new", ""),
-                                  _arg(rest, kwargs, 2, "count", None)))  # fmt: skip
-    elif name == "indent":
-        width = _arg(rest, kwargs, 0, "width", 4)
-        pad = abs(width) if _as_int(width) is not None else len(str(width))
-        text = str(value)
-        _check_size(len(text) + (text.count("\n") + 1) * pad)
-    elif name == "format":
-        _check_printf(str(value))
-    elif name == "wordwrap":
-        wrap = _arg(rest, kwargs, 2, "wrapstring", None)
-        width = _as_int(_arg(rest, kwargs, 0, "width", 79)) or 1
-        text = str(value)
-        _check_size(len(text) + (len(text) // max(width, 1) + 1) * len(str(wrap or "\n")))
-    elif name == "tojson":
-        indent = _as_int(_arg(rest, kwargs, 0, "indent", None))
-        if indent is not None and indent > MAX_JSON_INDENT:
-            raise RenderLimitError(f"asks tojson for an indent of {indent:,} (at most {MAX_JSON_INDENT})")
-    elif name == "sum":
-        start = _arg(rest, kwargs, 1, "start", 0)
-        if not isinstance(start, (int, float)):
-            raise RenderLimitError("uses sum with a start that is not a number; sum adds numbers only")
-
-
 def _is_lazy(value: Any) -> bool:
     return isinstance(value, Iterator)
 
 
 def _is_jinja_internal(value: Any) -> bool:
     return isinstance(value, (Context, EvalContext, Environment))
-
-
-def _check_str_method(text: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    rest = list(args)
-    if method in ("center", "ljust", "rjust", "zfill"):
-        width = _as_int(_arg(rest, kwargs, 0, "width", 0))
-        if width is not None:
-            _check_size(width)
-    elif method == "expandtabs":
-        size = _as_int(_arg(rest, kwargs, 0, "tabsize", 8)) or 0
-        _check_size(len(text) + text.count("\t") * max(size, 0))
-    elif method == "replace":
-        _check_size(_replace_size(text, _arg(rest, kwargs, 0, "old", ""), _arg(rest, kwargs, 1, "new", ""),
-                                  _arg(rest, kwargs, 2, "count", -1)))  # fmt: skip
-    elif method == "join":
-        items = args[0] if args else []
-        _check_size(_join_size(items if isinstance(items, list) else _materialize(items), text))
 
 
 class BoundedTemplate(Template):
@@ -498,32 +338,19 @@ class BoundedEnvironment(SandboxedEnvironment):
         return super().compile(source, name, filename, raw, defer_init)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "*":
-            for seq, times in ((left, right), (right, left)):
-                n = _as_int(times)
-                if n is not None and isinstance(seq, (str, list, tuple)):
-                    _check_size(weight(seq) * max(n, 0))
-            a, b = _as_int(left), _as_int(right)
-            if a is not None and b is not None and a.bit_length() + b.bit_length() > MAX_INT_BITS:
-                raise RenderLimitError(f"multiplies integers into one of more than {MAX_INT_BITS:,} bits")
-        elif operator == "**":
-            a, b = _as_int(left), _as_int(right)
-            if a is not None and b is not None and abs(a) > 1 and b * a.bit_length() > MAX_INT_BITS:
-                raise RenderLimitError(f"raises an integer to a power of more than {MAX_INT_BITS:,} bits")
-        elif operator == "%" and isinstance(left, str):
-            _check_printf(left)
+        check_binop(operator, left, right)
         return _built(super().call_binop(context, operator, left, right))
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         _tick()
         if not isinstance(__obj, Macro):
             for a in list(args) + list(kwargs.values()):
-                _check(a)
+                check(a)
             owner = getattr(__obj, "__self__", None)
             if isinstance(owner, str):
-                _check_str_method(owner, getattr(__obj, "__name__", ""), args, kwargs)
+                check_str_method(owner, getattr(__obj, "__name__", ""), args, kwargs)
             elif isinstance(owner, (list, dict, set)) and len(owner) > MAX_RENDER_CHARS:
-                raise _too_large("holds a list or mapping of")  # one that a loop keeps extending
+                raise too_large("holds a list or mapping of")  # one that a loop keeps extending
         result = super().call(__context, __obj, *args, **kwargs)
         return result if _is_lazy(result) else _built(result)
 
@@ -531,5 +358,5 @@ class BoundedEnvironment(SandboxedEnvironment):
         wrapper = super().wrap_str_format(value)
         if wrapper is None:
             return None
-        _check_format(value.__self__)
+        check_format(value.__self__)
         return wrapper
