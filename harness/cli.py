@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 import typer
 from dotenv import load_dotenv
 from rich.console import Console
@@ -29,10 +30,11 @@ from harness.analysis.comprehension import comprehension_accuracy
 from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
 from harness.cache import ResponseCache, delete_cache
-from harness.config import ExperimentConfig, check_run_id, load_experiment
+from harness.config import MAX_REPLICATES, MAX_ROUNDS, MAX_SEED, ExperimentConfig, check_run_id, load_experiment
 from harness.errors import PDBenchError, StoreError
 from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, comprehension_rounds, eval_config
 from harness.keys import scrub
+from harness.limits import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
 from harness.plan import summarize
 from harness.pricing import PriceTable
 from harness.progress import live_display
@@ -50,14 +52,21 @@ from harness.render import (
     scorecard_table,
 )
 from harness.runner import EngineOptions, Monitor, RunResult, default_run_id, resume_run, run_experiment
-from harness.settings import cache_path, engine_options
+from harness.settings import cache_path, engine_options, existing_run_id, results_dir, run_id_prefix
 from harness.store.catalog import Catalog, open_run
+from harness.store.schema import damaged, is_damage
 from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
 from harness.tournament import DEFAULT_PLAYERS, parse_players, tournament_config
 
+INTERRUPTED = (
+    "pdbench: interrupted (Ctrl-C). Nothing is lost: a run that had started is kept, and "
+    "`pdbench resume RUN_ID` continues it."
+)
+
 
 class _Commands(TyperGroup):
-    """Prints a user error as one paragraph and exits with its code, for every command."""
+    """Prints a user error as one paragraph and exits with its code, for every command; Ctrl-C outside a
+    run (which handles its own, see harness.interrupts) is one line and exit code 130."""
 
     def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
         try:
@@ -65,6 +74,9 @@ class _Commands(TyperGroup):
         except PDBenchError as exc:
             err.print(f"[bold red]error:[/bold red] {escape(scrub(str(exc)))}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            print(INTERRUPTED, file=sys.stderr, flush=True)
+            raise typer.Exit(130) from None
 
 
 app = typer.Typer(
@@ -87,29 +99,28 @@ class Format(StrEnum):
     json = "json"
 
 
+# A str, not a Path: Path("") is ".", and `--results ''` (an empty variable in a script) must be refused,
+# not read as the current folder.
 ResultsOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option("--results", help="Results folder (default: $PDBENCH_RESULTS or results/)."),
 ]
 
+# Every numeric option has bounds, so that no value can make a run hang or overflow (README, "Limits").
+MAX_COST_USD = 1_000_000.0
+MAX_DAYS = 36_500.0  # a century
 
 StopProbOpt = Annotated[
     float | None, typer.Option(min=0.0, max=1.0, help="Geometric horizon: per-round stop probability.")
 ]
-MaxRoundsOpt = Annotated[int | None, typer.Option(min=1, help="Hard cap on a geometric game's length.")]
+MaxRoundsOpt = Annotated[int | None, typer.Option(min=1, max=MAX_ROUNDS, help="Hard cap on a geometric game's length.")]
 NoiseOpt = Annotated[float, typer.Option(min=0.0, max=1.0, help="Probability that a move is flipped.")]
-MaxCostOpt = Annotated[float | None, typer.Option(min=0.0, help="Stop starting paid calls at this cost (USD).")]
+MaxCostOpt = Annotated[
+    float | None, typer.Option(min=0.0, max=MAX_COST_USD, help="Stop starting paid calls at this cost (USD).")
+]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")]
 PricesOpt = Annotated[Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")]
 OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing run with the same id.")]
-
-
-def results_dir(option: Path | None, config: ExperimentConfig | None = None) -> Path:
-    if option is not None:
-        return option
-    if config is not None and config.run.output:
-        return Path(config.run.output)
-    return Path(os.environ.get("PDBENCH_RESULTS") or "results")
 
 
 def _warn(config: ExperimentConfig) -> None:
@@ -216,7 +227,9 @@ def validate(
 @app.command()
 def run(
     file: Annotated[Path, typer.Argument(help="Experiment YAML file.")],
-    replicates: Annotated[int | None, typer.Option(min=1, help="Override experiment.replicates.")] = None,
+    replicates: Annotated[
+        int | None, typer.Option(min=1, max=MAX_REPLICATES, help="Override experiment.replicates.")
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; play nothing.")] = False,
     results: ResultsOpt = None,
     run_id: Annotated[str | None, typer.Option(help="Override run.run_id.")] = None,
@@ -245,7 +258,7 @@ def run(
             f"{rid or '<new run id>'} in {folder}/"
         )
         return
-    rid = rid or default_run_id(file.stem, folder)
+    rid = rid or default_run_id(run_id_prefix(file.stem), folder)
     engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
     result = _play(config, results=folder, run_id=rid, replicates=replicates, overwrite=overwrite, engine=engine)
     with open_run(folder, rid) as cat:
@@ -259,14 +272,19 @@ def tournament(
     players: Annotated[
         str, typer.Option(help="Comma-separated strategy names and models (provider/model, e.g. mock/tft).")
     ] = ",".join(DEFAULT_PLAYERS),
-    rounds: Annotated[int | None, typer.Option(min=1, help="Fixed horizon: rounds per game (default 200).")] = None,
+    rounds: Annotated[
+        int | None, typer.Option(min=1, max=MAX_ROUNDS, help="Fixed horizon: rounds per game (default 200).")
+    ] = None,
     stop_prob: StopProbOpt = None,
     max_rounds: MaxRoundsOpt = None,
     replicates: Annotated[
-        int, typer.Option(min=1, help="Games per pair: Axelrod's repetitions, over which the median is taken.")
+        int,
+        typer.Option(
+            min=1, max=MAX_REPLICATES, help="Games per pair: Axelrod's repetitions, over which the median is taken."
+        ),
     ] = 1,
     noise: NoiseOpt = 0.0,
-    seed: Annotated[int, typer.Option(min=0, help="Master seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Master seed.")] = 0,
     self_play: Annotated[
         bool,
         typer.Option(
@@ -362,10 +380,12 @@ def eval_(
         typer.Option(help=f"A published protocol to reproduce: {', '.join(SUITES)} (listed above)."),
     ] = None,
     opponents: Annotated[str, typer.Option(help="Comma-separated strategies.")] = ",".join(DEFAULT_PANEL),
-    rounds: Annotated[int | None, typer.Option(min=1, help="Fixed horizon: rounds per game (default 20).")] = None,
+    rounds: Annotated[
+        int | None, typer.Option(min=1, max=MAX_ROUNDS, help="Fixed horizon: rounds per game (default 20).")
+    ] = None,
     stop_prob: StopProbOpt = None,
     max_rounds: MaxRoundsOpt = None,
-    replicates: Annotated[int, typer.Option(min=1, help="Games per opponent.")] = 3,
+    replicates: Annotated[int, typer.Option(min=1, max=MAX_REPLICATES, help="Games per opponent.")] = 3,
     noise: NoiseOpt = 0.0,
     persona: Annotated[str | None, typer.Option(help="A persona from personas/ (or a .md file).")] = None,
     temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0, help="Sampling temperature.")] = None,
@@ -376,11 +396,13 @@ def eval_(
             "check, scored in the scorecard."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Master seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Master seed.")] = 0,
     base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server (or $OPENAI_BASE_URL).")] = None,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Max requests in flight to the endpoint.")] = None,
-    rpm: Annotated[float | None, typer.Option(min=0.0, help="Requests per minute allowed.")] = None,
-    tpm: Annotated[float | None, typer.Option(min=0.0, help="Tokens per minute allowed.")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Max requests in flight to the endpoint.")
+    ] = None,
+    rpm: Annotated[float | None, typer.Option(min=MIN_RPM, max=MAX_RPM, help="Requests per minute allowed.")] = None,
+    tpm: Annotated[float | None, typer.Option(min=MIN_TPM, max=MAX_TPM, help="Tokens per minute allowed.")] = None,
     max_cost: MaxCostOpt = None,
     no_cache: NoCacheOpt = False,
     prices: PricesOpt = None,
@@ -485,9 +507,15 @@ def resume(
 
     Example: `pdbench resume eval_20261122_120000`
     """
+    existing_run_id(run_id)
     folder = results_dir(results)
     engine = engine_options(folder, no_cache=no_cache, max_cost=max_cost, prices=prices)
-    result = resume_run(folder, run_id, engine=engine, monitor=_monitor, retry_failed=retry_failed)
+    try:
+        result = resume_run(folder, run_id, engine=engine, monitor=_monitor, retry_failed=retry_failed)
+    except duckdb.Error as exc:
+        if not is_damage(exc):
+            raise
+        raise StoreError(damaged(str(folder / f"{run_id}.duckdb"), exc)) from None
     _announce(result)
     with open_run(folder, run_id) as cat:
         kind = cat.require_run(run_id)["kind"]
@@ -530,7 +558,9 @@ def cache_stats(results: ResultsOpt = None) -> None:
 @cache_app.command("clear")
 def cache_clear(
     results: ResultsOpt = None,
-    older_than_days: Annotated[float | None, typer.Option(min=0.0, help="Only answers older than this.")] = None,
+    older_than_days: Annotated[
+        float | None, typer.Option(min=0.0, max=MAX_DAYS, help="Only answers older than this.")
+    ] = None,
 ) -> None:
     """Delete cached answers (all, or those older than N days). Runs already recorded keep their calls.
 
@@ -593,6 +623,7 @@ def report(
 
     Example: `pdbench report tournament_20261122_120000`
     """
+    existing_run_id(run_id)
     with open_run(results_dir(results), run_id) as cat:
         if format is Format.table:
             _print_report(cat, run_id)
@@ -664,7 +695,19 @@ def ui(
             highlight=False,
             soft_wrap=True,
         )
-    serve(results_dir(results).expanduser().resolve(), port, host)
+    folder = results_dir(results).expanduser().resolve()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the results folder {folder}: {exc.strerror or exc}. Choose another with --results DIR."
+        ) from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        err.print(
+            f"[yellow]warning:[/yellow] the results folder {folder} is read-only: the dashboard shows its runs, "
+            "but cannot save new ones (give a writable folder with --results DIR to run experiments)"
+        )
+    serve(folder, port, host)
 
 
 def _version(value: bool) -> None:

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from harness.agents.base import RoundView
 from harness.parsing import ActionLabels, parse_action
@@ -41,7 +41,7 @@ class ComprehensionSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    rounds: tuple[int, ...] = Field(min_length=1, description="rounds before whose move the questions are asked")
+    rounds: tuple[StrictInt, ...] = Field(min_length=1, description="rounds before whose move the questions are asked")
     questions: tuple[QuestionKind, ...] = Field(KINDS, min_length=1, description="which kinds of question to ask")
 
     @field_validator("rounds")

@@ -6,6 +6,10 @@ A config file has the sections ``run``, ``game``, ``horizon``, ``noise``, ``expe
 resolved against the config file's folder. :func:`load_experiment` returns a validated
 :class:`ExperimentConfig` or raises one :class:`~harness.errors.ConfigError` listing every
 problem with its key path, so a user fixes a file in one pass rather than one error at a time.
+
+Nothing is read into a meaning it does not have: numbers are strict (``true`` is not 1, ``"5"`` is not
+5), a key given twice is refused rather than the last one kept, and every number and the plan's size
+have an upper bound (see the constants below and the README), so no config can make PDBench hang.
 """
 
 from __future__ import annotations
@@ -30,19 +34,24 @@ from pydantic import (
 from harness.agents.strategies import StrategySpec, get_strategy, make_spec
 from harness.comprehension import ComprehensionSettings
 from harness.errors import ConfigError
-from harness.game import Horizon, PayoffMatrix
+from harness.game import MAX_ROUNDS, Horizon, PayoffMatrix
 from harness.limits import LimitSettings
 from harness.parsing import ParsePolicy
 from harness.prompts import PromptSettings
+from harness.userfiles import load_yaml, read_user_file, yaml_message
 
 MAX_SEED = 2**63 - 1  # stored as a BIGINT
-MAX_ROUNDS = 1_000_000  # one game's rounds are held in memory while it is played
+MAX_REPLICATES = 10_000_000
+# The plan as a whole: strategies play about a million rounds a second and store about 3 bytes a
+# round, so the largest plan is some 3 hours and 30 GB; a model plan of that size is unaffordable.
+MAX_GAMES = 10_000_000
+MAX_PLAN_ROUNDS = 10_000_000_000
 MIN_UNCAPPED_STOP_PROB = 1e-4  # below this, a geometric game may exceed MAX_ROUNDS: ask for max_rounds
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # strict: a boolean or a quoted number is no number
 
 
 class RunSection(_Section):
@@ -50,7 +59,7 @@ class RunSection(_Section):
         None, pattern=RUN_ID_PATTERN, description="file-name-safe id; default: <config name>_<timestamp>"
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="master seed; every game's randomness derives from it")
-    output: str | None = Field(None, description="results folder (default results/ or $PDBENCH_RESULTS)")
+    output: str | None = Field(None, min_length=1, description="results folder (default results/ or $PDBENCH_RESULTS)")
 
 
 class GameSection(_Section):
@@ -109,7 +118,7 @@ def _noise(value: Any) -> Any:
 class PolicyAgentConfig(BaseModel):
     """A classic strategy. ``policy`` names it; every other key is one of its parameters."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     policy: str
     name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the policy")
@@ -173,7 +182,7 @@ def _no_model_settings(policy: str, extra: dict[str, Any]) -> None:
 class ParseSettings(BaseModel):
     """How an unreadable answer is handled: re-ask up to ``max_retries`` times, then ``on_failure``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     max_retries: int = Field(2, ge=0, le=10)
     on_failure: Literal["defect", "cooperate", "random", "fail"] = "defect"
@@ -186,7 +195,7 @@ class ModelAgentConfig(BaseModel):
     """A language model, named ``provider/model`` (``openai/gpt-4o-mini``, ``mock/tft``), and how
     to talk to it. Keys come from the environment (or .env), never from this file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     model: str
     name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the model")
@@ -234,6 +243,11 @@ class ModelAgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _persona(self) -> ModelAgentConfig:
+        if self.base_url is not None and self.model.strip().startswith("mock/"):
+            raise ValueError(
+                f"base_url is given, but {self.model} is the offline mock model, which talks to no server and "
+                "would ignore it: remove base_url (--base-url), or name a served model (openai/<model>)"
+            )
         if self.persona is not None:
             if self.prompts.persona is not None and self.prompts.persona != self.persona:
                 raise ValueError("give the persona once: either persona or prompts.persona")
@@ -281,7 +295,7 @@ class ConditionConfig(_Section):
 
 
 class ExperimentSection(_Section):
-    replicates: int = Field(1, ge=1, le=10_000_000)
+    replicates: int = Field(1, ge=1, le=MAX_REPLICATES)
     conditions: list[ConditionConfig] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -366,7 +380,7 @@ def _payoffs_spec(matrix: PayoffMatrix) -> str:
 
 
 class CollapseSection(_Section):
-    k: int = Field(10, ge=1)
+    k: int = Field(10, ge=1, le=MAX_ROUNDS, description="window length in rounds (at most a game's longest)")
     cooperation_threshold: float = Field(0.2, ge=0.0, le=1.0)
 
 
@@ -421,6 +435,9 @@ class ExperimentConfig(_Section):
             from harness.suites import SUITES
 
             out += SUITES[self.suite].deviations(self)
+        problem = plan_size_problem(self)
+        if problem:
+            out.append(f"experiment.replicates: {problem}")
         return out
 
     def warnings(self) -> list[str]:
@@ -455,6 +472,28 @@ class ExperimentConfig(_Section):
             conds.append(c)
         data["experiment"] = {"replicates": self.experiment.replicates, "conditions": conds}
         return data
+
+
+def plan_size(config: ExperimentConfig, replicates: int | None = None) -> tuple[int, float]:
+    """Games and expected rounds of the plan (with ``replicates`` in place of the config's, if given)."""
+    reps = replicates or config.experiment.replicates
+    conditions = config.experiment.conditions
+    per_replicate = sum((c.horizon or config.horizon).to_horizon().expected_length() for c in conditions)
+    return len(conditions) * reps, per_replicate * reps
+
+
+def plan_size_problem(config: ExperimentConfig, replicates: int | None = None) -> str | None:
+    """Why the plan is too large to play (more than MAX_GAMES games or MAX_PLAN_ROUNDS rounds), or None."""
+    games, rounds = plan_size(config, replicates)
+    if games <= MAX_GAMES and rounds <= MAX_PLAN_ROUNDS:
+        return None
+    n = len(config.experiment.conditions)
+    reps = replicates or config.experiment.replicates
+    return (
+        f"the plan is {n:,} condition{'s' if n != 1 else ''} x {reps:,} replicates = {games:,} games of about "
+        f"{rounds:,.0f} rounds in all, more than PDBench plays in one run (at most {MAX_GAMES:,} games and "
+        f"{MAX_PLAN_ROUNDS:,} rounds): use fewer replicates, conditions or rounds, or split it into several runs"
+    )
 
 
 def horizon_options(
@@ -579,11 +618,19 @@ def _resolve_refs(data: dict[str, Any], base_dir: Path, problems: list[str]) -> 
             unknown = set(agent) - {"ref", "overrides"}
             if unknown:
                 problems.append(f"{where}: with ref, only 'overrides' may be given, not {', '.join(sorted(unknown))}")
-            ref_path = (base_dir / str(agent["ref"])).resolve()
+            if not isinstance(agent["ref"], str) or not agent["ref"]:
+                problems.append(f"{where}.ref: must be the path of a YAML file, got {agent['ref']!r}")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            ref_path = base_dir / agent["ref"]
             try:
-                base = yaml.safe_load(ref_path.read_text(encoding="utf-8"))
+                base = load_yaml(read_user_file(ref_path, "agent file"))
             except FileNotFoundError:
-                problems.append(f"{where}.ref: file not found: {ref_path}")
+                problems.append(f"{where}.ref: file not found: {ref_path.resolve()}")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            except ConfigError as exc:
+                problems.append(f"{where}.ref: {exc}")
                 broken.add(("experiment", "conditions", i, seat))
                 continue
             except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -603,11 +650,9 @@ def _resolve_refs(data: dict[str, Any], base_dir: Path, problems: list[str]) -> 
 
 
 def _yaml_msg(exc: BaseException) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    if mark is not None:
-        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return str(problem)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return yaml_message(exc)
 
 
 def parse_experiment(
@@ -646,15 +691,17 @@ def load_experiment(path: str | Path) -> ExperimentConfig:
     """Read and validate an experiment YAML file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_file(path, "config file")
     except FileNotFoundError:
         raise ConfigError(
             f"config file not found: {path.resolve()}. Check the path, or start from configs/experiment.yaml."
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+        raise ConfigError(f"cannot read config file {path}: {_yaml_msg(exc)}") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
+    except (yaml.composer.ComposerError, yaml.constructor.ConstructorError) as exc:  # well-formed, but refused
+        raise ConfigError(f"{path} cannot be read: {_yaml_msg(exc)}.") from None
     except yaml.YAMLError as exc:
         raise ConfigError(
             f"{path} is not valid YAML: {_yaml_msg(exc)}. Fix the syntax (indentation, colons, quotes) and try again."

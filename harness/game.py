@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+MAX_ROUNDS = 1_000_000  # one game's rounds are held in memory while it is played
+
 Action = Literal["C", "D"]
 C: Action = "C"
 D: Action = "D"

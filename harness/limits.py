@@ -126,6 +126,9 @@ RATE_RAISE = 1.02  # while the cap binds and no 429 comes, multiply it by this .
 RAISE_EVERY_S = 10.0  # ... every this many seconds
 MIN_RATE_SAMPLES = 3  # fewer successes in the last minute say too little to learn a rate from
 MIN_SPAN_S = 1.0  # shortest span a rate is measured over, so a burst does not read as a huge rate
+MAX_CONCURRENCY = 10_000
+MIN_RPM, MAX_RPM = 0.1, 1_000_000.0
+MIN_TPM, MAX_TPM = 100.0, 10_000_000_000.0
 
 Clock = Callable[[], float]
 
@@ -133,11 +136,13 @@ Clock = Callable[[], float]
 class LimitSettings(BaseModel):
     """The limits of one endpoint. ``None`` means unlimited in that dimension."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    concurrency: int | None = Field(8, ge=1, description="max requests in flight")
-    rpm: float | None = Field(None, gt=0, description="max requests started per minute")
-    tpm: float | None = Field(None, gt=0, description="max tokens (input + output) per minute")
+    # Bounded so that no setting can stall a run: at 0.1 rpm requests are 10 minutes apart, and at 100
+    # tpm a request waits (its tokens) * 60 / 100 s: slow, but it starts.
+    concurrency: int | None = Field(8, ge=1, le=MAX_CONCURRENCY, description="max requests in flight")
+    rpm: float | None = Field(None, ge=MIN_RPM, le=MAX_RPM, description="max requests started per minute")
+    tpm: float | None = Field(None, ge=MIN_TPM, le=MAX_TPM, description="max tokens (input + output) per minute")
 
 
 @dataclass(frozen=True)

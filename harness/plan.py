@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from harness.agents.strategies import StrategySpec
-from harness.config import ConditionConfig, ExperimentConfig, ModelAgentConfig, PolicyAgentConfig
+from harness.config import ConditionConfig, ExperimentConfig, ModelAgentConfig, PolicyAgentConfig, plan_size_problem
+from harness.errors import ConfigError
 from harness.game import Horizon, PayoffMatrix
 
 
@@ -137,7 +138,11 @@ class PlanSummary:
 
 
 def summarize(config: ExperimentConfig, replicates: int | None = None) -> PlanSummary:
-    """Sizes of the plan, for ``--dry-run``: games, expected rounds, expected model calls."""
+    """Sizes of the plan, for ``--dry-run``: games, expected rounds, expected model calls. Refuses a plan
+    too large to play (see :func:`harness.config.plan_size_problem`), e.g. one that ``--replicates`` made so."""
+    problem = plan_size_problem(config, replicates)
+    if problem:
+        raise ConfigError(f"{problem}.")
     reps = replicates or config.experiment.replicates
     conds = condition_plans(config)
     rounds = sum(c.horizon.expected_length() for c in conds) * reps

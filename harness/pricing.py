@@ -9,8 +9,10 @@ from pathlib import Path
 import yaml
 
 from harness.errors import ConfigError
+from harness.userfiles import load_yaml, read_user_file, yaml_message
 
 DEFAULT_PRICES = Path(__file__).resolve().parents[1] / "configs" / "prices.yaml"
+MAX_PRICE = 100_000.0  # dollars per million tokens; the dearest models cost a few hundred
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +33,10 @@ class PriceTable:
         entries: list[tuple[str, Price]] = []
         for path in paths:
             try:
-                data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+                data = load_yaml(read_user_file(path, "price table")) or {}
             except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-                raise ConfigError(f"cannot read the price table {path}: {exc}") from None
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else yaml_message(exc)
+                raise ConfigError(f"cannot read the price table {path}: {reason}") from None
             if not isinstance(data, dict):
                 raise ConfigError(f"{path} must map model patterns to {{input: $/Mtok, output: $/Mtok}}")
             for pattern, price in data.items():
@@ -41,10 +44,14 @@ class PriceTable:
                     not isinstance(price, dict)
                     or set(price) != {"input", "output"}
                     or not all(
-                        isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in price.values()
+                        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= MAX_PRICE
+                        for v in price.values()
                     )
                 ):
-                    raise ConfigError(f"{path}: {pattern}: give {{input: N, output: N}} in dollars per million tokens")
+                    raise ConfigError(
+                        f"{path}: {pattern}: give {{input: N, output: N}} in dollars per million tokens "
+                        f"(from 0 to {MAX_PRICE:,.0f})"
+                    )
                 entries.append((str(pattern), Price(float(price["input"]), float(price["output"]))))
         return cls(entries)
 

@@ -20,30 +20,41 @@ Three prompt controls from the literature, each off by default:
 * comprehension questions (an agent setting, see :mod:`harness.comprehension`), worded by
   ``question.j2`` and asked through the round template's ``question`` variable.
 
-Templates are compiled once per builder and rendered the ordinary way.
+Templates are compiled once per builder and rendered the ordinary way, in a sandbox that bounds what
+one render may build and how long it may take (:mod:`harness.template_bounds`). Only files meant to be
+prompts are read: templates and personas are regular files of at most 1 MB, never dotfiles (a
+``.env`` holds keys), and a persona given as a path must be a ``.md`` file.
 """
 
 from __future__ import annotations
 
+import copy
+import os
+import posixpath
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader, StrictUndefined, Template, TemplateNotFound
 from jinja2.exceptions import TemplateSyntaxError, UndefinedError
-from jinja2.sandbox import SandboxedEnvironment
-from pydantic import BaseModel, ConfigDict, Field
+from jinja2.loaders import split_template_path
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from harness.agents.base import RoundView
 from harness.errors import ConfigError
-from harness.game import Action, HorizonInfo, PayoffMatrix
+from harness.game import MAX_ROUNDS, Action, HorizonInfo, PayoffMatrix
 from harness.parsing import ActionLabels, ParseResult, correction_message
 from harness.providers.base import Message, PromptFacts, QuestionFacts
+from harness.template_bounds import BoundedEnvironment, RenderLimitError
+from harness.userfiles import read_user_file
 
 _ROOT = Path(__file__).resolve().parents[1]
 PROMPTS_DIR = _ROOT / "prompts"
 PERSONAS_DIR = _ROOT / "personas"
-_PERSONA_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+MAX_PERSONA_NAME = 100
+_PERSONA_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_PERSONA_NAME - 1}}}")
+CHECK_WINDOW = 3  # check() renders a history window this long: the template branches are the same for any
 
 OptionOrder = Literal["CD", "DC"]
 AnswerFormat = Literal["free", "json", "label"]
@@ -62,9 +73,9 @@ class PromptSettings(BaseModel):
     question_template: str = "question.j2"
     template_dir: str | None = None
     persona: str | None = None
-    history_window: int | None = Field(default=None, ge=1)
+    history_window: StrictInt | None = Field(default=None, ge=1, le=MAX_ROUNDS)
     labels: ActionLabels = Field(default_factory=ActionLabels)
-    shuffle_options: bool = Field(
+    shuffle_options: StrictBool = Field(
         False, description="show the two options in a seeded random order, drawn per round and seat"
     )
     answer_format: AnswerFormat = Field(
@@ -187,11 +198,11 @@ class PromptBuilder:
         self._persona_dirs = [d / "personas" for d in self._template_dirs if (d / "personas").is_dir()]
         if PERSONAS_DIR.is_dir():
             self._persona_dirs.append(PERSONAS_DIR)
-        self._env = SandboxedEnvironment(
+        self._env = BoundedEnvironment(
             loader=ChoiceLoader(
                 [
-                    PrefixLoader({"personas": FileSystemLoader(self._persona_dirs)}),
-                    FileSystemLoader(self._template_dirs),
+                    PrefixLoader({"personas": _PromptFileLoader(self._persona_dirs)}),
+                    _PromptFileLoader(self._template_dirs),
                 ]
             ),
             undefined=StrictUndefined,
@@ -270,7 +281,16 @@ class PromptBuilder:
         a round prompt that never shows a label, one that reads the same whichever option is shown
         first (with ``shuffle_options``) or whatever reply format is asked (with ``answer_format``),
         and, with ``questions``, one that never shows the comprehension question.
+
+        A history window longer than :data:`CHECK_WINDOW` is checked as that long: the templates see
+        the same variables and take the same branches, and the synthetic rounds stay few.
         """
+        window = self.settings.history_window
+        if window is not None and window > CHECK_WINDOW:
+            probe = copy.copy(self)
+            probe.settings = self.settings.model_copy(update={"history_window": CHECK_WINDOW})
+            probe.check(questions=questions)
+            return
         labels = self.settings.labels
         views = synthetic_views(self.settings.history_window)
         orders = ORDERS if self.settings.shuffle_options else ("CD",)
@@ -346,7 +366,8 @@ class PromptBuilder:
             ) from exc
 
     def _load_persona(self, persona: str | None) -> Template | None:
-        """A persona is a name from personas/ ("cooperative") or a path to a markdown file."""
+        """A persona is a name from personas/ ("cooperative") or a path to a markdown (``.md``) file that is
+        not a dotfile: a persona is sent to the model, so nothing else (``/etc/passwd``, ``.env``) may be."""
         if persona is None:
             return None
         if _PERSONA_NAME.fullmatch(persona):
@@ -359,18 +380,31 @@ class PromptBuilder:
                 "Use one of these names or a path to a .md file."
             )
         path = Path(persona).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"persona file {str(path)!r} does not exist: give a persona name or a path to a .md file")
+        if path.suffix.lower() != ".md" or path.name.startswith("."):
+            shown = persona if len(persona) <= 80 else persona[:77] + "..."
+            raise ConfigError(
+                f"persona {shown!r} is neither a persona name (letters, digits, '_' and '-', at most "
+                f"{MAX_PERSONA_NAME} characters, e.g. cooperative) nor the path of a markdown file (ending in .md, "
+                "not a dotfile): the persona's text is sent to the model, so only persona files are read"
+            )
+        where = f"persona file {str(path)!r}"
         try:
-            return self._env.from_string(path.read_text(encoding="utf-8"))
+            text = read_user_file(path, "persona file")
+        except FileNotFoundError:
+            raise ConfigError(f"{where} does not exist: give a persona name or a path to a .md file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {where}: {_os_reason(exc)}; give a readable .md file") from None
+        try:
+            return self._env.from_string(text)
         except TemplateSyntaxError as exc:
-            where = f"persona file {str(path)!r}"
             raise ConfigError(f"{where} has a syntax error at line {exc.lineno}: {exc.message}") from exc
 
     def _render(self, template: Template, context: dict[str, object]) -> str:
         """Render, turning any template failure into a ConfigError that names template and cause."""
         try:
             return template.render(context).strip()
+        except RenderLimitError as exc:
+            raise ConfigError(f"prompt template {template.name or 'persona'!r} {exc}") from None
         except UndefinedError as exc:
             variables = ", ".join(sorted(context))
             raise ConfigError(
@@ -386,7 +420,11 @@ def _template_dirs(settings: PromptSettings) -> list[Path]:
     dirs: list[Path] = []
     if settings.template_dir is not None:
         user = Path(settings.template_dir).expanduser()
-        if not user.is_dir():
+        try:
+            is_dir = user.is_dir()
+        except OSError as exc:  # a name too long, a loop of links
+            raise ConfigError(f"prompt template_dir {str(user)[:200]!r} cannot be used: {_os_reason(exc)}") from None
+        if not is_dir:
             raise ConfigError(f"prompt template_dir {str(user)!r} is not a folder: create it or fix the path")
         dirs.append(user)
     if PROMPTS_DIR.is_dir():
@@ -397,6 +435,42 @@ def _template_dirs(settings: PromptSettings) -> list[Path]:
             "Reinstall PDBench from its repository (pip install -e .) or set template_dir"
         )
     return dirs
+
+
+def _os_reason(exc: BaseException) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
+class _PromptFileLoader(FileSystemLoader):
+    """Jinja's file loader, reading only what may be a prompt: no dotfile (``.env`` holds keys), no
+    device or pipe, nothing over 1 MB (see :func:`harness.userfiles.read_user_file`)."""
+
+    def get_source(self, environment: Any, template: str) -> tuple[str, str, Callable[[], bool]]:
+        pieces = split_template_path(template)
+        if any(piece.startswith(".") for piece in pieces):
+            raise ConfigError(
+                f"prompt template {template!r} is a dotfile; templates are sent to the model, and dotfiles "
+                "(.env) hold settings and keys: name a template file that does not start with '.'"
+            )
+        for folder in self.searchpath:
+            filename = posixpath.join(folder, *pieces)
+            if os.path.isfile(filename):
+                break
+        else:
+            raise TemplateNotFound(template)
+        try:
+            text = read_user_file(Path(filename), "prompt template")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read prompt template {filename}: {_os_reason(exc)}") from None
+        mtime = os.path.getmtime(filename)
+        return text, os.path.normpath(filename), lambda: _mtime(filename) == mtime
+
+
+def _mtime(filename: str) -> float | None:
+    try:
+        return os.path.getmtime(filename)
+    except OSError:
+        return None
 
 
 def available_personas(dirs: list[Path] | None = None) -> list[str]:

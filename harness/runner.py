@@ -33,6 +33,7 @@ from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import FailureKind
 from harness.scheduler import ModelPlayers, Progress, Scheduler
 from harness.store.live import LiveRecorder
+from harness.store.schema import missing_run
 from harness.store.writer import RunWriter, run_path
 
 
@@ -194,7 +195,7 @@ def resume_run(
     try:
         state = writer.run_state()
         if state is None:
-            raise RunNotFoundError(f"{path} holds no run {run_id!r}.")
+            raise RunNotFoundError(missing_run(writer.con, path, run_id))
         status, config_json = state
         finished = dict(writer.finished_games(retry_failed=retry_failed))
         if status == "complete" and len(finished) == writer.games_planned():

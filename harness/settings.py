@@ -1,4 +1,4 @@
-"""Engine settings a run takes from its surroundings: where the response cache lives, retry bounds.
+"""Settings a run takes from its surroundings: the results folder, where the response cache lives, retry bounds.
 
 Shared by the CLI and the dashboard, so a run started from either behaves the same.
 """
@@ -6,15 +6,22 @@ Shared by the CLI and the dashboard, so a run started from either behaves the sa
 from __future__ import annotations
 
 import os
+import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from harness.calls import RetrySettings
-from harness.errors import ConfigError
+from harness.config import ExperimentConfig
+from harness.errors import ConfigError, StoreError
 from harness.pricing import DEFAULT_PRICES
 from harness.runner import EngineOptions
+
+# Upper bounds of the retry settings read from the environment, in seconds: an infinite timeout would let a
+# dead server stall a run for ever.
+MAX_SECONDS = {"max_seconds": 86_400.0, "timeout": 3_600.0, "backoff_initial": 3_600.0}
 
 
 def cache_path(results: Path, no_cache: bool) -> Path | None:
@@ -39,9 +46,69 @@ def retry_settings(environ: Mapping[str, str]) -> RetrySettings:
     names = {"PDBENCH_MAX_ATTEMPTS": "max_attempts", "PDBENCH_RETRY_SECONDS": "max_seconds",
              "PDBENCH_TIMEOUT": "timeout", "PDBENCH_BACKOFF": "backoff_initial"}  # fmt: skip
     values = {field: environ[var] for var, field in names.items() if environ.get(var)}
+    for var, field in names.items():
+        if field in values and field in MAX_SECONDS:
+            try:
+                seconds = float(values[field])
+            except ValueError:
+                continue  # the model's own message says it is not a number
+            if not 0 <= seconds <= MAX_SECONDS[field]:  # also refuses nan and inf, which would wait for ever
+                raise ConfigError(
+                    f"{var}={values[field]} in the environment is out of range: give a number of seconds from 0 "
+                    f"to {MAX_SECONDS[field]:,.0f}"
+                )
     try:
         return RetrySettings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(
             f"invalid retry settings in the environment: {exc.errors()[0]['msg']} ({', '.join(names)})"
         ) from None
+
+
+def results_dir(option: str | None, config: ExperimentConfig | None = None) -> Path:
+    """The results folder: --results, else the config's run.output, else $PDBENCH_RESULTS, else results/;
+    checked to be usable as a folder (it is created when a run is written)."""
+    if option is not None:
+        if not option.strip():
+            raise ConfigError(
+                "--results is empty: give the results folder (e.g. --results results), or leave the option "
+                "out to use $PDBENCH_RESULTS or results/"
+            )
+        return _usable_folder(Path(option), "--results")
+    if config is not None and config.run.output:
+        return _usable_folder(Path(config.run.output), "run.output")
+    return _usable_folder(Path(os.environ.get("PDBENCH_RESULTS") or "results"), "the results folder")
+
+
+def _usable_folder(folder: Path, source: str) -> Path:
+    shown = str(folder) if len(str(folder)) <= 100 else str(folder)[:97] + "..."
+    try:
+        mode = folder.stat().st_mode
+    except FileNotFoundError:
+        return folder  # created when a run is written
+    except OSError as exc:  # a name too long, a file where a folder should be, no permission
+        raise StoreError(
+            f"cannot create the results folder {shown} ({source}): {exc.strerror or exc}. "
+            "Choose another with --results DIR."
+        ) from None
+    if not stat.S_ISDIR(mode):
+        raise StoreError(f"{shown} ({source}) is a file, not a folder: give the results folder with --results DIR.")
+    return folder
+
+
+def existing_run_id(run_id: str) -> str:
+    """A run id given to name an existing run: it names a file, so it cannot be longer than a file name may be
+    or hold a path separator. (Not the full pattern of new run ids: older runs may have other characters.)"""
+    if not run_id or len(run_id) > 128 or "/" in run_id or os.sep in run_id or "\0" in run_id:
+        shown = run_id if len(run_id) <= 60 else run_id[:57] + "..."
+        raise ConfigError(
+            f"{shown!r} is not a run id: a run id names its results file (<run id>.duckdb), has at most 128 "
+            "characters and no '/'. List the runs with `pdbench sql \"select run_id, status from runs\"`."
+        )
+    return run_id
+
+
+def run_id_prefix(stem: str) -> str:
+    """A config file's name as the start of a run id (which names a file): other characters become '_'."""
+    prefix = re.sub(r"[^A-Za-z0-9_.-]", "_", stem)[:100].lstrip("_.-")
+    return prefix or "run"

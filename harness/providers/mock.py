@@ -55,6 +55,21 @@ _NO_FACTS = PromptFacts(cooperate="C", defect="D", option_order="CD", answer_for
                         opponent_moves=())  # fmt: skip
 
 
+# Each option's range: probabilities, and a latency of at most a minute (a longer one only stalls a run).
+_RANGES = {"p": (0.0, 1.0), "unparseable": (0.0, 1.0), "error_rate": (0.0, 1.0), "confused": (0.0, 1.0),
+           "latency_ms": (0.0, 60_000.0)}  # fmt: skip
+MAX_SEED = 2**63 - 1
+
+
+def _seed(raw: str, spec: str) -> int:
+    """A sampling seed: a whole number from 0 to 2**63 - 1, written in digits (not 1e3, inf or 7.5)."""
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 19 or int(raw) > MAX_SEED:
+        raise ConfigError(
+            f"option seed={raw!r} in 'mock/{spec}' must be a whole number from 0 to {MAX_SEED} written in digits"
+        )
+    return int(raw)
+
+
 class MockServerError(Exception):
     """A simulated 5xx from the mock's pretend server (retryable)."""
 
@@ -83,19 +98,25 @@ class MockOptions:
                 "(options: ?p=&unparseable=&latency_ms=&error_rate=&confused=&seed=)"
             )
         values: dict[str, float] = {}
+        seed = 0
+        given: set[str] = set()
         for key, raw in parse_qsl(query, keep_blank_values=True):
             if key not in OPTIONS:
                 raise ConfigError(f"unknown option {key!r} in 'mock/{spec}'; options: {', '.join(OPTIONS)}")
+            if key in given:
+                raise ConfigError(f"option {key} is given twice in 'mock/{spec}'; give each option once")
+            given.add(key)
+            if key == "seed":
+                seed = _seed(raw, spec)
+                continue
             try:
-                values[key] = float(raw)
+                value = float(raw)
             except ValueError:
                 raise ConfigError(f"option {key}={raw!r} in 'mock/{spec}' must be a number") from None
-        for key in ("p", "unparseable", "error_rate", "confused"):
-            if not 0.0 <= values.get(key, 0.0) <= 1.0:
-                raise ConfigError(f"option {key} in 'mock/{spec}' must be between 0 and 1")
-        if values.get("latency_ms", 0.0) < 0:
-            raise ConfigError(f"option latency_ms in 'mock/{spec}' must be >= 0")
-        seed = int(values.pop("seed", 0))
+            low, high = _RANGES[key]
+            if not low <= value <= high:  # also refuses nan
+                raise ConfigError(f"option {key} in 'mock/{spec}' must be between {low:g} and {high:g}, got {raw}")
+            values[key] = value
         return cls(behaviour=behaviour, seed=seed, **values)
 
 

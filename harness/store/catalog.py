@@ -23,6 +23,7 @@ from harness.store.schema import (
     SCHEMA_VERSION,
     TABLES,
     data_tables,
+    file_problem,
     file_schema_version,
     migrate,
 )
@@ -72,10 +73,12 @@ class Catalog:
         upgrade would make it readable)."""
         try:
             version = file_schema_version(self.con, alias)
-        except (duckdb.Error, ValueError):
-            return "its pdbench_meta table is unreadable"
-        if version is None:
-            return "not a PDBench results file"
+            if version is None:
+                return file_problem(self.con, alias)
+        except StoreError as exc:
+            return str(exc)
+        except duckdb.Error as exc:
+            return f"it cannot be read ({str(exc).strip().splitlines()[0] if str(exc).strip() else 'damaged'})"
         if version > SCHEMA_VERSION:
             return f"written by a newer PDBench (schema {version}); upgrade PDBench to read it"
         tables = {

@@ -2,6 +2,10 @@
 
 Change a table only with a bump of ``SCHEMA_VERSION`` and a migration in ``MIGRATIONS``
 that brings an older file up to date; the catalog refuses files from a newer PDBench.
+
+A results file is set up in one transaction (:func:`create_schema`), so a process killed while setting
+it up leaves an empty file, never a half-made one; :func:`file_problem` tells such a file, a damaged
+one and a foreign one apart, each with what to do.
 """
 
 from __future__ import annotations
@@ -188,20 +192,97 @@ def create_schema(con: duckdb.DuckDBPyConnection) -> None:
     (``duckdb results/<run_id>.duckdb``) answers the same queries as ``pdbench sql``."""
     from harness.analysis.views import create_views
 
-    for ddl in TABLES.values():
-        con.execute(ddl)
-    create_views(con)
-    con.execute("INSERT OR REPLACE INTO pdbench_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    # One transaction: a kill while setting up leaves an empty file (see file_problem), not a file with
+    # some tables and no schema version.
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for ddl in TABLES.values():
+            con.execute(ddl)
+        create_views(con)
+        con.execute("INSERT OR REPLACE INTO pdbench_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def file_schema_version(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> int | None:
-    """The schema version a results file was written with, or None if it is not a PDBench file."""
+    """The schema version a results file was written with, or None if it has none (see :func:`file_problem`).
+    A version that is not a whole number is a StoreError: the file was edited or damaged."""
     prefix = f'"{catalog}".' if catalog else ""
     try:
         row = con.execute(f"SELECT value FROM {prefix}pdbench_meta WHERE key = 'schema_version'").fetchone()
     except duckdb.CatalogException:
         return None
-    return int(row[0]) if row else None  # a non-integer value raises ValueError: unreadable
+    if row is None:
+        return None
+    value = str(row[0])
+    if not (value.isascii() and value.isdigit() and len(value) < 10):
+        raise StoreError(f"its schema version {value[:40]!r} is not a version number (was it edited?)")
+    return int(value)
+
+
+def file_problem(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> str:
+    """Why a file with no schema version is not readable results, and what to do: it is empty or half set
+    up (a run killed while its file was being made, by this PDBench or an older one that did not set
+    files up in one transaction), or it is some other DuckDB database."""
+    tables = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = coalesce(?, current_database())",
+            [catalog],
+        ).fetchall()
+    }
+    if not tables or tables <= set(TABLES):
+        return (
+            "it holds no run: it was created, but the process stopped while setting it up, before the run began "
+            "(nothing was played); delete it, or start the run again with --overwrite"
+        )
+    return "it is not a PDBench results file (it has no pdbench_meta table); move it out of the results folder"
+
+
+def missing_run(con: duckdb.DuckDBPyConnection, path: object, run_id: str) -> str:
+    """Why a results file set up for ``run_id`` holds no such run, and what to do."""
+    others = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id LIMIT 3").fetchall()]
+    if not others:
+        return (
+            f"{path} holds no run: it was set up, but the process stopped before run {run_id!r} began (nothing "
+            "was played); start the run again with --overwrite"
+        )
+    return f"{path} holds run {', '.join(map(repr, others))}, not {run_id!r} (was it renamed?); resume it by its id"
+
+
+def verify_readable(con: duckdb.DuckDBPyConnection, path: str) -> None:
+    """Read every row of every table, so that a damaged file (a block whose checksum does not match) is
+    refused before a resume changes anything in it. Damage in a block no query reads (an index, free
+    space) only shows when it is written; :func:`is_damage` recognises it then."""
+    tables = [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY table_name"
+        ).fetchall()
+    ]
+    try:
+        for table in tables:
+            con.execute(f'SELECT count(*), max(hash("{table}")) FROM "{table}"').fetchall()
+    except duckdb.Error as exc:
+        raise StoreError(damaged(path, exc)) from None
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether a DuckDB error says the file itself is damaged (as opposed to a mistake in a query)."""
+    text = str(exc)
+    return isinstance(exc, duckdb.FatalException) or "Corrupt database file" in text or "Data Corruption" in text
+
+
+def damaged(path: str, exc: BaseException) -> str:
+    """The message for a results file DuckDB cannot read back."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (
+        f"the results file {path} is damaged and cannot be read ({reason}). Restore it from a backup if you "
+        "have one, or run the experiment again under a new run id (answers already paid for come from the "
+        "response cache)."
+    )
 
 
 def migrate(con: duckdb.DuckDBPyConnection, path: str) -> bool:
@@ -213,16 +294,21 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     """
     from harness.analysis.views import create_views
 
-    version = file_schema_version(con)
-    if version is None:
-        raise StoreError(
-            f"{path} is not a PDBench results file (it has no pdbench_meta table); move it out of the results folder."
-        )
+    try:
+        version = file_schema_version(con)
+        problem = file_problem(con) if version is None else None
+    except StoreError as exc:
+        raise StoreError(f"{path} cannot be used: {exc}; move it out of the results folder.") from None
+    except duckdb.Error as exc:
+        raise StoreError(damaged(path, exc)) from None
+    if problem is not None:
+        raise StoreError(f"{path}: {problem}.")
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{path} was written by a newer PDBench (schema {version}, this one reads "
             f"up to {SCHEMA_VERSION}); upgrade PDBench to open it."
         )
+    verify_readable(con, path)
     if version == SCHEMA_VERSION:
         return False
     missing = [v for v in range(version, SCHEMA_VERSION) if v not in MIGRATIONS]

@@ -25,7 +25,7 @@ from harness.errors import DiskFull, RunExistsError, StoreError
 from harness.keys import scrub
 from harness.match import Match
 from harness.plan import GamePlan
-from harness.store.schema import SCHEMA_VERSION, create_schema, migrate
+from harness.store.schema import SCHEMA_VERSION, create_schema, damaged, migrate
 
 FLUSH_ROUNDS = 200_000
 FLUSH_GAMES = 2_000
@@ -456,3 +456,5 @@ def _connect(path: Path) -> duckdb.DuckDBPyConnection:
             f"cannot open {path} for writing: {exc}. If another PDBench process is "
             f"writing this run, wait for it to finish."
         ) from None
+    except duckdb.Error as exc:  # a damaged file (a checksum that does not match), or not a DuckDB file
+        raise StoreError(damaged(str(path), exc)) from None

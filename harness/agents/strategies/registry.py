@@ -59,7 +59,8 @@ def make_spec(name: str, params: Mapping[str, Any] | None = None) -> StrategySpe
     """Validate ``params`` for strategy ``name``; errors name the strategy and each bad setting."""
     cls = get_strategy(name)
     try:
-        validated = cls.Params.model_validate(dict(params or {}))
+        # strict: a boolean or a quoted number is not a number (``p: true`` is refused, not read as 1.0)
+        validated = cls.Params.model_validate(dict(params or {}), strict=True)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():

@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.agents.strategies.base import Strategy
-from harness.game import Action
+from harness.game import MAX_ROUNDS, Action
 
 
 class AllC(Strategy):
@@ -67,7 +67,7 @@ class RandomPlayer(Strategy):
 class DefectOnceParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    round: int = Field(1, ge=1, description="the one round in which it defects")
+    round: int = Field(1, ge=1, le=MAX_ROUNDS, description="the one round in which it defects")
 
 
 class DefectOnce(Strategy):

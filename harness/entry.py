@@ -1,0 +1,29 @@
+"""The ``pdbench`` console script, kept apart from :mod:`harness.cli` so that Ctrl-C is one line at any moment.
+
+Importing the command line takes about a second (DuckDB, pydantic, Rich, Typer); a Ctrl-C in that
+second, or anywhere before a run installs its own handler (see :mod:`harness.interrupts`), would
+otherwise end in a KeyboardInterrupt traceback. This module imports nothing heavy itself.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    """Run the command line; a Ctrl-C that nothing else handled exits with one line and code 130."""
+    try:
+        from harness.cli import INTERRUPTED
+        from harness.cli import main as cli_main
+    except KeyboardInterrupt:
+        print("pdbench: interrupted (Ctrl-C) while starting; nothing was done.", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
+    try:
+        cli_main()
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()
