@@ -25,7 +25,7 @@ from harness.errors import DiskFull, RunExistsError, StoreError
 from harness.keys import scrub
 from harness.match import Match
 from harness.plan import GamePlan
-from harness.store.schema import SCHEMA_VERSION, create_schema, damaged, migrate
+from harness.store.schema import SCHEMA_VERSION, create_schema, damaged, is_damage, migrate
 
 FLUSH_ROUNDS = 200_000
 FLUSH_GAMES = 2_000
@@ -47,6 +47,8 @@ def _disk_full(exc: duckdb.Error) -> bool:
 def write_error(exc: duckdb.Error, path: Path, run_id: str) -> StoreError:
     """A failed write to a results file, as the user should read it: a full disk says so
     (:class:`DiskFull`, which stops the run as interrupted), anything else names the error."""
+    if is_damage(exc):
+        return StoreError(damaged(str(path), exc))
     if _disk_full(exc):
         return DiskFull(f"the disk holding {path} is full. Every game recorded before is kept; free some space, "
                         f"then `pdbench resume {run_id}` finishes the run.")  # fmt: skip
