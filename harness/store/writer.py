@@ -12,6 +12,8 @@ import contextlib
 import errno
 import json
 import os
+import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
@@ -21,7 +23,7 @@ import duckdb
 import numpy as np
 
 from harness import __version__
-from harness.errors import DiskFull, RunExistsError, StoreError
+from harness.errors import ConfigError, DiskFull, RunExistsError, StoreError
 from harness.keys import scrub
 from harness.match import Match
 from harness.plan import GamePlan
@@ -30,6 +32,12 @@ from harness.store.schema import SCHEMA_VERSION, create_schema, damaged, is_dama
 FLUSH_ROUNDS = 200_000
 FLUSH_GAMES = 2_000
 
+MEMORY_LIMIT_ENV = "PDBENCH_DUCKDB_MEMORY"
+DEFAULT_MEMORY_LIMIT = "128MB"
+MIN_MEMORY_LIMIT = "64MB"
+_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip  # as DuckDB reads them
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)
 
 # The games a resume keeps (SQL over ``games``): complete ones, and failed ones unless they failed on a
 # cause that may have passed (retryable, authentication) or the user asks to retry every failure.
@@ -448,9 +456,33 @@ class _RoundBuffer:
         return out
 
 
+def memory_limit(environ: Mapping[str, str] = os.environ) -> str:
+    """The memory DuckDB may use while writing a run: ``$PDBENCH_DUCKDB_MEMORY``, else ``DEFAULT_MEMORY_LIMIT``.
+
+    Why a bound at all: DuckDB keeps every block of the file it reads or writes in its buffer pool until
+    the pool is full, and the pool defaults to 80% of the machine's memory, so a writer's memory grew with
+    its results file. Under the bound, blocks already on disk are evicted, and what cannot be (rows not
+    yet checkpointed, a row group being rewritten by a checkpoint) spills to ``<run>.duckdb.tmp``.
+    """
+    value = (environ.get(MEMORY_LIMIT_ENV) or DEFAULT_MEMORY_LIMIT).strip()
+    size = _SIZE.fullmatch(value)
+    if size is None or size.group(2).lower() not in _UNITS:
+        raise ConfigError(
+            f"{MEMORY_LIMIT_ENV}={value!r} is not a size. Give a number and a unit, such as 256MB or 1GB (the "
+            f"memory DuckDB may use while writing a run), or leave it unset for {DEFAULT_MEMORY_LIMIT}."
+        )
+    if float(size.group(1)) * _UNITS[size.group(2).lower()] < 64 * 10**6:
+        raise ConfigError(
+            f"{MEMORY_LIMIT_ENV}={value!r} is too little for DuckDB to write a run; give at least "
+            f"{MIN_MEMORY_LIMIT}, or leave it unset for {DEFAULT_MEMORY_LIMIT}."
+        )
+    return value
+
+
 def _connect(path: Path) -> duckdb.DuckDBPyConnection:
+    limit = memory_limit()  # a bad setting is refused before the file is touched
     try:
-        return duckdb.connect(str(path))
+        con = duckdb.connect(str(path))
     except duckdb.IOException as exc:
         if _disk_full(exc):
             raise DiskFull(f"the disk holding {path} is full; free some space, then run the command again.") from None
@@ -460,3 +492,5 @@ def _connect(path: Path) -> duckdb.DuckDBPyConnection:
         ) from None
     except duckdb.Error as exc:  # a damaged file (a checksum that does not match), or not a DuckDB file
         raise StoreError(damaged(str(path), exc)) from None
+    con.execute(f"SET memory_limit = '{limit}'")  # memory_limit() let through only digits and a unit
+    return con
