@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from harness.agents.strategies import StrategySpec
 from harness.config import ConditionConfig, ExperimentConfig, ModelAgentConfig, PolicyAgentConfig, plan_size_problem
 from harness.errors import ConfigError
@@ -121,6 +123,19 @@ def iter_games(config: ExperimentConfig, replicates: int | None = None) -> Itera
         for cond in conds:
             yield GamePlan(game_id=game_id, condition=cond, replicate=rep, seed=derive_seed(seed, cond.name, rep))
             game_id += 1
+
+
+def skip_games(plans: Iterator[GamePlan], finished: np.ndarray) -> Iterator[GamePlan]:
+    """The plans whose game is not in ``finished`` (game ids in ascending order, as the plan has them), one at
+    a time: a merge of two sorted sequences, so a resume keeps 4 bytes per finished game in memory rather
+    than a Python set of them, and the plan is still never built."""
+    i, n = 0, len(finished)
+    for plan in plans:
+        while i < n and finished[i] < plan.game_id:
+            i += 1
+        if i < n and finished[i] == plan.game_id:
+            continue
+        yield plan
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from harness.evaluation import check_models
 from harness.interrupts import StopFlag, graceful_interrupt
 from harness.limits import LimiterRegistry
 from harness.match import Match, play_strategies
-from harness.plan import GamePlan, condition_plans, iter_games, stream, summarize
+from harness.plan import GamePlan, condition_plans, iter_games, skip_games, stream, summarize
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import FailureKind
 from harness.scheduler import ModelPlayers, Progress, Scheduler
@@ -197,7 +197,7 @@ def resume_run(
         if state is None:
             raise RunNotFoundError(missing_run(writer.con, path, run_id))
         status, config_json = state
-        finished = dict(writer.finished_games(retry_failed=retry_failed))
+        finished = writer.finished_game_ids(retry_failed=retry_failed)
         if status == "complete" and len(finished) == writer.games_planned():
             failures = writer.failures()
             hint = (f" Its {sum(n for n, _ in failures.values())} failed games failed for good; "
@@ -211,16 +211,17 @@ def resume_run(
         config = parse_experiment(stored, source=f"the stored config of run {run_id}",
                                   fix_hint="restore the files it names (personas, templates), then resume")  # fmt: skip
         check_models(config)  # keys and names, before anything is discarded
+        done_by_condition = writer.finished_per_condition(retry_failed=retry_failed)
         replayed = writer.discard_unfinished(retry_failed=retry_failed)
         writer.mark_running()
     except BaseException:
         writer.close()
         raise
     summary = summarize(config)
-    todo = (p for p in iter_games(config) if p.game_id not in finished)
+    todo = skip_games(iter_games(config), finished)
     return _play(config, writer, todo, summary.games, summary.has_models, progress=progress, stop=stop,
                  engine=engine, monitor=monitor, already_done=len(finished),
-                 done_by_condition=Counter(finished.values()), replayed=replayed)  # fmt: skip
+                 done_by_condition=Counter(done_by_condition), replayed=replayed)  # fmt: skip
 
 
 def _play(

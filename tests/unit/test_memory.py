@@ -1,4 +1,5 @@
-"""Memory that does not grow with the run: DuckDB's memory is bounded while a run is written.
+"""Memory that does not grow with the run: DuckDB's memory is bounded while a run is written, and a
+resume neither builds the plan nor keeps Python objects per finished game.
 
 These guard the structure of the fix cheaply; ``tests/benchmarks/bench_memory.py`` measures the
 peak resident memory of a 100,000-game run against the games done.
@@ -6,14 +7,22 @@ peak resident memory of a 100,000-game run against the games done.
 
 from __future__ import annotations
 
+import itertools
+import random
+from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.errors import ConfigError
+from harness.game import PayoffMatrix
+from harness.match import Match
+from harness.plan import GamePlan, iter_games, skip_games
 from harness.store.writer import MEMORY_LIMIT_ENV, RunWriter, memory_limit
+from harness.tournament import tournament_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,3 +77,50 @@ def test_pdbench_run_refuses_a_bad_memory_setting_before_it_creates_the_results_
     assert f"{MEMORY_LIMIT_ENV}='plenty' is not a size" in outcome.stderr
     assert "Traceback" not in outcome.stderr + outcome.stdout
     assert list(results.iterdir()) == []
+
+
+def test_a_resume_skips_finished_games_lazily_without_building_the_plan() -> None:
+    config = tournament_config(["TFT"], rounds=3, replicates=10_000_000, seed=1)  # one self-play pairing
+    pulled = 0
+
+    def plans() -> Iterator[GamePlan]:
+        nonlocal pulled
+        for plan in iter_games(config):
+            pulled += 1
+            yield plan
+
+    finished = np.asarray([0, 1, 3, 7, 8, 9, 12], dtype=np.int32)
+    todo = skip_games(plans(), finished)
+    assert [p.game_id for p in itertools.islice(todo, 5)] == [2, 4, 5, 6, 10]
+    assert pulled == 11  # games 0..10, and not one more
+    assert next(todo).game_id == 11
+    assert next(todo).game_id == 13  # 12 was finished
+
+
+def test_skipping_nothing_or_everything() -> None:
+    config = tournament_config(["TFT", "ALLD"], rounds=2, replicates=2, seed=1)  # 3 pairings x 2 = 6 games
+    assert [p.game_id for p in skip_games(iter_games(config), np.asarray([], dtype=np.int32))] == [0, 1, 2, 3, 4, 5]
+    assert list(skip_games(iter_games(config), np.arange(6, dtype=np.int32))) == []
+    assert [p.game_id for p in skip_games(iter_games(config), np.asarray([5, 6, 9], dtype=np.int32))] == [0, 1, 2, 3, 4]
+
+
+def test_a_resume_reads_the_games_it_keeps_as_a_sorted_array(tmp_path: Path) -> None:
+    """Complete games are kept, and failed ones unless they failed on a cause that may pass (a failure kind
+    of retryable or authentication) or ``--retry-failed`` is given; running and interrupted ones are replayed."""
+    config = tournament_config(["TFT", "ALLD"], rounds=2, replicates=2, seed=1)  # 3 pairings x 2 replicates
+    plans = list(iter_games(config))
+    statuses = {0: "complete", 1: "interrupted", 2: "failed", 3: "complete", 4: "running", 5: "failed"}
+    writer = RunWriter.create(tmp_path, "ids")
+    for plan in reversed(plans):  # written out of order: the ids come back sorted all the same
+        match = Match(PayoffMatrix(), 0.0, random.Random(0))
+        writer.add_game(plan, match, 2, status=statuses[plan.game_id])
+    writer.flush()
+    writer.con.execute("UPDATE games SET failure = 'retryable' WHERE game_id = 5")  # game 2: no kind, permanent
+    ids = writer.finished_game_ids()
+    assert ids.dtype == np.int32
+    assert ids.tolist() == [0, 2, 3]
+    assert writer.finished_game_ids(retry_failed=True).tolist() == [0, 3]
+    # Games 0 and 3 are replicates 0 and 1 of the first pairing; game 2 is replicate 0 of the third.
+    assert writer.finished_per_condition() == {plans[0].condition.name: 2, plans[2].condition.name: 1}
+    assert writer.finished_per_condition(retry_failed=True) == {plans[0].condition.name: 2}
+    writer.close()
