@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from harness.analysis.stats import Estimate, mean_ci
+from harness.analysis.stats import Estimate, t_interval
 from harness.store.catalog import Catalog
 
 # Behaviour rates (cooperation, retaliation, forgiveness) are on the moves each player chose, with
@@ -89,12 +89,24 @@ class ConditionSummary:
 
 
 def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = None) -> list[ConditionSummary]:
-    """One summary per condition (or only ``condition``) over its complete games, in plan order."""
+    """One summary per condition (or only ``condition``) over its complete games, in plan order.
+
+    Each metric's size, mean and standard deviation per condition and seat are summed by DuckDB, so a
+    report holds a row per condition and seat, never one per game: its memory does not grow with the run.
+    NULL and NaN values are left out, as :func:`~harness.analysis.stats.mean_ci` leaves them out.
+    """
     only = " AND condition = ?" if condition is not None else ""
     params = [run_id] if condition is None else [run_id, condition]
+    moments = ", ".join(
+        f"count({v}) AS {m}__n, favg({v}) AS {m}__mean, stddev_samp({v}) AS {m}__sd"
+        for m in METRICS
+        for v in [f"CASE WHEN isnan({m}::DOUBLE) THEN NULL ELSE {m}::DOUBLE END"]
+    )
     rows = catalog.records(
-        f"SELECT condition, game_id, player, player_name, {', '.join(METRICS)} "
-        f"FROM player_metrics WHERE run_id = ? AND status = 'complete'{only} ORDER BY game_id, player",
+        f"SELECT condition, player, arg_min(player_name, game_id) AS player_name, count(*) AS games, "
+        f"count(time_to_collapse) AS collapsed, min(min(game_id)) OVER (PARTITION BY condition) AS first_game, "
+        f"{moments} FROM player_metrics WHERE run_id = ? AND status = 'complete'{only} "
+        "GROUP BY condition, player ORDER BY first_game, player",
         params,
     )
     totals = catalog.records(
@@ -109,28 +121,30 @@ def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = N
         )
         for r in totals
     }
-    by_cond: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    by_cond: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for row in rows:
-        by_cond[row["condition"]][row["player"]].append(row)
+        by_cond[row["condition"]][row["player"]] = row
     out = []
     for cond, seats in by_cond.items():
         summaries = []
         for player in ("a", "b"):
-            seat_rows = seats[player]
+            row = seats[player]
             summaries.append(
                 SeatSummary(
                     player=player,
-                    name=seat_rows[0]["player_name"],
-                    estimates={
-                        m: mean_ci((r[m] for r in seat_rows), bounds=RATE_BOUNDS if m in RATES else None)
-                        for m in METRICS
-                    },
-                    collapsed=sum(r["time_to_collapse"] is not None for r in seat_rows),
+                    name=row["player_name"],
+                    estimates={m: _estimate(row, m) for m in METRICS},
+                    collapsed=int(row["collapsed"]),
                     parsing=parsing.get((cond, player)),
                 )
             )
-        out.append(ConditionSummary(condition=cond, games=len(seats["a"]), seats=(summaries[0], summaries[1])))
+        out.append(ConditionSummary(condition=cond, games=int(seats["a"]["games"]), seats=(summaries[0], summaries[1])))
     return out
+
+
+def _estimate(row: dict[str, Any], metric: str) -> Estimate:
+    n, mean, sd = row[f"{metric}__n"], row[f"{metric}__mean"], row[f"{metric}__sd"]
+    return t_interval(int(n), mean, sd, bounds=RATE_BOUNDS if metric in RATES else None)
 
 
 def model_answers(catalog: Catalog, run_id: str) -> list[dict[str, Any]]:

@@ -41,9 +41,19 @@ def mean_ci(values: Iterable[float | None], level: float = 0.95, bounds: tuple[f
     if n == 0:
         return Estimate(None, None, None, 0)
     mean = sum(xs) / n
-    if n < 2:
-        return Estimate(mean, None, None, 1)
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n >= 2 else None
+    return t_interval(n, mean, sd, level, bounds)
+
+
+def t_interval(
+    n: int, mean: float | None, sd: float | None, level: float = 0.95, bounds: tuple[float, float] | None = None
+) -> Estimate:
+    """:func:`mean_ci` from the sample's size, mean and standard deviation (``n - 1`` in its denominator),
+    for samples summed where they are stored (SQL) rather than read into memory value by value."""
+    if n == 0 or mean is None:
+        return Estimate(None, None, None, 0)
+    if n < 2 or sd is None:
+        return Estimate(mean, None, None, n)
     half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
     low, high = mean - half, mean + half
     if bounds is not None:

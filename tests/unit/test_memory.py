@@ -23,6 +23,7 @@ from harness.match import Match
 from harness.plan import GamePlan, iter_games, skip_games
 from harness.store.writer import MEMORY_LIMIT_ENV, RunWriter, memory_limit
 from harness.tournament import tournament_config
+from tests.conftest import write_games
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,3 +125,51 @@ def test_a_resume_reads_the_games_it_keeps_as_a_sorted_array(tmp_path: Path) -> 
     assert writer.finished_per_condition() == {plans[0].condition.name: 2, plans[2].condition.name: 1}
     assert writer.finished_per_condition(retry_failed=True) == {plans[0].condition.name: 2}
     writer.close()
+
+
+def test_the_report_sums_in_duckdb_and_gives_the_hand_worked_means_and_intervals(results: Path) -> None:
+    """Four hand-made games of player a against player b (payoffs R=3, S=0, T=5, P=1), moves as played:
+
+    game  a    b    a's payoff/round    a's cooperation   b's payoff/round   a retaliates?
+    1     CD   DD   (0 + 1) / 2 = 0.5   1/2               (5 + 1) / 2 = 3    b D in 1, a D in 2: 1/1
+    2     CC   CC   (3 + 3) / 2 = 3     1                 3                  b never defects: NULL
+    3     DD   CD   (5 + 1) / 2 = 3     0                 (0 + 1) / 2 = 0.5  NULL (b's D is in the last round)
+    4     CCC  CCD  (3 + 3 + 0) / 3 = 2 1                 (3 + 3 + 5) / 3    NULL (likewise)
+
+    a's payoff: mean 8.5 / 4 = 2.125; squared deviations 2.640625 + 0.765625 + 0.765625 + 0.015625 =
+    4.1875, sd = sqrt(4.1875 / 3) = 1.18145; t(0.975, 3) = 3.18245, half width 3.18245 * 1.18145 / 2 = 1.87996.
+    a's cooperation: mean 0.625, squared deviations 0.6875, sd 0.47871, half width 0.76174: the interval
+    [-0.137, 1.387] is clipped to [0, 1]. b's payoff: mean 30.5 / 12 = 2.54167, squared deviations
+    0.210069 + 0.210069 + 4.168403 + 1.265625 = 5.854167, sd 1.39692, half width 2.22281.
+    Collapse (k = 2, threshold 0.25: at most one C among the four moves of two rounds): game 1 in
+    round 1, game 3 in round 1; games 2 and 4 never (rounds 2-3 of game 4 hold three Cs): 2 games.
+    """
+    from harness.analysis.report import condition_summaries
+
+    cat = write_games(results, "hand", [("CD", "DD"), ("CC", "CC"), ("DD", "CD"), ("CCC", "CCD")], k=2,
+                      threshold=0.25)  # fmt: skip
+    fetched: list[int] = []
+    records = cat.records
+
+    def counting(sql: str, params: list | None = None) -> list[dict]:  # type: ignore[type-arg]
+        rows = records(sql, params)
+        fetched.append(len(rows))
+        return rows
+
+    cat.records = counting  # type: ignore[method-assign]
+    [summary] = condition_summaries(cat, "hand")
+    cat.close()
+    assert max(fetched) <= 2  # a row per seat of the condition, never one per game
+    a, b = summary.seats
+    assert (summary.condition, summary.games, a.name, b.name) == ("hand", 4, "TFT", "ALLD")
+    pay = a.estimates["payoff_per_round"]
+    assert (pay.n, pay.mean) == (4, pytest.approx(2.125))
+    assert (pay.low, pay.high) == (pytest.approx(2.125 - 1.87996, abs=1e-4), pytest.approx(2.125 + 1.87996, abs=1e-4))
+    coop = a.estimates["cooperation_rate"]
+    assert (coop.n, coop.mean, coop.low, coop.high) == (4, pytest.approx(0.625), 0.0, 1.0)
+    retaliation = a.estimates["retaliation_rate"]
+    assert (retaliation.n, retaliation.mean, retaliation.low, retaliation.high) == (1, 1.0, None, None)
+    pay_b = b.estimates["payoff_per_round"]
+    assert (pay_b.n, pay_b.mean) == (4, pytest.approx(30.5 / 12))
+    assert pay_b.high == pytest.approx(30.5 / 12 + 2.22281, abs=1e-4)
+    assert (a.collapsed, b.collapsed) == (2, 2)
