@@ -6,8 +6,9 @@ round a model call, recorded with its prompt in ``calls``: that is what makes a 
 large, about 3.5 KB per 5-round game) through the command line, as a user would:
 
 * ``fresh``: ``pdbench run`` of the whole experiment;
-* ``resume``: ``pdbench run`` interrupted with SIGINT (a Ctrl-C) once half the games are done,
-  then ``pdbench resume`` of the rest, with the response cache the interrupted run filled.
+* ``resume``: ``pdbench run`` interrupted with SIGINT (a Ctrl-C; ``--kill``: SIGKILL, a crash) once
+  half the games are done, then ``pdbench resume`` of the rest, with the response cache the
+  interrupted run filled.
 
 Each command runs in its own process. Its memory is read from ``/proc/<pid>/status`` (``VmRSS``,
 the resident set now, and ``VmHWM``, the kernel's record of the highest resident set so far, so no
@@ -109,8 +110,8 @@ class Measurement:
 
 
 def run_command(label: str, argv: list[str], env: dict[str, str], db: Path, *, interrupt_at: int | None = None,
-                timeout: float) -> Measurement:  # fmt: skip
-    """Run one ``pdbench`` command, following its memory and its status lines; send SIGINT once
+                sig: signal.Signals = signal.SIGINT, timeout: float) -> Measurement:  # fmt: skip
+    """Run one ``pdbench`` command, following its memory and its status lines; send ``sig`` once
     ``interrupt_at`` games are done (if given)."""
     m = Measurement(label)
     started = time.monotonic()
@@ -142,7 +143,7 @@ def run_command(label: str, argv: list[str], env: dict[str, str], db: Path, *, i
             done, m.planned = int(found.group(1)), int(found.group(2))
             m.samples.append(Sample(done, rss, peak, time.monotonic() - started))
             if interrupt_at is not None and not interrupted and done >= interrupt_at:
-                proc.send_signal(signal.SIGINT)
+                proc.send_signal(sig)
                 interrupted = True
         if re.match(r"^(complete|interrupted|failed): run ", line):
             m.play_peak_mib = peak
@@ -153,9 +154,10 @@ def run_command(label: str, argv: list[str], env: dict[str, str], db: Path, *, i
     stop_polling.set()
     poller.join()
     m.peak_mib = peak
+    m.play_peak_mib = m.play_peak_mib or peak  # killed: it never announced its end
     m.seconds = time.monotonic() - started
     m.db_mib = db.stat().st_size / 2**20 if db.exists() else 0.0
-    expected = {0} if interrupt_at is None else {130}
+    expected = {0} if interrupt_at is None else {130 if sig == signal.SIGINT else -sig}
     if m.exit_code not in expected:
         raise SystemExit(f"{label}: exit {m.exit_code}\n" + "\n".join(m.tail))
     return m
@@ -181,6 +183,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20,000 games instead")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per game (default 5)")
     parser.add_argument("--phase", choices=("fresh", "resume", "both"), default="both")
+    parser.add_argument("--kill", action="store_true", help="stop the first half with SIGKILL (kill -9), not SIGINT")
     parser.add_argument("--checkout", type=Path, help="run the harness package of this checkout instead")
     parser.add_argument("--workdir", type=Path, help="keep the results here (default: a temporary folder)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed per command")
@@ -208,9 +211,11 @@ def main() -> None:
         if args.phase in ("resume", "both"):
             folder = work / "resume"
             db = folder / f"{RUN_ID}.duckdb"
-            first = run_command("resume, part 1: pdbench run, Ctrl-C at half the games",
+            sig = signal.SIGKILL if args.kill else signal.SIGINT
+            how = "kill -9" if args.kill else "Ctrl-C"
+            first = run_command(f"resume, part 1: pdbench run, {how} at half the games",
                                 ["run", str(config), "--results", str(folder), "--overwrite"], env, db,
-                                interrupt_at=games // 2, timeout=args.timeout)  # fmt: skip
+                                interrupt_at=games // 2, sig=sig, timeout=args.timeout)  # fmt: skip
             report(first, marks)
             m = run_command("resume, part 2: pdbench resume", ["resume", RUN_ID, "--results", str(folder)], env, db,
                             timeout=args.timeout)  # fmt: skip
