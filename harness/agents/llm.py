@@ -17,13 +17,13 @@ import random
 from dataclasses import dataclass, replace
 
 from harness.agents.base import Decision, RoundView
-from harness.calls import CallFailed, CallPath, CallRecord, CallTag
+from harness.calls import CallFailed, CallPath, CallRecord, CallResult, CallTag
 from harness.comprehension import ComprehensionAnswer, ComprehensionSettings, is_correct, questions, read_answer
 from harness.limits import EndpointLimiter
 from harness.parsing import ParsePolicy, fallback_action, parse_action
 from harness.plan import derive_seed
 from harness.prompts import OptionOrder, PromptBuilder
-from harness.providers.base import FailureKind, Provider, Sample, SamplingParams
+from harness.providers.base import FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
 
 
 class GameFailed(Exception):
@@ -102,12 +102,7 @@ class LLMAgent:
                       option_order=recorded)  # fmt: skip
         attempt = 1
         for ask in range(p.parse.max_retries + 1):
-            try:
-                result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt, facts)
-            except CallFailed as failed:
-                self.records.extend(failed.records)
-                raise
-            self.records.extend(result.records)
+            result = await self._ask(messages, tag, attempt, facts)
             attempt += len(result.records)
             parsed = parse_action(result.text, labels)
             final = result.records[-1]
@@ -129,6 +124,17 @@ class LLMAgent:
             )
         return Decision(fallback, flagged=True, note=f"fallback after {p.parse.max_retries + 1} unreadable answers")
 
+    async def _ask(self, messages: list[Message], tag: CallTag, attempt: int, facts: PromptFacts) -> CallResult:
+        """One request of this player; every attempt it made is kept for the round's record, failed or not."""
+        p = self.player
+        try:
+            result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt, facts)
+        except CallFailed as failed:
+            self.records.extend(failed.records)
+            raise
+        self.records.extend(result.records)
+        return result
+
     async def _check(
         self, view: RoundView, order: OptionOrder, recorded: str | None, settings: ComprehensionSettings
     ) -> None:
@@ -143,12 +149,7 @@ class LLMAgent:
         for question in questions(view, settings, labels, order):
             messages = p.prompts.render_question(view, question.ask, order)
             facts = p.prompts.facts(view, order, question.ask)
-            try:
-                result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt, facts)
-            except CallFailed as failed:
-                self.records.extend(failed.records)
-                raise
-            self.records.extend(result.records)
+            result = await self._ask(messages, tag, attempt, facts)
             attempt += len(result.records)
             final = result.records[-1]
             answer = read_answer(question, result.text, labels)

@@ -122,6 +122,13 @@ def test_max_cost_stops_a_paid_run(server: FakeLLMServer, tmp_path: Path, result
     assert spent["n"] < 10 and spent["c"] >= 0.05
 
 
+def wait_for_answers(server: FakeLLMServer, n: int, timeout_s: float = 60) -> None:
+    """Until the server has answered ``n`` requests (at most ``timeout_s``): the moment to interrupt a run."""
+    deadline = time.monotonic() + timeout_s
+    while server.count(provider="openai", status=200) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def _cli(results: Path, run_id: str, server: FakeLLMServer, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "eval", "--model", "openai/test-model", "--opponents", "TFT,ALLD,GRIM",
@@ -133,9 +140,7 @@ def _cli(results: Path, run_id: str, server: FakeLLMServer, *extra: str) -> subp
 def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=40)
     proc = _cli(results, "killed", server, "--concurrency", "2")
-    deadline = time.monotonic() + 60
-    while server.count(provider="openai", status=200) < 25 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for_answers(server, 25)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     answered_before = server.count(provider="openai", status=200)
@@ -188,9 +193,7 @@ def test_two_processes_share_the_results_folder_and_the_cache(server: FakeLLMSer
 def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=30)
     proc = _cli(results, "stopped", server, "--concurrency", "4")
-    deadline = time.monotonic() + 60
-    while server.count(provider="openai", status=200) < 15 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for_answers(server, 15)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -217,9 +220,7 @@ def test_third_ctrl_c_abandons_requests_in_flight_and_keeps_the_run_consistent(
     monkeypatch.setenv("PDBENCH_TIMEOUT", "60")
     server.configure(latency_ms=20)
     proc = _cli(results, "forced", server, "--concurrency", "4")
-    deadline = time.monotonic() + 60
-    while server.count(provider="openai", status=200) < 10 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for_answers(server, 10)
     server.configure(latency_ms=30_000)  # every request now in flight would take 30 s to answer
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)  # first: waits for the answers in flight
@@ -328,9 +329,7 @@ def test_every_paid_answer_reaches_the_results_after_kill_9(server: FakeLLMServe
     and only answers in flight at the kill (at most the concurrency) are bought twice."""
     server.configure(latency_ms=30)
     proc = _cli(results, "k9", server, "--concurrency", "32")
-    deadline = time.monotonic() + 60
-    while server.count(provider="openai", status=200) < 40 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for_answers(server, 40)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     sent_before = server.count(provider="openai", status=200)
@@ -350,9 +349,7 @@ def test_a_cache_deleted_mid_run_is_noticed_and_replaced(server: FakeLLMServer, 
     server.configure(latency_ms=20)
     proc = _cli(results, "gone", server, "--concurrency", "4")
     cache = results / ".cache" / "responses.sqlite"
-    deadline = time.monotonic() + 60
-    while server.count(provider="openai", status=200) < 20 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for_answers(server, 20)
     for f in (cache, cache.with_name(cache.name + "-wal"), cache.with_name(cache.name + "-shm")):
         f.unlink(missing_ok=True)
     at_delete = server.count(provider="openai", status=200)
@@ -370,9 +367,7 @@ def test_resume_works_from_the_run_file_alone_when_the_cache_is_corrupt(
 ) -> None:
     server.configure(latency_ms=20)
     proc = _cli(results, "broken_cache", server, "--concurrency", "4")
-    deadline = time.monotonic() + 60
-    while server.count(provider="openai", status=200) < 30 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for_answers(server, 30)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -398,9 +393,7 @@ def test_second_ctrl_c_keeps_the_answers_in_flight_so_resume_buys_none_again(
     monkeypatch.setenv("PDBENCH_TIMEOUT", "60")
     server.configure(latency_ms=20)
     proc = _cli(results, "twice", server, "--concurrency", "8")
-    deadline = time.monotonic() + 60
-    while server.count(provider="openai", status=200) < 10 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for_answers(server, 10)
     server.configure(latency_ms=1_500)  # the requests now in flight take 1.5 s to answer
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
