@@ -23,7 +23,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,8 @@ from harness.providers.base import (
     SamplingParams,
     estimate_tokens,
 )
+from harness.records import CallRecord
+from harness.states import CallOutcome
 
 log = logging.getLogger("pdbench.calls")
 
@@ -80,31 +82,6 @@ class RetrySettings(BaseModel):
     timeout: float = Field(60.0, gt=0, description="per-attempt timeout in seconds")
     backoff_initial: float = Field(1.0, ge=0)
     backoff_max: float = Field(60.0, ge=0)
-
-
-@dataclass(slots=True)
-class CallRecord:
-    """One row of the ``calls`` table."""
-
-    game_id: int
-    round: int
-    player: str
-    attempt: int
-    provider: str
-    model: str
-    request_json: str
-    response_text: str | None
-    action: str | None
-    outcome: str
-    error: str | None
-    duration_ms: float | None
-    input_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float | None
-    cached: bool
-    created_at: datetime = field(default_factory=lambda: datetime.now(UTC).replace(tzinfo=None))
-    purpose: str = "move"  # move | comprehension (a question about the rules, see harness.comprehension)
-    option_order: str | None = None  # CD | DC: the order the two options were shown in; None when not shuffled
 
 
 @dataclass(slots=True)
@@ -250,7 +227,7 @@ class _Request:
 
     def record(self, attempt: int) -> CallRecord:
         return CallRecord(self.game_id, self.round, self.player, attempt, self.provider, self.model,
-                          self.request_json, None, None, "ok", None, None, None, None, None, False,
+                          self.request_json, None, None, CallOutcome.OK, None, None, None, None, None, False,
                           self.created_at, self.purpose, self.option_order)  # fmt: skip
 
 
@@ -516,7 +493,13 @@ class CallPath:
                 d = failed.decision
                 self.stats.errors += 1
                 self.stats.rate_limited += d.rate_limited
-                record.outcome = "rate_limited" if d.rate_limited else ("timeout" if d.reason == "timeout" else "error")
+                record.outcome = (
+                    CallOutcome.RATE_LIMITED
+                    if d.rate_limited
+                    else CallOutcome.TIMEOUT
+                    if d.reason == "timeout"
+                    else CallOutcome.ERROR
+                )
                 record.error = d.reason
                 record.duration_ms = (time.perf_counter() - started) * 1000
                 records.append(record)
@@ -698,4 +681,5 @@ def record_from_ledger(text: str) -> CallRecord:
     """The calls row of a ledger entry."""
     row = json.loads(text)
     row["created_at"] = datetime.fromisoformat(row["created_at"])
+    row["outcome"] = CallOutcome(row["outcome"])
     return CallRecord(**row)

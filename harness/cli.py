@@ -54,6 +54,7 @@ from harness.render import (
 from harness.runner import EngineOptions, Monitor, RunResult, default_run_id, resume_run, run_experiment
 from harness.settings import cache_path, engine_options, existing_run_id, results_dir, run_id_prefix
 from harness.store.catalog import Catalog, open_run
+from harness.store.queries import leaderboard, matchups
 from harness.store.schema import damaged, is_damage
 from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
 from harness.tournament import DEFAULT_PLAYERS, parse_players, tournament_config
@@ -331,11 +332,8 @@ def tournament(
 
 def _leaderboard(folder: Path, rid: str, result: RunResult) -> None:
     with open_run(folder, rid) as cat:
-        board = cat.records("SELECT * FROM tournament WHERE run_id = ? ORDER BY rank, player", [rid])
-        cells = {
-            (r["player"], r["opponent"]): r["mean_payoff_per_round"]
-            for r in cat.records("SELECT player, opponent, mean_payoff_per_round FROM matchups WHERE run_id = ?", [rid])
-        }
+        board = leaderboard(cat, rid)
+        cells = {(r["player"], r["opponent"]): r["mean_payoff_per_round"] for r in matchups(cat, rid)}
     # Players who have only self-play games so far are not on the leaderboard, but their matchups are shown.
     ranked = [r["player"] for r in board]
     order = ranked + sorted({p for p, _ in cells} - set(ranked))

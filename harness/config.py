@@ -179,18 +179,6 @@ def _no_model_settings(policy: str, extra: dict[str, Any]) -> None:
         )
 
 
-class ParseSettings(BaseModel):
-    """How an unreadable answer is handled: re-ask up to ``max_retries`` times, then ``on_failure``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    max_retries: int = Field(2, ge=0, le=10)
-    on_failure: Literal["defect", "cooperate", "random", "fail"] = "defect"
-
-    def policy(self) -> ParsePolicy:
-        return ParsePolicy(max_retries=self.max_retries, on_failure=self.on_failure)
-
-
 class ModelAgentConfig(BaseModel):
     """A language model, named ``provider/model`` (``openai/gpt-4o-mini``, ``mock/tft``), and how
     to talk to it. Keys come from the environment (or .env), never from this file."""
@@ -212,7 +200,7 @@ class ModelAgentConfig(BaseModel):
     max_tokens: int = Field(256, ge=1, le=100_000)
     persona: str | None = None
     prompts: PromptSettings = Field(default_factory=PromptSettings)
-    parse: ParseSettings = Field(default_factory=ParseSettings)
+    parse: ParsePolicy = Field(default_factory=ParsePolicy)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     comprehension: ComprehensionSettings | None = Field(
         None, description="questions about the rules, asked before the move in set rounds (off by default)"

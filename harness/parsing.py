@@ -67,6 +67,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from harness.game import Action
 from harness.parse_decisions import (
     Decision,
@@ -159,22 +161,18 @@ class ParseResult:
         return self.action is not None
 
 
-@dataclass(frozen=True, slots=True)
-class ParsePolicy:
+class ParsePolicy(BaseModel):
     """How hard to try: ``max_retries`` re-asks after the first failed parse, then ``on_failure``.
 
     The default counts an unreadable reply as D and flags the round, which keeps a game
     going while letting analyses drop flagged rounds; ``fail`` stops the game instead.
+    The same type is a model player's ``parse:`` setting in a config file.
     """
 
-    max_retries: int = 2
-    on_failure: FailureMode = "defect"
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    def __post_init__(self) -> None:
-        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
-            raise ValueError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
-        if self.on_failure not in ("defect", "cooperate", "random", "fail"):
-            raise ValueError(f"on_failure must be defect, cooperate, random or fail, got {self.on_failure!r}")
+    max_retries: int = Field(2, ge=0, le=10)
+    on_failure: FailureMode = "defect"
 
 
 def fallback_action(policy: ParsePolicy, rng: random.Random) -> Action | None:

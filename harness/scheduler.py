@@ -21,7 +21,7 @@ import anyio
 
 from harness.agents.llm import GameFailed, LLMAgent, ModelPlayer
 from harness.agents.strategies.base import Strategy
-from harness.calls import BudgetExhausted, CallFailed, CallPath, CallRecord, Stopped
+from harness.calls import BudgetExhausted, CallFailed, CallPath, Stopped
 from harness.config import ModelAgentConfig
 from harness.errors import DiskFull
 from harness.interrupts import StopFlag
@@ -31,6 +31,7 @@ from harness.plan import GamePlan, PlayerPlan, derive_seed, stream
 from harness.prompts import PromptBuilder
 from harness.providers.base import FailureKind, Sample, SamplingParams
 from harness.providers.registry import ProviderSettings, make_provider
+from harness.records import CallRecord
 from harness.store.live import LiveRecorder, _Batch
 
 FLUSH_EVERY_S = 0.25
@@ -78,7 +79,7 @@ class ModelPlayers:
             limiter=limiter,
             prompts=PromptBuilder(cfg.prompts),
             params=SamplingParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, top_p=cfg.top_p),
-            parse=cfg.parse.policy(),
+            parse=cfg.parse,
             comprehension=cfg.comprehension,
         )
 

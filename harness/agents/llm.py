@@ -17,13 +17,15 @@ import random
 from dataclasses import dataclass, replace
 
 from harness.agents.base import Decision, RoundView
-from harness.calls import CallFailed, CallPath, CallRecord, CallResult, CallTag
+from harness.calls import CallFailed, CallPath, CallResult, CallTag
 from harness.comprehension import ComprehensionAnswer, ComprehensionSettings, is_correct, questions, read_answer
 from harness.limits import EndpointLimiter
 from harness.parsing import ParsePolicy, fallback_action, parse_action
 from harness.plan import derive_seed
 from harness.prompts import OptionOrder, PromptBuilder
 from harness.providers.base import FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
+from harness.records import CallRecord
+from harness.states import CallOutcome
 
 
 class GameFailed(Exception):
@@ -109,7 +111,7 @@ class LLMAgent:
             final.action = parsed.action
             if parsed.ok:
                 return Decision(parsed.action)  # type: ignore[arg-type]
-            final.outcome = "unparseable"
+            final.outcome = CallOutcome.UNPARSEABLE
             final.error = parsed.reason
             self.calls.stats.parse_failures += 1
             if ask < p.parse.max_retries:
@@ -154,7 +156,7 @@ class LLMAgent:
             final = result.records[-1]
             answer = read_answer(question, result.text, labels)
             if answer is None:
-                final.outcome = "unparseable"
+                final.outcome = CallOutcome.UNPARSEABLE
                 final.error = f"no answer to the {question.kind} question could be read"
             self.answers.append(ComprehensionAnswer(
                 game_id=self.game_id, round=view.round, player=self.seat, question=question.id, kind=question.kind,

@@ -18,12 +18,12 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from harness.calls import CallRecord
 from harness.comprehension import ComprehensionAnswer
 from harness.keys import scrub
 from harness.match import Match
 from harness.plan import GamePlan
 from harness.providers.base import FailureKind
+from harness.records import CallRecord
 from harness.store.writer import RunWriter, utcnow, write_error
 
 _GAME_COLUMNS = ("run_id", "game_id", "condition", "replicate", "player_a", "player_b", "params_a", "params_b",

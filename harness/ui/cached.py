@@ -20,6 +20,7 @@ from typing import Any
 import streamlit as st
 
 from harness.analysis.report import ConditionSummary
+from harness.store import queries
 from harness.store.catalog import Catalog
 from harness.ui import data
 
@@ -123,10 +124,10 @@ def summary(
 @st.cache_data(show_spinner=False, max_entries=64)
 def leaderboard(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[dict[str, Any]]:
     with _catalog(folder, run_id, _source) as cat:
-        return data.leaderboard(cat, run_id)
+        return queries.leaderboard(cat, run_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def matchups(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[dict[str, Any]]:
     with _catalog(folder, run_id, _source) as cat:
-        return data.matchups(cat, run_id)
+        return queries.matchups(cat, run_id)

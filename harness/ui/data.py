@@ -236,16 +236,6 @@ def summary(cat: Catalog, run_id: str, condition: str | None = None) -> list[Con
     return [s for s in out if condition is None or s.condition == condition]
 
 
-def leaderboard(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
-    """The ``tournament`` view of one run, best first."""
-    return cat.records("SELECT * FROM tournament WHERE run_id = ? ORDER BY rank, player", [run_id])
-
-
-def matchups(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
-    """The ``matchups`` view of one run: each player's mean payoff per round against each opponent."""
-    return cat.records("SELECT * FROM matchups WHERE run_id = ? ORDER BY player, opponent", [run_id])
-
-
 def game_curves(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]:
     """Long-form rows for the charts, per round and player: the move as played, the cumulative
     cooperation rate of the player's choices and of its played moves (the ``cooperation_over_time``

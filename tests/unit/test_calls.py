@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from harness.cache import ResponseCache, cache_key
-from harness.calls import CallFailed, CallPath, CallRecord, CallTag, RetrySettings, encode_messages
+from harness.calls import CallFailed, CallPath, CallTag, RetrySettings, encode_messages
 from harness.limits import EndpointLimiter, LimitSettings
 from harness.pricing import DEFAULT_PRICES, Price, PriceTable
 from harness.providers.base import (
@@ -26,6 +26,7 @@ from harness.providers.base import (
     SamplingParams,
 )
 from harness.providers.mock import MockProvider
+from harness.records import CallRecord
 from harness.store.live import _call_row
 
 TAG = CallTag(game_id=3, round=7, player="a", sample=Sample(condition="vs_TFT", replicate=2, seat="a"))
