@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from harness.agents.strategies import grudger, majority, memoryone, prober, simple, titfortat
-from harness.agents.strategies.base import NoParams, Strategy
+from harness.agents.strategies.base import INFINITE_MEMORY, NoParams, Strategy
 from harness.agents.strategies.registry import (
     STRATEGIES,
     StrategySpec,
@@ -16,6 +16,7 @@ from harness.agents.strategies.registry import (
 )
 
 __all__ = [
+    "INFINITE_MEMORY",
     "STRATEGIES",
     "NoParams",
     "Strategy",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.agents.strategies.base import Strategy
+from harness.agents.strategies.base import INFINITE_MEMORY, Strategy
 from harness.game import Action
 
 
@@ -11,12 +11,14 @@ class Grim(Strategy):
     display_name = "Grim Trigger"
     description = "Cooperates until the opponent defects once, then defects for ever."
     emoji = "💀"
+    memory_depth = INFINITE_MEMORY
     axelrod_name = "Grudger"
 
     __slots__ = ("triggered",)
 
-    def __init__(self, params, game, rng) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(params, game, rng)
+    triggered: bool
+
+    def reset(self) -> None:
         self.triggered = False
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -37,12 +39,16 @@ class Gradual(Strategy):
     display_name = "Gradual"
     description = "Punishes the n-th defection with n defections, then offers two cooperations."
     emoji = "📈"
+    memory_depth = INFINITE_MEMORY
     axelrod_name = "Gradual"
 
     __slots__ = ("calm_count", "defections", "punish_count")
 
-    def __init__(self, params, game, rng) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(params, game, rng)
+    punish_count: int  # defections still owed for the opponent's latest defection
+    calm_count: int  # cooperations still owed after the punishment
+    defections: int  # the opponent's defections so far
+
+    def reset(self) -> None:
         self.punish_count = 0
         self.calm_count = 0
         self.defections = 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.agents.strategies.base import Strategy
+from harness.agents.strategies.base import INFINITE_MEMORY, Strategy
 from harness.game import Action
 
 
@@ -11,6 +11,7 @@ class SoftMajority(Strategy):
     display_name = "Soft Majority"
     description = "Cooperates while the opponent has cooperated at least as often as it defected."
     emoji = "🗳️"
+    memory_depth = INFINITE_MEMORY
     axelrod_name = "GoByMajority"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -23,6 +24,7 @@ class HardMajority(Strategy):
     display_name = "Hard Majority"
     description = "Defects unless the opponent has cooperated strictly more often than it defected."
     emoji = "⚖️"
+    memory_depth = INFINITE_MEMORY
     axelrod_name = "HardGoByMajority"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:

@@ -11,6 +11,7 @@ class WinStayLoseShift(Strategy):
     display_name = "Win-Stay Lose-Shift"
     description = "Pavlov: repeats its last move after R or T, switches after P or S."
     emoji = "🔄"
+    memory_depth = 1
     axelrod_name = "WinStayLoseShift"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:

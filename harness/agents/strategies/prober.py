@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.agents.strategies.base import Strategy
+from harness.agents.strategies.base import INFINITE_MEMORY, Strategy
 from harness.game import Action
 
 
@@ -11,6 +11,7 @@ class Prober(Strategy):
     display_name = "Prober"
     description = "Opens D, C, C; if the opponent did not retaliate, defects for ever, else plays Tit for Tat."
     emoji = "🕵️"
+    memory_depth = INFINITE_MEMORY  # it reads the opponent's 2nd and 3rd moves for ever
     axelrod_name = "Prober"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:

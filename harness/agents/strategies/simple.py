@@ -15,6 +15,7 @@ class AllC(Strategy):
     display_name = "Always Cooperate"
     description = "Cooperates every round, whatever the opponent does."
     emoji = "🕊️"
+    memory_depth = 0
     axelrod_name = "Cooperator"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -26,6 +27,7 @@ class AllD(Strategy):
     display_name = "Always Defect"
     description = "Defects every round, whatever the opponent does."
     emoji = "😈"
+    memory_depth = 0
     axelrod_name = "Defector"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -37,6 +39,7 @@ class Alternator(Strategy):
     display_name = "Alternator"
     description = "Plays C, D, C, D, ...: the opposite of its own last move as played."
     emoji = "🔀"
+    memory_depth = 1
     axelrod_name = "Alternator"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -56,12 +59,14 @@ class RandomPlayer(Strategy):
     display_name = "Random"
     description = "Cooperates with probability p each round (default 0.5), independently."
     emoji = "🎲"
+    memory_depth = 0
     stochastic = True
     axelrod_name = "Random"
     Params: ClassVar[type[BaseModel]] = RandomParams
+    params: RandomParams
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
-        return self.random_choice(self.params.coop_prob)  # type: ignore[attr-defined]
+        return self.random_choice(self.params.coop_prob)
 
 
 class DefectOnceParams(BaseModel):
@@ -77,10 +82,13 @@ class DefectOnce(Strategy):
     display_name = "Defect Once"
     description = "Cooperates every round except round `round` (default 1), in which it defects."
     emoji = "☝️"
+    memory_depth = 0
+    counts_rounds = True
     Params: ClassVar[type[BaseModel]] = DefectOnceParams
+    params: DefectOnceParams
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
-        return "D" if len(own) + 1 == self.params.round else "C"  # type: ignore[attr-defined]
+        return "D" if len(own) + 1 == self.params.round else "C"
 
 
 STRATEGIES: tuple[type[Strategy], ...] = (AllC, AllD, Alternator, RandomPlayer, DefectOnce)

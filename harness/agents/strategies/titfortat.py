@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +16,7 @@ class TitForTat(Strategy):
     display_name = "Tit for Tat"
     description = "Cooperates first, then copies the opponent's last move."
     emoji = "🪞"
+    memory_depth = 1
     axelrod_name = "TitForTat"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -26,6 +28,7 @@ class SuspiciousTitForTat(Strategy):
     display_name = "Suspicious Tit for Tat"
     description = "Defects first, then copies the opponent's last move."
     emoji = "🤨"
+    memory_depth = 1
     axelrod_name = "SuspiciousTitForTat"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -37,6 +40,7 @@ class TitFor2Tats(Strategy):
     display_name = "Tit for Two Tats"
     description = "Defects only after two defections in a row by the opponent."
     emoji = "🐱"
+    memory_depth = 2
     axelrod_name = "TitFor2Tats"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -48,6 +52,7 @@ class TwoTitsForTat(Strategy):
     display_name = "Two Tits for Tat"
     description = "Answers each defection with two: defects if the opponent defected in either of the last two rounds."
     emoji = "⚔️"
+    memory_depth = 2
     axelrod_name = "TwoTitsForTat"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -59,6 +64,7 @@ class HardTitForTat(Strategy):
     display_name = "Hard Tit for Tat"
     description = "Defects if the opponent defected in any of the last three rounds."
     emoji = "🧱"
+    memory_depth = 3
     axelrod_name = "HardTitForTat"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -70,6 +76,7 @@ class Bully(Strategy):
     display_name = "Bully"
     description = "Defects first, then does the opposite of the opponent's last move."
     emoji = "🐂"
+    memory_depth = 1
     axelrod_name = "Bully"
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
@@ -106,15 +113,19 @@ class GenerousTitForTat(Strategy):
         "(default from the payoffs: 1/3 for 5-3-1-0)."
     )
     emoji = "😇"
+    memory_depth = 1
     stochastic = True
     axelrod_name = "GTFT"
     Params: ClassVar[type[BaseModel]] = GenerousParams
+    params: GenerousParams
 
     __slots__ = ("p",)
 
-    def __init__(self, params: BaseModel, game: PayoffMatrix, rng) -> None:  # type: ignore[no-untyped-def]
+    p: float  # the forgiveness in use: the parameter, or the default for these payoffs
+
+    def __init__(self, params: BaseModel, game: PayoffMatrix, rng: random.Random) -> None:
         super().__init__(params, game, rng)
-        given = params.generous_prob  # type: ignore[attr-defined]
+        given = self.params.generous_prob
         self.p = default_generosity(game) if given is None else given
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
