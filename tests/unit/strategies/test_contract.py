@@ -118,7 +118,7 @@ def test_clone_plays_identically_and_shares_nothing(name: str, params: dict[str,
         # A clone of a used player starts afresh, drawing from a copy of the used player's stream.
         late = original.clone()
         fresh = build(name, params, seed)
-        fresh.rng = random.Random()
+        fresh.rng = type(original.rng)()
         fresh.rng.setstate(original.rng.getstate())
         assert play(late, script, noise) == play(fresh, script, noise)
         # A clone given a stream of its own draws from that one.
