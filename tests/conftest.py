@@ -8,35 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.agents.strategies import make_spec
 from harness.config import parse_experiment
 from harness.game import PayoffMatrix
 from harness.match import Match
 from harness.plan import iter_games
 from harness.store.catalog import Catalog
 from harness.store.writer import RunWriter
-
-
-def versus(
-    name: str,
-    opponent: str,
-    expected: str,
-    *,
-    params: dict | None = None,
-    seed: int = 0,
-    game: PayoffMatrix | None = None,
-) -> None:
-    """Axelrod-style ``versus_test``: play ``name`` against a scripted opponent whose moves are
-    ``opponent`` (a string of C/D), and assert ``name`` plays exactly ``expected``."""
-    assert len(opponent) == len(expected), "script and expectation must be the same length"
-    game = game or PayoffMatrix()
-    player = make_spec(name, params).build(game, random.Random(seed))
-    own: list[str] = []
-    opp: list[str] = []
-    for their in opponent:
-        own.append(player.move(own, opp))
-        opp.append(their)
-    assert "".join(own) == expected, f"{name} vs {opponent}: got {''.join(own)}, want {expected}"
 
 
 def write_games(
