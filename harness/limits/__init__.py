@@ -14,7 +14,7 @@ of the process; the call path waits in it, agents never sleep. The modules, one 
 from harness.limits.adaptation import MAX_PAUSE_S
 from harness.limits.endpoint import Clock, EndpointLimiter, LimiterSnapshot, Permit
 from harness.limits.registry import LimiterRegistry
-from harness.limits.settings import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM, WINDOW_S, LimitSettings
+from harness.limits.settings import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM, LimitSettings
 
 __all__ = [
     "MAX_CONCURRENCY",
@@ -23,7 +23,6 @@ __all__ = [
     "MAX_TPM",
     "MIN_RPM",
     "MIN_TPM",
-    "WINDOW_S",
     "Clock",
     "EndpointLimiter",
     "LimitSettings",
