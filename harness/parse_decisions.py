@@ -354,16 +354,16 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
     if len(body) > _ALONE_MAX:
         return None
     core = body.strip(JUNK)
-    move: Move | None = g.lookup.get(key(core))  # the label and nothing else, the common case
+    label = g.lookup.get(key(core))  # the label and nothing else, the common case
     token_at, token_end = 0, len(core)
-    if move is None:
+    if label is None:
         match = g.whole.fullmatch(core)
         if match is None:
             return None
-        move = g.lookup[key(match.group("tok"))]
-        if match.group("rejected") and g.lookup[key(match.group("rejected"))] == move:
+        label = g.lookup[key(match.group("tok"))]
+        if match.group("rejected") and g.lookup[key(match.group("rejected"))] == label:
             return None  # "C, not C"
         token_at, token_end = match.span("tok")
     at = t.find(core, start, end)  # core is a slice of the segment: only its ends were cut
-    move = "both" if _names_other(inner, move, g) else with_alternative(move, t, at + len(core), g)
+    move: Move = "both" if _names_other(inner, label, g) else with_alternative(label, t, at + len(core), g)
     return move, at + token_at, at + token_end

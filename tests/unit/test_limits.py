@@ -20,7 +20,8 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from harness.limits import MAX_PAUSE_S, EndpointLimiter, LimiterRegistry, LimitSettings, key_fingerprint
+from harness.limits import MAX_PAUSE_S, EndpointLimiter, LimiterRegistry, LimitSettings
+from harness.providers.base import key_id
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -585,7 +586,7 @@ def test_cancelling_a_waiter_takes_no_rate_slot_nor_tokens() -> None:
         with anyio.move_on_after(5):
             async with limiter.acquire(estimated_tokens=800):
                 pytest.fail("admitted before the rate allowed")
-        ledger = sum(c.tokens for c in limiter._ledger)
+        ledger = sum(c.tokens for c in limiter._pacing._ledger)
         async with limiter.acquire(estimated_tokens=800) as permit:
             return permit.started_at, ledger
 
@@ -653,5 +654,5 @@ def test_registry_keeps_no_api_key_in_clear() -> None:
 
     found = strings(registry) + strings(limiter)
     assert not any(secret in s for s in found)
-    assert key_fingerprint(secret) in found  # the endpoint is told apart by a hash prefix
-    assert len(key_fingerprint(secret) or "") == 12
+    assert key_id(secret) in found  # the endpoint is told apart by a hash prefix
+    assert len(key_id(secret) or "") == 12

@@ -1,0 +1,32 @@
+"""Per-endpoint rate limiting: concurrency, requests/min and tokens/min at once, adaptive on 429.
+
+One :class:`EndpointLimiter` per endpoint, handed out by :class:`LimiterRegistry` to every game
+of the process; the call path waits in it, agents never sleep. The modules, one concept each:
+
+* :mod:`harness.limits.settings`: :class:`LimitSettings` (what the user configures) and its bounds.
+* :mod:`harness.limits.pacing`: requests/min and tokens/min (GCRA and a rolling-minute token ledger).
+* :mod:`harness.limits.adaptation`: what a 429 changes (the pause, concurrency and a learned rate, AIMD).
+* :mod:`harness.limits.endpoint`: :class:`EndpointLimiter`, the FIFO line that admits a request
+  when all of these allow it, and its counters for the live display.
+* :mod:`harness.limits.registry`: :class:`LimiterRegistry`, one limiter per provider, base URL and key.
+"""
+
+from harness.limits.adaptation import MAX_PAUSE_S
+from harness.limits.endpoint import Clock, EndpointLimiter, LimiterSnapshot, Permit
+from harness.limits.registry import LimiterRegistry
+from harness.limits.settings import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM, LimitSettings
+
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_PAUSE_S",
+    "MAX_RPM",
+    "MAX_TPM",
+    "MIN_RPM",
+    "MIN_TPM",
+    "Clock",
+    "EndpointLimiter",
+    "LimitSettings",
+    "LimiterRegistry",
+    "LimiterSnapshot",
+    "Permit",
+]
