@@ -1,6 +1,8 @@
 """A language model as a player: render the prompt, ask through the call path, parse, re-ask.
 
-The agent never sleeps, retries a request or counts tokens: the call path does. It owns the
+The agent never sleeps, retries a request or counts tokens: the call path does. It hands the call
+path a reader for each answer (:func:`read_move`, :func:`read_question`), so the call's record and
+outcome are made in one place, with the move read or the reason none could be. It owns the
 conversation of one round: the rendered prompt, and when the answer cannot be read, the
 model's answer and a short corrective message, up to ``parse.max_retries`` times; after the
 last failure the configured fallback move is played and the round is flagged.

@@ -710,7 +710,7 @@ def test_resolving_a_typed_base_url_that_is_not_configured_gives_no_key_and_need
     assert resolve_credentials("openai", configured, LOCAL) == ("sk-openai-env", "http://gpu-box.lan:8000/v1")
     with pytest.raises(ConfigError, match="needs an API key: set OPENAI_API_KEY"):
         resolve_credentials("openai", configured, {"OPENAI_BASE_URL": "http://gpu-box.lan:8000/v1"})
-    # Without the flag (a base URL from the user's own config file or --base-url), as before.
+    # Without the flag (a base URL from the user's own config file or --base-url): the key goes with it.
     assert resolve_credentials("openai", ProviderSettings(base_url="http://evil.example/v1"), ENV)[0] == "sk-openai-env"
 
 
