@@ -22,10 +22,13 @@ class Price:
 
 
 class PriceTable:
-    """Patterns (``openai/gpt-4o-mini*``) to prices; the first matching pattern wins."""
+    """Patterns (``openai/gpt-4o-mini*``) to prices; the first matching pattern wins.
+
+    A run prices every call of a model with the same entry, so each model name is matched once."""
 
     def __init__(self, entries: list[tuple[str, Price]]) -> None:
         self.entries = entries
+        self._matched: dict[str, Price | None] = {}
 
     @classmethod
     def load(cls, *paths: Path) -> PriceTable:
@@ -56,10 +59,13 @@ class PriceTable:
         return cls(entries)
 
     def price(self, model: str) -> Price | None:
-        for pattern, price in self.entries:
-            if fnmatch.fnmatchcase(model, pattern):
-                return price
-        return None
+        try:
+            return self._matched[model]
+        except KeyError:
+            pass
+        found = next((price for pattern, price in self.entries if fnmatch.fnmatchcase(model, pattern)), None)
+        self._matched[model] = found
+        return found
 
     def cost(self, model: str, input_tokens: int | None, output_tokens: int | None) -> float | None:
         """Dollars for one call, or None when the model has no price (the cost is then unknown)."""

@@ -1,6 +1,8 @@
 """A language model as a player: render the prompt, ask through the call path, parse, re-ask.
 
-The agent never sleeps, retries a request or counts tokens: the call path does. It owns the
+The agent never sleeps, retries a request or counts tokens: the call path does. It hands the call
+path a reader for each answer (:func:`read_move`, :func:`read_question`), so the call's record and
+outcome are made in one place, with the move read or the reason none could be. It owns the
 conversation of one round: the rendered prompt, and when the answer cannot be read, the
 model's answer and a short corrective message, up to ``parse.max_retries`` times; after the
 last failure the configured fallback move is played and the round is flagged.
@@ -14,18 +16,42 @@ each asked in a side conversation before the move (see :mod:`harness.comprehensi
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
+from typing import TypeVar
 
 from harness.agents.base import Decision, RoundView
-from harness.calls import CallFailed, CallPath, CallResult, CallTag
-from harness.comprehension import ComprehensionAnswer, ComprehensionSettings, is_correct, questions, read_answer
+from harness.calls import CallFailed, CallPath, CallResult, CallTag, Reading
+from harness.comprehension import (
+    ComprehensionAnswer,
+    ComprehensionSettings,
+    Question,
+    is_correct,
+    questions,
+    read_answer,
+)
 from harness.limits import EndpointLimiter
-from harness.parsing import ParsePolicy, fallback_action, parse_action
+from harness.parsing import ActionLabels, ParsePolicy, ParseResult, fallback_action, parse_action
 from harness.plan import derive_seed
 from harness.prompts import OptionOrder, PromptBuilder
 from harness.providers.base import FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
 from harness.records import CallRecord
-from harness.states import CallOutcome
+
+T = TypeVar("T")
+
+
+def read_move(text: str, labels: ActionLabels) -> Reading[ParseResult]:
+    """A move answer as the call path records it: the move read, or why none could be."""
+    parsed = parse_action(text, labels)
+    return Reading(parsed, action=parsed.action, unreadable=None if parsed.ok else parsed.reason)
+
+
+def read_question(question: Question, text: str, labels: ActionLabels) -> Reading[str | None]:
+    """A comprehension answer as the call path records it: the answer read, or that none could be."""
+    answer = read_answer(question, text, labels)
+    unreadable = f"no answer to the {question.kind} question could be read" if answer is None else None
+    return Reading(answer, unreadable=unreadable)
 
 
 class GameFailed(Exception):
@@ -104,16 +130,11 @@ class LLMAgent:
                       option_order=recorded)  # fmt: skip
         attempt = 1
         for ask in range(p.parse.max_retries + 1):
-            result = await self._ask(messages, tag, attempt, facts)
+            result = await self._ask(messages, tag, attempt, facts, partial(read_move, labels=labels))
             attempt += len(result.records)
-            parsed = parse_action(result.text, labels)
-            final = result.records[-1]
-            final.action = parsed.action
-            if parsed.ok:
-                return Decision(parsed.action)  # type: ignore[arg-type]
-            final.outcome = CallOutcome.UNPARSEABLE
-            final.error = parsed.reason
-            self.calls.stats.parse_failures += 1
+            parsed = result.reading.value
+            if parsed.action is not None:
+                return Decision(parsed.action)
             if ask < p.parse.max_retries:
                 messages = [*messages, {"role": "assistant", "content": result.text},
                             {"role": "user", "content": p.prompts.reask(parsed, order)}]  # fmt: skip
@@ -126,11 +147,14 @@ class LLMAgent:
             )
         return Decision(fallback, flagged=True, note=f"fallback after {p.parse.max_retries + 1} unreadable answers")
 
-    async def _ask(self, messages: list[Message], tag: CallTag, attempt: int, facts: PromptFacts) -> CallResult:
+    async def _ask(
+        self, messages: list[Message], tag: CallTag, attempt: int, facts: PromptFacts, read: Callable[[str], Reading[T]]
+    ) -> CallResult[T]:
         """One request of this player; every attempt it made is kept for the round's record, failed or not."""
         p = self.player
         try:
-            result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt, facts)
+            result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt, facts,
+                                              read=read)  # fmt: skip
         except CallFailed as failed:
             self.records.extend(failed.records)
             raise
@@ -151,13 +175,10 @@ class LLMAgent:
         for question in questions(view, settings, labels, order):
             messages = p.prompts.render_question(view, question.ask, order)
             facts = p.prompts.facts(view, order, question.ask)
-            result = await self._ask(messages, tag, attempt, facts)
+            result = await self._ask(messages, tag, attempt, facts, partial(read_question, question, labels=labels))
             attempt += len(result.records)
             final = result.records[-1]
-            answer = read_answer(question, result.text, labels)
-            if answer is None:
-                final.outcome = CallOutcome.UNPARSEABLE
-                final.error = f"no answer to the {question.kind} question could be read"
+            answer = result.reading.value
             self.answers.append(ComprehensionAnswer(
                 game_id=self.game_id, round=view.round, player=self.seat, question=question.id, kind=question.kind,
                 expected=question.expected, answer=answer, correct=is_correct(question, answer), attempt=final.attempt,

@@ -116,7 +116,7 @@ class AnthropicProvider:
             blocks = response.content or []
             if not isinstance(blocks, list):
                 raise TypeError(f"content is a {type(blocks).__name__}, not a list of blocks")
-            text = "".join(block.text for block in blocks if getattr(block, "type", None) == "text")
+            text = "".join(block.text for block in blocks if isinstance(block, anthropic.types.TextBlock))
             usage = response.usage
             completion = Completion(
                 text=text,

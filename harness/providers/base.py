@@ -25,7 +25,7 @@ Message = dict[str, str]
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 # Transient statuses worth another attempt; every other 4xx is the caller's mistake.
-RETRYABLE_STATUS = frozenset({408, 409, 429, 529})
+RETRYABLE_STATUS = frozenset({408, 409, 429, 529})  # and every 5xx
 # The key or the account is refused: every request with that key would fail the same way.
 AUTH_STATUS = frozenset({401, 403})
 
@@ -165,26 +165,57 @@ def shape_error(response: object, error: Exception) -> MalformedResponse:
     return MalformedResponse(f"the JSON is not the API's answer ({type(response).__name__}: {error})"[:300])
 
 
-@dataclass(frozen=True, slots=True)
-class RetryDecision:
-    """Whether to try again, and what the server said about waiting."""
+class Fault(StrEnum):
+    """What went wrong with one attempt, as the provider classifies it. The call path retries the first
+    three kinds (within its bounds) and never the last two; the fault alone decides the attempt's
+    ``calls.outcome`` and, should it be the request's last, its :class:`FailureKind`."""
 
-    retry: bool
-    reason: str
-    retry_after: float | None = None
-    rate_limited: bool = False
-    status: int | None = None
-    auth: bool = False  # the key or access was refused (401/403)
-    transient: bool = False  # a transient cause not retried here (its wait exceeds the request's budget)
+    RATE_LIMITED = "rate_limited"
+    """429: the endpoint's limit was reached; retried, and the endpoint slows down (see harness.limits)."""
+    TIMEOUT = "timeout"
+    """No answer in time (the SDK's timeout or the call path's deadline); retried."""
+    TRANSIENT = "transient"
+    """408, 409, 5xx, 529, a lost connection, a malformed answer: the request was fine; retried."""
+    AUTHENTICATION = "authentication"
+    """401, 403: the key or the access was refused; every request with that key would fail the same way."""
+    REJECTED = "rejected"
+    """Any other 4xx, or a local error: asking again would give the same."""
+
+    @property
+    def retryable(self) -> bool:
+        return self in _RETRIED
 
     @property
     def failure(self) -> FailureKind:
-        """What kind of failure this is, should it be the request's last attempt."""
-        if self.auth:
+        """What kind of failure this is, should it end the request."""
+        if self is Fault.AUTHENTICATION:
             return FailureKind.AUTHENTICATION
-        if self.retry or self.rate_limited or self.transient:
-            return FailureKind.RETRYABLE
-        return FailureKind.PERMANENT
+        if self is Fault.REJECTED:
+            return FailureKind.PERMANENT
+        return FailureKind.RETRYABLE
+
+
+_RETRIED = frozenset({Fault.RATE_LIMITED, Fault.TIMEOUT, Fault.TRANSIENT})
+
+
+@dataclass(frozen=True, slots=True)
+class RetryDecision:
+    """A provider's reading of one failed attempt: what went wrong, in words for the record (``reason``,
+    never parsed), and how long the server asked to wait. Whether to try again within the request's
+    bounds is the call path's to decide."""
+
+    fault: Fault
+    reason: str
+    retry_after: float | None = None
+
+    @property
+    def retry(self) -> bool:
+        """Whether this fault is worth another attempt at all."""
+        return self.fault.retryable
+
+    @property
+    def rate_limited(self) -> bool:
+        return self.fault is Fault.RATE_LIMITED
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,16 +288,25 @@ def _retry_after_in_body(body: object) -> float | None:
     return None
 
 
+def status_fault(status: int) -> Fault:
+    """429 is a rate limit, 408, 409, 5xx and 529 are transient, 401 and 403 refuse the key, any other status
+    refuses the request."""
+    if status == 429:
+        return Fault.RATE_LIMITED
+    if status in RETRYABLE_STATUS or 500 <= status < 600:
+        return Fault.TRANSIENT
+    if status in AUTH_STATUS:
+        return Fault.AUTHENTICATION
+    return Fault.REJECTED
+
+
 def decide_status(status: int, headers: Mapping[str, str] | None, body: object, message: str) -> RetryDecision:
-    """Retry 408, 409, 429, 5xx and 529; never another 4xx."""
-    retry = status in RETRYABLE_STATUS or 500 <= status < 600
+    """The decision for an HTTP error status (see :func:`status_fault`), with the server's requested wait."""
+    fault = status_fault(status)
     return RetryDecision(
-        retry=retry,
+        fault=fault,
         reason=f"HTTP {status}: {message}"[:500],
-        retry_after=retry_after_seconds(headers, body) if retry else None,
-        rate_limited=status == 429,
-        status=status,
-        auth=status in AUTH_STATUS,
+        retry_after=retry_after_seconds(headers, body) if fault.retryable else None,
     )
 
 
@@ -304,8 +344,9 @@ def status_message(body: object, fallback: str) -> str:
     """The server's own words (``error.message``) rather than the SDK's dump of the whole body."""
     if isinstance(body, dict):
         error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
-            return error["message"]
+        message = error.get("message") if isinstance(error, dict) else None
+        if isinstance(message, str) and message:
+            return message
         if isinstance(error, str) and error:
             return error
     return fallback
@@ -330,13 +371,21 @@ def sdk_retry_decision(
         message = scrub(status_message(error.body, error.message))  # type: ignore[attr-defined]
         return decide_status(error.status_code, error.response.headers, error.body, message)  # type: ignore[attr-defined]
     if isinstance(error, timeout_error | TimeoutError):  # before connection_error, its base class
-        return RetryDecision(retry=True, reason="timeout")
+        return RetryDecision(Fault.TIMEOUT, "timeout")
     if isinstance(error, connection_error):
         cause = error.__cause__
         detail = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else error.message  # type: ignore[attr-defined]
-        return RetryDecision(retry=True, reason=scrub(f"connection error: {detail}")[:500])
+        return RetryDecision(Fault.TRANSIENT, scrub(f"connection error: {detail}")[:500])
     if isinstance(error, json.JSONDecodeError):
-        return RetryDecision(retry=True, reason=scrub(f"malformed answer: the body is not JSON ({error})")[:500])
+        return RetryDecision(Fault.TRANSIENT, scrub(f"malformed answer: the body is not JSON ({error})")[:500])
     if isinstance(error, MalformedResponse | validation_error):
-        return RetryDecision(retry=True, reason=scrub(f"malformed answer: {error}")[:500])
-    return RetryDecision(retry=False, reason=scrub(f"{type(error).__name__}: {error}")[:500])
+        return RetryDecision(Fault.TRANSIENT, scrub(f"malformed answer: {error}")[:500])
+    return local_decision(error, scrub)
+
+
+def local_decision(error: BaseException, scrub: Callable[[str], str] = str) -> RetryDecision:
+    """``should_retry`` for an error raised on this side of the wire: a deadline (``TimeoutError``, as the
+    call path imposes one) is retried, anything else (a bug, a bad argument) is not."""
+    if isinstance(error, TimeoutError):
+        return RetryDecision(Fault.TIMEOUT, "timeout")
+    return RetryDecision(Fault.REJECTED, scrub(f"{type(error).__name__}: {error}")[:500])

@@ -47,6 +47,7 @@ from harness.providers.base import (
     RetryDecision,
     SamplingParams,
     decide_status,
+    local_decision,
 )
 
 BEHAVIOURS = ("cooperator", "defector", "random", "tft", "grim")
@@ -208,9 +209,7 @@ class MockProvider:
     def should_retry(self, error: BaseException) -> RetryDecision:
         if isinstance(error, MockServerError):
             return decide_status(error.status, None, None, str(error))
-        if isinstance(error, TimeoutError):
-            return RetryDecision(retry=True, reason="timeout")
-        return RetryDecision(retry=False, reason=f"{type(error).__name__}: {error}")
+        return local_decision(error)
 
     async def aclose(self) -> None:
         return None

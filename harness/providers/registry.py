@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from harness.errors import ConfigError
 from harness.keys import check_key, remember_key
@@ -55,7 +55,8 @@ class ProviderSettings(BaseModel):
     """How to reach one provider (or one model), when the environment's defaults are not enough.
 
     ``api_key_env`` names the environment variable that holds the key, never the key itself, so a
-    config file can be committed and shared. ``timeout`` (seconds per request) is for the call path.
+    config file can be committed and shared. (The time a request may take is the call path's
+    :class:`~harness.calls_retry.RetrySettings`, one setting for the whole run.)
     ``key_only_to_configured``: ``base_url`` was given by someone who may not own the key (the
     dashboard's page); the key goes to it only if it is one of :func:`key_origins`.
     """
@@ -64,7 +65,6 @@ class ProviderSettings(BaseModel):
 
     base_url: str | None = None
     api_key_env: str | None = None
-    timeout: float = Field(default=60.0, gt=0)
     key_only_to_configured: bool = False
 
     @field_validator("base_url")

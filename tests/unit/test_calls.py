@@ -1,5 +1,6 @@
-"""The call path: what is recorded and cached is exactly what the plain encoders write, the first
-attempt outside tenacity keeps tenacity's bounds and waits, and a provider's own deadline is trusted."""
+"""The call path: what is recorded and cached is exactly what the plain encoders write, every attempt
+runs in one tenacity loop with its bounds and waits, an attempt's outcome follows from the provider's
+fault or the caller's reading, and a provider's own deadline is trusted."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ import anyio
 import pytest
 
 from harness.cache import ResponseCache, cache_key
-from harness.calls import CallFailed, CallPath, CallTag, RetrySettings, encode_messages
+from harness.calls import CallFailed, CallPath, CallTag, Reading, RetrySettings, record_from_ledger
 from harness.limits import EndpointLimiter, LimitSettings
 from harness.pricing import DEFAULT_PRICES, Price, PriceTable
 from harness.providers.base import (
     Completion,
     Endpoint,
     FailureKind,
+    Fault,
     Message,
     RetryDecision,
     Sample,
@@ -54,25 +56,6 @@ def random_messages(rng: random.Random) -> list[Any]:
     return messages
 
 
-# ---- encoding -------------------------------------------------------------------------------
-
-
-def test_messages_are_encoded_exactly_as_json_dumps_writes_them() -> None:
-    rng = random.Random(1)
-    for _ in range(3000):
-        messages = random_messages(rng)
-        plain, canonical = encode_messages(messages)
-        assert plain == json.dumps(messages, ensure_ascii=False)
-        assert canonical == json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def test_messages_that_are_not_json_fail_as_before() -> None:
-    with pytest.raises(TypeError):
-        encode_messages([{"role": "user", "content": object()}])  # type: ignore[dict-item]
-    with pytest.raises(ValueError, match="plain JSON"):
-        encode_messages([{"role": "user", "content": float("nan")}])  # type: ignore[dict-item]
-
-
 class EchoProvider:
     """Answers at once, counts what it was asked, and fails on demand."""
 
@@ -96,10 +79,10 @@ class EchoProvider:
 
     def should_retry(self, error: BaseException) -> RetryDecision:
         if isinstance(error, ConnectionError):
-            return RetryDecision(retry=True, reason="connection lost", retry_after=0.5)
+            return RetryDecision(Fault.TRANSIENT, "connection lost", retry_after=0.5)
         if isinstance(error, TimeoutError):
-            return RetryDecision(retry=True, reason="timeout")
-        return RetryDecision(retry=False, reason=f"{type(error).__name__}: {error}")
+            return RetryDecision(Fault.TIMEOUT, "timeout")
+        return RetryDecision(Fault.REJECTED, f"{type(error).__name__}: {error}")
 
     async def aclose(self) -> None:
         return None
@@ -132,6 +115,65 @@ async def test_the_record_and_the_cache_key_are_those_of_the_plain_encoders(tmp_
         again = await calls.request(provider, limiter(), MESSAGES, params, TAG, 1)
         assert again.cached and provider.calls == 1
         assert again.records[0].request_json == record.request_json
+
+
+async def test_messages_that_are_not_json_are_refused_before_anything_is_sent() -> None:
+    provider = EchoProvider()
+    calls = path()
+    with pytest.raises(TypeError):
+        await calls.request(provider, limiter(), [{"role": "user", "content": object()}], SamplingParams(), TAG, 1)  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="plain JSON"):
+        await calls.request(provider, limiter(), [{"role": "user", "content": float("nan")}], SamplingParams(), TAG, 1)  # type: ignore[dict-item]
+    assert provider.calls == 0
+
+
+def read_c(text: str) -> Reading[str | None]:
+    """A reader that takes only the answer "C" as a move."""
+    return Reading(text, action="C") if text == "C" else Reading(None, unreadable=f"no move in {text!r}")
+
+
+def read_nothing(text: str) -> Reading[None]:
+    return Reading(None, unreadable="nothing could be read")
+
+
+async def test_an_answer_is_recorded_as_the_caller_read_it(tmp_path: Path) -> None:
+    """The outcome, the move and the error of an answered attempt come from the caller's reading, paid,
+    cached or from the ledger alike; an unreadable answer counts as a parse failure."""
+    provider = EchoProvider()
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        calls = CallPath(cache=cache, prices=PriceTable.load(DEFAULT_PRICES), ledger_run="r#1#t")
+        paid = await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1, read=read_nothing)
+        (record,) = paid.records
+        assert paid.reading.value is None
+        assert (record.outcome, record.action, record.error, record.response_text) == (
+            "unparseable",
+            None,
+            "nothing could be read",
+            "C",
+        )
+        ((_, ledger),) = cache.ledger("r#1#t")
+        assert record_from_ledger(ledger) == record  # a resume restores the row as it was read
+        again = await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 2, read=read_c)
+        (cached,) = again.records
+        assert again.cached and again.reading.value == "C"
+        assert (cached.outcome, cached.action, cached.error, cached.attempt) == ("ok", "C", None, 2)
+        assert calls.stats.parse_failures == 1 and provider.calls == 1
+
+
+async def test_a_failed_attempt_takes_its_outcome_from_the_fault_not_the_reader() -> None:
+    async def sleep(seconds: float) -> None:
+        return None
+
+    provider = Limited([RateLimited(0.0), TimeoutError(), ConnectionError()])
+    calls = path(retry=RetrySettings(backoff_initial=0.0, backoff_max=0.0), sleep=sleep)
+    result = await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1, read=read_c)
+    assert [(r.outcome, r.action) for r in result.records] == [
+        ("rate_limited", None),
+        ("timeout", None),
+        ("error", None),
+        ("ok", "C"),
+    ]
+    assert result.records[0].error == "HTTP 429" and calls.stats.parse_failures == 0
 
 
 async def test_equal_parameters_with_different_json_are_different_requests() -> None:
@@ -189,7 +231,7 @@ async def test_a_request_is_a_checkpoint_even_when_nothing_waits() -> None:
     assert ticks >= 19
 
 
-# ---- retries: the first attempt outside tenacity, the rest inside -----------------------------
+# ---- retries: every attempt in one tenacity loop ---------------------------------------------
 
 
 async def test_a_retryable_failure_is_retried_with_tenacitys_waits_and_records() -> None:
@@ -223,8 +265,7 @@ async def test_retries_stop_after_max_attempts_counting_the_first() -> None:
 
 
 async def test_max_seconds_counts_from_the_first_attempt() -> None:
-    """A first attempt that took longer than max_seconds is not retried: the loop's clock started
-    before it, as when tenacity made every attempt."""
+    """A first attempt that took longer than max_seconds is not retried: the loop's clock starts before it."""
 
     class Slow(EchoProvider):
         async def generate(
@@ -253,7 +294,7 @@ class Limited(EchoProvider):
     def should_retry(self, error: BaseException) -> RetryDecision:
         if isinstance(error, RateLimited):
             wait = error.args[0]
-            return RetryDecision(retry=True, reason="HTTP 429", retry_after=wait, rate_limited=True, status=429)
+            return RetryDecision(Fault.RATE_LIMITED, "HTTP 429", retry_after=wait)
         return super().should_retry(error)
 
 
@@ -337,9 +378,9 @@ def test_a_calls_row_is_the_records_fields_in_order() -> None:
 
 async def test_without_a_cache_answers_are_remembered_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     """--no-cache: an identical request is answered from memory, and memory stays bounded."""
-    import harness.calls as calls_module
+    import harness.calls_answers as answers_module
 
-    monkeypatch.setattr(calls_module, "ANSWERED_IN_MEMORY", 3)
+    monkeypatch.setattr(answers_module, "ANSWERED_IN_MEMORY", 3)
     provider = EchoProvider()
     calls = path()
     params = SamplingParams(temperature=0.0)
@@ -349,7 +390,6 @@ async def test_without_a_cache_answers_are_remembered_within_bounds(monkeypatch:
     for i in range(5):  # five other requests push the first one out
         other = [{"role": "user", "content": f"round {i}"}]
         await calls.request(provider, limiter(), other, params, TAG, 1)
-    assert len(calls._answered) == 3
     paid_again = await calls.request(provider, limiter(), MESSAGES, params, TAG, 1)
     assert not paid_again.cached and provider.calls == 7
 
@@ -358,14 +398,14 @@ class Overloaded(EchoProvider):
     """A server that is down and asks for a wait longer than any request's budget."""
 
     def should_retry(self, error: BaseException) -> RetryDecision:
-        return RetryDecision(retry=True, reason="HTTP 503: down", retry_after=99_999_999, status=503)
+        return RetryDecision(Fault.TRANSIENT, "HTTP 503: down", retry_after=99_999_999)
 
 
 class Refused(EchoProvider):
     def should_retry(self, error: BaseException) -> RetryDecision:
         if str(error) == "401":
-            return RetryDecision(retry=False, reason="HTTP 401: bad key", status=401, auth=True)
-        return RetryDecision(retry=False, reason="HTTP 400: bad request", status=400)
+            return RetryDecision(Fault.AUTHENTICATION, "HTTP 401: bad key")
+        return RetryDecision(Fault.REJECTED, "HTTP 400: bad request")
 
 
 @pytest.mark.parametrize(

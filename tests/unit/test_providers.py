@@ -24,7 +24,7 @@ import respx
 
 from harness.errors import ConfigError
 from harness.providers.anthropic import AnthropicProvider, to_messages_api
-from harness.providers.base import MalformedResponse, Provider, SamplingParams
+from harness.providers.base import FailureKind, Fault, MalformedResponse, Provider, SamplingParams
 from harness.providers.mock import MockProvider
 from harness.providers.openai import OpenAIProvider
 from harness.providers.registry import (
@@ -256,11 +256,21 @@ async def test_openai_uses_max_completion_tokens_on_openais_own_api() -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "retry"),
-    [(429, True), (500, True), (503, True), (529, True), (408, True), (409, True), (400, False), (401, False)],
+    ("status", "fault", "retry", "failure"),
+    [
+        (429, Fault.RATE_LIMITED, True, FailureKind.RETRYABLE),
+        (500, Fault.TRANSIENT, True, FailureKind.RETRYABLE),
+        (503, Fault.TRANSIENT, True, FailureKind.RETRYABLE),
+        (529, Fault.TRANSIENT, True, FailureKind.RETRYABLE),
+        (408, Fault.TRANSIENT, True, FailureKind.RETRYABLE),
+        (409, Fault.TRANSIENT, True, FailureKind.RETRYABLE),
+        (400, Fault.REJECTED, False, FailureKind.PERMANENT),
+        (401, Fault.AUTHENTICATION, False, FailureKind.AUTHENTICATION),
+        (403, Fault.AUTHENTICATION, False, FailureKind.AUTHENTICATION),
+    ],
 )
 async def test_should_retry_classifies_http_statuses_after_exactly_one_request(
-    provider: Any, server: FakeLLMServer, status: int, retry: bool
+    provider: Any, server: FakeLLMServer, status: int, fault: Fault, retry: bool, failure: FailureKind
 ) -> None:
     server.configure(retry_after_s=2.5)
     server.fail_next(provider.name, [status])
@@ -270,8 +280,7 @@ async def test_should_retry_classifies_http_statuses_after_exactly_one_request(
     decision = provider.should_retry(caught.value)
 
     assert server.count() == 1  # SDK retries are off: the harness owns every attempt
-    assert decision.retry is retry
-    assert decision.status == status
+    assert decision.fault is fault and decision.retry is retry and decision.fault.failure is failure
     assert decision.reason.startswith(f"HTTP {status}: ")
     assert decision.rate_limited is (status == 429)
     assert decision.retry_after == (2.5 if status == 429 else None)  # read from retry-after-ms
@@ -294,9 +303,9 @@ async def test_a_timeout_is_retryable(provider: Any, server: FakeLLMServer) -> N
         await provider.generate(MESSAGES, PARAMS, timeout=0.3)
     decision = provider.should_retry(caught.value)
 
-    assert decision.retry and decision.reason == "timeout" and decision.status is None
+    assert decision.fault is Fault.TIMEOUT and decision.reason == "timeout"
     assert server.count() == 1
-    assert provider.should_retry(TimeoutError()).retry  # a deadline imposed by the call path
+    assert provider.should_retry(TimeoutError()).fault is Fault.TIMEOUT  # a deadline imposed by the call path
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -311,7 +320,7 @@ async def test_connection_refused_is_retryable(name: str) -> None:
         await provider.aclose()
     decision = provider.should_retry(caught.value)
     assert decision.retry and decision.reason.startswith("connection error: ")
-    assert not decision.rate_limited and decision.status is None
+    assert decision.fault is Fault.TRANSIENT
 
 
 @pytest.mark.parametrize(
@@ -331,7 +340,7 @@ async def test_a_200_whose_body_is_not_json_is_retryable(
         await provider.generate(MESSAGES, PARAMS, timeout=5)
     decision = provider.should_retry(caught.value)
     assert server.count() == 1 and server.count(status=200) == 1
-    assert decision.retry and not decision.rate_limited and decision.status is None
+    assert decision.fault is Fault.TRANSIENT
     assert decision.reason == f"malformed answer: the body is not JSON{detail}"
 
 
@@ -559,8 +568,7 @@ def test_provider_settings_reject_unknown_fields() -> None:
     with pytest.raises(pydantic.ValidationError):
         ProviderSettings(api_key="sk-inline")  # type: ignore[call-arg]
     with pytest.raises(pydantic.ValidationError):
-        ProviderSettings(timeout=0)
-    assert ProviderSettings().timeout == 60
+        ProviderSettings(timeout=60)  # type: ignore[call-arg]  # the call path's RetrySettings.timeout rules
 
 
 async def test_make_provider_builds_each_kind() -> None:
@@ -702,7 +710,7 @@ def test_resolving_a_typed_base_url_that_is_not_configured_gives_no_key_and_need
     assert resolve_credentials("openai", configured, LOCAL) == ("sk-openai-env", "http://gpu-box.lan:8000/v1")
     with pytest.raises(ConfigError, match="needs an API key: set OPENAI_API_KEY"):
         resolve_credentials("openai", configured, {"OPENAI_BASE_URL": "http://gpu-box.lan:8000/v1"})
-    # Without the flag (a base URL from the user's own config file or --base-url), as before.
+    # Without the flag (a base URL from the user's own config file or --base-url): the key goes with it.
     assert resolve_credentials("openai", ProviderSettings(base_url="http://evil.example/v1"), ENV)[0] == "sk-openai-env"
 
 
