@@ -121,14 +121,13 @@ def moves(match: Match) -> tuple[str, str, str, str]:
 
 
 @pytest.mark.parametrize("behaviour", sorted(CLASSIC))
-@pytest.mark.parametrize("seat", ["a", "b"])
 @pytest.mark.parametrize(
     "controls",
     [{}, {"labels": NEUTRAL, "answer_format": "json", "shuffle_options": True}, {"answer_format": "label"}],
     ids=["defaults", "neutral-json-shuffled", "label"],
 )
 def test_rewording_the_templates_leaves_every_mock_move_unchanged(
-    behaviour: str, seat: str, controls: dict[str, Any], tmp_path: Path
+    behaviour: str, controls: dict[str, Any], tmp_path: Path
 ) -> None:
     for name, text in REWORDED.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
@@ -136,7 +135,8 @@ def test_rewording_the_templates_leaves_every_mock_move_unchanged(
     reworded = PromptSettings(template_dir=str(tmp_path), **controls)
     stock_prompt = PromptBuilder(stock).render(make_view("CD", "DD"))
     assert stock_prompt != PromptBuilder(reworded).render(make_view("CD", "DD"))  # the words really differ
-    for opponent, seed in (("TFT", 1), ("ALLD", 2), ("RAND", 3), ("WSLS", 4), ("STFT", 5), ("ALT", 6)):
+    for seat, opponent, seed in (("a", "TFT", 1), ("a", "ALLD", 2), ("a", "RAND", 3), ("b", "WSLS", 4),
+                                 ("b", "STFT", 5), ("b", "ALT", 6)):  # fmt: skip
         played = moves(play_mock(behaviour, opponent, seat, stock, seed))
         assert moves(play_mock(behaviour, opponent, seat, reworded, seed)) == played, opponent
         # and both are the classic strategy the behaviour names, in the same noisy game
