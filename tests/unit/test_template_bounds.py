@@ -179,6 +179,16 @@ def test_templates_within_the_limits_render_as_plain_jinja_renders_them() -> Non
     assert "1/2:ANN, 2/2:CY" in expected and "empty" in expected and "a(bc(d))" in expected  # the branches ran
 
 
+def test_with_autoescaping_values_are_escaped_and_template_text_is_not_as_in_plain_jinja() -> None:
+    context = {**CONTEXT, "rows": [{"name": "<b>ann</b>", "n": 1}, {"name": "bob&", "n": 2}, {"name": "cy", "n": 3}]}
+    templates = {**TEMPLATES, "part.j2": "<i>part</i> {{ options|length }}"}
+    plain = SandboxedEnvironment(loader=DictLoader(templates), undefined=StrictUndefined, autoescape=True)
+    bounded = BoundedEnvironment(loader=DictLoader(templates), undefined=StrictUndefined, autoescape=True)
+    expected = plain.get_template("main.j2").render(context)
+    assert bounded.get_template("main.j2").render(context) == expected
+    assert "&lt;B&gt;ANN&lt;/B&gt;" in expected and "<i>part</i>" in expected
+
+
 def test_the_count_starts_afresh_at_each_render() -> None:
     template = env().from_string('{% for i in range(9) %}{{ "x" * 100000 }}{% endfor %}')
     for _ in range(3):
