@@ -23,13 +23,13 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from harness.agents.base import RoundView
 from harness.parsing import ActionLabels, parse_action
-from harness.prompts import Ask, OptionOrder, number_text, payoff_outcomes
+from harness.prompt_context import Ask, OptionOrder, number_text, payoff_outcomes
 
 QuestionKind = Literal["payoff", "horizon", "last_move"]
 KINDS: tuple[QuestionKind, ...] = ("payoff", "horizon", "last_move")
@@ -147,13 +147,14 @@ def read_answer(question: Question, text: str | None, labels: ActionLabels) -> s
         return parsed.action if parsed.ok else None
     obj = _json_object(text)
     if kind == "payoff":
-        if obj is not None and _is_number(obj.get("you")) and _is_number(obj.get("they")):
-            return f"{_num(float(obj['you']))},{_num(float(obj['they']))}"
+        you, they = (None, None) if obj is None else (obj.get("you"), obj.get("they"))
+        if _is_number(you) and _is_number(they):
+            return f"{_num(float(you))},{_num(float(they))}"
         numbers = _numbers(_ROUND_REF.sub(" ", text))
         return f"{_num(numbers[0])},{_num(numbers[1])}" if len(numbers) >= 2 else None
     value = None if obj is None else obj.get("rounds", obj.get("probability"))
     if _is_number(value):
-        return _num(float(value))  # type: ignore[arg-type]
+        return _num(float(value))
     numbers = _numbers(_ROUND_REF.sub(" ", text))
     return _num(numbers[0]) if numbers else None
 
@@ -180,7 +181,7 @@ def _json_object(text: str) -> dict[str, object] | None:
     return None
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

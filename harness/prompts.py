@@ -1,15 +1,14 @@
-"""The words a model sees: Jinja templates in ``prompts/`` and personas in ``personas/``.
+"""The words a model sees: the chat messages of each round, rendered from the Jinja templates in
+``prompts/`` (and the user's ``template_dir``) with an optional persona from ``personas/``.
 
-Templates run in a sandbox with ``StrictUndefined``, so a misspelt variable is an error, and
-:meth:`PromptBuilder.check` renders every template against synthetic rounds when a config is
-validated: a typo fails before the first paid call, not in round 37 of game 200.
+Templates run in a bounded sandbox with ``StrictUndefined`` (:mod:`harness.template_bounds`), so a
+misspelt variable is an error, and :meth:`PromptBuilder.check` renders every template against
+synthetic rounds when a config is validated: a typo fails before the first paid call, not in round
+37 of game 200. Each template is compiled once, when the builder is made, and rendered the ordinary
+way (``template.render(context)``).
 
-Only actions cross between players: the template context is built from a
-:class:`~harness.agents.base.RoundView` (moves, payoffs, scores), never from another
-model's text. The wording is driven by the configured labels, so neutral labels (J/F)
-produce prompts that never say "cooperate" or "defect".
-
-Three prompt controls from the literature, each off by default:
+What the templates see is built in :mod:`harness.prompt_context`; which files they come from, in
+:mod:`harness.prompt_files`. Three prompt controls from the literature, each off by default:
 
 * ``shuffle_options``: the two options are shown in an order drawn per round and seat (see
   :class:`~harness.agents.llm.LLMAgent`); the order (``CD`` or ``DC``, canonical moves, the one shown
@@ -19,174 +18,52 @@ Three prompt controls from the literature, each off by default:
   ``label`` (the label and nothing else), worded by the templates from ``answer_format``;
 * comprehension questions (an agent setting, see :mod:`harness.comprehension`), worded by
   ``question.j2`` and asked through the round template's ``question`` variable.
-
-Templates are compiled once per builder and rendered the ordinary way, in a sandbox that bounds what
-one render may build and how long it may take (:mod:`harness.template_bounds`). Only files meant to be
-prompts are read: templates and personas are regular files of at most 1 MB, never dotfiles (a
-``.env`` holds keys), and a persona given as a path must be a ``.md`` file.
 """
 
 from __future__ import annotations
 
 import copy
-import os
-import posixpath
 import re
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader, StrictUndefined, Template, TemplateNotFound
+from jinja2 import Template, TemplateNotFound
 from jinja2.exceptions import TemplateSyntaxError, UndefinedError
-from jinja2.loaders import split_template_path
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from harness.agents.base import RoundView
 from harness.errors import ConfigError
-from harness.game import MAX_ROUNDS, Action, HorizonInfo, PayoffMatrix
-from harness.parsing import ActionLabels, ParseResult, correction_message
+from harness.game import Action, HorizonInfo, PayoffMatrix
+from harness.parsing import ParseResult, correction_message
+from harness.prompt_context import (
+    ORDERS,
+    AnswerFormat,
+    Ask,
+    OptionOrder,
+    PromptSettings,
+    first_shown,
+    number_text,
+    option_moves,
+    payoff_outcomes,
+    round_context,
+)
+from harness.prompt_files import (
+    PERSONAS_DIR,
+    PROMPTS_DIR,
+    available_personas,
+    find_persona,
+    persona_dirs,
+    prompt_environment,
+    read_persona_file,
+    template_dirs,
+)
 from harness.providers.base import Message, PromptFacts, QuestionFacts
-from harness.template_bounds import BoundedEnvironment, RenderLimitError
-from harness.userfiles import read_user_file
+from harness.template_bounds import RenderLimitError
 
-_ROOT = Path(__file__).resolve().parents[1]
-PROMPTS_DIR = _ROOT / "prompts"
-PERSONAS_DIR = _ROOT / "personas"
-MAX_PERSONA_NAME = 100
-_PERSONA_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_PERSONA_NAME - 1}}}")
+__all__ = [
+    "CHECK_WINDOW", "ORDERS", "PERSONAS_DIR", "PROMPTS_DIR", "AnswerFormat", "Ask", "OptionOrder", "PromptBuilder",
+    "PromptSettings", "available_personas", "number_text", "payoff_outcomes", "round_context", "synthetic_views",
+]  # fmt: skip
+
 CHECK_WINDOW = 3  # check() renders a history window this long: the template branches are the same for any
-
-OptionOrder = Literal["CD", "DC"]
-AnswerFormat = Literal["free", "json", "label"]
-ORDERS: tuple[OptionOrder, OptionOrder] = ("CD", "DC")
-_WORDS = {"C": "cooperate", "D": "defect"}
-
-
-class PromptSettings(BaseModel):
-    """Which templates and persona to use, how much history to show, what the moves are called, in
-    which order the options are shown and in which form the model is asked to reply."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    system_template: str = "system.j2"
-    round_template: str = "round.j2"
-    question_template: str = "question.j2"
-    template_dir: str | None = None
-    persona: str | None = None
-    history_window: StrictInt | None = Field(default=None, ge=1, le=MAX_ROUNDS)
-    labels: ActionLabels = Field(default_factory=ActionLabels)
-    shuffle_options: StrictBool = Field(
-        False, description="show the two options in a seeded random order, drawn per round and seat"
-    )
-    answer_format: AnswerFormat = Field(
-        "free", description="free (a reply naming one option), json ({'action': label}) or label (the label only)"
-    )
-
-
-class Ask(BaseModel):
-    """One comprehension question as the question template sees it (variable ``ask``)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    kind: Literal["payoff", "horizon", "last_move"]
-    you: str | None = None  # payoff: your option's label
-    they: str | None = None  # payoff: the other player's option's label
-    round: int | None = None  # last_move: the round asked about
-    expected: str  # canonical right answer (see QuestionFacts); not shown to templates
-
-    def context(self) -> dict[str, object]:
-        return {"kind": self.kind, "you": self.you, "they": self.they, "round": self.round}
-
-
-def round_context(view: RoundView, settings: PromptSettings, order: OptionOrder = "CD") -> dict[str, object]:
-    """Every variable the templates may use, from one player's own perspective, with the options in
-    ``order`` (the canonical move shown first, then the other)."""
-    labels = settings.labels
-    played = len(view.own_moves)
-    start = _first_shown(played, settings)
-    return {
-        "round": view.round,
-        "rounds_played": played,
-        "labels": {"cooperate": labels.cooperate, "defect": labels.defect},
-        "use_words": labels.uses_words,
-        "options": [{"label": labels.label(m), "word": _WORDS[m]} for m in _moves(order)],  # type: ignore[arg-type]
-        "answer_format": settings.answer_format,
-        "horizon": _horizon(view.horizon),
-        "payoffs": _payoff_rows(view.payoffs, view.seat, labels, order),
-        "history": _history_rows(view, labels, start, played),
-        "rounds_hidden": start,
-        "your_score": number_text(view.own_score),
-        "their_score": number_text(view.opponent_score),
-        "question": None,
-        "ask": None,
-    }
-
-
-def _moves(order: OptionOrder) -> tuple[Action, Action]:
-    return ("C", "D") if order == "CD" else ("D", "C")
-
-
-def _first_shown(played: int, settings: PromptSettings) -> int:
-    """Index of the first played round the history shows."""
-    return 0 if settings.history_window is None else max(0, played - settings.history_window)
-
-
-def _history_rows(view: RoundView, labels: ActionLabels, start: int, stop: int) -> list[dict[str, object]]:
-    """The history rows of rounds ``start + 1`` to ``stop``."""
-    own, opp, own_p, opp_p = view.own_moves, view.opponent_moves, view.own_payoffs, view.opponent_payoffs
-    return [
-        {
-            "round": i + 1,
-            "you": labels.label(own[i]),
-            "they": labels.label(opp[i]),
-            "you_got": number_text(own_p[i]),
-            "they_got": number_text(opp_p[i]),
-        }
-        for i in range(start, stop)
-    ]
-
-
-def number_text(x: float) -> str:
-    """A number as prompts show it: 3.0 -> "3", 2.5 -> "2.5" (models read "3" more naturally than "3.0")."""
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def _horizon(info: HorizonInfo) -> dict[str, object]:
-    """What the player may know: the length of a fixed game, only the odds of a geometric one."""
-    if info.kind == "fixed":
-        return {"kind": "fixed", "n_rounds": info.n_rounds}
-    prob = info.continuation_prob
-    return {"kind": "geometric", "continuation_prob": None if prob is None else number_text(prob)}
-
-
-def payoff_outcomes(
-    payoffs: PayoffMatrix, seat: str, order: OptionOrder = "CD"
-) -> list[tuple[Action, Action, float, float]]:
-    """The four joint outcomes as (your move, their move, your points, their points) for ``seat``, in the
-    order the options are shown: (first, first), (first, second), (second, first), (second, second)."""
-    table = payoffs.table()
-    moves = _moves(order)
-    out = []
-    for mine in moves:
-        for theirs in moves:
-            if seat == "a":
-                you_get, they_get = table[(mine, theirs)]
-            else:
-                they_get, you_get = table[(theirs, mine)]
-            out.append((mine, theirs, you_get, they_get))
-    return out
-
-
-def _payoff_rows(payoffs: PayoffMatrix, seat: str, labels: ActionLabels, order: OptionOrder) -> list[dict[str, str]]:
-    return [
-        {
-            "you": labels.label(mine),
-            "they": labels.label(theirs),
-            "you_get": number_text(you),
-            "they_get": number_text(they),
-        }
-        for mine, theirs, you, they in payoff_outcomes(payoffs, seat, order)
-    ]
 
 
 class PromptBuilder:
@@ -194,22 +71,9 @@ class PromptBuilder:
 
     def __init__(self, settings: PromptSettings | None = None) -> None:
         self.settings = settings or PromptSettings()
-        self._template_dirs = _template_dirs(self.settings)
-        self._persona_dirs = [d / "personas" for d in self._template_dirs if (d / "personas").is_dir()]
-        if PERSONAS_DIR.is_dir():
-            self._persona_dirs.append(PERSONAS_DIR)
-        self._env = BoundedEnvironment(
-            loader=ChoiceLoader(
-                [
-                    PrefixLoader({"personas": _PromptFileLoader(self._persona_dirs)}),
-                    _PromptFileLoader(self._template_dirs),
-                ]
-            ),
-            undefined=StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            autoescape=False,
-        )
+        self._template_dirs = template_dirs(self.settings.template_dir)
+        self._persona_dirs = persona_dirs(self._template_dirs)
+        self._env = prompt_environment(self._template_dirs, self._persona_dirs)
         self._system = self._load(self.settings.system_template)
         self._round = self._load(self.settings.round_template)
         self._question: Template | None = None  # loaded when first needed: most players are asked nothing
@@ -239,7 +103,7 @@ class PromptBuilder:
     def facts(self, view: RoundView, order: OptionOrder = "CD", ask: Ask | None = None) -> PromptFacts:
         """What the prompt for ``view`` tells the model, for stand-in models (see PromptFacts)."""
         labels = self.settings.labels
-        start = _first_shown(len(view.own_moves), self.settings)
+        start = first_shown(len(view.own_moves), self.settings)
         return PromptFacts(
             cooperate=labels.cooperate,
             defect=labels.defect,
@@ -262,7 +126,7 @@ class PromptBuilder:
         fmt = self.settings.answer_format
         if fmt == "free" and order == "CD":
             return correction_message(result, labels)
-        first, second = (labels.label(m) for m in _moves(order))
+        first, second = (labels.label(m) for m in option_moves(order))
         head = f"I could not tell your move: {result.reason}." if result.reason else "I could not tell your move."
         if fmt == "json":
             return f'{head} Reply with only a JSON object: {{"action": "{first}"}} or {{"action": "{second}"}}.'
@@ -293,7 +157,7 @@ class PromptBuilder:
             return
         labels = self.settings.labels
         views = synthetic_views(self.settings.history_window)
-        orders = ORDERS if self.settings.shuffle_options else ("CD",)
+        orders: tuple[OptionOrder, ...] = ORDERS if self.settings.shuffle_options else ("CD",)
         for order in orders:
             for view in views:
                 prompt = self.render(view, order)[-1]["content"]
@@ -366,38 +230,19 @@ class PromptBuilder:
             ) from exc
 
     def _load_persona(self, persona: str | None) -> Template | None:
-        """A persona is a name from personas/ ("cooperative") or a path to a markdown (``.md``) file that is
-        not a dotfile: a persona is sent to the model, so nothing else (``/etc/passwd``, ``.env``) may be."""
+        """A persona is a name from the persona folders or the path of a ``.md`` file (see find_persona)."""
         if persona is None:
             return None
-        if _PERSONA_NAME.fullmatch(persona):
-            if any((d / f"{persona}.md").is_file() for d in self._persona_dirs):
-                return self._load(f"personas/{persona}.md")
-            available = ", ".join(available_personas(self._persona_dirs)) or "none"
-            folders = ", ".join(str(d) for d in self._persona_dirs) or str(PERSONAS_DIR)
-            raise ConfigError(
-                f"unknown persona {persona!r}; available personas: {available} (looked in {folders}). "
-                "Use one of these names or a path to a .md file."
-            )
-        path = Path(persona).expanduser()
-        if path.suffix.lower() != ".md" or path.name.startswith("."):
-            shown = persona if len(persona) <= 80 else persona[:77] + "..."
-            raise ConfigError(
-                f"persona {shown!r} is neither a persona name (letters, digits, '_' and '-', at most "
-                f"{MAX_PERSONA_NAME} characters, e.g. cooperative) nor the path of a markdown file (ending in .md, "
-                "not a dotfile): the persona's text is sent to the model, so only persona files are read"
-            )
-        where = f"persona file {str(path)!r}"
-        try:
-            text = read_user_file(path, "persona file")
-        except FileNotFoundError:
-            raise ConfigError(f"{where} does not exist: give a persona name or a path to a .md file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read {where}: {_os_reason(exc)}; give a readable .md file") from None
+        found = find_persona(persona, self._persona_dirs)
+        if isinstance(found, str):
+            return self._load(found)
+        text = read_persona_file(found)
         try:
             return self._env.from_string(text)
         except TemplateSyntaxError as exc:
-            raise ConfigError(f"{where} has a syntax error at line {exc.lineno}: {exc.message}") from exc
+            raise ConfigError(
+                f"persona file {str(found)!r} has a syntax error at line {exc.lineno}: {exc.message}"
+            ) from exc
 
     def _render(self, template: Template, context: dict[str, object]) -> str:
         """Render, turning any template failure into a ConfigError that names template and cause."""
@@ -413,70 +258,6 @@ class PromptBuilder:
             ) from exc
         except Exception as exc:
             raise ConfigError(f"prompt template {template.name or 'persona'!r} failed to render: {exc}") from exc
-
-
-def _template_dirs(settings: PromptSettings) -> list[Path]:
-    """The user's folder first (its templates override the shipped ones), then the repo's prompts/."""
-    dirs: list[Path] = []
-    if settings.template_dir is not None:
-        user = Path(settings.template_dir).expanduser()
-        try:
-            is_dir = user.is_dir()
-        except OSError as exc:  # a name too long, a loop of links
-            raise ConfigError(f"prompt template_dir {str(user)[:200]!r} cannot be used: {_os_reason(exc)}") from None
-        if not is_dir:
-            raise ConfigError(f"prompt template_dir {str(user)!r} is not a folder: create it or fix the path")
-        dirs.append(user)
-    if PROMPTS_DIR.is_dir():
-        dirs.append(PROMPTS_DIR)
-    elif not dirs:
-        raise ConfigError(
-            f"the prompt templates folder was not found: looked for {PROMPTS_DIR}. "
-            "Reinstall PDBench from its repository (pip install -e .) or set template_dir"
-        )
-    return dirs
-
-
-def _os_reason(exc: BaseException) -> str:
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-
-
-class _PromptFileLoader(FileSystemLoader):
-    """Jinja's file loader, reading only what may be a prompt: no dotfile (``.env`` holds keys), no
-    device or pipe, nothing over 1 MB (see :func:`harness.userfiles.read_user_file`)."""
-
-    def get_source(self, environment: Any, template: str) -> tuple[str, str, Callable[[], bool]]:
-        pieces = split_template_path(template)
-        if any(piece.startswith(".") for piece in pieces):
-            raise ConfigError(
-                f"prompt template {template!r} is a dotfile; templates are sent to the model, and dotfiles "
-                "(.env) hold settings and keys: name a template file that does not start with '.'"
-            )
-        for folder in self.searchpath:
-            filename = posixpath.join(folder, *pieces)
-            if os.path.isfile(filename):
-                break
-        else:
-            raise TemplateNotFound(template)
-        try:
-            text = read_user_file(Path(filename), "prompt template")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read prompt template {filename}: {_os_reason(exc)}") from None
-        mtime = os.path.getmtime(filename)
-        return text, os.path.normpath(filename), lambda: _mtime(filename) == mtime
-
-
-def _mtime(filename: str) -> float | None:
-    try:
-        return os.path.getmtime(filename)
-    except OSError:
-        return None
-
-
-def available_personas(dirs: list[Path] | None = None) -> list[str]:
-    """Persona names (file stems) in the given folders, or in the repo's personas/."""
-    folders = [PERSONAS_DIR] if dirs is None else dirs
-    return sorted({p.stem for d in folders if d.is_dir() for p in d.glob("*.md")})
 
 
 def _mentions(text: str, label: str) -> bool:

@@ -12,16 +12,17 @@ render of a :class:`BoundedEnvironment` template is held to two limits, and stop
   *before* they run, from their operands (:mod:`harness.template_sizes`); the rest on their result;
 * **time**: a render may take at most :data:`MAX_RENDER_SECONDS`. The clock is read at every loop
   iteration and call (a macro that calls itself): without a loop or a call, a template does a bounded
-  amount of work, since every operation is bounded in size. A loop's iterable is wrapped at compile
-  time, since plain ``for`` has no sandbox hook.
+  amount of work, since every operation is bounded in size.
 
 Values come from the context (sized by PDBench), from literals (bounded by the template's length) or
 from operations, and every operation is checked, so attribute lookups need no check of their own: a
 namespace that a loop doubles is stopped at the ``~``, ``+`` or call that doubles it.
 
-Templates are otherwise rendered the ordinary way (``template.render(context)``), and the built-in
-templates render in well under a millisecond, so the limits only ever stop a template that would
-otherwise hang the run or exhaust memory.
+Operations, calls and filters go through the sandbox's own hooks. Three things have none: a loop, a
+piece of output and ``~``; so as a template is compiled, each is routed through a filter of this module
+(:class:`_Bounds`), and nothing else of the template is changed. Templates are then rendered the
+ordinary way (``template.render(context)``); the built-in ones take well under a millisecond, and the limits
+only ever stop a template that would otherwise hang the run or exhaust memory.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from types import CodeType
+from typing import Any, Literal, TypeVar, overload
 
 from jinja2 import Template, nodes, pass_context
 from jinja2.environment import Environment
@@ -68,6 +70,7 @@ class _Budget(threading.local):
 
 
 _budget = _Budget()
+T = TypeVar("T")
 
 
 def _tick() -> None:
@@ -79,7 +82,7 @@ def _tick() -> None:
         )
 
 
-def _built(value: Any) -> Any:
+def _built(value: T) -> T:
     """A value an operation made: at most MAX_RENDER_CHARS itself, and with all the others made in this
     render at most MAX_BUILT_CHARS (a loop that keeps large values in a list or mapping would otherwise
     hold any amount of memory, each value small enough)."""
@@ -97,57 +100,23 @@ def _built(value: Any) -> Any:
 
 
 # -- what the compiled template calls (see _Bounds) --------------------------------------------------
-def _charge(chars: int) -> None:
-    budget = _budget
-    budget.written += chars
-    if budget.written > MAX_RENDER_CHARS:
-        raise too_large("writes")
-
-
 @pass_context
-def _paced(context: Context, iterable: Iterable[Any], literal_chars: int) -> Iterator[Any]:
-    """A loop's iterable, with the clock read and the loop body's own text counted at every iteration."""
+def _paced(context: Context, iterable: Iterable[Any]) -> Iterator[Any]:
+    """A loop's iterable, with the clock read at every iteration."""
     for item in iterable:
         _tick()
-        _charge(literal_chars)
         yield item
 
 
 @pass_context
 def _emit(context: Context, value: Any) -> Any:
-    """One piece of output (``{{ value }}``, or text in a macro), counted against the render's size limit.
-    (No clock here: output outside a loop or call is bounded by the template's length.)"""
-    budget = _budget  # _charge, inlined: this runs for every {{ value }} of every prompt
+    """One piece of output (template text or ``{{ value }}``), counted against the render's size limit
+    before Jinja turns it into text (a list's text can be far longer than the list)."""
+    budget = _budget
     budget.written += len(value) if type(value) is str else weight(value)
     if budget.written > MAX_RENDER_CHARS:
         raise too_large("writes")
     return value
-
-
-@pass_context
-def _line(context: Context, parts: list[Any], counted: int) -> str:
-    """One output statement at once (its text and values joined, as Jinja would write them one by one):
-    one call instead of one per value. ``counted`` characters of it, its template text, are counted
-    already (see _Bounds)."""
-    total = 0
-    for part in parts:
-        if type(part) is not str:
-            total += weight(part)  # before str(): a list's text can be far longer than the list
-    if total > MAX_RENDER_CHARS:
-        raise too_large("writes")
-    text = "".join([part if type(part) is str else str(part) for part in parts])
-    budget = _budget
-    budget.written += len(text) - counted
-    if budget.written > MAX_RENDER_CHARS:
-        raise too_large("writes")
-    return text
-
-
-@pass_context
-def _text(context: Context, literal_chars: int) -> str:
-    """Counts the text a template writes outside loops and macros, once, as its render starts."""
-    _charge(literal_chars)
-    return ""
 
 
 @pass_context
@@ -160,98 +129,28 @@ def _concat(context: Context, parts: list[Any]) -> str:
 # Filters, because a filter is called directly (a call would go through the sandbox, ten times slower);
 # templates cannot redefine filters, and these names are not Jinja's. They take the context only so that
 # Jinja never runs them at compile time (it folds filters of constants), which would skip the count.
-_HOOKS = {"_pdbench_paced": _paced, "_pdbench_emit": _emit, "_pdbench_line": _line, "_pdbench_text": _text,
-          "_pdbench_concat": _concat}  # fmt: skip
-_OWN_BODY = (nodes.Macro, nodes.CallBlock, nodes.Block)  # bodies that run when called, any number of times
-
-
-def _text_size(body: list[nodes.Node]) -> int:
-    """Characters of template text in ``body`` that run with it: not inside a loop's body (counted per
-    iteration) or a macro, call block or block (whose text is counted piece by piece). Text in both
-    branches of an ``if`` counts, so this is an upper bound."""
-    total = 0
-    stack: list[nodes.Node] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, nodes.TemplateData):
-            total += len(node.data)
-        elif isinstance(node, nodes.For):
-            stack.extend(node.else_)
-        elif not isinstance(node, _OWN_BODY):
-            stack.extend(node.iter_child_nodes())
-    return total
+_HOOKS = {"_pdbench_paced": _paced, "_pdbench_emit": _emit, "_pdbench_concat": _concat}
 
 
 class _Bounds(NodeTransformer):
-    """Routes loops, output and ``~`` through the checks above (none of them has a sandbox hook).
+    """Routes every loop, every piece of output and every ``~`` through the checks above: none of them
+    has a sandbox hook. Output is counted wherever it is written (a template's body, a loop, a macro,
+    a ``set`` or ``filter`` block, an included or imported template), so no buffer grows unseen."""
 
-    Template text is counted without a call per piece where it can be: the text of a template's body
-    once as it starts, the text of a loop's body once per iteration. Text in macros, call blocks, blocks
-    and recursive loops is counted piece by piece.
-    """
-
-    def __init__(self, autoescape: object) -> None:
-        self._piecewise = [False]
-        self._autoescape = autoescape
-
-    def _hook(self, name: str, arg: nodes.Expr, lineno: int, *args: nodes.Expr) -> nodes.Filter:
-        return nodes.Filter(arg, f"_pdbench_{name}", list(args), [], None, None, lineno=lineno)
-
-    def _visit_body(self, body: list[nodes.Node], piecewise: bool) -> list[nodes.Node]:
-        self._piecewise.append(piecewise)
-        try:
-            return [self.visit(n) for n in body]
-        finally:
-            self._piecewise.pop()
-
-    def visit_Template(self, node: nodes.Template) -> nodes.Node:
-        size = _text_size(node.body)
-        node.body = self._visit_body(node.body, False)
-        node.body.insert(0, nodes.Output([self._hook("text", nodes.Const(size), 1)], lineno=1))
-        return node
+    def _hook(self, name: str, arg: nodes.Node, lineno: int) -> nodes.Filter:
+        return nodes.Filter(arg, f"_pdbench_{name}", [], [], None, None, lineno=lineno)
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
-        node.iter = self.visit(node.iter)
-        if node.test is not None:
-            node.test = self.visit(node.test)
-        node.else_ = self._visit_body(node.else_, self._piecewise[-1])
-        size = 0 if node.recursive else _text_size(node.body)
-        node.body = self._visit_body(node.body, node.recursive)
-        node.iter = self._hook("paced", node.iter, node.lineno, nodes.Const(size))
+        self.generic_visit(node)  # in place: the loop's parts first, then its iterable wrapped
+        node.iter = self._hook("paced", node.iter, node.lineno)
         return node
-
-    def _own_body(self, node: nodes.Macro | nodes.CallBlock | nodes.Block) -> nodes.Node:
-        for field in node.fields:
-            if field != "body":
-                value = getattr(node, field)
-                if isinstance(value, nodes.Node):
-                    setattr(node, field, self.visit(value))
-                elif isinstance(value, list):
-                    setattr(node, field, [self.visit(v) if isinstance(v, nodes.Node) else v for v in value])
-        node.body = self._visit_body(node.body, True)
-        return node
-
-    visit_Macro = visit_CallBlock = visit_Block = _own_body
 
     def visit_Output(self, node: nodes.Output) -> nodes.Node:
-        piecewise = self._piecewise[-1]
-        children = [c if isinstance(c, nodes.TemplateData) else self.visit(c) for c in node.nodes]
-        if self._autoescape is False and any(not isinstance(c, nodes.TemplateData) for c in children):
-            # Without autoescaping Jinja writes str(value) for each: the same text, joined in one call.
-            counted = 0 if piecewise else sum(len(c.data) for c in children if isinstance(c, nodes.TemplateData))
-            parts = nodes.List(children, lineno=node.lineno)
-            node.nodes = [self._hook("line", parts, node.lineno, nodes.Const(counted))]
-            return node
-        node.nodes = [
-            child
-            if isinstance(child, nodes.TemplateData) and not piecewise
-            else self._hook("emit", child, child.lineno)
-            for child in children
-        ]
+        node.nodes = [self._hook("emit", self.visit(child), child.lineno) for child in node.nodes]
         return node
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
-        node = self.generic_visit(node)
+        self.generic_visit(node)
         return self._hook("concat", nodes.List(list(node.nodes), lineno=node.lineno), node.lineno)
 
 
@@ -268,18 +167,17 @@ def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
 
         return _like(same_size, func, name)
 
-    def bounded(*args: Any, **kwargs: Any) -> Any:
-        args = list(args)
+    def bounded(*given: Any, **kwargs: Any) -> Any:
+        args = list(given)
         # The filtered value is the first argument, or the second for filters that take the context.
         at = next((i for i, a in enumerate(args) if not _is_jinja_internal(a)), 0)
         if at < len(args) and _is_lazy(args[at]):
             args[at] = materialize(args[at])
-        for a in list(args) + list(kwargs.values()):
+        for a in args + list(kwargs.values()):
             if not _is_jinja_internal(a):
                 check(a)
         value = args[at] if at < len(args) else None
-        rest = args[at + 1 :]
-        check_filter(name, value, rest, kwargs)
+        check_filter(name, value, args[at + 1 :], kwargs)
         result = func(*args, **kwargs)
         return result if _is_lazy(result) else _built(result)
 
@@ -329,13 +227,25 @@ class BoundedEnvironment(SandboxedEnvironment):
         self.filters = {name: _bounded_filter(name, f) for name, f in self.filters.items()}
         self.filters.update(_HOOKS)
 
-    def compile(self, source: Any, name: str | None = None, filename: str | None = None, raw: bool = False,
-                defer_init: bool = False) -> Any:  # fmt: skip
+    @overload
+    def compile(self, source: str | nodes.Template, name: str | None = None, filename: str | None = None,
+                raw: Literal[False] = False, defer_init: bool = False) -> CodeType: ...  # fmt: skip
+
+    @overload
+    def compile(self, source: str | nodes.Template, name: str | None = None, filename: str | None = None,
+                raw: Literal[True] = ..., defer_init: bool = False) -> str: ...  # fmt: skip
+
+    def compile(self, source: str | nodes.Template, name: str | None = None, filename: str | None = None,
+                raw: bool = False, defer_init: bool = False) -> str | CodeType:  # fmt: skip
+        """Jinja's compile, with a template's source parsed and routed through the bounds (see _Bounds)."""
         if isinstance(source, str):
-            source = self.parse(source, name, filename)
-            source = _Bounds(self.autoescape).visit(source)
-            source.set_environment(self)
-        return super().compile(source, name, filename, raw, defer_init)
+            tree = self.parse(source, name, filename)
+            _Bounds().visit(tree)  # in place
+            tree.set_environment(self)
+            source = tree
+        if raw:
+            return super().compile(source, name, filename, raw=True, defer_init=defer_init)
+        return super().compile(source, name, filename, raw=False, defer_init=defer_init)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         check_binop(operator, left, right)

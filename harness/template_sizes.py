@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from jinja2.runtime import Namespace
+from jinja2.utils import Namespace
 
 MAX_RENDER_CHARS = 1_000_000  # about 250,000 tokens: more than a model's context holds
 MAX_INT_BITS = 100_000  # about 30,000 decimal digits

@@ -31,12 +31,10 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass
-from json.encoder import encode_basestring_ascii
 from urllib.parse import parse_qsl
 
 import anyio
 
-from harness.cache import json_string
 from harness.errors import ConfigError
 from harness.providers.base import (
     Completion,
@@ -133,8 +131,6 @@ class MockProvider:
         # Without a latency it answers without ever waiting, so there is nothing to time out and the
         # call path may skip its deadline; with one, the call path's deadline applies as to any provider.
         self.enforces_timeout = self.options.latency_ms == 0
-        self._model_json = json.dumps(self.model)
-        self._params_json: dict[int, tuple[SamplingParams, str]] = {}
 
     async def generate(
         self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
@@ -170,28 +166,9 @@ class MockProvider:
         )
 
     def _request_json(self, messages: list[Message], params: SamplingParams) -> str:
-        """``json.dumps([model, messages, params, seed], sort_keys=True)``, the text the answer is drawn
-        from; written out for the usual ``{"role", "content"}`` messages, which is much faster."""
-        parts: list[str] = []
-        for m in messages:
-            if (
-                type(m) is not dict
-                or len(m) != 2
-                or type(m.get("role")) is not str
-                or type(m.get("content")) is not str
-            ):
-                return json.dumps([self.model, messages, params.as_dict(), self.options.seed], sort_keys=True)
-            parts.append(f'{{"content": {_ascii_json(m["content"])}, "role": {_ascii_json(m["role"])}}}')
-        # By identity: equal parameters can have different JSON (1 and 1.0). A player's are one object.
-        kept = self._params_json.get(id(params))
-        if kept is not None and kept[0] is params:
-            params_json = kept[1]
-        else:
-            params_json = json.dumps(params.as_dict(), sort_keys=True)
-            if len(self._params_json) >= 4096:
-                self._params_json.clear()
-            self._params_json[id(params)] = (params, params_json)  # params kept alive: its id stays its own
-        return f"[{self._model_json}, [{', '.join(parts)}], {params_json}, {self.options.seed}]"
+        """The text the answer is drawn from: everything that shapes a real model's answer (model,
+        messages, sampling parameters) and the mock's own seed option."""
+        return json.dumps([self.model, messages, params.as_dict(), self.options.seed], sort_keys=True)
 
     def _decide(self, facts: PromptFacts, rng: random.Random) -> str:
         behaviour = self.options.behaviour
@@ -213,11 +190,6 @@ class MockProvider:
 
     async def aclose(self) -> None:
         return None
-
-
-def _ascii_json(text: str) -> str:
-    """``json.dumps(text)``; the call path has usually just encoded the same string (see json_string)."""
-    return json_string(text) if text.isascii() and "\x7f" not in text else encode_basestring_ascii(text)
 
 
 def _reply(label: str, answer_format: str, rng: random.Random) -> str:

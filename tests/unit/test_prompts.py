@@ -10,7 +10,7 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import ValidationError
 
-from harness import prompts
+from harness import prompt_files, prompts
 from harness.agents.base import RoundView
 from harness.errors import ConfigError
 from harness.game import Horizon, PayoffMatrix
@@ -246,7 +246,7 @@ def test_missing_template_dir(tmp_path: Path) -> None:
 
 
 def test_missing_repo_prompts_folder_names_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(prompts, "PROMPTS_DIR", tmp_path / "prompts")
+    monkeypatch.setattr(prompt_files, "PROMPTS_DIR", tmp_path / "prompts")
     with pytest.raises(ConfigError) as err:
         PromptBuilder()
     assert str(tmp_path / "prompts") in str(err.value)

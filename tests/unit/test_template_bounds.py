@@ -67,6 +67,22 @@ def test_text_of_a_macro_or_an_included_template_counts_at_each_call() -> None:
     assert len(env({"lit.j2": body, "main.j2": '{% include "lit.j2" %}'}).get_template("main.j2").render()) == 1000
 
 
+def test_text_counts_wherever_it_is_buffered_before_it_is_written() -> None:
+    """A filter block, an imported template's body and a caller all collect their text before writing it;
+    each piece is counted as it is made, so none of them may collect more than the limit."""
+    body = "w" * 1000
+    loop = f"{{% for i in range(N) %}}{body}{{% endfor %}}"
+    filtered = f"{{% filter upper %}}{loop}{{% endfilter %}}"
+    assert len(render(filtered.replace("N", "999"))) == 999_000
+    refused(filtered.replace("N", "1001"), "writes more than 1,000,000")
+    imported = env({"big.j2": loop.replace("N", "1001"), "main.j2": '{% import "big.j2" as big %}ok'})
+    with pytest.raises(RenderLimitError, match="writes more than 1,000,000"):
+        imported.get_template("main.j2").render()
+    caller = f"{{% macro m() %}}{{{{ caller()|length }}}}{{% endmacro %}}{{% call m() %}}{loop}{{% endcall %}}"
+    assert render(caller.replace("N", "999")) == "999000"
+    refused(caller.replace("N", "1001"), "writes more than 1,000,000")
+
+
 def test_all_values_built_in_one_render_are_limited_to_ten_million_characters() -> None:
     """Each value is within its limit, but a loop keeps them: without a total, memory would have no bound."""
     keep = '{% set d = {} %}{% for i in range(N) %}{{ d.update({i: "x" * 900000}) }}{% endfor %}{{ d|length }}'
@@ -161,6 +177,16 @@ def test_templates_within_the_limits_render_as_plain_jinja_renders_them() -> Non
     expected = plain.get_template("main.j2").render(CONTEXT)
     assert env(TEMPLATES).get_template("main.j2").render(CONTEXT) == expected
     assert "1/2:ANN, 2/2:CY" in expected and "empty" in expected and "a(bc(d))" in expected  # the branches ran
+
+
+def test_with_autoescaping_values_are_escaped_and_template_text_is_not_as_in_plain_jinja() -> None:
+    context = {**CONTEXT, "rows": [{"name": "<b>ann</b>", "n": 1}, {"name": "bob&", "n": 2}, {"name": "cy", "n": 3}]}
+    templates = {**TEMPLATES, "part.j2": "<i>part</i> {{ options|length }}"}
+    plain = SandboxedEnvironment(loader=DictLoader(templates), undefined=StrictUndefined, autoescape=True)
+    bounded = BoundedEnvironment(loader=DictLoader(templates), undefined=StrictUndefined, autoescape=True)
+    expected = plain.get_template("main.j2").render(context)
+    assert bounded.get_template("main.j2").render(context) == expected
+    assert "&lt;B&gt;ANN&lt;/B&gt;" in expected and "<i>part</i>" in expected
 
 
 def test_the_count_starts_afresh_at_each_render() -> None:
