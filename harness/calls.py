@@ -309,14 +309,10 @@ class CallPath:
         return await self._answered(provider, req, number, completion, started, exchange, read)
 
     async def _generate(self, provider: Provider, req: Request, facts: PromptFacts | None) -> Completion:
-        """The provider's answer, within a deadline: a provider that says it keeps to the timeout itself
-        (``enforces_timeout``: the mock without a latency, which never waits) needs none of ours; the others
-        get a hard one, a second after their own timeout (an SDK's timeout bounds each read, not the request)."""
-        timeout = self.retry.timeout
-        if getattr(provider, "enforces_timeout", False):
-            return await provider.generate(req.messages, req.params, timeout, facts)
-        with anyio.fail_after(timeout + 1.0):
-            return await provider.generate(req.messages, req.params, timeout, facts)
+        """The provider's answer within a hard deadline, a second after the provider's own timeout (an
+        SDK's timeout bounds each read, not the whole request)."""
+        with anyio.fail_after(self.retry.timeout + 1.0):
+            return await provider.generate(req.messages, req.params, self.retry.timeout, facts)
 
     def _failed(
         self, provider: Provider, req: Request, exc: Exception, number: int, started: float, exchange: _Exchange

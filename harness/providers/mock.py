@@ -130,7 +130,6 @@ class MockProvider:
         self.endpoint = Endpoint(provider="mock", base_url=None, key_id=None)
         # Without a latency it answers without ever waiting, so there is nothing to time out and the
         # call path may skip its deadline; with one, the call path's deadline applies as to any provider.
-        self.enforces_timeout = self.options.latency_ms == 0
 
     async def generate(
         self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None

@@ -27,7 +27,6 @@ from harness.providers.base import (
     Sample,
     SamplingParams,
 )
-from harness.providers.mock import MockProvider
 from harness.records import CallRecord
 from harness.store.live import _call_row
 
@@ -67,7 +66,6 @@ class EchoProvider:
         self.endpoint = Endpoint(provider="echo", base_url="http://localhost:1/v1/", key_id=None)
         self.failures = list(failures or [])
         self.calls = 0
-        self.enforces_timeout = True
 
     async def generate(
         self, messages: list[Message], params: SamplingParams, timeout: float, facts: object = None
@@ -345,30 +343,9 @@ async def test_a_provider_without_its_own_deadline_gets_one() -> None:
             raise AssertionError("not reached")
 
     provider = Hangs()
-    provider.enforces_timeout = False
     calls = path(retry=RetrySettings(timeout=0.05, max_attempts=1))
     with anyio.fail_after(5), pytest.raises(CallFailed, match="timeout"):
         await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
-
-
-def test_the_mock_trusts_itself_only_when_it_never_waits() -> None:
-    assert MockProvider("random").enforces_timeout
-    assert not MockProvider("random?latency_ms=5").enforces_timeout
-
-
-# ---- the mock's draw and the recorder's rows --------------------------------------------------
-
-
-def test_the_mock_draws_from_exactly_the_text_it_always_hashed() -> None:
-    rng = random.Random(2)
-    for spec in ("random", "tft?seed=7"):
-        mock = MockProvider(spec)
-        for _ in range(2000):
-            messages = random_messages(rng)
-            params = SamplingParams(temperature=rng.choice([None, 0, 0.7, 1.0]), max_tokens=rng.randint(1, 99),
-                                    seed=rng.choice([None, 3]))  # fmt: skip
-            expected = json.dumps([mock.model, messages, params.as_dict(), mock.options.seed], sort_keys=True)
-            assert mock._request_json(messages, params) == expected
 
 
 def test_a_calls_row_is_the_records_fields_in_order() -> None:
