@@ -20,7 +20,6 @@ from pathlib import Path
 
 import anyio
 
-from harness.cache import ResponseCache
 from harness.calls import CallPath, CallStats, RetrySettings, record_from_ledger
 from harness.config import ExperimentConfig, parse_experiment
 from harness.errors import DiskFull, RunNotFoundError, StoreError
@@ -32,6 +31,7 @@ from harness.plan import GamePlan, condition_plans, iter_games, skip_games, stre
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import FailureKind
 from harness.scheduler import ModelPlayers, Progress, Scheduler
+from harness.store.cache import ResponseCache
 from harness.store.live import LiveRecorder
 from harness.store.schema import missing_run
 from harness.store.writer import RunWriter, run_path
