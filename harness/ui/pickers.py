@@ -11,8 +11,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from harness.states import RunStatus
+from harness.store.browse import ConditionRow, GameRow, RunRow
 from harness.ui import cached
-from harness.ui.data import ConditionRow, GameRow, RunRow
 
 SELECTED_RUN = "selected_run"
 SELECTED_CONDITION = "selected_condition"
@@ -87,8 +88,9 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
 def run_notes(folder: Path, run: RunRow, kind: str | None = None) -> None:
     """Below the pickers: files that could not be read, and how an unfinished run can be finished."""
     unreadable_files(cached.list_runs(folder, cached.signature(folder), kind).unreadable)
-    if run.status != "complete":
-        hint = f" Finish it with `pdbench resume {run.run_id} --results {folder}`." if run.status != "running" else ""
+    if run.status is not RunStatus.COMPLETE:
+        resumable = run.status is not RunStatus.RUNNING
+        hint = f" Finish it with `pdbench resume {run.run_id} --results {folder}`." if resumable else ""
         st.info(
             f"Run `{run.run_id}` is **{run.status}**: {run.games_done} of {run.games_planned} games complete.{hint}"
         )

@@ -31,8 +31,9 @@ from typing import Any
 
 import streamlit as st
 
+from harness.store.browse import GameDetail
 from harness.ui import cached, components, pickers
-from harness.ui.data import GameDetail, agent_info
+from harness.ui.data import agent_info
 
 # Session keys, all prefixed "replay_" (the pickers use replay_run, replay_condition, replay_game).
 ROUND = "replay_round"  # rounds shown so far: 0 (before the first round) .. number of rounds
