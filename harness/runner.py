@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -37,6 +38,9 @@ from harness.store.cache import ResponseCache
 from harness.store.live import LiveRecorder
 from harness.store.run_file import run_path
 from harness.store.writer import RunWriter
+
+if TYPE_CHECKING:
+    import httpx2
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,8 @@ class StrategyGames:
             else horizon.draw_length(_UNUSED_RNG)
         )
         spec_a, spec_b = cond.player_a.spec, cond.player_b.spec
+        if spec_a is None or spec_b is None:
+            raise ValueError(f"game {plan.game_id} has a model player: StrategyGames plays classic strategies only")
         deterministic = cond.noise == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
         key = (spec_a, spec_b, cond.game, length)
         if deterministic and key in self._outcomes:
@@ -123,7 +129,7 @@ class EngineOptions:
     max_cost: float | None = None
     retry: RetrySettings = field(default_factory=RetrySettings)
     workers: int = 64
-    http_client: object | None = None  # tests inject a transport-level client
+    http_client: httpx2.AsyncClient | None = None  # tests inject a transport-level client
 
 
 @dataclass

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -34,6 +35,9 @@ from harness.providers.registry import ProviderSettings, make_provider
 from harness.records import CallRecord
 from harness.states import GameStatus
 from harness.store.live import LiveRecorder, _Batch
+
+if TYPE_CHECKING:
+    import httpx2
 
 FLUSH_EVERY_S = 0.25
 
@@ -54,7 +58,7 @@ class Progress:
 class ModelPlayers:
     """One provider, limiter and prompt builder per distinct model configuration, shared by games."""
 
-    def __init__(self, limiters: LimiterRegistry, http_client: object | None = None) -> None:
+    def __init__(self, limiters: LimiterRegistry, http_client: httpx2.AsyncClient | None = None) -> None:
         self.limiters = limiters
         self.http_client = http_client
         self._players: dict[str, ModelPlayer] = {}

@@ -288,7 +288,7 @@ class _RoundBuffer:
             "payoff_a": np.fromiter(chain.from_iterable(g[5] for g in self.games), np.float64, total),
             "payoff_b": np.fromiter(chain.from_iterable(g[6] for g in self.games), np.float64, total),
         }
-        for i, col in enumerate(("c_a", "c_b", "ic_a", "ic_b"), start=1):
-            moves = "".join(g[i] for g in self.games).encode("ascii")
-            out[col] = np.frombuffer(moves, dtype=np.uint8) == ord("C")
+        for col, moves in (("c_a", [g[1] for g in self.games]), ("c_b", [g[2] for g in self.games]),
+                           ("ic_a", [g[3] for g in self.games]), ("ic_b", [g[4] for g in self.games])):  # fmt: skip
+            out[col] = np.frombuffer("".join(moves).encode("ascii"), dtype=np.uint8) == ord("C")
         return out

@@ -68,6 +68,34 @@ def test_overwrite_refuses_a_run_another_process_is_writing(results: Path) -> No
     RunWriter.create(results, "busy", overwrite=True).close()
 
 
+def test_the_catalog_skips_a_run_another_process_is_writing_and_reads_the_rest(results: Path) -> None:
+    """A file locked by another process is listed as skipped, with why; a file that is not a database, which
+    DuckDB refuses with the same exception type, is not mistaken for one being written."""
+    run_experiment(small(), results_dir=results, run_id="busy")
+    run_experiment(small(), results_dir=results, run_id="free")
+    (results / "junk.duckdb").write_bytes(b"not a database" * 100)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import duckdb, time
+            con = duckdb.connect({str(results / "busy.duckdb")!r})
+            print('locked', flush=True)
+            time.sleep(30)
+        """)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with Catalog(results) as cat:
+            assert list(cat.attached.values()) == [results / "free.duckdb"]
+            reasons = {path.name: reason for path, reason in cat.skipped}
+    finally:
+        holder.kill()
+        holder.wait()
+    assert reasons["busy.duckdb"] == "it is being written by another PDBench process; try again when it ends"
+    assert "being written" not in reasons["junk.duckdb"] and "not a valid DuckDB database" in reasons["junk.duckdb"]
+
+
 def test_overwrite_of_a_folder_is_refused(results: Path) -> None:
     (results / "odd.duckdb").mkdir()
     with pytest.raises(StoreError, match="not a results file"):
