@@ -238,3 +238,35 @@ def test_a_results_file_of_schema_1_is_migrated_when_read(tmp_path: Path) -> Non
     columns = [r[0] for r in after.execute("DESCRIBE comprehension").fetchall()]  # written out by the migration
     assert columns == ["run_id", "game_id", "round", "player", "question", "kind", "expected", "answer", "correct",
                        "attempt"]  # fmt: skip
+
+
+def test_a_schema_1_file_reopened_for_resume_gets_exactly_the_tables_a_new_file_has(tmp_path: Path) -> None:
+    """The other normal way a file is opened, ``RunWriter.reopen`` (what ``pdbench resume`` does), migrates a
+    schema-1 file too, and the written-out migrations give every data table the columns, types, defaults and
+    nullability that a file created by this version has (compared with ``DESCRIBE``, not with the DDL)."""
+    import gzip
+
+    from harness.store import resume
+    from harness.store.schema import DATA_TABLES
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "schema_v1" / "schema_v1_eval.duckdb.gz"
+    old = tmp_path / "old" / "schema_v1_eval.duckdb"
+    old.parent.mkdir()
+    with gzip.open(fixture) as src, open(old, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    fresh = RunWriter.create(tmp_path / "new", "fresh")
+    migrated = RunWriter.reopen(old, "schema_v1_eval")
+    try:
+        for table in DATA_TABLES:
+            assert (
+                migrated.con.execute(f"DESCRIBE {table}").fetchall()
+                == fresh.con.execute(f"DESCRIBE {table}").fetchall()
+            ), table
+        meta = dict(migrated.con.execute("SELECT key, value FROM pdbench_meta").fetchall())
+        assert meta == {"schema_version": str(SCHEMA_VERSION), "migrated_from": "1"}
+        status, config_json = resume.run_state(migrated)
+        assert status == "complete" and json.loads(config_json)["run"]["run_id"] == "schema_v1_eval"
+        assert len(resume.finished_game_ids(migrated)) == resume.games_planned(migrated) == 4
+    finally:
+        fresh.close()
+        migrated.close()
