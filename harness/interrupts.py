@@ -31,7 +31,7 @@ class StopFlag:
     def __init__(self) -> None:
         self._event = threading.Event()
         self._forced = threading.Event()
-        self._on_force: list[Callable[[], None]] = []
+        self._on_force: list[Callable[[], object]] = []
         self._lock = threading.Lock()
         self.reason: str | None = None
 
@@ -58,7 +58,7 @@ class StopFlag:
         return self._forced.is_set()
 
     @contextmanager
-    def on_force(self, callback: Callable[[], None]) -> Iterator[None]:
+    def on_force(self, callback: Callable[[], object]) -> Iterator[None]:
         """Call ``callback`` (from any thread) if the stop is forced while the block runs."""
         with self._lock:
             self._on_force.append(callback)

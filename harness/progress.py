@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import IO
 from urllib.parse import urlsplit
 
 from rich.console import Console, Group
@@ -91,7 +91,7 @@ def live_display(monitor: Monitor, console: Console, plain_every: float = 5.0) -
             yield
         return
     stop = threading.Event()
-    out: TextIO = console.file
+    out: IO[str] = console.file
 
     def report() -> None:
         while not stop.wait(plain_every):

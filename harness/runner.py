@@ -17,10 +17,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
-from harness.cache import ResponseCache
 from harness.calls import CallPath, CallStats, RetrySettings, record_from_ledger
 from harness.config import ExperimentConfig, parse_experiment
 from harness.errors import DiskFull, RunNotFoundError, StoreError
@@ -32,16 +32,22 @@ from harness.plan import GamePlan, condition_plans, iter_games, skip_games, stre
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import FailureKind
 from harness.scheduler import ModelPlayers, Progress, Scheduler
+from harness.states import RunStatus
+from harness.store import resume
+from harness.store.cache import ResponseCache
 from harness.store.live import LiveRecorder
-from harness.store.schema import missing_run
-from harness.store.writer import RunWriter, run_path
+from harness.store.run_file import run_path
+from harness.store.writer import RunWriter
+
+if TYPE_CHECKING:
+    import httpx2
 
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
     run_id: str
     path: Path
-    status: str
+    status: RunStatus
     games_planned: int
     games_done: int
     rounds: int
@@ -97,6 +103,8 @@ class StrategyGames:
             else horizon.draw_length(_UNUSED_RNG)
         )
         spec_a, spec_b = cond.player_a.spec, cond.player_b.spec
+        if spec_a is None or spec_b is None:
+            raise ValueError(f"game {plan.game_id} has a model player: StrategyGames plays classic strategies only")
         deterministic = cond.noise == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
         key = (spec_a, spec_b, cond.game, length)
         if deterministic and key in self._outcomes:
@@ -121,7 +129,7 @@ class EngineOptions:
     max_cost: float | None = None
     retry: RetrySettings = field(default_factory=RetrySettings)
     workers: int = 64
-    http_client: object | None = None  # tests inject a transport-level client
+    http_client: httpx2.AsyncClient | None = None  # tests inject a transport-level client
 
 
 @dataclass
@@ -193,13 +201,10 @@ def resume_run(
         raise RunNotFoundError(f"no run {run_id!r} in {results_dir} (looked for {path}).")
     writer = RunWriter.reopen(path, run_id)
     try:
-        state = writer.run_state()
-        if state is None:
-            raise RunNotFoundError(missing_run(writer.con, path, run_id))
-        status, config_json = state
-        finished = writer.finished_game_ids(retry_failed=retry_failed)
-        if status == "complete" and len(finished) == writer.games_planned():
-            failures = writer.failures()
+        status, config_json = resume.run_state(writer)
+        finished = resume.finished_game_ids(writer, retry_failed=retry_failed)
+        if status is RunStatus.COMPLETE and len(finished) == resume.games_planned(writer):
+            failures = resume.failures(writer)
             hint = (f" Its {sum(n for n, _ in failures.values())} failed games failed for good; "
                     f"`pdbench resume {run_id} --retry-failed` plays them again.") if failures else ""  # fmt: skip
             raise StoreError(f"run {run_id} is already complete; nothing to resume.{hint}")
@@ -211,8 +216,8 @@ def resume_run(
         config = parse_experiment(stored, source=f"the stored config of run {run_id}",
                                   fix_hint="restore the files it names (personas, templates), then resume")  # fmt: skip
         check_models(config)  # keys and names, before anything is discarded
-        done_by_condition = writer.finished_per_condition(retry_failed=retry_failed)
-        replayed = writer.discard_unfinished(retry_failed=retry_failed)
+        done_by_condition = resume.finished_per_condition(writer, retry_failed=retry_failed)
+        replayed = resume.discard_unfinished(writer, retry_failed=retry_failed)
         writer.mark_running()
     except BaseException:
         writer.close()
@@ -257,15 +262,12 @@ def _play(
             except KeyboardInterrupt:
                 stop.set("interrupted by the user (Ctrl-C, twice)")
                 done = rounds = -1
-        status = "interrupted" if stop else "complete"
         reason = stop.reason if stop else _replayable_failures(writer)
-        if reason is not None:
-            status = "interrupted"
-        final, error = writer.finish(status, reason)
+        status = RunStatus.INTERRUPTED if stop or reason is not None else RunStatus.COMPLETE
+        status, reason = writer.finish(status, reason)
         finished = True
-        status, reason = final, error
-        if final == "failed":
-            raise StoreError(f"run {run_id} failed: {error}. Games written before are kept in {writer.path}.")
+        if status is RunStatus.FAILED:
+            raise StoreError(f"run {run_id} failed: {reason}. Games written before are kept in {writer.path}.")
         if done < 0:
             done, rounds = writer.games_and_rounds()
     except DiskFull:
@@ -273,13 +275,13 @@ def _play(
         # file says running, which resume treats the same), and resume finishes it once there is space.
         if not finished:
             with contextlib.suppress(Exception):
-                writer.finish("interrupted", "the disk is full; free some space, then `pdbench resume`")
+                writer.finish(RunStatus.INTERRUPTED, "the disk is full; free some space, then `pdbench resume`")
         raise
     except BaseException as exc:
         # A bug or a failing disk: keep what was written and say why the run stopped.
         if not finished:
             with contextlib.suppress(Exception):
-                writer.finish("failed", f"{type(exc).__name__}: {exc}")
+                writer.finish(RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
         raise
     finally:
         writer.close()
@@ -297,11 +299,11 @@ def _play(
 
 def _replayable_failures(writer: RunWriter) -> str | None:
     """Why a run whose games all ended is not complete: some failed on a cause that may pass."""
-    failures = writer.failures()
-    parts = [f"{failures[k.value][0]} failed on {what} (first: {failures[k.value][1]})"
+    failures = resume.failures(writer)
+    parts = [f"{failures[k][0]} failed on {what} (first: {failures[k][1]})"
              for k, what in ((FailureKind.RETRYABLE, "a transient error that outlasted the retries"),
                              (FailureKind.AUTHENTICATION, "a refused key or access"))
-             if k.value in failures]  # fmt: skip
+             if k in failures]  # fmt: skip
     if not parts:
         return None
     return (
@@ -356,7 +358,7 @@ def _play_models(
                 recorder.restore_calls(paid)
                 cache.forget_ledger(ledger_run)
                 replayed = sorted({*replayed, *(r.game_id for r in paid)})
-            recorded = writer.recorded_answers(replayed)
+            recorded = resume.recorded_answers(writer, replayed)
     except BaseException:
         if cache is not None:
             cache.close()
@@ -364,7 +366,7 @@ def _play_models(
     calls = CallPath(cache=cache, prices=prices, retry=engine.retry, max_cost=engine.max_cost,
                      should_stop=stop.is_set, ledger_run=ledger_run if cache is not None else None,
                      recorded=recorded, on_disk_full=stop.set)  # fmt: skip
-    calls.stats.cost_usd = writer.spent()  # a resumed run's budget counts what was spent before
+    calls.stats.cost_usd = resume.spent(writer)  # a resumed run's budget counts what was spent before
     limiters = LimiterRegistry()
     players = ModelPlayers(limiters, http_client=engine.http_client)
     prog = Progress(games_total=total, games_done=done)

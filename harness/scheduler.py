@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -32,7 +33,11 @@ from harness.prompts import PromptBuilder
 from harness.providers.base import FailureKind, Sample, SamplingParams
 from harness.providers.registry import ProviderSettings, make_provider
 from harness.records import CallRecord
+from harness.states import GameStatus
 from harness.store.live import LiveRecorder, _Batch
+
+if TYPE_CHECKING:
+    import httpx2
 
 FLUSH_EVERY_S = 0.25
 
@@ -53,7 +58,7 @@ class Progress:
 class ModelPlayers:
     """One provider, limiter and prompt builder per distinct model configuration, shared by games."""
 
-    def __init__(self, limiters: LimiterRegistry, http_client: object | None = None) -> None:
+    def __init__(self, limiters: LimiterRegistry, http_client: httpx2.AsyncClient | None = None) -> None:
         self.limiters = limiters
         self.http_client = http_client
         self._players: dict[str, ModelPlayer] = {}
@@ -190,19 +195,21 @@ class Scheduler:
             if calls or answers:
                 self.recorder.calls_without_round(calls, answers)
 
-        status, error, failure = "complete", None, None
+        status: GameStatus = GameStatus.COMPLETE
+        error: str | None = None
+        failure: FailureKind | None = None
         try:
             await play_game(match, a, b, length, horizon.known_to_players(), on_round=on_round,
                             should_stop=self.stop.is_set)  # fmt: skip
             if match.rounds_played < length:
-                status, error = "interrupted", self.stop.reason
+                status, error = GameStatus.INTERRUPTED, self.stop.reason
         except BudgetExhausted as exc:
-            status, error = "interrupted", exc.reason
+            status, error = GameStatus.INTERRUPTED, exc.reason
             self.stop.set(exc.reason)
         except Stopped:
-            status, error = "interrupted", self.stop.reason
+            status, error = GameStatus.INTERRUPTED, self.stop.reason
         except (CallFailed, GameFailed) as exc:
-            status, error, failure = "failed", exc.reason, exc.kind
+            status, error, failure = GameStatus.FAILED, exc.reason, exc.kind
             self.progress.games_failed += 1
             if exc.kind is FailureKind.AUTHENTICATION:
                 # Every other game would fail the same way: stop instead of failing them one by one.
@@ -211,17 +218,17 @@ class Scheduler:
             if isinstance(exc, GameFailed):
                 record_leftovers(exc.records)
         except Exception as exc:  # anything else fails this game only, never the run
-            status, error, failure = "failed", f"{type(exc).__name__}: {exc}", FailureKind.PERMANENT
+            status, error, failure = GameStatus.FAILED, f"{type(exc).__name__}: {exc}", FailureKind.PERMANENT
             self.progress.games_failed += 1
         except anyio.get_cancelled_exc_class():
             # A forced stop: the rounds played so far stay recorded; resume replays the game.
             record_leftovers()
-            self.recorder.game_ended(plan.game_id, match, "interrupted", self.stop.reason)
+            self.recorder.game_ended(plan.game_id, match, GameStatus.INTERRUPTED, self.stop.reason)
             raise
         finally:
             record_leftovers()
         self.recorder.game_ended(plan.game_id, match, status, error, failure)
-        if status != "interrupted":
+        if status is not GameStatus.INTERRUPTED:
             self.progress.games_done += 1
             self.progress.per_condition_done[cond.name] += 1
 

@@ -22,7 +22,9 @@ class RunStatus(StrEnum):
 class GameStatus(StrEnum):
     """``games.status``: only ``complete`` games enter the metrics."""
 
+    RUNNING = "running"  # a model game being played round by round (or cut off by a crash: resume replays it)
     COMPLETE = "complete"
+    INTERRUPTED = "interrupted"  # stopped before its last round: resume replays it
     FAILED = "failed"  # games.failure says why (retryable, authentication, permanent)
 
 

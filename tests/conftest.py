@@ -12,6 +12,7 @@ from harness.config import parse_experiment
 from harness.game import PayoffMatrix
 from harness.match import Match
 from harness.plan import iter_games
+from harness.states import RunStatus
 from harness.store.catalog import Catalog
 from harness.store.writer import RunWriter
 
@@ -49,7 +50,7 @@ def write_games(
         for x, y in zip(a, b, strict=True):
             match.record(x, y)  # type: ignore[arg-type]
         writer.add_game(plan, match, planned_rounds=len(a))
-    writer.finish("complete")
+    writer.finish(RunStatus.COMPLETE)
     writer.close()
     return Catalog(results)
 

@@ -48,12 +48,7 @@ class Catalog:
             try:
                 self.con.execute(f"ATTACH '{_sql_str(str(path))}' AS {alias} (READ_ONLY)")
             except duckdb.Error as exc:
-                reason = str(exc).splitlines()[0]
-                if "lock" in reason.lower():
-                    reason = "it is being written by another PDBench process; try again when it ends"
-                elif "different configuration" in reason or "already attached" in reason:  # written by this process
-                    reason = "it is being written by this process; try again when the run ends"
-                self.skipped.append((path, reason))
+                self.skipped.append((path, _unattachable(exc)))
                 continue
             problem = self._check(alias, path)
             if problem is _OLDER:
@@ -147,7 +142,7 @@ class Catalog:
             con.execute(f"CREATE VIEW {name} AS {union}")
 
     # -- queries ---------------------------------------------------------------------------
-    def query(self, sql: str, params: list[Any] | None = None) -> tuple[list[str], list[tuple]]:
+    def query(self, sql: str, params: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run read-only SQL; returns the last statement's (column names, rows).
 
         Only queries are allowed (SELECT, WITH, FROM, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, PRAGMA):
@@ -200,6 +195,22 @@ class Catalog:
 
 _OLDER = "older"  # _check's answer for a file that an upgrade can bring to this schema
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
+
+
+def _unattachable(exc: duckdb.Error) -> str:
+    """Why a results file could not be attached, and what to do.
+
+    A file this process is writing is refused with ``duckdb.ResourceInUseException`` (or, opened with
+    other settings, ``duckdb.ConnectionException``). A file another process is writing is refused with
+    ``duckdb.IOException``, the type DuckDB also gives a file that is not a database: it has no type of
+    its own for a lock held elsewhere, so that one case is told by the words DuckDB's lock failure
+    begins with.
+    """
+    if isinstance(exc, duckdb.ResourceInUseException | duckdb.ConnectionException):
+        return "it is being written by this process; try again when the run ends"
+    if isinstance(exc, duckdb.IOException) and "Could not set lock on file" in str(exc):
+        return "it is being written by another PDBench process; try again when it ends"
+    return str(exc).splitlines()[0]
 
 
 def _sql_str(s: str) -> str:

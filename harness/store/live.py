@@ -24,11 +24,11 @@ from harness.match import Match
 from harness.plan import GamePlan
 from harness.providers.base import FailureKind
 from harness.records import CallRecord
-from harness.store.writer import RunWriter, utcnow, write_error
+from harness.states import GameStatus
+from harness.store.rows import GAME_COLUMNS, game_row
+from harness.store.run_file import utcnow, write_error
+from harness.store.writer import RunWriter
 
-_GAME_COLUMNS = ("run_id", "game_id", "condition", "replicate", "player_a", "player_b", "params_a", "params_b",
-                 "horizon", "planned_rounds", "stop_prob", "noise", "seed", "status", "rounds_played", "score_a",
-                 "score_b", "error")  # fmt: skip
 _END_COLUMNS = ("game_id", "status", "rounds_played", "score_a", "score_b", "error", "failure")
 _CALL_COLUMNS = tuple(f.name for f in fields(CallRecord))
 _call_row = attrgetter(*_CALL_COLUMNS)  # a record's values in column order (``astuple`` deep-copies each one)
@@ -64,12 +64,7 @@ class LiveRecorder:
         return len(self._starts) + len(self._rounds) + len(self._calls) + len(self._answers) + len(self._ends)
 
     def game_started(self, plan: GamePlan, planned_rounds: int) -> None:
-        c = plan.condition
-        self._starts.append((
-            self.run_id, plan.game_id, c.name, plan.replicate, c.player_a.name, c.player_b.name,
-            c.player_a.params_json, c.player_b.params_json, c.horizon.kind, planned_rounds, c.horizon.stop_prob,
-            c.noise, plan.seed, "running", 0, 0.0, 0.0, None,
-        ))  # fmt: skip
+        self._starts.append(game_row(self.run_id, plan, planned_rounds, GameStatus.RUNNING))
 
     def round_played(
         self, game_id: int, match: Match, calls: list[CallRecord], answers: list[ComprehensionAnswer] | None = None
@@ -91,13 +86,18 @@ class LiveRecorder:
         self._answers.extend(answers or ())
 
     def game_ended(
-        self, game_id: int, match: Match, status: str, error: str | None, failure: FailureKind | None = None
+        self,
+        game_id: int,
+        match: Match,
+        status: GameStatus,
+        error: str | None,
+        failure: FailureKind | None = None,
     ) -> None:
         """How a game ended; ``failure`` says why a ``failed`` game failed (what resume does with it). ``error``
         may be any exception's text: it is scrubbed of API keys before it is stored (see harness.keys)."""
         error = scrub(error) if error else error
         kind = None if failure is None else failure.value
-        self._ends.append((game_id, status, match.rounds_played, match.score_a, match.score_b, error, kind))
+        self._ends.append((game_id, status.value, match.rounds_played, match.score_a, match.score_b, error, kind))
 
     def restore_calls(self, records: list[CallRecord]) -> int:
         """Write the calls a crashed session paid for but never recorded (rebuilt from the cache's ledger)
@@ -153,8 +153,8 @@ class LiveRecorder:
         try:
             con.execute("BEGIN TRANSACTION")
             if starts:
-                con.register("_pdb_live_starts", _columns(starts, _GAME_COLUMNS))
-                con.execute(f"INSERT INTO games ({', '.join(_GAME_COLUMNS)}) SELECT * FROM _pdb_live_starts")
+                con.register("_pdb_live_starts", _columns(starts, GAME_COLUMNS))
+                con.execute(f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) SELECT * FROM _pdb_live_starts")
             if rounds:
                 con.register("_pdb_live_rounds", _columns(rounds, _ROUND_COLUMNS))
                 con.execute(

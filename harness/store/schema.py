@@ -301,7 +301,7 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> bool:
         raise StoreError(f"{path} cannot be used: {exc}; move it out of the results folder.") from None
     except duckdb.Error as exc:
         raise StoreError(damaged(path, exc)) from None
-    if problem is not None:
+    if version is None:
         raise StoreError(f"{path}: {problem}.")
     if version > SCHEMA_VERSION:
         raise StoreError(

@@ -31,7 +31,7 @@ from harness.plan import summarize
 from harness.pricing import PriceTable
 from harness.runner import EngineOptions, Monitor, RunResult, run_experiment
 from harness.settings import engine_options
-from harness.store.writer import run_path
+from harness.store.run_file import run_path
 
 STOPPED = "stopped from the dashboard"
 SHUT_DOWN = "the dashboard was shut down"

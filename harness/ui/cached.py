@@ -1,4 +1,5 @@
-"""Streamlit caching around :mod:`harness.ui.data`: results are re-read only when a run file changes.
+"""Streamlit caching around the dashboard's reads (:mod:`harness.store.browse`, :mod:`harness.ui.data`):
+results are re-read only when a run file changes.
 
 Every cached call takes the folder's signature (names, sizes and modification times of its run
 files), so a new run, a finished run or a run still being written is seen at the next rerun,
@@ -20,7 +21,7 @@ from typing import Any
 import streamlit as st
 
 from harness.analysis.report import ConditionSummary
-from harness.store import queries
+from harness.store import browse, queries
 from harness.store.catalog import Catalog
 from harness.ui import data
 
@@ -62,39 +63,41 @@ def _catalog(folder: Path, run_id: str, source: RunSource | None) -> Iterator[Ca
     if source is not None:
         yield source.catalog(run_id)
     else:
-        with data.run_catalog(folder, run_id) as cat:
+        with browse.run_catalog(folder, run_id) as cat:
             yield cat
 
 
 def signature(folder: Path) -> Signature:
-    return data.folder_signature(folder)
+    return browse.folder_signature(folder)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def list_runs(folder: Path, sig: Signature, kind: str | None = None) -> data.Folder:
-    return data.list_runs(folder, kind)
+def list_runs(folder: Path, sig: Signature, kind: str | None = None) -> browse.Folder:
+    return browse.list_runs(folder, kind)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def conditions(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[data.ConditionRow]:
+def conditions(
+    folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None
+) -> list[browse.ConditionRow]:
     with _catalog(folder, run_id, _source) as cat:
-        return data.conditions(cat, run_id)
+        return browse.conditions(cat, run_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def games(
     folder: Path, sig: Signature, run_id: str, condition: str, _source: RunSource | None = None
-) -> list[data.GameRow]:
+) -> list[browse.GameRow]:
     with _catalog(folder, run_id, _source) as cat:
-        return data.games(cat, run_id, condition)
+        return browse.games(cat, run_id, condition)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def game_detail(
     folder: Path, sig: Signature, run_id: str, game_id: int, _source: RunSource | None = None
-) -> data.GameDetail:
+) -> browse.GameDetail:
     with _catalog(folder, run_id, _source) as cat:
-        return data.game_detail(cat, run_id, game_id)
+        return browse.game_detail(cat, run_id, game_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -102,7 +105,7 @@ def game_curves(
     folder: Path, sig: Signature, run_id: str, game_id: int, _source: RunSource | None = None
 ) -> list[dict[str, Any]]:
     with _catalog(folder, run_id, _source) as cat:
-        return data.game_curves(cat, run_id, game_id)
+        return browse.game_curves(cat, run_id, game_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -110,7 +113,7 @@ def game_calls(
     folder: Path, sig: Signature, run_id: str, game_id: int, _source: RunSource | None = None
 ) -> list[dict[str, Any]]:
     with _catalog(folder, run_id, _source) as cat:
-        return data.game_calls(cat, run_id, game_id)
+        return browse.game_calls(cat, run_id, game_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

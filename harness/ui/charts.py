@@ -19,7 +19,7 @@ def _frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return df
 
 
-def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
+def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart | alt.FacetChart:
     """Each player's move as played per round (1 = C, 0 = D) and the cumulative cooperation rate of its
     choices (the behaviour rate; the as-played rate is in the tooltip)."""
     df = _frame(rows)
@@ -44,7 +44,7 @@ def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
 def cumulative_payoffs(rows: Sequence[dict[str, Any]]) -> alt.Chart:
     """Both players' running totals."""
     df = _frame(rows)
-    return (
+    chart: alt.Chart = (
         alt.Chart(df)
         .mark_line(strokeWidth=2.5)
         .encode(
@@ -55,6 +55,7 @@ def cumulative_payoffs(rows: Sequence[dict[str, Any]]) -> alt.Chart:
         )
         .properties(height=260)
     )
+    return chart
 
 
 def matchup_heatmap(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
@@ -77,4 +78,5 @@ def matchup_heatmap(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     )
     text = base.mark_text(fontSize=12).encode(text=alt.Text("mean_payoff_per_round:Q", format=".2f"))
     size = max(260, 48 * len(order))
-    return (cells + text).properties(width=size, height=size)
+    heatmap: alt.LayerChart = (cells + text).properties(width=size, height=size)
+    return heatmap

@@ -6,13 +6,15 @@ drawn, so the chosen run, condition and game are also kept under plain session k
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
+from harness.states import RunStatus
+from harness.store.browse import ConditionRow, GameRow, RunRow
 from harness.ui import cached
-from harness.ui.data import ConditionRow, GameRow, RunRow
 
 SELECTED_RUN = "selected_run"
 SELECTED_CONDITION = "selected_condition"
@@ -53,7 +55,7 @@ def unreadable_files(unreadable: list[tuple[str, str]]) -> None:
         st.warning(f"`{name}` is not shown: {why}.", icon="⚠️")
 
 
-def _index(options: list[object], wanted: object) -> int:
+def _index(options: Sequence[object], wanted: object) -> int:
     try:
         return options.index(wanted)
     except ValueError:
@@ -80,6 +82,8 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
         "Run", ids, index=_index(ids, st.session_state.get(remember)), key=f"{key}_run",
         format_func=lambda r: by_id[r].label,
     )  # fmt: skip
+    if run_id is None:
+        return None
     st.session_state[remember] = run_id
     return by_id[run_id]
 
@@ -87,8 +91,9 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
 def run_notes(folder: Path, run: RunRow, kind: str | None = None) -> None:
     """Below the pickers: files that could not be read, and how an unfinished run can be finished."""
     unreadable_files(cached.list_runs(folder, cached.signature(folder), kind).unreadable)
-    if run.status != "complete":
-        hint = f" Finish it with `pdbench resume {run.run_id} --results {folder}`." if run.status != "running" else ""
+    if run.status is not RunStatus.COMPLETE:
+        resumable = run.status is not RunStatus.RUNNING
+        hint = f" Finish it with `pdbench resume {run.run_id} --results {folder}`." if resumable else ""
         st.info(
             f"Run `{run.run_id}` is **{run.status}**: {run.games_done} of {run.games_planned} games complete.{hint}"
         )
@@ -118,6 +123,8 @@ def pick_game(folder: Path, key: str, source: cached.RunSource | None = None) ->
             "Condition", names, index=_index(names, st.session_state.get(SELECTED_CONDITION)),
             key=f"{key}_condition_{run.run_id}", format_func=lambda c: f"{c} ({by_name[c].games} games)",
         )  # fmt: skip
+    if name is None:
+        return None
     st.session_state[SELECTED_CONDITION] = name
     game_rows = cached.games(folder, sig, run.run_id, name, _source=source)
     ids = [g.game_id for g in game_rows]
@@ -127,6 +134,8 @@ def pick_game(folder: Path, key: str, source: cached.RunSource | None = None) ->
             "Replicate", ids, index=_index(ids, st.session_state.get(SELECTED_GAME)),
             key=f"{key}_game_{run.run_id}", format_func=lambda g: by_game[g].label,
         )  # fmt: skip
+    if game_id is None:
+        return None
     st.session_state[SELECTED_GAME] = game_id
     run_notes(folder, run)
     return Selection(run, by_name[name], by_game[game_id])

@@ -31,8 +31,9 @@ from typing import Any
 
 import streamlit as st
 
+from harness.store.browse import GameDetail
 from harness.ui import cached, components, pickers
-from harness.ui.data import GameDetail, agent_info
+from harness.ui.data import agent_info
 
 # Session keys, all prefixed "replay_" (the pickers use replay_run, replay_condition, replay_game).
 ROUND = "replay_round"  # rounds shown so far: 0 (before the first round) .. number of rounds
@@ -98,14 +99,15 @@ def _interval() -> float | None:
 
 
 def _speed_s() -> float:
-    return st.session_state.get(SPEED_MS, DEFAULT_SPEED_MS) / 1000
+    speed_ms: float = st.session_state.get(SPEED_MS, DEFAULT_SPEED_MS)
+    return speed_ms / 1000
 
 
 def _steps(now: float) -> int:
     """Rounds to advance on this tick: one per ``speed`` of wall time since the last tick, so the
     chosen speed holds even when it is faster than a browser round trip (at least one, at most a
     second's worth, so a stalled tab does not leap ahead)."""
-    last = st.session_state.get(LAST_TICK)
+    last: float | None = st.session_state.get(LAST_TICK)
     st.session_state[LAST_TICK] = now
     if last is None:
         return 1

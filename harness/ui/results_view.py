@@ -12,8 +12,10 @@ import streamlit as st
 
 from harness.analysis.report import METRICS, RATES, ConditionSummary
 from harness.analysis.stats import Estimate
+from harness.states import GameStatus, RunStatus
+from harness.store.browse import GameDetail
 from harness.ui import cached, charts, components
-from harness.ui.data import GameDetail, agent_info
+from harness.ui.data import agent_info
 from harness.ui.pickers import Selection, pick_game
 
 _METRIC_NAMES = {
@@ -61,11 +63,11 @@ def _render(folder: Path, source: cached.RunSource) -> None:
     _condition_summary(cached.summary(folder, sig, run_id, selection.condition.condition, _source=source), selection)
 
 
-def _announce(folder: Path, run_id: str, status: str, reason: str | None) -> None:
+def _announce(folder: Path, run_id: str, status: RunStatus, reason: str | None) -> None:
     """How the run just played ended: complete, complete with failed games, or stopped."""
     run = next((r for r in cached.list_runs(folder, cached.signature(folder)).runs if r.run_id == run_id), None)
-    failed = run.games_planned - run.games_done if run is not None and status == "complete" else 0
-    if status != "complete":
+    failed = run.games_planned - run.games_done if run is not None and status is RunStatus.COMPLETE else 0
+    if status is not RunStatus.COMPLETE:
         st.warning(f"Run `{run_id}` ended **{status}**: {reason}. "
                    f"`pdbench resume {run_id} --results {folder}` finishes it.", icon="⏹️")  # fmt: skip
     elif failed:
@@ -94,7 +96,7 @@ def _game_status(detail: GameDetail) -> None:
     noise = f", noise {game['noise']:g}" if game["noise"] else ""
     st.caption(f"Game {game['game_id']} · replicate {game['replicate']} · {horizon}{noise} · game seed {game['seed']} "
                "(derived from the run's seed)")  # fmt: skip
-    if game["status"] != "complete":
+    if game["status"] != GameStatus.COMPLETE:
         why = f": {game['error']}" if game.get("error") else ""
         st.warning(f"This game is **{game['status']}** after {game['rounds_played']} rounds{why}", icon="⚠️")
 

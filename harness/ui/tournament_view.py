@@ -27,6 +27,8 @@ from harness.config import ExperimentConfig
 from harness.errors import PDBenchError
 from harness.plan import PlanSummary, summarize
 from harness.runner import RunResult, default_run_id
+from harness.states import RunStatus
+from harness.store.browse import RunRow
 from harness.tournament import tournament_config
 from harness.ui import background, cached, charts, choices, components, data, pickers, progress_panel
 from harness.ui.budget import budget_input
@@ -206,7 +208,7 @@ def _finish(job: background.Job) -> None:
         st.session_state[FLASH] = ("error", f"Tournament `{job.run_id}` could not run: {job.error}")
     else:
         st.session_state[PENDING_SELECT] = job.run_id
-        if result.status == "complete":
+        if result.status is RunStatus.COMPLETE:
             failed = job.counters().games_failed
             more = f" ({failed} failed: see 🎬 Animated Replay for why)" if failed else ""
             st.session_state[FLASH] = (
@@ -298,7 +300,7 @@ def podium_card(row: dict[str, Any]) -> str:
     return components.agent_card(info, extra=extra)
 
 
-def _results(folder: Path, run: data.RunRow) -> None:
+def _results(folder: Path, run: RunRow) -> None:
     sig = cached.signature(folder)
     board = cached.leaderboard(folder, sig, run.run_id)
     if not board:

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from harness.store import live
-from harness.store.writer import write_error
+from harness.store.run_file import write_error
 from tests.integration.test_cli import ROOT, pdbench, sql_json
 
 EVAL = ("eval", "--model", "mock/tft", "--rounds", "50", "--replicates", "10")

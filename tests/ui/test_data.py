@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import StoreError
 from harness.runner import resume_run, run_experiment
-from harness.store import queries
+from harness.store import browse, queries
 from harness.store.catalog import Catalog
 from harness.tournament import tournament_config
 from harness.ui import data
@@ -25,34 +25,34 @@ def test_runs_are_listed_newest_first_with_players_and_progress(tmp_path: Path) 
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=5), results_dir=tmp_path, run_id="older")
     run_experiment(tournament_config(["GRIM", "ALLC", "WSLS"], rounds=5, replicates=2), results_dir=tmp_path,
                    run_id="newer")  # fmt: skip
-    folder = data.list_runs(tmp_path)
+    folder = browse.list_runs(tmp_path)
     assert [r.run_id for r in folder.runs] == ["newer", "older"]
     newer = folder.runs[0]
     assert newer.players == ["ALLC", "GRIM", "WSLS"]
     assert (newer.games_planned, newer.games_done, newer.status, newer.kind) == (12, 12, "complete", "tournament")
     assert "newer" in newer.label and "ALLC, GRIM, WSLS" in newer.label
-    assert data.list_runs(tmp_path, kind="experiment").runs == []
+    assert browse.list_runs(tmp_path, kind="experiment").runs == []
     assert folder.unreadable == []
 
 
 def test_an_empty_or_missing_folder_has_no_runs(tmp_path: Path) -> None:
-    assert data.list_runs(tmp_path).runs == []
-    assert data.list_runs(tmp_path / "nope").runs == []
-    assert data.folder_signature(tmp_path / "nope") == ()
+    assert browse.list_runs(tmp_path).runs == []
+    assert browse.list_runs(tmp_path / "nope").runs == []
+    assert browse.folder_signature(tmp_path / "nope") == ()
 
 
 def test_game_detail_matches_the_sql_views(tmp_path: Path) -> None:
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=6, replicates=2), results_dir=tmp_path, run_id="t")
-    conds = data.conditions(_cat(tmp_path, "t"), "t")
+    conds = browse.conditions(_cat(tmp_path, "t"), "t")
     assert [(c.condition, c.games) for c in conds] == [("TFT_vs_TFT", 2), ("TFT_vs_ALLD", 2), ("ALLD_vs_ALLD", 2)]
-    games = data.games(_cat(tmp_path, "t"), "t", "TFT_vs_ALLD")
+    games = browse.games(_cat(tmp_path, "t"), "t", "TFT_vs_ALLD")
     assert [g.replicate for g in games] == [0, 1]
-    detail = data.game_detail(_cat(tmp_path, "t"), "t", games[0].game_id)
+    detail = browse.game_detail(_cat(tmp_path, "t"), "t", games[0].game_id)
     assert [r["action_a"] for r in detail.rounds] == ["C", "D", "D", "D", "D", "D"]
     assert [r["action_b"] for r in detail.rounds] == ["D"] * 6
     assert detail.metrics["a"]["payoff_total"] == 5.0 and detail.metrics["b"]["payoff_total"] == 10.0
     assert not detail.has_calls
-    curves = data.game_curves(_cat(tmp_path, "t"), "t", games[0].game_id)
+    curves = browse.game_curves(_cat(tmp_path, "t"), "t", games[0].game_id)
     a = [c for c in curves if c["player"] == "a"]
     assert [c["cumulative_payoff"] for c in a] == [0, 1, 2, 3, 4, 5]
     assert a[1]["cumulative_cooperation"] == 0.5
@@ -61,7 +61,7 @@ def test_game_detail_matches_the_sql_views(tmp_path: Path) -> None:
                           "and player='a' order by round", [games[0].game_id])  # fmt: skip
     assert [c["cumulative_cooperation"] for c in a] == [r["cooperation_rate"] for r in sql]
     with pytest.raises(LookupError):
-        data.game_detail(_cat(tmp_path, "t"), "t", 999)
+        browse.game_detail(_cat(tmp_path, "t"), "t", 999)
 
 
 def test_leaderboard_and_matchups_are_the_tournament_views(tmp_path: Path) -> None:
@@ -81,9 +81,9 @@ def test_model_calls_are_read_with_their_messages(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
     config = duel_config({"model": "mock/tft?unparseable=0.5&seed=3"}, {"policy": "ALLD"}, rounds=4)
     run_experiment(config, results_dir=tmp_path, run_id="m", engine=engine_options(tmp_path))
-    detail = data.game_detail(_cat(tmp_path, "m"), "m", 0)
+    detail = browse.game_detail(_cat(tmp_path, "m"), "m", 0)
     assert detail.has_calls
-    calls = data.game_calls(_cat(tmp_path, "m"), "m", 0)
+    calls = browse.game_calls(_cat(tmp_path, "m"), "m", 0)
     assert {c["round"] for c in calls} == {1, 2, 3, 4}
     assert all(c["messages"][0]["role"] == "system" and c["messages"][-1]["role"] == "user" for c in calls
                if c["attempt"] == 1)  # fmt: skip
@@ -119,7 +119,7 @@ def test_files_from_older_and_newer_schemas_are_skipped_with_a_clear_reason(tmp_
     shutil.move(old, results / "old.duckdb")
     new = _old_copy(tmp_path, results / "ok.duckdb", "99")
     shutil.move(new, results / "future.duckdb")
-    folder = data.list_runs(results)
+    folder = browse.list_runs(results)
     assert [r.run_id for r in folder.runs] == ["ok"]
     reasons = dict(folder.unreadable)
     assert "older PDBench (schema 0" in reasons["old.duckdb"] and "re-run" in reasons["old.duckdb"]

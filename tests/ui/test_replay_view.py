@@ -15,8 +15,9 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Slider
 
 from harness.runner import run_experiment
+from harness.store import browse
 from harness.tournament import tournament_config
-from harness.ui import data, replay_view
+from harness.ui import replay_view
 from harness.ui.pickers import FIRST_RUN_COMMAND
 from harness.ui.replay_view import JUMP, PLAYING, ROUND, SPEED, SPEED_MS, Replay
 from harness.ui.views import REPLAY
@@ -265,9 +266,9 @@ def test_empty_folder_shows_the_first_run_message(app: App, tmp_path: Path) -> N
 
 
 def test_fallback_moves_and_noise_flips_are_marked(app: App, odd_results: Path) -> None:
-    with data.run_catalog(odd_results, "odd") as cat:
-        rounds = data.game_detail(cat, "odd", 0).rounds
-        condition = data.conditions(cat, "odd")[0].condition
+    with browse.run_catalog(odd_results, "odd") as cat:
+        rounds = browse.game_detail(cat, "odd", 0).rounds
+        condition = browse.conditions(cat, "odd")[0].condition
     flagged = next(r["round"] for r in rounds if r["flagged_a"])
     flipped = next(r for r in rounds if r["intended_b"] != r["action_b"])
     at = open_game(app, odd_results, condition, run="odd")
@@ -301,7 +302,7 @@ def test_replay_sums_scores_once() -> None:
         {"round": i, "action_a": a, "action_b": b, "payoff_a": pa, "payoff_b": pb}
         for i, (a, b, pa, pb) in enumerate([("C", "D", 0, 5), ("D", "D", 1, 1), ("C", "C", 3, 3)], start=1)
     ]
-    detail = data.GameDetail({"player_a": "TFT", "player_b": "ALLD"}, rounds, {}, False)
+    detail = browse.GameDetail({"player_a": "TFT", "player_b": "ALLD"}, rounds, {}, False)
     replay = Replay.of(detail)
     assert replay.length == 3
     assert [replay.score(0, i) for i in range(4)] == [0, 0, 1, 4]

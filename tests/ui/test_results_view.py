@@ -139,12 +139,12 @@ def test_a_run_being_written_and_an_old_file_are_explained(app: App, tmp_path: P
 
 
 def test_a_run_written_by_this_process_is_in_progress_too(tmp_path: Path) -> None:
+    from harness.store import browse
     from harness.store.writer import RunWriter
-    from harness.ui import data
 
     writer = RunWriter.create(tmp_path, "mine")
     try:
-        folder = data.list_runs(tmp_path)
+        folder = browse.list_runs(tmp_path)
         assert folder.runs == [] and "being written by this process" in folder.unreadable[0][1]
     finally:
         writer.close()

@@ -19,17 +19,10 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from harness.cache import (
-    CachedResponse,
-    ResponseCache,
-    cache_key,
-    cache_key_join,
-    cache_key_parts,
-    canonical_json,
-    delete_cache,
-    json_string,
-)
 from harness.errors import StoreError
+from harness.store.cache import CachedResponse, ResponseCache
+from harness.store.cache_file import delete_cache
+from harness.store.cache_keys import cache_key, cache_key_join, cache_key_parts, canonical_json, json_string
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -310,7 +303,7 @@ async def test_a_cancelled_aput_still_stores_its_row(cache: ResponseCache) -> No
 
 
 async def test_async_writes_are_checkpointed_in_the_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.cache.CHECKPOINT_ROWS", 10)
+    monkeypatch.setattr("harness.store.cache.CHECKPOINT_ROWS", 10)
     checkpoints = 0
     checkpoint = ResponseCache._checkpoint
 
@@ -355,7 +348,7 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from harness.cache import CachedResponse, ResponseCache
+    from harness.store.cache import CachedResponse, ResponseCache
 
     path, name, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     cache = ResponseCache(path)

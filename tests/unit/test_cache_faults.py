@@ -9,10 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.cache import Claim, ResponseCache, cache_key
 from harness.calls import CallPath, ledger_json, record_from_ledger
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import Sample, SamplingParams
+from harness.store.cache import ResponseCache
+from harness.store.cache_keys import cache_key
+from harness.store.claims import Claim
 from tests.unit.test_calls import MESSAGES, TAG, EchoProvider, limiter
 
 

@@ -21,6 +21,7 @@ from harness.game import PayoffMatrix
 from harness.match import Match
 from harness.plan import iter_games
 from harness.render import leaderboard_table
+from harness.states import GameStatus, RunStatus
 from harness.store.catalog import Catalog
 from harness.store.writer import RunWriter
 
@@ -32,7 +33,7 @@ def write_tournament(
     run_id: str,
     games: dict[tuple[str, str], list[Moves | None]],
     *,
-    statuses: dict[tuple[str, str, int], str] | None = None,
+    statuses: dict[tuple[str, str, int], GameStatus] | None = None,
     payoffs: dict[str, float] | None = None,
 ) -> None:
     """A run whose condition ``a_vs_b`` plays, in replicate r, the moves ``games[(a, b)][r]`` (played
@@ -61,8 +62,10 @@ def write_tournament(
         for x, y in zip(*moves, strict=True):
             match.record(x, y)  # type: ignore[arg-type]
         key = (plan.condition.player_a.name, plan.condition.player_b.name, plan.replicate)
-        writer.add_game(plan, match, planned_rounds=len(moves[0]), status=(statuses or {}).get(key, "complete"))
-    writer.finish("complete")
+        writer.add_game(
+            plan, match, planned_rounds=len(moves[0]), status=(statuses or {}).get(key, GameStatus.COMPLETE)
+        )
+    writer.finish(RunStatus.COMPLETE)
     writer.close()
     if payoffs:
         with duckdb.connect(str(results / f"{run_id}.duckdb")) as con:
@@ -144,7 +147,7 @@ def test_only_complete_games_count(results: Path) -> None:
             ("TFT", "ALLC"): [("CC", "CC"), None],
             ("ALLD", "ALLC"): [("DD", "CC"), ("DD", "CC")],
         },
-        statuses={("TFT", "ALLD", 1): "interrupted"},
+        statuses={("TFT", "ALLD", 1): GameStatus.INTERRUPTED},
     )
     rows = board(results, "cut")
     # TFT: rep 0 only: (0.5 + 3) / 2 = 1.75; its interrupted game (0 points) is not a game.

@@ -21,7 +21,10 @@ from harness.errors import ConfigError
 from harness.game import PayoffMatrix
 from harness.match import Match
 from harness.plan import GamePlan, iter_games, skip_games
-from harness.store.writer import MEMORY_LIMIT_ENV, RunWriter, memory_limit
+from harness.states import GameStatus
+from harness.store import resume
+from harness.store.run_file import MEMORY_LIMIT_ENV, memory_limit
+from harness.store.writer import RunWriter
 from harness.tournament import tournament_config
 from tests.conftest import write_games
 
@@ -110,20 +113,21 @@ def test_a_resume_reads_the_games_it_keeps_as_a_sorted_array(tmp_path: Path) -> 
     of retryable or authentication) or ``--retry-failed`` is given; running and interrupted ones are replayed."""
     config = tournament_config(["TFT", "ALLD"], rounds=2, replicates=2, seed=1)  # 3 pairings x 2 replicates
     plans = list(iter_games(config))
-    statuses = {0: "complete", 1: "interrupted", 2: "failed", 3: "complete", 4: "running", 5: "failed"}
+    statuses = {0: GameStatus.COMPLETE, 1: GameStatus.INTERRUPTED, 2: GameStatus.FAILED, 3: GameStatus.COMPLETE,
+                4: GameStatus.RUNNING, 5: GameStatus.FAILED}  # fmt: skip
     writer = RunWriter.create(tmp_path, "ids")
     for plan in reversed(plans):  # written out of order: the ids come back sorted all the same
         match = Match(PayoffMatrix(), 0.0, random.Random(0))
         writer.add_game(plan, match, 2, status=statuses[plan.game_id])
     writer.flush()
     writer.con.execute("UPDATE games SET failure = 'retryable' WHERE game_id = 5")  # game 2: no kind, permanent
-    ids = writer.finished_game_ids()
+    ids = resume.finished_game_ids(writer)
     assert ids.dtype == np.int32
     assert ids.tolist() == [0, 2, 3]
-    assert writer.finished_game_ids(retry_failed=True).tolist() == [0, 3]
+    assert resume.finished_game_ids(writer, retry_failed=True).tolist() == [0, 3]
     # Games 0 and 3 are replicates 0 and 1 of the first pairing; game 2 is replicate 0 of the third.
-    assert writer.finished_per_condition() == {plans[0].condition.name: 2, plans[2].condition.name: 1}
-    assert writer.finished_per_condition(retry_failed=True) == {plans[0].condition.name: 2}
+    assert resume.finished_per_condition(writer) == {plans[0].condition.name: 2, plans[2].condition.name: 1}
+    assert resume.finished_per_condition(writer, retry_failed=True) == {plans[0].condition.name: 2}
     writer.close()
 
 

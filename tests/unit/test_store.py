@@ -68,6 +68,34 @@ def test_overwrite_refuses_a_run_another_process_is_writing(results: Path) -> No
     RunWriter.create(results, "busy", overwrite=True).close()
 
 
+def test_the_catalog_skips_a_run_another_process_is_writing_and_reads_the_rest(results: Path) -> None:
+    """A file locked by another process is listed as skipped, with why; a file that is not a database, which
+    DuckDB refuses with the same exception type, is not mistaken for one being written."""
+    run_experiment(small(), results_dir=results, run_id="busy")
+    run_experiment(small(), results_dir=results, run_id="free")
+    (results / "junk.duckdb").write_bytes(b"not a database" * 100)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import duckdb, time
+            con = duckdb.connect({str(results / "busy.duckdb")!r})
+            print('locked', flush=True)
+            time.sleep(30)
+        """)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with Catalog(results) as cat:
+            assert list(cat.attached.values()) == [results / "free.duckdb"]
+            reasons = {path.name: reason for path, reason in cat.skipped}
+    finally:
+        holder.kill()
+        holder.wait()
+    assert reasons["busy.duckdb"] == "it is being written by another PDBench process; try again when it ends"
+    assert "being written" not in reasons["junk.duckdb"] and "not a valid DuckDB database" in reasons["junk.duckdb"]
+
+
 def test_overwrite_of_a_folder_is_refused(results: Path) -> None:
     (results / "odd.duckdb").mkdir()
     with pytest.raises(StoreError, match="not a results file"):
@@ -210,3 +238,35 @@ def test_a_results_file_of_schema_1_is_migrated_when_read(tmp_path: Path) -> Non
     columns = [r[0] for r in after.execute("DESCRIBE comprehension").fetchall()]  # written out by the migration
     assert columns == ["run_id", "game_id", "round", "player", "question", "kind", "expected", "answer", "correct",
                        "attempt"]  # fmt: skip
+
+
+def test_a_schema_1_file_reopened_for_resume_gets_exactly_the_tables_a_new_file_has(tmp_path: Path) -> None:
+    """The other normal way a file is opened, ``RunWriter.reopen`` (what ``pdbench resume`` does), migrates a
+    schema-1 file too, and the written-out migrations give every data table the columns, types, defaults and
+    nullability that a file created by this version has (compared with ``DESCRIBE``, not with the DDL)."""
+    import gzip
+
+    from harness.store import resume
+    from harness.store.schema import DATA_TABLES
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "schema_v1" / "schema_v1_eval.duckdb.gz"
+    old = tmp_path / "old" / "schema_v1_eval.duckdb"
+    old.parent.mkdir()
+    with gzip.open(fixture) as src, open(old, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    fresh = RunWriter.create(tmp_path / "new", "fresh")
+    migrated = RunWriter.reopen(old, "schema_v1_eval")
+    try:
+        for table in DATA_TABLES:
+            assert (
+                migrated.con.execute(f"DESCRIBE {table}").fetchall()
+                == fresh.con.execute(f"DESCRIBE {table}").fetchall()
+            ), table
+        meta = dict(migrated.con.execute("SELECT key, value FROM pdbench_meta").fetchall())
+        assert meta == {"schema_version": str(SCHEMA_VERSION), "migrated_from": "1"}
+        status, config_json = resume.run_state(migrated)
+        assert status == "complete" and json.loads(config_json)["run"]["run_id"] == "schema_v1_eval"
+        assert len(resume.finished_game_ids(migrated)) == resume.games_planned(migrated) == 4
+    finally:
+        fresh.close()
+        migrated.close()

@@ -1,0 +1,220 @@
+"""Reads for browsing a results folder: its runs, a run's conditions and games, a game's rounds, calls and
+curves. The dashboard shows them (:mod:`harness.ui.data`, :mod:`harness.ui.cached`); the SQL lives here.
+
+Each read takes a catalog of only the runs it needs (attaching one file takes milliseconds), so a
+folder of hundreds of runs costs nothing until a run is selected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harness.states import GameStatus, RunStatus
+from harness.store.catalog import Catalog
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One run, as the run pickers list it."""
+
+    run_id: str
+    kind: str
+    status: RunStatus
+    created_at: datetime
+    games_planned: int
+    games_done: int
+    players: list[str]
+
+    @property
+    def label(self) -> str:
+        players = ", ".join(self.players[:4]) + (f" +{len(self.players) - 4}" if len(self.players) > 4 else "")
+        when = self.created_at.strftime("%Y-%m-%d %H:%M")
+        return f"{self.run_id} · {self.status} · {when} · {self.kind} · {players}"
+
+
+@dataclass(frozen=True, slots=True)
+class Folder:
+    """The runs of a results folder, and the files that could not be read, with why."""
+
+    runs: list[RunRow]
+    unreadable: list[tuple[str, str]]  # (file name, reason)
+
+
+def folder_signature(results_dir: Path) -> tuple[tuple[str, int, int], ...]:
+    """Names, sizes and modification times of the run files: a cache key that changes with them."""
+    if not results_dir.is_dir():
+        return ()
+    out = []
+    for path in sorted(results_dir.glob("*.duckdb")):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        out.append((path.name, st.st_size, st.st_mtime_ns))
+    for path in sorted(results_dir.glob("*.duckdb.wal")):  # a run being written grows its WAL first
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        out.append((path.name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
+    """Every readable run, newest first; a run being written by another process is listed as unreadable."""
+    with Catalog(results_dir) as cat:
+        where, params = ("WHERE r.kind = ?", [kind]) if kind else ("", [])
+        rows = cat.records(
+            f"""
+            SELECT r.run_id, r.kind, r.status, r.created_at, r.games_planned,
+                   (SELECT count(*) FROM games g WHERE g.run_id = r.run_id AND g.status = ?) AS games_done,
+                   (SELECT list(DISTINCT p ORDER BY p) FROM (
+                        SELECT player_a AS p FROM games g WHERE g.run_id = r.run_id
+                        UNION SELECT player_b FROM games g WHERE g.run_id = r.run_id)) AS players
+            FROM runs r {where}
+            ORDER BY r.created_at DESC, r.run_id
+            """,
+            [GameStatus.COMPLETE.value, *params],
+        )
+        unreadable = [(path.name, reason) for path, reason in cat.skipped]
+    runs = [
+        RunRow(
+            r["run_id"],
+            r["kind"],
+            RunStatus(r["status"]),
+            r["created_at"],
+            r["games_planned"],
+            r["games_done"],
+            list(r["players"] or []),
+        )
+        for r in rows
+    ]
+    return Folder(runs, unreadable)
+
+
+@contextmanager
+def run_catalog(results_dir: Path, run_id: str) -> Iterator[Catalog]:
+    """A catalog of one run (fast: one file attached)."""
+    cat = Catalog(results_dir, [run_id])
+    try:
+        yield cat
+    finally:
+        cat.close()
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionRow:
+    condition: str
+    player_a: str
+    player_b: str
+    games: int
+
+
+def conditions(cat: Catalog, run_id: str) -> list[ConditionRow]:
+    """The run's conditions in plan order, with their players and number of recorded games."""
+    rows = cat.query(
+        "SELECT condition, any_value(player_a), any_value(player_b), count(*) FROM games "
+        "WHERE run_id = ? GROUP BY condition ORDER BY min(game_id)",
+        [run_id],
+    )[1]
+    return [ConditionRow(*r) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class GameRow:
+    game_id: int
+    replicate: int
+    status: GameStatus
+    rounds_played: int
+    score_a: float
+    score_b: float
+    error: str | None
+
+    @property
+    def label(self) -> str:
+        extra = "" if self.status is GameStatus.COMPLETE else f" · {self.status}"
+        return f"replicate {self.replicate} · {self.rounds_played} rounds · {self.score_a:g}–{self.score_b:g}{extra}"
+
+
+def games(cat: Catalog, run_id: str, condition: str) -> list[GameRow]:
+    """The condition's games, one per replicate, in replicate order."""
+    rows = cat.query(
+        "SELECT game_id, replicate, status, rounds_played, score_a, score_b, error FROM games "
+        "WHERE run_id = ? AND condition = ? ORDER BY replicate",
+        [run_id, condition],
+    )[1]
+    return [GameRow(game_id, replicate, GameStatus(status), *rest) for game_id, replicate, status, *rest in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class GameDetail:
+    """One game: its rounds (played moves, payoffs, flags) and both players' metrics."""
+
+    game: dict[str, Any]
+    rounds: list[dict[str, Any]]
+    metrics: dict[str, dict[str, Any]]  # 'a' / 'b' -> player_metrics row
+    has_calls: bool
+
+
+def game_detail(cat: Catalog, run_id: str, game_id: int) -> GameDetail:
+    """The game, its rounds in order and both players' ``player_metrics`` rows."""
+    game = cat.records("SELECT * FROM games WHERE run_id = ? AND game_id = ?", [run_id, game_id])
+    rounds = cat.records(
+        "SELECT round, action_a::VARCHAR AS action_a, action_b::VARCHAR AS action_b, "
+        "intended_a::VARCHAR AS intended_a, intended_b::VARCHAR AS intended_b, payoff_a, payoff_b, "
+        "flagged_a, flagged_b FROM rounds WHERE run_id = ? AND game_id = ? ORDER BY round",
+        [run_id, game_id],
+    )
+    metrics = cat.records("SELECT * FROM player_metrics WHERE run_id = ? AND game_id = ?", [run_id, game_id])
+    has_calls = bool(cat.query("SELECT count(*) FROM calls WHERE run_id = ? AND game_id = ?",
+                               [run_id, game_id])[1][0][0])  # fmt: skip
+    if not game:
+        raise LookupError(f"run {run_id} has no game {game_id}")
+    return GameDetail(game[0], rounds, {m["player"]: m for m in metrics}, has_calls)
+
+
+def game_calls(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]:
+    """Every request of a game's model players (failed parses, retries and comprehension questions included), in
+    order: a round's questions before its move."""
+    rows = cat.records(
+        "SELECT round, player, attempt, provider, model, request_json, response_text, action::VARCHAR AS action, "
+        "outcome, error, duration_ms, input_tokens, output_tokens, cost_usd, cached, purpose, option_order FROM calls "
+        "WHERE run_id = ? AND game_id = ? ORDER BY round, player, created_at, purpose DESC, attempt",
+        [run_id, game_id],
+    )
+    for row in rows:
+        row["messages"] = _messages(row.pop("request_json"))
+    return rows
+
+
+def _messages(request_json: str | None) -> list[dict[str, str]]:
+    try:
+        messages = json.loads(request_json or "{}").get("messages", [])
+    except (TypeError, ValueError, AttributeError):
+        return []
+    return [{"role": str(m.get("role", "")), "content": str(m.get("content", ""))} for m in messages
+            if isinstance(m, dict)]  # fmt: skip
+
+
+def game_curves(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]:
+    """Long-form rows for the charts, per round and player: the move as played, the cumulative
+    cooperation rate of the player's choices and of its played moves (the ``cooperation_over_time``
+    view) and the cumulative payoff."""
+    return cat.records(
+        """
+        SELECT round, player, c.player_name, c.action::VARCHAR AS action,
+               (c.action = 'C')::INTEGER AS cooperated, c.cooperation_rate AS cumulative_cooperation,
+               c.cooperation_rate_played AS cumulative_cooperation_played,
+               pr.payoff, SUM(pr.payoff) OVER (PARTITION BY player ORDER BY round) AS cumulative_payoff
+        FROM cooperation_over_time c JOIN player_rounds pr USING (run_id, game_id, player, round)
+        WHERE run_id = ? AND game_id = ?
+        ORDER BY round, player
+        """,
+        [run_id, game_id],
+    )

@@ -1,0 +1,128 @@
+"""What ``pdbench resume`` reads back from a run's results file, and the rows it clears before playing again.
+
+A resume keeps complete games, and failed ones unless they failed on a cause that may have passed
+(``games.failure`` retryable or authentication) or the user asks to retry every failure; every other
+game (running, interrupted, failed on a passing cause) is played again from its first round.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import duckdb
+import numpy as np
+
+from harness.errors import RunNotFoundError
+from harness.providers.base import FailureKind
+from harness.states import CallOutcome, GameStatus, RunStatus
+from harness.store.run_file import utcnow, write_error
+from harness.store.schema import missing_run
+from harness.store.writer import RunWriter
+
+
+def _kept(retry_failed: bool) -> str:
+    """The games a resume keeps, as a condition on ``games``."""
+    complete = f"status = '{GameStatus.COMPLETE}'"
+    if retry_failed:
+        return complete
+    permanent = FailureKind.PERMANENT.value
+    return f"{complete} OR (status = '{GameStatus.FAILED}' AND coalesce(failure, '{permanent}') = '{permanent}')"
+
+
+def run_state(writer: RunWriter) -> tuple[RunStatus, str]:
+    """The run's status and stored config JSON; :class:`RunNotFoundError` (saying why) if the file holds no such run."""
+    row = writer.con.execute("SELECT status, config_json FROM runs WHERE run_id = ?", [writer.run_id]).fetchone()
+    if row is None:
+        raise RunNotFoundError(missing_run(writer.con, writer.path, writer.run_id))
+    return RunStatus(row[0]), str(row[1])
+
+
+def games_planned(writer: RunWriter) -> int:
+    row = writer.con.execute("SELECT games_planned FROM runs WHERE run_id = ?", [writer.run_id]).fetchone()
+    return int(row[0]) if row else 0
+
+
+def finished_game_ids(writer: RunWriter, *, retry_failed: bool = False) -> np.ndarray:
+    """The ids of the games a resume keeps, ascending, as 32-bit integers: an array rather than Python
+    objects, so it costs 4 bytes per game."""
+    ids = writer.con.execute(
+        f"SELECT game_id FROM games WHERE run_id = ? AND ({_kept(retry_failed)}) ORDER BY game_id", [writer.run_id]
+    ).fetchnumpy()["game_id"]
+    return np.asarray(ids, dtype=np.int32)
+
+
+def finished_per_condition(writer: RunWriter, *, retry_failed: bool = False) -> dict[str, int]:
+    """How many games a resume keeps in each condition (the live display starts from them)."""
+    rows = writer.con.execute(
+        f"SELECT condition, count(*) FROM games WHERE run_id = ? AND ({_kept(retry_failed)}) GROUP BY condition",
+        [writer.run_id],
+    ).fetchall()
+    return {str(condition): int(n) for condition, n in rows}
+
+
+def failures(writer: RunWriter) -> dict[FailureKind, tuple[int, str]]:
+    """Failed games by ``failure`` kind: how many, and the reason of the first."""
+    rows = writer.con.execute(
+        f"SELECT coalesce(failure, '{FailureKind.PERMANENT.value}'), count(*), arg_min(error, game_id) FROM games "
+        f"WHERE run_id = ? AND status = '{GameStatus.FAILED}' GROUP BY ALL",
+        [writer.run_id],
+    ).fetchall()
+    return {FailureKind(kind): (int(n), str(first)) for kind, n, first in rows}
+
+
+def discard_unfinished(writer: RunWriter, *, retry_failed: bool = False) -> list[int]:
+    """Delete the rows of the games a resume replays from their first round. Their rounds and comprehension
+    answers are asked again; their calls move to ``superseded_calls`` (they were sent, and may have been paid
+    for). Returns the games' ids."""
+    con, run_id, kept = writer.con, writer.run_id, _kept(retry_failed)
+    ids = [int(r[0]) for r in con.execute(
+        f"SELECT game_id FROM games WHERE run_id = ? AND NOT ({kept}) ORDER BY game_id", [run_id]
+    ).fetchall()]  # fmt: skip
+    if not ids:
+        return ids
+    replayed = f"game_id NOT IN (SELECT game_id FROM games WHERE run_id = ? AND ({kept}))"
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(
+            "INSERT INTO superseded_calls BY NAME SELECT *, ? AS superseded_at FROM calls "
+            f"WHERE run_id = ? AND {replayed}",
+            [utcnow(), run_id, run_id],
+        )
+        for table in ("calls", "rounds", "comprehension"):
+            con.execute(f"DELETE FROM {table} WHERE run_id = ? AND {replayed}", [run_id, run_id])
+        con.execute(f"DELETE FROM games WHERE run_id = ? AND NOT ({kept})", [run_id])
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+        raise write_error(exc, writer.path, run_id) from None
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+        raise
+    return ids
+
+
+def recorded_answers(writer: RunWriter, game_ids: list[int]) -> dict[tuple[str, str, str], str]:
+    """The answers the run received in ``game_ids`` (games a resume replays), by (provider, model, request
+    JSON): a replayed request is the same request, so its recorded answer serves it when the response cache
+    has lost it."""
+    if not game_ids:
+        return {}
+    rows = writer.con.execute(
+        "SELECT provider, model, request_json::VARCHAR, response_text FROM superseded_calls "
+        "WHERE run_id = ? AND list_contains(?, game_id) AND response_text IS NOT NULL "
+        f"AND outcome IN ('{CallOutcome.OK}', '{CallOutcome.UNPARSEABLE}')",
+        [writer.run_id, game_ids],
+    ).fetchall()
+    return {(p, m, r): t for p, m, r, t in rows}
+
+
+def spent(writer: RunWriter) -> float:
+    """Dollars already spent by this run, superseded calls included (seeds --max-cost on resume)."""
+    row = writer.con.execute(
+        "SELECT coalesce(sum(cost_usd), 0) FROM (SELECT cost_usd FROM calls WHERE run_id = ? "
+        "UNION ALL SELECT cost_usd FROM superseded_calls WHERE run_id = ?)",
+        [writer.run_id, writer.run_id],
+    ).fetchone()
+    return float(row[0]) if row else 0.0
