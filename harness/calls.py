@@ -27,7 +27,6 @@ from typing import Any, TypeVar, overload
 import anyio
 import anyio.lowlevel
 
-from harness.cache import ResponseCache
 from harness.calls_answers import KnownAnswers, ledger_json, record_from_ledger
 from harness.calls_request import (
     BudgetExhausted,
@@ -45,6 +44,7 @@ from harness.limits import EndpointLimiter
 from harness.pricing import PriceTable
 from harness.providers.base import Completion, Message, PromptFacts, Provider, SamplingParams, estimate_tokens
 from harness.records import CallRecord
+from harness.store.cache import ResponseCache
 
 __all__ = [
     "BudgetExhausted",

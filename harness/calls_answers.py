@@ -22,12 +22,15 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from harness.cache import CachedResponse, Claim, LedgerEntry, ResponseCache, set_aside
 from harness.calls_request import Stopped
 from harness.errors import CacheLost, DiskFull, StoreError
 from harness.providers.base import Completion
 from harness.records import CallRecord
 from harness.states import CallOutcome
+from harness.store.cache import CachedResponse, ResponseCache
+from harness.store.cache_file import set_aside
+from harness.store.claims import Claim
+from harness.store.ledger import LedgerEntry
 
 log = logging.getLogger("pdbench.calls")
 
@@ -240,7 +243,7 @@ def call_id(record: CallRecord) -> str:
 
 
 def ledger_json(record: CallRecord) -> str:
-    """A calls row as the ledger keeps it (see :class:`~harness.cache.LedgerEntry`)."""
+    """A calls row as the ledger keeps it (see :class:`~harness.store.ledger.LedgerEntry`)."""
     row = asdict(record)
     row["created_at"] = record.created_at.isoformat()
     return json.dumps(row)

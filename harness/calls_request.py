@@ -3,7 +3,7 @@ place where an attempt's ``calls`` row, and its outcome, is made.
 
 A request is identified twice: by its ``request_json`` (the messages, the sampling parameters
 really sent and the sample identity, as ``json.dumps`` writes them; the ``calls`` row keeps it) and
-by its cache key (:func:`harness.cache.cache_key`, which also names the provider, model and base
+by its cache key (:func:`harness.store.cache_keys.cache_key`, which also names the provider, model and base
 URL). An attempt's outcome follows from the provider's fault when it failed, and from the caller's
 reading of the answer when it answered (see :class:`Reading`).
 """
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
-from harness.cache import cache_key
 from harness.providers.base import FailureKind, Fault, Message, Provider, Sample, SamplingParams
 from harness.records import CallRecord
 from harness.states import CallOutcome
+from harness.store.cache_keys import cache_key
 
 T = TypeVar("T", covariant=True)  # a Reading of a move is a Reading of an object
 

@@ -29,7 +29,6 @@ from harness.agents.strategies import STRATEGIES
 from harness.analysis.comprehension import comprehension_accuracy
 from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
-from harness.cache import ResponseCache, delete_cache
 from harness.config import MAX_REPLICATES, MAX_ROUNDS, MAX_SEED, ExperimentConfig, check_run_id, load_experiment
 from harness.errors import PDBenchError, StoreError
 from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, comprehension_rounds, eval_config
@@ -53,6 +52,8 @@ from harness.render import (
 )
 from harness.runner import EngineOptions, Monitor, RunResult, default_run_id, resume_run, run_experiment
 from harness.settings import cache_path, engine_options, existing_run_id, results_dir, run_id_prefix
+from harness.store.cache import ResponseCache
+from harness.store.cache_file import delete_cache
 from harness.store.catalog import Catalog, open_run
 from harness.store.queries import leaderboard, matchups
 from harness.store.schema import damaged, is_damage

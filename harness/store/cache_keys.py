@@ -14,15 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
-
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-
-
-def canonical_json(value: Any) -> str:
-    """The canonical JSON the cache key hashes: sorted keys, no spaces, UTF-8 text, no NaN or infinity."""
-    return _CANONICAL(value)
 
 
 def cache_key(
@@ -51,49 +43,3 @@ def cache_key(
     except (TypeError, ValueError) as exc:
         raise ValueError(f"cache key: messages and params must be plain JSON values ({exc})") from exc
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def cache_key_parts(
-    provider: str, model: str, base_url: str | None, params: dict[str, Any], sample: dict[str, Any]
-) -> tuple[str, str]:
-    """The canonical document of :func:`cache_key` around its messages, as ``(head, tail)``.
-
-    ``cache_key(...) == cache_key_join(head, canonical_json(messages), tail)``: a caller that
-    makes many requests with the same provider, model, parameters and sample identity builds these
-    once, and a caller that has the messages as canonical JSON already does not encode them again.
-    """
-    try:
-        return (
-            f'{{"base_url":{_CANONICAL(base_url.rstrip("/") if base_url else None)},"messages":',
-            f',"model":{_CANONICAL(model)},"params":{_CANONICAL(params)},"provider":{_CANONICAL(provider)},'
-            f'"sample":{_CANONICAL(sample)}}}',
-        )  # the keys in sorted order, as json.dumps(sort_keys=True) writes them
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"cache key: messages and params must be plain JSON values ({exc})") from exc
-
-
-def cache_key_join(head: str, messages_json: str, tail: str) -> str:
-    """The key from :func:`cache_key_parts` and the messages as ``canonical_json(messages)``."""
-    return hashlib.sha256(f"{head}{messages_json}{tail}".encode()).hexdigest()
-
-
-_JSON_STRINGS: dict[str, str] = {}
-
-
-def json_string(text: str) -> str:
-    """``text`` as a JSON string literal, exactly as ``json.dumps(text, ensure_ascii=False)`` writes it.
-
-    For ASCII text without DEL that is also what ``ensure_ascii=True`` writes. The strings of the
-    latest requests are remembered: a request's messages are encoded for its record and cache key,
-    and again by a provider that hashes them (the mock), and a system prompt recurs all game long.
-    """
-    try:
-        return _JSON_STRINGS[text]
-    except KeyError:
-        pass
-    # The ASCII escaper gives the same bytes for ASCII text without DEL, and is about twice as fast.
-    literal: str = encode_basestring_ascii(text) if text.isascii() and "\x7f" not in text else encode_basestring(text)
-    if len(_JSON_STRINGS) >= 256:
-        _JSON_STRINGS.clear()
-    _JSON_STRINGS[text] = literal
-    return literal

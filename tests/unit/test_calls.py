@@ -13,7 +13,6 @@ from typing import Any
 import anyio
 import pytest
 
-from harness.cache import ResponseCache, cache_key
 from harness.calls import CallFailed, CallPath, CallTag, Reading, RetrySettings, record_from_ledger
 from harness.limits import EndpointLimiter, LimitSettings
 from harness.pricing import DEFAULT_PRICES, Price, PriceTable
@@ -28,6 +27,8 @@ from harness.providers.base import (
     SamplingParams,
 )
 from harness.records import CallRecord
+from harness.store.cache import ResponseCache
+from harness.store.cache_keys import cache_key
 from harness.store.live import _call_row
 
 TAG = CallTag(game_id=3, round=7, player="a", sample=Sample(condition="vs_TFT", replicate=2, seat="a"))
