@@ -11,7 +11,7 @@ Two kinds of player share one match loop:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from harness.game import Action, HorizonInfo, PayoffMatrix
@@ -40,7 +40,6 @@ class Decision:
 
     action: Action
     flagged: bool = False
-    note: str | None = field(default=None)
 
 
 @runtime_checkable

@@ -145,7 +145,7 @@ class LLMAgent:
                 f"{p.parse.max_retries + 1} tries (on_failure: fail)",
                 self.take_records(),
             )
-        return Decision(fallback, flagged=True, note=f"fallback after {p.parse.max_retries + 1} unreadable answers")
+        return Decision(fallback, flagged=True)
 
     async def _ask(
         self, messages: list[Message], tag: CallTag, attempt: int, facts: PromptFacts, read: Callable[[str], Reading[T]]
