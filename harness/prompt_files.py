@@ -13,6 +13,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +63,22 @@ def persona_dirs(template_folders: list[Path]) -> list[Path]:
 
 def prompt_environment(template_folders: list[Path], persona_folders: list[Path]) -> BoundedEnvironment:
     """The bounded sandbox the templates render in, loading ``personas/<name>.md`` from the persona
-    folders and every other name from the template folders."""
+    folders and every other name from the template folders.
+
+    One environment per set of folders, shared by every builder in the process, so that each
+    template is compiled once rather than once per condition and seat; Jinja's template cache
+    checks each file's modification time on use, so an edited template is compiled again.
+    """
+    return _environment(tuple(template_folders), tuple(persona_folders))
+
+
+@lru_cache(maxsize=32)
+def _environment(template_folders: tuple[Path, ...], persona_folders: tuple[Path, ...]) -> BoundedEnvironment:
     return BoundedEnvironment(
         loader=ChoiceLoader(
             [
-                PrefixLoader({"personas": PromptFileLoader(persona_folders)}),
-                PromptFileLoader(template_folders),
+                PrefixLoader({"personas": PromptFileLoader(list(persona_folders))}),
+                PromptFileLoader(list(template_folders)),
             ]
         ),
         undefined=StrictUndefined,
