@@ -52,10 +52,12 @@ from harness.render import (
 )
 from harness.runner import EngineOptions, Monitor, RunResult, default_run_id, resume_run, run_experiment
 from harness.settings import cache_path, engine_options, existing_run_id, results_dir, run_id_prefix
+from harness.states import RunStatus
 from harness.store.cache import ResponseCache
 from harness.store.cache_file import delete_cache
 from harness.store.catalog import Catalog, open_run
 from harness.store.queries import leaderboard, matchups
+from harness.store.run_summary import call_totals, common_failures, seat_a_overall
 from harness.store.schema import damaged, is_damage
 from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
 from harness.tournament import DEFAULT_PLAYERS, parse_players, tournament_config
@@ -135,27 +137,23 @@ def _monitor(monitor: Monitor) -> AbstractContextManager[object]:
 
 
 def _announce(result: RunResult) -> None:
-    colour = "green" if result.status == "complete" else "yellow"
+    colour = "green" if result.status == RunStatus.COMPLETE else "yellow"
     err.print(
         f"[{colour}]{result.status}[/{colour}]: run [bold]{result.run_id}[/bold], "
         f"{result.games_done}/{result.games_planned} games, {result.rounds:,} rounds in "
         f"{result.seconds:.2f} s → {result.path}"
         + (f" ({result.reason}; every finished game is kept)" if result.reason else "")
     )
-    if result.status == "interrupted":
+    if result.status == RunStatus.INTERRUPTED:
         err.print(f"Continue it with: pdbench resume {result.run_id} --results {result.path.parent}")
     with open_run(result.path.parent, result.run_id) as cat:
-        failed = cat.records(
-            "SELECT error, count(*) AS n FROM games WHERE run_id = ? AND status = 'failed' GROUP BY error "
-            "ORDER BY n DESC LIMIT 3",
-            [result.run_id],
-        )
+        failed = common_failures(cat, result.run_id)
     if failed:
-        total = sum(f["n"] for f in failed)
+        total = sum(f.games for f in failed)
         err.print(f"[yellow]{total} game{'s' if total != 1 else ''} failed[/yellow] (the rest of the run went on); "
                   "most common reasons:")  # fmt: skip
         for f in failed:
-            err.print(f"  {f['n']} × {f['error']}", highlight=False)
+            err.print(f"  {f.games} × {f.error}", highlight=False)
 
 
 def _play(
@@ -265,7 +263,7 @@ def run(
     result = _play(config, results=folder, run_id=rid, replicates=replicates, overwrite=overwrite, engine=engine)
     with open_run(folder, rid) as cat:
         _print_report(cat, rid)
-    if result.status != "complete":
+    if result.status != RunStatus.COMPLETE:
         raise typer.Exit(130)
 
 
@@ -340,7 +338,7 @@ def _leaderboard(folder: Path, rid: str, result: RunResult) -> None:
     order = ranked + sorted({p for p, _ in cells} - set(ranked))
     partial = (
         ""
-        if result.status == "complete"
+        if result.status == RunStatus.COMPLETE
         else f" ({result.status}: partial, {result.games_done} of {result.games_planned} games)"
     )
     if board:
@@ -351,7 +349,7 @@ def _leaderboard(folder: Path, rid: str, result: RunResult) -> None:
             f"(self-play is played and shown in the matchups, but left out of the ranking)."
         )
     out.print(matchup_table(order, cells))
-    if result.status != "complete":
+    if result.status != RunStatus.COMPLETE:
         raise typer.Exit(130)
 
 
@@ -459,25 +457,14 @@ def _scorecard(folder: Path, rid: str, result: RunResult) -> None:
     with open_run(folder, rid) as cat:
         run_row = cat.require_run(rid)
         summaries = condition_summaries(cat, rid)
-        totals = cat.records(
-            "SELECT count(*) AS calls, count(*) FILTER (WHERE cached) AS cached, sum(cost_usd) AS cost, "
-            "sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, "
-            "count(*) FILTER (WHERE outcome = 'unparseable') AS unparseable FROM (SELECT cached, cost_usd, "
-            "input_tokens, output_tokens, outcome FROM calls WHERE run_id = ? UNION ALL SELECT cached, cost_usd, "
-            "input_tokens, output_tokens, outcome FROM superseded_calls WHERE run_id = ?)",
-            [rid, rid],
-        )[0]
-        overall = cat.records(
-            "SELECT avg(payoff_per_round) AS payoff, avg(cooperation_rate) AS coop, count(*) AS games "
-            "FROM player_metrics WHERE run_id = ? AND player = 'a' AND status = 'complete'",
-            [rid],
-        )[0]
+        totals = call_totals(cat, rid)
+        overall = seat_a_overall(cat, rid)
         answers = model_answers(cat, rid)
         out.print(scorecard_table(run_row, summaries))
         out.print(scorecard_summary(overall, totals, answers))
         _checks_and_profile(cat, run_row)
     out.print(f"run id: [bold]{rid}[/bold]   results: {result.path}")
-    if result.status != "complete":
+    if result.status != RunStatus.COMPLETE:
         raise typer.Exit(130)
     if not overall["games"]:
         raise typer.Exit(1)  # every game failed: the reasons were printed above
@@ -525,7 +512,7 @@ def resume(
     else:
         with open_run(folder, run_id) as cat:
             _print_report(cat, run_id)
-    if result.status != "complete":
+    if result.status != RunStatus.COMPLETE:
         raise typer.Exit(130)
 
 
