@@ -35,6 +35,7 @@ from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, compre
 from harness.keys import scrub
 from harness.limits import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
 from harness.plan import summarize
+from harness.players import parse_players
 from harness.pricing import PriceTable
 from harness.progress import live_display
 from harness.render import (
@@ -60,7 +61,7 @@ from harness.store.queries import leaderboard, matchups
 from harness.store.run_summary import call_totals, common_failures, seat_a_overall
 from harness.store.schema import damaged, is_damage
 from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
-from harness.tournament import DEFAULT_PLAYERS, parse_players, tournament_config
+from harness.tournament import DEFAULT_PLAYERS, tournament_config
 
 INTERRUPTED = (
     "pdbench: interrupted (Ctrl-C). Nothing is lost: a run that had started is kept, and "
