@@ -29,9 +29,10 @@ from harness.agents.strategies import STRATEGIES
 from harness.analysis.comprehension import comprehension_accuracy
 from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
-from harness.config import MAX_REPLICATES, MAX_ROUNDS, MAX_SEED, ExperimentConfig, check_run_id, load_experiment
+from harness.config import MAX_REPLICATES, MAX_SEED, ExperimentConfig, check_run_id, load_experiment
 from harness.errors import PDBenchError, StoreError
 from harness.evaluation import DEFAULT_PANEL, check_models, check_prices, comprehension_rounds, eval_config
+from harness.game import MAX_ROUNDS
 from harness.keys import scrub
 from harness.limits import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
 from harness.plan import summarize
