@@ -59,11 +59,12 @@ class HorizonSection(Section):
                 raise ValueError(f"{' and '.join(extra)} only apply to type: geometric (this horizon is fixed)")
             if self.n_rounds is None:
                 self.n_rounds = 50
-        if self.type == "geometric" and self.n_rounds is not None:
+            return self
+        if self.n_rounds is not None:
             raise ValueError("n_rounds only applies to type: fixed; a geometric horizon has stop_prob and max_rounds")
-        if self.type == "geometric" and self.stop_prob is None:
+        if self.stop_prob is None:
             raise ValueError("a geometric horizon needs stop_prob (the per-round stop probability)")
-        if self.type == "geometric" and self.max_rounds is None and self.stop_prob < MIN_UNCAPPED_STOP_PROB:
+        if self.max_rounds is None and self.stop_prob < MIN_UNCAPPED_STOP_PROB:
             raise ValueError(
                 f"stop_prob {self.stop_prob:g} makes games of about {1 / self.stop_prob:,.0f} rounds; "
                 f"set max_rounds (at most {MAX_ROUNDS:,}) to cap them"
