@@ -55,11 +55,14 @@ RETRY_FIELDS = {"MAX_ATTEMPTS": "max_attempts", "RETRY_SECONDS": "max_seconds", 
 _RANGE_ERRORS = {"greater_than_equal", "less_than_equal", "finite_number"}
 
 
-def cache_path(results: Path, no_cache: bool) -> Path | None:
+def cache_file(results: Path) -> Path:
     """The shared response cache: $PDBENCH_CACHE, or <results>/.cache/responses.sqlite."""
-    if no_cache:
-        return None
     return Path(PathSettings().CACHE or results / ".cache" / "responses.sqlite")
+
+
+def cache_path(results: Path, no_cache: bool) -> Path | None:
+    """The cache a run uses: none with ``--no-cache``, else :func:`cache_file`."""
+    return None if no_cache else cache_file(results)
 
 
 def engine_options(results: Path, *, no_cache: bool = False, max_cost: float | None = None,
