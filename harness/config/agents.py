@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
 
 from harness.agents.strategies import StrategySpec, get_strategy, make_spec
 from harness.comprehension import ComprehensionSettings
@@ -23,6 +23,7 @@ class PolicyAgentConfig(BaseModel):
     policy: str
     name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the policy")
     type: Literal["policy"] | None = None
+    _spec: StrategySpec = PrivateAttr()  # the strategy with its parameters, built once by validation
 
     @field_validator("policy")
     @classmethod
@@ -39,12 +40,12 @@ class PolicyAgentConfig(BaseModel):
             spec = make_spec(self.policy, self.model_extra or {})
         except ConfigError as exc:  # becomes a pydantic error at this agent's key path
             raise ValueError(str(exc)) from None
-        object.__setattr__(self, "_spec", spec)
+        self._spec = spec
         return self
 
     @property
     def spec(self) -> StrategySpec:
-        return self._spec  # type: ignore[attr-defined,no-any-return]
+        return self._spec
 
     @property
     def label(self) -> str:
