@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.agents.strategies import STRATEGIES
 from harness.config import ExperimentConfig, GameOptions, ModelAgentConfig, options_config
 from harness.errors import ConfigError
+from harness.players import check_players
 from harness.pricing import PriceTable
 from harness.providers.registry import ProviderSettings, check_credentials
 
@@ -32,12 +32,7 @@ def eval_config(
     """The model as player A against each opponent, ``replicates`` games each; with ``comprehension``, the
     model is asked the rules before its move in those rounds (see harness.comprehension)."""
     panel = list(opponents or DEFAULT_PANEL)
-    unknown = [o for o in panel if o.strip().upper() not in STRATEGIES]
-    if unknown:
-        raise ConfigError(f"--opponents: unknown strateg{'ies' if len(unknown) > 1 else 'y'} "
-                          f"{', '.join(map(repr, unknown))}; known strategies: {', '.join(STRATEGIES)}")  # fmt: skip
-    if len({o.strip().upper() for o in panel}) != len(panel):
-        raise ConfigError(f"--opponents lists a strategy twice: {', '.join(panel)}")
+    check_players(panel, option="--opponents", models=False)
     agent: dict[str, Any] = {"model": model}
     for key, value in (("persona", persona), ("temperature", temperature), ("base_url", base_url)):
         if value is not None:

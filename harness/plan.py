@@ -35,24 +35,34 @@ def stream(seed: int, name: str) -> random.Random:
 
 
 @dataclass(frozen=True, slots=True)
-class PlayerPlan:
-    """A seat's player: a classic strategy (``spec``) or a model (``model``)."""
+class StrategyPlan:
+    """A seat played by a classic strategy."""
 
     name: str
-    spec: StrategySpec | None = None
-    model: ModelAgentConfig | None = None
+    spec: StrategySpec
 
     @property
     def params_json(self) -> str | None:
-        """The player's settings as stored in ``games.params_a``/``params_b`` (None if none)."""
-        if self.model is not None:
-            return json.dumps(self.model.resolved(), sort_keys=True)
-        assert self.spec is not None
+        """The strategy's parameters as stored in ``games.params_a``/``params_b`` (None if it has none)."""
         return _params_json(self.spec)
 
+
+@dataclass(frozen=True, slots=True)
+class ModelPlan:
+    """A seat played by a language model, with everything needed to talk to it."""
+
+    name: str
+    config: ModelAgentConfig
+
     @property
-    def is_model(self) -> bool:
-        return self.model is not None
+    def params_json(self) -> str:
+        """The model's settings as stored in ``games.params_a``/``params_b``; also what tells two model
+        configurations apart (see :class:`harness.scheduler.ModelPlayers`)."""
+        return json.dumps(self.config.resolved(), sort_keys=True)
+
+
+PlayerPlan = StrategyPlan | ModelPlan
+"""A seat's player: a strategy or a model."""
 
 
 @lru_cache(maxsize=1024)
@@ -63,8 +73,8 @@ def _params_json(spec: StrategySpec) -> str | None:
 
 def _player(agent: PolicyAgentConfig | ModelAgentConfig) -> PlayerPlan:
     if isinstance(agent, ModelAgentConfig):
-        return PlayerPlan(agent.label, model=agent)
-    return PlayerPlan(agent.label, spec=agent.spec)
+        return ModelPlan(agent.label, agent)
+    return StrategyPlan(agent.label, agent.spec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +88,18 @@ class ConditionPlan:
     game: PayoffMatrix
     horizon: Horizon
     noise: float
+
+    @property
+    def model_seats(self) -> int:
+        """How many of the two seats a model plays (0, 1 or 2)."""
+        return isinstance(self.player_a, ModelPlan) + isinstance(self.player_b, ModelPlan)
+
+    def strategies(self) -> tuple[StrategySpec, StrategySpec]:
+        """Both seats' strategies, for the strategy-only path; a model seat there is a bug, not a user error."""
+        a, b = self.player_a, self.player_b
+        if not isinstance(a, StrategyPlan) or not isinstance(b, StrategyPlan):
+            raise TypeError(f"condition {self.name!r} has a model player; it cannot be played as strategies only")
+        return a.spec, b.spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +183,7 @@ def summarize(config: ExperimentConfig, replicates: int | None = None) -> PlanSu
     reps = replicates or config.experiment.replicates
     conds = condition_plans(config)
     rounds = sum(c.horizon.expected_length() for c in conds) * reps
-    seats = sum(c.horizon.expected_length() * (c.player_a.is_model + c.player_b.is_model) for c in conds) * reps
+    seats = sum(c.horizon.expected_length() * c.model_seats for c in conds) * reps
     return PlanSummary(
         conditions=len(conds),
         replicates=reps,

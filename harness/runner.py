@@ -102,9 +102,7 @@ class StrategyGames:
             if horizon.kind == "geometric"
             else horizon.draw_length(_UNUSED_RNG)
         )
-        spec_a, spec_b = cond.player_a.spec, cond.player_b.spec
-        if spec_a is None or spec_b is None:
-            raise ValueError(f"game {plan.game_id} has a model player: StrategyGames plays classic strategies only")
+        spec_a, spec_b = cond.strategies()
         deterministic = cond.noise == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
         key = (spec_a, spec_b, cond.game, length)
         if deterministic and key in self._outcomes:

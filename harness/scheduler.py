@@ -28,7 +28,7 @@ from harness.errors import DiskFull
 from harness.interrupts import StopFlag
 from harness.limits import LimiterRegistry
 from harness.match import Match, play_game
-from harness.plan import GamePlan, PlayerPlan, derive_seed, stream
+from harness.plan import GamePlan, ModelPlan, StrategyPlan, derive_seed, stream
 from harness.prompts import PromptBuilder
 from harness.providers.base import FailureKind, Sample, SamplingParams
 from harness.providers.registry import ProviderSettings, make_provider
@@ -63,12 +63,10 @@ class ModelPlayers:
         self.http_client = http_client
         self._players: dict[str, ModelPlayer] = {}
 
-    def get(self, plan: PlayerPlan) -> ModelPlayer:
-        cfg = plan.model
-        assert cfg is not None
-        key = plan.params_json or ""
+    def get(self, plan: ModelPlan) -> ModelPlayer:
+        key = plan.params_json
         if key not in self._players:
-            self._players[key] = self._build(plan.name, cfg)
+            self._players[key] = self._build(plan.name, plan.config)
         return self._players[key]
 
     def _build(self, name: str, cfg: ModelAgentConfig) -> ModelPlayer:
@@ -166,8 +164,7 @@ class Scheduler:
         cond = plan.condition
         who = cond.player_a if seat == "a" else cond.player_b
         rng = stream(plan.seed, seat)
-        if who.model is None:
-            assert who.spec is not None
+        if isinstance(who, StrategyPlan):
             return who.spec.build(cond.game, rng)
         sample = Sample(condition=cond.name, replicate=plan.replicate, seat=seat)
         return LLMAgent(self.players.get(who), self.calls, seat=seat, game_id=plan.game_id, game_seed=plan.seed,

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from harness.calls import RetrySettings
 from harness.config import ExperimentConfig
@@ -21,48 +21,76 @@ from harness.runner import EngineOptions
 
 # Upper bounds of the retry settings read from the environment, in seconds: an infinite timeout would let a
 # dead server stall a run for ever.
-MAX_SECONDS = {"max_seconds": 86_400.0, "timeout": 3_600.0, "backoff_initial": 3_600.0}
+MAX_SECONDS = {"RETRY_SECONDS": 86_400.0, "TIMEOUT": 3_600.0, "BACKOFF": 3_600.0}
+
+
+class _Environment(BaseSettings):
+    """``PDBENCH_*`` variables, read from the environment each time an instance is made (the CLI loads
+    ``./.env`` into the environment first, variables already set winning). An empty variable counts as
+    unset, so ``PDBENCH_RESULTS=`` in a script falls back to the default."""
+
+    model_config = SettingsConfigDict(env_prefix="PDBENCH_", case_sensitive=True, env_ignore_empty=True, extra="ignore")
+
+
+class PathSettings(_Environment):
+    """Where results and the response cache go, when no option says."""
+
+    RESULTS: str | None = None
+    CACHE: str | None = None
+
+
+class RetryEnvironment(_Environment):
+    """The retry bounds of every model call; each is bounded, so no value can make a run wait for ever
+    (nan and infinity are out of range too)."""
+
+    MAX_ATTEMPTS: int | None = None
+    RETRY_SECONDS: float | None = Field(None, ge=0, le=MAX_SECONDS["RETRY_SECONDS"])
+    TIMEOUT: float | None = Field(None, ge=0, le=MAX_SECONDS["TIMEOUT"])
+    BACKOFF: float | None = Field(None, ge=0, le=MAX_SECONDS["BACKOFF"])
+
+
+# Each variable, and the RetrySettings field it sets.
+RETRY_FIELDS = {"MAX_ATTEMPTS": "max_attempts", "RETRY_SECONDS": "max_seconds", "TIMEOUT": "timeout",
+                "BACKOFF": "backoff_initial"}  # fmt: skip
+_RANGE_ERRORS = {"greater_than_equal", "less_than_equal", "finite_number"}
+
+
+def cache_file(results: Path) -> Path:
+    """The shared response cache: $PDBENCH_CACHE, or <results>/.cache/responses.sqlite."""
+    return Path(PathSettings().CACHE or results / ".cache" / "responses.sqlite")
 
 
 def cache_path(results: Path, no_cache: bool) -> Path | None:
-    """The shared response cache: $PDBENCH_CACHE, or <results>/.cache/responses.sqlite."""
-    if no_cache:
-        return None
-    return Path(os.environ.get("PDBENCH_CACHE") or results / ".cache" / "responses.sqlite")
+    """The cache a run uses: none with ``--no-cache``, else :func:`cache_file`."""
+    return None if no_cache else cache_file(results)
 
 
 def engine_options(results: Path, *, no_cache: bool = False, max_cost: float | None = None,
                    prices: Path | None = None) -> EngineOptions:  # fmt: skip
+    """How a run started from the CLI or the dashboard makes its model calls."""
     return EngineOptions(
         cache_path=cache_path(results, no_cache),
         prices=(prices, DEFAULT_PRICES) if prices else (DEFAULT_PRICES,),
         max_cost=max_cost,
-        retry=retry_settings(os.environ),
+        retry=retry_settings(),
     )
 
 
-def retry_settings(environ: Mapping[str, str]) -> RetrySettings:
+def retry_settings() -> RetrySettings:
     """Retry bounds from PDBENCH_MAX_ATTEMPTS, PDBENCH_RETRY_SECONDS, PDBENCH_TIMEOUT, PDBENCH_BACKOFF."""
-    names = {"PDBENCH_MAX_ATTEMPTS": "max_attempts", "PDBENCH_RETRY_SECONDS": "max_seconds",
-             "PDBENCH_TIMEOUT": "timeout", "PDBENCH_BACKOFF": "backoff_initial"}  # fmt: skip
-    values = {field: environ[var] for var, field in names.items() if environ.get(var)}
-    for var, field in names.items():
-        if field in values and field in MAX_SECONDS:
-            try:
-                seconds = float(values[field])
-            except ValueError:
-                continue  # the model's own message says it is not a number
-            if not 0 <= seconds <= MAX_SECONDS[field]:  # also refuses nan and inf, which would wait for ever
-                raise ConfigError(
-                    f"{var}={values[field]} in the environment is out of range: give a number of seconds from 0 "
-                    f"to {MAX_SECONDS[field]:,.0f}"
-                )
+    names = ", ".join(f"PDBENCH_{var}" for var in RETRY_FIELDS)
     try:
-        return RetrySettings.model_validate(values)
+        given = RetryEnvironment().model_dump(exclude_none=True)
+        return RetrySettings.model_validate({RETRY_FIELDS[var]: value for var, value in given.items()})
     except ValidationError as exc:
-        raise ConfigError(
-            f"invalid retry settings in the environment: {exc.errors()[0]['msg']} ({', '.join(names)})"
-        ) from None
+        error = exc.errors()[0]
+        var = str(error["loc"][0]) if error["loc"] else ""
+        if error["type"] in _RANGE_ERRORS and var in MAX_SECONDS:
+            raise ConfigError(
+                f"PDBENCH_{var}={error['input']} in the environment is out of range: give a number of seconds "
+                f"from 0 to {MAX_SECONDS[var]:,.0f}"
+            ) from None
+        raise ConfigError(f"invalid retry settings in the environment: {error['msg']} ({names})") from None
 
 
 def results_dir(option: str | None, config: ExperimentConfig | None = None) -> Path:
@@ -77,7 +105,7 @@ def results_dir(option: str | None, config: ExperimentConfig | None = None) -> P
         return _usable_folder(Path(option), "--results")
     if config is not None and config.run.output:
         return _usable_folder(Path(config.run.output), "run.output")
-    return _usable_folder(Path(os.environ.get("PDBENCH_RESULTS") or "results"), "the results folder")
+    return _usable_folder(Path(PathSettings().RESULTS or "results"), "the results folder")
 
 
 def _usable_folder(folder: Path, source: str) -> Path:

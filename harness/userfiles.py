@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -70,23 +71,26 @@ class _StrictLoader(yaml.SafeLoader):
         self._depth = 0
         self._sizes: dict[int, int] = {}  # id(node) -> its node count with aliases expanded
 
-    def compose_node(self, parent: Node | None, index: object) -> Node:  # type: ignore[override]
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        # check_event() has read the next event into current_event, which is where its mark comes from.
         if self.check_event(AliasEvent):
-            mark = self.peek_event().start_mark
+            mark = self.current_event.start_mark
             node = super().compose_node(parent, index)
-            if id(node) not in self._sizes:
+            if node is not None and id(node) not in self._sizes:
                 raise ComposerError(None, None, "an alias refers to the collection that contains it", mark)
             return node
         if self._depth >= MAX_YAML_DEPTH:
             raise ComposerError(
                 None, None, f"nested deeper than {MAX_YAML_DEPTH} levels (a config needs about 6)",
-                self.peek_event().start_mark,
+                self.current_event.start_mark,
             )  # fmt: skip
         self._depth += 1
         try:
             node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
+        if node is None:
+            return None
         size = 1
         if isinstance(node, SequenceNode):
             size += sum(self._sizes.get(id(child), 1) for child in node.value)
@@ -99,7 +103,7 @@ class _StrictLoader(yaml.SafeLoader):
         self._sizes[id(node)] = size
         return node
 
-    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:  # type: ignore[override]
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         if isinstance(node, MappingNode):
             first: dict[Any, int] = {}  # key -> line of its first occurrence
             for key_node, _ in node.value:

@@ -113,7 +113,7 @@ def run_scenario(
     config = eval_config(
         "openai/bench", opponents=OPPONENTS, rounds=ROUNDS, replicates=replicates, seed=7, limits=limits
     )
-    engine = EngineOptions(cache_path=None, retry=retry_settings(os.environ), workers=CONCURRENCY)
+    engine = EngineOptions(cache_path=None, retry=retry_settings(), workers=CONCURRENCY)
     samples: list[Sample] = []
     stop = StopFlag()
     finished = threading.Event()

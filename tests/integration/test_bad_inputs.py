@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness import cli
-from harness.cli import app
+from harness.cli import app, experiments
 
 runner = CliRunner()
 TFT_VS_ALLD = "experiment:\n  conditions:\n    - {agent_a: {policy: TFT}, agent_b: {policy: ALLD}}\n"
@@ -305,7 +305,7 @@ def test_ui_on_a_read_only_folder_shows_it_and_warns(
     try:
         if os.geteuid() == 0:  # root may write anywhere: make the folder read-only as access() sees it
             real = os.access
-            monkeypatch.setattr(cli.os, "access", lambda p, mode: False if Path(p) == folder else real(p, mode))
+            monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == folder else real(p, mode))
         code, _out, err = pdbench("ui", "--results", folder)
     finally:
         folder.chmod(0o755)
@@ -319,7 +319,7 @@ def test_ctrl_c_while_loading_the_config_is_one_line_and_130(tmp_path: Path, mon
     def interrupted(path: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "load_experiment", interrupted)
+    monkeypatch.setattr(experiments, "load_experiment", interrupted)
     code, _out, err = pdbench("validate", config(tmp_path, TFT_VS_ALLD))
     assert code == 130
     assert err.strip().splitlines() == [cli.INTERRUPTED]

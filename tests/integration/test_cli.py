@@ -332,6 +332,16 @@ def test_dotenv_in_the_working_folder_is_read(tmp_path: Path, monkeypatch: pytes
         os.environ.pop("PDBENCH_RESULTS", None)
 
 
+def test_a_variable_set_in_the_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PDBENCH_RESULTS", str(tmp_path / "from_env"))
+    (tmp_path / ".env").write_text("PDBENCH_RESULTS=from_dotenv\nPDBENCH_TIMEOUT=5000\n")
+    monkeypatch.setenv("PDBENCH_TIMEOUT", "5")
+    code, _, err = pdbench("tournament", "--players", "mock/tft,ALLD", "--rounds", "3", "--run-id", "env")
+    assert code == 0, err
+    assert (tmp_path / "from_env" / "env.duckdb").is_file() and not (tmp_path / "from_dotenv").exists()
+
+
 def test_max_rounds_needs_a_geometric_horizon(results: Path) -> None:
     code, _, err = pdbench("tournament", "--max-rounds", "3", "--results", results)
     assert code == 2 and "--max-rounds caps a geometric game" in err

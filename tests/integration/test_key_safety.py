@@ -180,13 +180,14 @@ def test_a_bugs_traceback_on_the_terminal_has_no_key(
     results: Path, server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import harness.cli
+    import harness.cli.play
 
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError(f"unexpected: client({OPENAI_KEY!r}) and {quote(OPENAI_KEY)[:12]}")
 
-    monkeypatch.setattr(harness.cli, "run_experiment", broken)
+    monkeypatch.setattr(harness.cli.play, "run_experiment", broken)
     monkeypatch.setattr(sys, "argv", ["pdbench", *map(str, eval_args(results, server.openai_base_url, "bug"))])
     with pytest.raises(SystemExit) as exited:
         harness.cli.main()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import harness.cli
+import harness.cli.play
 import harness.limits.adaptation
 from harness.progress import live_display
 from tests.integration.test_cli import pdbench, sql_json
@@ -85,7 +86,7 @@ def test_a_wait_the_request_sits_out_pauses_the_endpoint_at_most_max_pause(
     # The cap is 60 s; a test cannot wait that long, so it is shortened to 1 s, and the server asks 4 s.
     # The plain live display (stderr is no terminal here) prints every 0.2 s instead of every 5 s.
     monkeypatch.setattr(harness.limits.adaptation, "MAX_PAUSE_S", 1.0)
-    monkeypatch.setattr(harness.cli, "_monitor", lambda m: live_display(m, harness.cli.err, plain_every=0.2))
+    monkeypatch.setattr(harness.cli.play, "_monitor", lambda m: live_display(m, harness.cli.err, plain_every=0.2))
     server.configure(retry_after_s=4)
     server.fail_next("openai", [429])
 

@@ -6,7 +6,8 @@ import pytest
 
 from harness.config import ModelAgentConfig, PolicyAgentConfig
 from harness.errors import ConfigError
-from harness.tournament import is_model, parse_players, player_agent, tournament_config
+from harness.players import is_model, parse_players, player_agent
+from harness.tournament import tournament_config
 
 
 def _pairs(players: list[str], **kwargs: object) -> list[tuple[str, str]]:

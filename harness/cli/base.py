@@ -1,0 +1,103 @@
+"""The ``pdbench`` Typer app itself: its consoles, how a user error is shown, the root options, and the
+option types several commands share."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from dotenv import load_dotenv
+from rich.console import Console
+from rich.markup import escape
+from typer.core import TyperGroup
+
+from harness import __version__
+from harness.config import MAX_SEED
+from harness.errors import PDBenchError
+from harness.game import MAX_ROUNDS
+from harness.keys import scrub
+
+INTERRUPTED = (
+    "pdbench: interrupted (Ctrl-C). Nothing is lost: a run that had started is kept, and "
+    "`pdbench resume RUN_ID` continues it."
+)
+
+# Off a terminal (a pipe, a CI log) Rich would wrap tables at 80 columns; give them room instead.
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+
+class _Commands(TyperGroup):
+    """Prints a user error as one paragraph and exits with its code, for every command; Ctrl-C outside a
+    run (which handles its own, see harness.interrupts) is one line and exit code 130."""
+
+    def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except PDBenchError as exc:
+            err.print(f"[bold red]error:[/bold red] {escape(scrub(str(exc)))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            print(INTERRUPTED, file=sys.stderr, flush=True)
+            raise typer.Exit(130) from None
+
+
+app = typer.Typer(
+    name="pdbench",
+    cls=_Commands,
+    help="PDBench: how do language models behave in the iterated Prisoner's Dilemma?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"pdbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """PDBench: how do language models behave in the iterated Prisoner's Dilemma?"""
+    # Settings and keys may live in ./.env; variables already set in the environment win.
+    load_dotenv(Path.cwd() / ".env", override=False)
+
+
+class Format(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+# Every numeric option has bounds, so that no value can make a run hang or overflow (README, "Limits").
+MAX_COST_USD = 1_000_000.0
+MAX_DAYS = 36_500.0  # a century
+
+# A str, not a Path: Path("") is ".", and `--results ''` (an empty variable in a script) must be refused,
+# not read as the current folder.
+ResultsOpt = Annotated[
+    str | None,
+    typer.Option("--results", help="Results folder (default: $PDBENCH_RESULTS or results/)."),
+]
+StopProbOpt = Annotated[
+    float | None, typer.Option(min=0.0, max=1.0, help="Geometric horizon: per-round stop probability.")
+]
+MaxRoundsOpt = Annotated[int | None, typer.Option(min=1, max=MAX_ROUNDS, help="Hard cap on a geometric game's length.")]
+NoiseOpt = Annotated[float, typer.Option(min=0.0, max=1.0, help="Probability that a move is flipped.")]
+SeedOpt = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Master seed.")]
+MaxCostOpt = Annotated[
+    float | None, typer.Option(min=0.0, max=MAX_COST_USD, help="Stop starting paid calls at this cost (USD).")
+]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")]
+PricesOpt = Annotated[Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")]
+OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing run with the same id.")]

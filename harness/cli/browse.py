@@ -1,0 +1,82 @@
+"""The commands that read results without playing: ``sql``, ``report`` and ``strategies``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from harness.agents.strategies import STRATEGIES
+from harness.analysis.report import condition_summaries
+from harness.cli.base import Format, ResultsOpt, app, err, out
+from harness.cli.show import print_report
+from harness.render import print_rows, rows_json
+from harness.settings import existing_run_id, results_dir
+from harness.store.catalog import Catalog, open_run
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="DuckDB SQL over runs, games, rounds, calls and the metric views.")],
+    results: ResultsOpt = None,
+    format: Annotated[
+        Format, typer.Option("--format", help="table for people; csv or json for scripts.")
+    ] = Format.table,
+) -> None:
+    """Run read-only SQL over every run in the results folder at once.
+
+    Example: `pdbench sql "select player, median_score_per_turn from tournament order by rank" --format json`
+    """
+    with Catalog(results_dir(results)) as cat:
+        for path, reason in cat.skipped:
+            err.print(f"[yellow]warning:[/yellow] skipped {path}: {reason}")
+        if not cat.attached and not cat.skipped:
+            err.print(
+                f"[yellow]note:[/yellow] no runs in {cat.results_dir} yet; create one with "
+                f"`pdbench tournament` or `pdbench run configs/experiment.yaml`."
+            )
+        columns, rows = cat.query(query)
+    print_rows(out, format.value, columns, rows)
+
+
+@app.command()
+def report(
+    run_id: Annotated[str, typer.Argument(help="The run to summarise.")],
+    results: ResultsOpt = None,
+    format: Annotated[Format, typer.Option("--format", help="table, csv or json.")] = Format.table,
+) -> None:
+    """Per-condition metrics of a run, with 95% confidence intervals over replicates.
+
+    Example: `pdbench report tournament_20261122_120000`
+    """
+    existing_run_id(run_id)
+    with open_run(results_dir(results), run_id) as cat:
+        if format is Format.table:
+            print_report(cat, run_id)
+            return
+        cat.require_run(run_id)
+        summaries = condition_summaries(cat, run_id)
+    dicts = [s.as_dict() for s in summaries]
+    columns = list(dicts[0]) if dicts else ["condition"]
+    rows = [[d.get(c) for c in columns] for d in dicts]
+    if format is Format.json:
+        out.file.write(rows_json(columns, rows) + "\n")
+    else:
+        print_rows(out, "csv", columns, rows)
+
+
+@app.command()
+def strategies() -> None:
+    """List the classic strategies, their names and parameters.
+
+    Example: `pdbench strategies`
+    """
+    from rich.table import Table
+
+    table = Table(header_style="bold")
+    for col in ("name", "", "strategy", "description", "parameters"):
+        table.add_column(col)
+    for name, cls in STRATEGIES.items():
+        params = ", ".join(f"{k}={f.default}" for k, f in cls.Params.model_fields.items()) or "—"
+        table.add_row(name, cls.emoji, cls.display_name, cls.description, params)
+    out.print(table)

@@ -1,0 +1,274 @@
+"""The commands that plan and play games: ``validate``, ``run``, ``tournament``, ``eval`` and ``resume``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from harness.cli.base import (
+    MaxCostOpt,
+    MaxRoundsOpt,
+    NoCacheOpt,
+    NoiseOpt,
+    OverwriteOpt,
+    PricesOpt,
+    ResultsOpt,
+    SeedOpt,
+    StopProbOpt,
+    app,
+    err,
+    out,
+)
+from harness.cli.play import EngineFlags, chosen_run_id, finish, play, resume
+from harness.cli.show import show_for, show_report
+from harness.config import MAX_REPLICATES, ExperimentConfig, load_experiment
+from harness.evaluation import DEFAULT_PANEL, comprehension_rounds, eval_config
+from harness.game import MAX_ROUNDS
+from harness.limits import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
+from harness.plan import summarize
+from harness.players import parse_players
+from harness.render import label
+from harness.runner import default_run_id
+from harness.settings import existing_run_id, results_dir, run_id_prefix
+from harness.store.catalog import open_run
+from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
+from harness.tournament import DEFAULT_PLAYERS, tournament_config
+
+
+def _warn(config: ExperimentConfig) -> None:
+    for w in config.warnings():
+        err.print(f"[yellow]warning:[/yellow] {w}")
+
+
+@app.command()
+def validate(
+    file: Annotated[Path, typer.Argument(help="Experiment YAML file.")],
+) -> None:
+    """Check an experiment file and report every problem at once.
+
+    Example: `pdbench validate configs/experiment.yaml`
+    """
+    config = load_experiment(file)
+    _warn(config)
+    s = summarize(config)
+    out.print(
+        f"[green]OK[/green] {file}: {s.conditions} conditions × {s.replicates} replicates "
+        f"= {s.games} games, about {s.expected_rounds:,.0f} rounds."
+    )
+
+
+@app.command()
+def run(
+    file: Annotated[Path, typer.Argument(help="Experiment YAML file.")],
+    replicates: Annotated[
+        int | None, typer.Option(min=1, max=MAX_REPLICATES, help="Override experiment.replicates.")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; play nothing.")] = False,
+    results: ResultsOpt = None,
+    run_id: Annotated[str | None, typer.Option(help="Override run.run_id.")] = None,
+    overwrite: OverwriteOpt = False,
+    max_cost: MaxCostOpt = None,
+    no_cache: NoCacheOpt = False,
+    prices: PricesOpt = None,
+) -> None:
+    """Play every condition × replicate of an experiment and store it in DuckDB.
+
+    Example: `pdbench run configs/experiment.yaml --replicates 10`
+    """
+    config = load_experiment(file)
+    _warn(config)
+    folder = results_dir(results, config)
+    rid = chosen_run_id(run_id or None, config)  # an empty --run-id leaves the config's (tournament and eval refuse it)
+    if dry_run:
+        _print_plan(file, config, replicates, folder, rid)
+        return
+    rid = rid or default_run_id(run_id_prefix(file.stem), folder)
+    result = play(config, folder=folder, run_id=rid, replicates=replicates, overwrite=overwrite,
+                  flags=EngineFlags(max_cost, no_cache, prices))  # fmt: skip
+    finish(result, show_report(folder, rid, result))
+
+
+def _print_plan(file: Path, config: ExperimentConfig, replicates: int | None, folder: Path, rid: str | None) -> None:
+    s = summarize(config, replicates)
+    out.print(f"Plan for {file} (nothing played):")
+    for cond in config.experiment.conditions:
+        out.print(f"  {cond.name}: {label(cond.agent_a.label)} vs {label(cond.agent_b.label)}")
+    rounds = f"{s.expected_rounds:,.0f}" if s.fixed_rounds else f"about {s.expected_rounds:,.0f} (expected)"
+    out.print(
+        f"{s.conditions} conditions × {s.replicates} replicates = {s.games} games; "
+        f"rounds: {rounds}; model calls: {s.model_calls:,.0f}; results to "
+        f"{rid or '<new run id>'} in {folder}/"
+    )
+
+
+@app.command()
+def tournament(
+    players: Annotated[
+        str, typer.Option(help="Comma-separated strategy names and models (provider/model, e.g. mock/tft).")
+    ] = ",".join(DEFAULT_PLAYERS),
+    rounds: Annotated[
+        int | None, typer.Option(min=1, max=MAX_ROUNDS, help="Fixed horizon: rounds per game (default 200).")
+    ] = None,
+    stop_prob: StopProbOpt = None,
+    max_rounds: MaxRoundsOpt = None,
+    replicates: Annotated[
+        int,
+        typer.Option(
+            min=1, max=MAX_REPLICATES, help="Games per pair: Axelrod's repetitions, over which the median is taken."
+        ),
+    ] = 1,
+    noise: NoiseOpt = 0.0,
+    seed: SeedOpt = 0,
+    self_play: Annotated[
+        bool,
+        typer.Option(
+            "--self-play/--no-self-play",
+            help="Include each player against itself (shown in the matchups, never scored).",
+        ),
+    ] = True,
+    results: ResultsOpt = None,
+    run_id: Annotated[str | None, typer.Option(help="Run id (default tournament_<timestamp>).")] = None,
+    overwrite: OverwriteOpt = False,
+    max_cost: MaxCostOpt = None,
+    no_cache: NoCacheOpt = False,
+    prices: PricesOpt = None,
+) -> None:
+    """Play a round robin of classic strategies (and models) and print the leaderboard and matchups.
+
+    Ranked as the Axelrod library ranks: each player's score per turn against the others (self-play is played
+    and shown in the matchups, but left out of scores, wins and ranking) is averaged over its games in each
+    repetition, and players are ranked by the median of those over repetitions, the mean shown beside it.
+    Scores within 1e-9 share a rank and its medal.
+
+    Example: `pdbench tournament --players ALLC,ALLD,TFT,GRIM --rounds 200 --replicates 10 --noise 0.01`
+    (add a model as a player: `--players TFT,ALLD,mock/tft`)
+    """
+    config = tournament_config(parse_players(players), rounds=rounds, stop_prob=stop_prob, max_rounds=max_rounds,
+                               replicates=replicates, noise=noise, seed=seed, self_play=self_play)  # fmt: skip
+    _play_built_in(config, "tournament", results, run_id, overwrite, EngineFlags(max_cost, no_cache, prices))
+
+
+_SUITES_HELP = "\n\n".join(f"* `{s.name}`: {s.summary}. After {s.paper}." for s in SUITES.values())
+EVAL_HELP = f"""Play a model against a panel of classic strategies and print its scorecard.
+
+Example: `pdbench eval --model openai/gpt-4o-mini --rounds 20 --replicates 5 --max-cost 1`
+
+**Suites** (`--suite NAME`) reproduce published protocols; a suite fixes the game, the opponents and how the
+prompt is put, so {", ".join(f"`{o}`" for o in PROTOCOL_OPTIONS)} are refused with it (engine options stay yours).
+Example: `pdbench eval --suite akata2023 --model openai/gpt-4o-mini --replicates 5`
+
+{_SUITES_HELP}
+"""
+
+
+@app.command(name="eval", help=EVAL_HELP)
+def eval_(
+    ctx: typer.Context,
+    model: Annotated[
+        str, typer.Option(help="The model, as provider/model: openai/gpt-4o-mini, anthropic/..., mock/tft.")
+    ],
+    suite: Annotated[
+        str | None,
+        typer.Option(help=f"A published protocol to reproduce: {', '.join(SUITES)} (listed above)."),
+    ] = None,
+    opponents: Annotated[str, typer.Option(help="Comma-separated strategies.")] = ",".join(DEFAULT_PANEL),
+    rounds: Annotated[
+        int | None, typer.Option(min=1, max=MAX_ROUNDS, help="Fixed horizon: rounds per game (default 20).")
+    ] = None,
+    stop_prob: StopProbOpt = None,
+    max_rounds: MaxRoundsOpt = None,
+    replicates: Annotated[int, typer.Option(min=1, max=MAX_REPLICATES, help="Games per opponent.")] = 3,
+    noise: NoiseOpt = 0.0,
+    persona: Annotated[str | None, typer.Option(help="A persona from personas/ (or a .md file).")] = None,
+    temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0, help="Sampling temperature.")] = None,
+    comprehension: Annotated[
+        str | None,
+        typer.Option(
+            help="Ask the model the rules before its move in these rounds (e.g. 1,10): a comprehension "
+            "check, scored in the scorecard."
+        ),
+    ] = None,
+    seed: SeedOpt = 0,
+    base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server (or $OPENAI_BASE_URL).")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Max requests in flight to the endpoint.")
+    ] = None,
+    rpm: Annotated[float | None, typer.Option(min=MIN_RPM, max=MAX_RPM, help="Requests per minute allowed.")] = None,
+    tpm: Annotated[float | None, typer.Option(min=MIN_TPM, max=MAX_TPM, help="Tokens per minute allowed.")] = None,
+    max_cost: MaxCostOpt = None,
+    no_cache: NoCacheOpt = False,
+    prices: PricesOpt = None,
+    run_id: Annotated[str | None, typer.Option(help="Run id (default eval_<timestamp>).")] = None,
+    overwrite: OverwriteOpt = False,
+    results: ResultsOpt = None,
+) -> None:
+    limits = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
+    checked = comprehension_rounds(comprehension)
+    if suite is not None:
+        preset = get_suite(suite)
+        check_options(preset, _given(ctx))
+        config = preset.config(model, replicates=replicates, seed=seed, base_url=base_url, limits=limits,
+                               comprehension=checked)  # fmt: skip
+    else:
+        panel = parse_players(opponents, option="--opponents")
+        config = eval_config(model, opponents=panel, rounds=rounds, stop_prob=stop_prob,
+                             max_rounds=max_rounds, replicates=replicates, noise=noise, persona=persona,
+                             temperature=temperature, seed=seed, base_url=base_url, limits=limits,
+                             comprehension=checked)  # fmt: skip
+    _play_built_in(config, "eval", results, run_id, overwrite, EngineFlags(max_cost, no_cache, prices))
+
+
+def _play_built_in(
+    config: ExperimentConfig, kind: str, results: str | None, run_id: str | None, overwrite: bool, flags: EngineFlags
+) -> None:
+    """Play a tournament or an eval built from options, under ``--run-id`` or ``<kind>_<timestamp>``, and
+    print its leaderboard or scorecard."""
+    rid = chosen_run_id(run_id)
+    folder = results_dir(results)
+    rid = rid or default_run_id(kind, folder)
+    result = play(config, folder=folder, run_id=rid, replicates=None, overwrite=overwrite, flags=flags)
+    finish(result, show_for(kind)(folder, rid, result))
+
+
+def _given(ctx: typer.Context) -> list[str]:
+    """The options the user typed (or set through the environment), as they are spelt on the command line."""
+    given = []
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        # By name: Typer carries its own copy of click, whose ParameterSource is not click's.
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
+            given.append(next((o for o in param.opts if o.startswith("--")), str(param.name)))
+    return given
+
+
+@app.command(name="resume")
+def resume_(
+    run_id: Annotated[str, typer.Argument(help="The interrupted or crashed run.")],
+    results: ResultsOpt = None,
+    max_cost: MaxCostOpt = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not use the response cache (answers are paid again).")
+    ] = False,
+    prices: Annotated[Path | None, typer.Option(help="Your own price table (YAML).")] = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="Also play again the games that failed for good (a request the provider refused, "
+            "a model that never gave a readable move); games that failed on an outage or a refused key "
+            "are always played again.",
+        ),
+    ] = False,
+) -> None:
+    """Continue an interrupted, crashed or partly failed run; recorded answers come from the cache, not the API.
+
+    Example: `pdbench resume eval_20261122_120000`
+    """
+    existing_run_id(run_id)
+    folder = results_dir(results)
+    result = resume(folder, run_id, flags=EngineFlags(max_cost, no_cache, prices), retry_failed=retry_failed)
+    with open_run(folder, run_id) as cat:
+        kind = str(cat.require_run(run_id)["kind"])
+    finish(result, show_for(kind)(folder, run_id, result))

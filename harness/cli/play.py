@@ -1,0 +1,129 @@
+"""How every command that plays games plays them (``run``, ``tournament``, ``eval``, ``resume``): the engine
+settings from the shared options, the live display, the closing line, and the exit code."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from harness.cli.base import err
+from harness.config import ExperimentConfig, check_run_id
+from harness.errors import StoreError
+from harness.evaluation import check_models, check_prices
+from harness.plan import summarize
+from harness.pricing import PriceTable
+from harness.progress import live_display
+from harness.runner import EngineOptions, Monitor, RunResult, resume_run, run_experiment
+from harness.settings import engine_options
+from harness.states import RunStatus
+from harness.store.catalog import open_run
+from harness.store.run_summary import common_failures
+from harness.store.schema import damaged, is_damage
+
+
+@dataclass(frozen=True, slots=True)
+class EngineFlags:
+    """The options ``--max-cost``, ``--no-cache`` and ``--prices`` every playing command takes."""
+
+    max_cost: float | None = None
+    no_cache: bool = False
+    prices: Path | None = None
+
+    def options(self, folder: Path) -> EngineOptions:
+        return engine_options(folder, no_cache=self.no_cache, max_cost=self.max_cost, prices=self.prices)
+
+
+def chosen_run_id(run_id: str | None, config: ExperimentConfig | None = None) -> str | None:
+    """``--run-id``, checked to name a file, else the config's ``run.run_id``; None when the run is to get
+    a new id (made only once the results folder is known)."""
+    if run_id is not None:
+        return check_run_id(run_id)
+    return config.run.run_id if config is not None else None
+
+
+def _monitor(monitor: Monitor) -> AbstractContextManager[object]:
+    return live_display(monitor, err)
+
+
+def play(
+    config: ExperimentConfig, *, folder: Path, run_id: str, replicates: int | None, overwrite: bool, flags: EngineFlags
+) -> RunResult:
+    """Play a new run: with models, after checking their keys (and prices, under a cost limit), with the
+    live display; without, with a progress bar on a terminal. Announces the outcome."""
+    engine = flags.options(folder)
+    summary = summarize(config, replicates)
+    if summary.has_models:
+        check_models(config)
+        if engine.max_cost is not None:
+            check_prices(config, PriceTable.load(*engine.prices))
+        result = run_experiment(config, results_dir=folder, run_id=run_id, replicates=replicates, overwrite=overwrite,
+                                engine=engine, monitor=_monitor)  # fmt: skip
+    elif err.is_terminal:
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+        ) as bar:
+            task = bar.add_task(f"{run_id}: games", total=summary.games)
+            result = run_experiment(
+                config,
+                results_dir=folder,
+                run_id=run_id,
+                replicates=replicates,
+                overwrite=overwrite,
+                progress=lambda done, _t: bar.update(task, completed=done),
+            )
+    else:
+        result = run_experiment(config, results_dir=folder, run_id=run_id, replicates=replicates, overwrite=overwrite)
+    announce(result)
+    return result
+
+
+def resume(folder: Path, run_id: str, *, flags: EngineFlags, retry_failed: bool) -> RunResult:
+    """Continue a run; a results file found damaged on the way is a user error naming the file."""
+    engine = flags.options(folder)
+    try:
+        result = resume_run(folder, run_id, engine=engine, monitor=_monitor, retry_failed=retry_failed)
+    except duckdb.Error as exc:
+        if not is_damage(exc):
+            raise
+        raise StoreError(damaged(str(folder / f"{run_id}.duckdb"), exc)) from None
+    announce(result)
+    return result
+
+
+def announce(result: RunResult) -> None:
+    """The run's outcome in one line on stderr, how to continue it if it stopped, and why games failed."""
+    colour = "green" if result.status == RunStatus.COMPLETE else "yellow"
+    err.print(
+        f"[{colour}]{result.status}[/{colour}]: run [bold]{result.run_id}[/bold], "
+        f"{result.games_done}/{result.games_planned} games, {result.rounds:,} rounds in "
+        f"{result.seconds:.2f} s → {result.path}"
+        + (f" ({result.reason}; every finished game is kept)" if result.reason else "")
+    )
+    if result.status == RunStatus.INTERRUPTED:
+        err.print(f"Continue it with: pdbench resume {result.run_id} --results {result.path.parent}")
+    with open_run(result.path.parent, result.run_id) as cat:
+        failed = common_failures(cat, result.run_id)
+    if failed:
+        total = sum(f.games for f in failed)
+        err.print(f"[yellow]{total} game{'s' if total != 1 else ''} failed[/yellow] (the rest of the run went on); "
+                  "most common reasons:")  # fmt: skip
+        for f in failed:
+            err.print(f"  {f.games} × {f.error}", highlight=False)
+
+
+def finish(result: RunResult, code: int = 0) -> None:
+    """Exit 130 for a run that did not complete (it can be resumed), else with ``code`` (0: success)."""
+    if result.status != RunStatus.COMPLETE:
+        raise typer.Exit(130)
+    if code:
+        raise typer.Exit(code)

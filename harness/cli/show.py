@@ -1,0 +1,106 @@
+"""What a command prints under a run once it has played: the per-condition report of an experiment, the
+scorecard of an eval, the leaderboard and matchups of a tournament. Each returns the exit code for a
+complete run (see :func:`harness.cli.play.finish`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.analysis.comprehension import comprehension_accuracy
+from harness.analysis.profile_summary import behaviour_profile_by_condition
+from harness.analysis.report import condition_summaries, model_answers
+from harness.cli.base import out
+from harness.render import (
+    answers_table,
+    comprehension_table,
+    leaderboard_table,
+    matchup_table,
+    profile_table,
+    report_table,
+    scorecard_summary,
+    scorecard_table,
+)
+from harness.runner import RunResult
+from harness.states import RunStatus
+from harness.store.catalog import Catalog, open_run
+from harness.store.queries import leaderboard, matchups
+from harness.store.run_summary import call_totals, seat_a_overall
+from harness.suites import SUITES
+
+Show = Callable[[Path, str, RunResult], int]
+
+
+def print_report(cat: Catalog, run_id: str) -> None:
+    """The per-condition table of a run and, if it has model players, how well their answers read."""
+    out.print(report_table(cat.require_run(run_id), condition_summaries(cat, run_id)))
+    answers = model_answers(cat, run_id)
+    if answers:
+        out.print(answers_table(answers))
+    accuracy = comprehension_accuracy(cat, run_id)
+    if accuracy:
+        out.print(comprehension_table(accuracy))
+
+
+def show_report(folder: Path, run_id: str, result: RunResult) -> int:
+    with open_run(folder, run_id) as cat:
+        print_report(cat, run_id)
+    return 0
+
+
+def show_leaderboard(folder: Path, run_id: str, result: RunResult) -> int:
+    """The leaderboard (Axelrod's ranking) and the matchup grid; a partial run says it is partial."""
+    with open_run(folder, run_id) as cat:
+        board = leaderboard(cat, run_id)
+        cells = {(r["player"], r["opponent"]): r["mean_payoff_per_round"] for r in matchups(cat, run_id)}
+    # Players who have only self-play games so far are not on the leaderboard, but their matchups are shown.
+    ranked = [r["player"] for r in board]
+    order = ranked + sorted({p for p, _ in cells} - set(ranked))
+    partial = (
+        ""
+        if result.status == RunStatus.COMPLETE
+        else f" ({result.status}: partial, {result.games_done} of {result.games_planned} games)"
+    )
+    if board:
+        out.print(leaderboard_table(board, title=f"Tournament {run_id}{partial}"))
+    else:
+        out.print(
+            f"Tournament {run_id}{partial}: no leaderboard, since no complete game between two different players "
+            f"(self-play is played and shown in the matchups, but left out of the ranking)."
+        )
+    out.print(matchup_table(order, cells))
+    return 0
+
+
+def show_scorecard(folder: Path, run_id: str, result: RunResult) -> int:
+    """The model's scorecard; exit code 1 when no game completed (the reasons were printed already)."""
+    with open_run(folder, run_id) as cat:
+        run_row = cat.require_run(run_id)
+        summaries = condition_summaries(cat, run_id)
+        totals = call_totals(cat, run_id)
+        overall = seat_a_overall(cat, run_id)
+        answers = model_answers(cat, run_id)
+        out.print(scorecard_table(run_row, summaries))
+        out.print(scorecard_summary(overall, totals, answers))
+        _checks_and_profile(cat, run_row)
+    out.print(f"run id: [bold]{run_id}[/bold]   results: {result.path}")
+    return 0 if overall["games"] else 1
+
+
+def _checks_and_profile(cat: Catalog, run_row: dict[str, object]) -> None:
+    """The scorecard's sections beyond the per-opponent table: comprehension-check accuracy when the run asked
+    questions, and the extra sections a suite asks for (the behaviour profile of fontana2025)."""
+    rid = str(run_row["run_id"])
+    accuracy = comprehension_accuracy(cat, rid)
+    if accuracy:
+        out.print(comprehension_table(accuracy))
+    suite = json.loads(str(run_row["config_json"])).get("suite")
+    if suite in SUITES and "behaviour_profile" in SUITES[suite].scorecard:
+        columns, rows = behaviour_profile_by_condition(cat, rid)
+        out.print(profile_table(columns, rows, f"Behaviour profile of the model, mean per opponent ({suite})"))
+
+
+def show_for(kind: str) -> Show:
+    """What to print under a run of this kind (``runs.kind``)."""
+    return {"eval": show_scorecard, "tournament": show_leaderboard}.get(kind, show_report)

@@ -1,0 +1,172 @@
+"""The two kinds of player a config names: a classic strategy (``{policy: TFT}``) or a language model
+(``{model: provider/name, ...}``), told apart by the ``model`` key."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
+
+from harness.agents.strategies import StrategySpec, get_strategy, make_spec
+from harness.comprehension import ComprehensionSettings
+from harness.errors import ConfigError
+from harness.limits import LimitSettings
+from harness.parsing import ParsePolicy
+from harness.prompts import PromptSettings
+
+
+class PolicyAgentConfig(BaseModel):
+    """A classic strategy. ``policy`` names it; every other key is one of its parameters."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    policy: str
+    name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the policy")
+    type: Literal["policy"] | None = None
+    _spec: StrategySpec = PrivateAttr()  # the strategy with its parameters, built once by validation
+
+    @field_validator("policy")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        try:
+            return get_strategy(value).name
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
+    @model_validator(mode="after")
+    def _strategy(self) -> PolicyAgentConfig:
+        _no_model_settings(self.policy, self.model_extra or {})
+        try:
+            spec = make_spec(self.policy, self.model_extra or {})
+        except ConfigError as exc:  # becomes a pydantic error at this agent's key path
+            raise ValueError(str(exc)) from None
+        self._spec = spec
+        return self
+
+    @property
+    def spec(self) -> StrategySpec:
+        return self._spec
+
+    @property
+    def label(self) -> str:
+        return self.name or self.spec.name
+
+    def resolved(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"policy": self.spec.name, **self.spec.params_dict()}
+        if self.name:
+            out["name"] = self.name
+        return out
+
+    @property
+    def is_model(self) -> bool:
+        return False
+
+
+def _no_model_settings(policy: str, extra: dict[str, Any]) -> None:
+    """Settings that only a model player has, given to a classic strategy: say so, rather than "TFT has no
+    parameter 'comprehension'"."""
+    if "comprehension" in extra:
+        raise ValueError(
+            f"a comprehension check asks a language model the rules of the game, and {policy} is a classic "
+            "strategy that reads no prompt: remove comprehension from this agent, or make it a model player "
+            "(model: provider/name)"
+        )
+    given = [key for key in extra if key in ModelAgentConfig.model_fields and key != "name"]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} {'is a setting' if len(given) == 1 else 'are settings'} of model players, and "
+            f"{policy} is a classic strategy: remove {'it' if len(given) == 1 else 'them'} from this agent, or make "
+            "it a model player (model: provider/name)"
+        )
+
+
+class ModelAgentConfig(BaseModel):
+    """A language model, named ``provider/model`` (``openai/gpt-4o-mini``, ``mock/tft``), and how
+    to talk to it. Keys come from the environment (or .env), never from this file."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    model: str
+    name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the model")
+    base_url: str | None = Field(None, description="an OpenAI-compatible server (vLLM, llama.cpp, Ollama)")
+    api_key_env: str | None = Field(None, description="environment variable holding the key")
+    key_only_to_configured: bool | None = Field(
+        None,
+        description="true: the key goes to base_url only if it is the provider's own endpoint or the base URL set "
+        "in the environment or .env; elsewhere requests go without a key (the dashboard sets it on a base URL typed "
+        "into the page)",
+    )
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    max_tokens: int = Field(256, ge=1, le=100_000)
+    persona: str | None = None
+    prompts: PromptSettings = Field(default_factory=PromptSettings)
+    parse: ParsePolicy = Field(default_factory=ParsePolicy)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    comprehension: ComprehensionSettings | None = Field(
+        None, description="questions about the rules, asked before the move in set rounds (off by default)"
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be a URL starting with http:// or https:// (e.g. "
+                             f"http://127.0.0.1:8000/v1), got {value!r}")  # fmt: skip
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        from harness.providers.registry import parse_model_name
+
+        try:
+            provider, model = parse_model_name(value)
+            if provider == "mock":
+                from harness.providers.mock import MockOptions
+
+                MockOptions.parse(model)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _persona(self) -> ModelAgentConfig:
+        if self.base_url is not None and self.model.strip().startswith("mock/"):
+            raise ValueError(
+                f"base_url is given, but {self.model} is the offline mock model, which talks to no server and "
+                "would ignore it: remove base_url (--base-url), or name a served model (openai/<model>)"
+            )
+        if self.persona is not None:
+            if self.prompts.persona is not None and self.prompts.persona != self.persona:
+                raise ValueError("give the persona once: either persona or prompts.persona")
+            self.prompts = self.prompts.model_copy(update={"persona": self.persona})
+        # Render every template now, against synthetic rounds: a typo fails here, not mid-run.
+        from harness.prompts import PromptBuilder
+
+        try:
+            PromptBuilder(self.prompts).check(questions=self.comprehension is not None)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.name or self.model
+
+    @property
+    def is_model(self) -> bool:
+        return True
+
+    def resolved(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def _agent_kind(value: Any) -> str:
+    return "model" if isinstance(value, dict) and "model" in value else "policy"
+
+
+AgentConfig = Annotated[
+    Annotated[PolicyAgentConfig, Tag("policy")] | Annotated[ModelAgentConfig, Tag("model")],
+    Discriminator(_agent_kind),
+]

@@ -1,0 +1,189 @@
+"""A whole experiment: its conditions, the checks that span sections, and the size of its plan."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from harness.config.agents import AgentConfig, ModelAgentConfig
+from harness.config.naming import condition_name
+from harness.config.sections import (
+    MAX_GAMES,
+    MAX_PLAN_ROUNDS,
+    MAX_REPLICATES,
+    RUN_ID_PATTERN,
+    GameSection,
+    HorizonSection,
+    MetricsSection,
+    NoiseSection,
+    RunSection,
+    Section,
+    noise_shorthand,
+)
+from harness.errors import ConfigError
+
+
+class ConditionConfig(Section):
+    name: str | None = Field(None, min_length=1)
+    agent_a: AgentConfig
+    agent_b: AgentConfig
+    game: GameSection | None = Field(None, description="override the run's payoffs for this condition")
+    horizon: HorizonSection | None = None
+    noise: NoiseSection | None = None
+
+    @field_validator("noise", mode="before")
+    @classmethod
+    def _noise_shorthand(cls, value: Any) -> Any:
+        return noise_shorthand(value)
+
+
+class ExperimentSection(Section):
+    replicates: int = Field(1, ge=1, le=MAX_REPLICATES)
+    conditions: list[ConditionConfig] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _condition_names(self) -> ExperimentSection:
+        """Names key the games' seeds and the reports, so they must be unique and must not depend on
+        the other conditions: an unnamed condition is named from its own full spec (both agents with
+        their parameters, and its own game, horizon or noise), so removing or reordering conditions
+        never changes another condition's games. Two conditions that would share a name (the same
+        spec twice, or a spec that spells another condition's name) are refused: name them."""
+        used: dict[str, int] = {}
+        for i, cond in enumerate(self.conditions):
+            if cond.name is None:
+                cond.name = condition_name(cond)
+                derived = " (named from its spec)"
+            else:
+                derived = ""
+            if cond.name in used:
+                first = used[cond.name]
+                raise ValueError(
+                    f"conditions[{i}] and conditions[{first}] are both called {cond.name!r}{derived}; condition "
+                    "names key the games' seeds and the reports, so each needs its own: give them distinct "
+                    "names (name: ...), or, to play the same condition more often, raise experiment.replicates"
+                )
+            used[cond.name] = i
+        return self
+
+
+class ExperimentConfig(Section):
+    """A whole experiment. Build with :func:`load_experiment` or :func:`parse_experiment`."""
+
+    kind: Literal["experiment", "tournament", "eval"] = "experiment"
+    suite: str | None = Field(
+        None, description="the published protocol this experiment follows (pdbench eval --suite); checked"
+    )
+    run: RunSection = Field(default_factory=RunSection)
+    game: GameSection = Field(default_factory=GameSection)
+    horizon: HorizonSection = Field(default_factory=HorizonSection)
+    noise: NoiseSection = Field(default_factory=NoiseSection)
+    experiment: ExperimentSection
+    metrics: MetricsSection = Field(default_factory=MetricsSection)
+
+    @field_validator("noise", mode="before")
+    @classmethod
+    def _noise_shorthand(cls, value: Any) -> Any:
+        return noise_shorthand(value)
+
+    @field_validator("suite")
+    @classmethod
+    def _suite(cls, value: str | None) -> str | None:
+        from harness.suites import SUITES
+
+        if value is not None and value not in SUITES:
+            raise ValueError(f"unknown suite {value!r}; suites: {', '.join(SUITES)}")
+        return value
+
+    def problems(self) -> list[str]:
+        """What a valid config still gets wrong across its sections, with key paths: a comprehension round
+        the game never reaches, a config that names a suite but does not follow its protocol."""
+        out: list[str] = []
+        for i, cond in enumerate(self.experiment.conditions):
+            horizon = cond.horizon or self.horizon
+            last = horizon.n_rounds if horizon.type == "fixed" else horizon.max_rounds
+            for seat in ("agent_a", "agent_b"):
+                agent = getattr(cond, seat)
+                if not isinstance(agent, ModelAgentConfig) or agent.comprehension is None or last is None:
+                    continue
+                beyond = [r for r in agent.comprehension.rounds if r > last]
+                if beyond:
+                    length = f"{last} rounds" if horizon.type == "fixed" else f"at most {last} rounds (max_rounds)"
+                    out.append(
+                        f"experiment.conditions[{i}].{seat}.comprehension.rounds: round {beyond[0]} is never "
+                        f"reached, the game has {length}; ask in rounds 1 to {last}"
+                    )
+        if self.suite is not None:
+            from harness.suites import SUITES
+
+            out += SUITES[self.suite].deviations(self)
+        problem = plan_size_problem(self)
+        if problem:
+            out.append(f"experiment.replicates: {problem}")
+        return out
+
+    def warnings(self) -> list[str]:
+        """Things that are allowed but probably unintended (a game that is not a PD)."""
+        out = [f"game.payoff_matrix: {w}" for w in self.game.payoff_matrix.warnings()]
+        for i, cond in enumerate(self.experiment.conditions):
+            if cond.game is not None:
+                out += [
+                    f"experiment.conditions[{i}].game.payoff_matrix: {w}" for w in cond.game.payoff_matrix.warnings()
+                ]
+        return out
+
+    def resolved_dict(self) -> dict[str, Any]:
+        """The config with refs expanded and defaults filled: what a run stores and replays."""
+        data = self.model_dump(mode="json", exclude={"experiment"})
+        if self.suite is None:
+            del data["suite"]  # only a config that follows a suite stores the key
+        data["game"]["payoff_matrix"] = self.game.payoff_matrix.to_mapping()
+        conds = []
+        for cond in self.experiment.conditions:
+            c: dict[str, Any] = {
+                "name": cond.name,
+                "agent_a": cond.agent_a.resolved(),
+                "agent_b": cond.agent_b.resolved(),
+            }
+            if cond.game is not None:
+                c["game"] = {"payoff_matrix": cond.game.payoff_matrix.to_mapping()}
+            if cond.horizon is not None:
+                c["horizon"] = cond.horizon.model_dump(mode="json")
+            if cond.noise is not None:
+                c["noise"] = cond.noise.model_dump(mode="json")
+            conds.append(c)
+        data["experiment"] = {"replicates": self.experiment.replicates, "conditions": conds}
+        return data
+
+
+def plan_size(config: ExperimentConfig, replicates: int | None = None) -> tuple[int, float]:
+    """Games and expected rounds of the plan (with ``replicates`` in place of the config's, if given)."""
+    reps = replicates or config.experiment.replicates
+    conditions = config.experiment.conditions
+    per_replicate = sum((c.horizon or config.horizon).to_horizon().expected_length() for c in conditions)
+    return len(conditions) * reps, per_replicate * reps
+
+
+def plan_size_problem(config: ExperimentConfig, replicates: int | None = None) -> str | None:
+    """Why the plan is too large to play (more than MAX_GAMES games or MAX_PLAN_ROUNDS rounds), or None."""
+    games, rounds = plan_size(config, replicates)
+    if games <= MAX_GAMES and rounds <= MAX_PLAN_ROUNDS:
+        return None
+    n = len(config.experiment.conditions)
+    reps = replicates or config.experiment.replicates
+    return (
+        f"the plan is {n:,} condition{'s' if n != 1 else ''} x {reps:,} replicates = {games:,} games of about "
+        f"{rounds:,.0f} rounds in all, more than PDBench plays in one run (at most {MAX_GAMES:,} games and "
+        f"{MAX_PLAN_ROUNDS:,} rounds): use fewer replicates, conditions or rounds, or split it into several runs"
+    )
+
+
+def check_run_id(run_id: str) -> str:
+    """A run id names a file: letters, digits, ``_ . -``; refuse anything else clearly."""
+    if not re.match(RUN_ID_PATTERN, run_id):
+        raise ConfigError(
+            f"run id {run_id!r} is not usable as a file name: use letters, digits, "
+            f"'_', '.' and '-' (starting with a letter or digit), at most 128 characters."
+        )
+    return run_id

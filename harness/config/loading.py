@@ -1,0 +1,176 @@
+"""Reading an experiment config: YAML text to a validated :class:`ExperimentConfig`, agent refs resolved,
+and every problem reported at once with its key path."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from harness.config.experiment import ExperimentConfig
+from harness.errors import ConfigError
+from harness.userfiles import load_yaml, read_user_file, yaml_message
+
+
+def _loc(parts: tuple[Any, ...]) -> str:
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out or "(top level)"
+
+
+def _merge_repeats(problems: list[str]) -> list[str]:
+    """One line for a problem that recurs in many conditions (an eval's shared model settings)."""
+    by_message: dict[str, list[str]] = {}
+    order: list[str] = []
+    for p in problems:
+        where, sep, message = p.partition(": ")
+        key = re.sub(r"conditions\[\d+\]", "conditions[*]", where) + sep + message if sep else p
+        if key not in by_message:
+            by_message[key] = []
+            order.append(key)
+        by_message[key].append(p)
+    out = []
+    for key in order:
+        first = by_message[key][0]
+        more = len(by_message[key]) - 1
+        if more:
+            where, _, message = first.partition(": ")
+            first = f"{where} (and the same in {more} more condition{'s' if more > 1 else ''}): {message}"
+        out.append(first)
+    return out
+
+
+def _without_union_tags(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Drop the ``policy``/``model`` tag pydantic inserts after ``agent_a``/``agent_b``."""
+    out: list[Any] = []
+    for i, part in enumerate(loc):
+        if part in ("policy", "model") and i > 0 and loc[i - 1] in ("agent_a", "agent_b"):
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _clean(msg: str) -> str:
+    return re.sub(r"^(Value|Assertion) error, ", "", msg)
+
+
+def _resolve_refs(data: dict[str, Any], base_dir: Path, problems: list[str]) -> set[tuple[Any, ...]]:
+    """Replace each ``{ref: FILE, overrides: {...}}`` agent by the file's mapping merged with overrides.
+
+    Returns the key paths of agents whose ref could not be read, so that the follow-on
+    "field required" errors for them are not reported on top of the real problem.
+    """
+    broken: set[tuple[Any, ...]] = set()
+    experiment = data.get("experiment")
+    conditions = experiment.get("conditions") if isinstance(experiment, dict) else None
+    if not isinstance(conditions, list):
+        return broken
+    for i, cond in enumerate(conditions):
+        if not isinstance(cond, dict):
+            continue
+        for seat in ("agent_a", "agent_b"):
+            agent = cond.get(seat)
+            if not isinstance(agent, dict) or "ref" not in agent:
+                continue
+            where = f"experiment.conditions[{i}].{seat}"
+            unknown = set(agent) - {"ref", "overrides"}
+            if unknown:
+                problems.append(f"{where}: with ref, only 'overrides' may be given, not {', '.join(sorted(unknown))}")
+            if not isinstance(agent["ref"], str) or not agent["ref"]:
+                problems.append(f"{where}.ref: must be the path of a YAML file, got {agent['ref']!r}")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            ref_path = base_dir / agent["ref"]
+            try:
+                base = load_yaml(read_user_file(ref_path, "agent file"))
+            except FileNotFoundError:
+                problems.append(f"{where}.ref: file not found: {ref_path.resolve()}")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            except ConfigError as exc:
+                problems.append(f"{where}.ref: {exc}")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+                problems.append(f"{where}.ref: cannot read {ref_path}: {_yaml_msg(exc)}")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            if not isinstance(base, dict):
+                problems.append(f"{where}.ref: {ref_path} must hold a mapping of agent settings")
+                broken.add(("experiment", "conditions", i, seat))
+                continue
+            overrides = agent.get("overrides") or {}
+            if not isinstance(overrides, dict):
+                problems.append(f"{where}.overrides: must be a mapping, got {overrides!r}")
+                overrides = {}
+            cond[seat] = {**base, **overrides}
+    return broken
+
+
+def _yaml_msg(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return yaml_message(exc)
+
+
+def parse_experiment(
+    data: Any, source: str = "the config", base_dir: Path | None = None, fix_hint: str = "fix and try again"
+) -> ExperimentConfig:
+    """Validate an already-loaded config mapping. Raises ConfigError listing every problem."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source} must be a YAML mapping with the sections run, game, horizon, "
+            f"noise, experiment and metrics; got {type(data).__name__}"
+        )
+    problems: list[str] = []
+    broken = _resolve_refs(data, base_dir or Path.cwd(), problems)
+    config: ExperimentConfig | None = None
+    try:
+        config = ExperimentConfig.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = _without_union_tags(tuple(err["loc"]))
+            if any(loc[: len(b)] == b for b in broken):
+                continue
+            msg = _clean(err["msg"])
+            if err["type"] == "extra_forbidden":
+                msg = "unknown key; check its spelling and section (see configs/experiment.yaml)"
+            problems.append(f"{_loc(loc)}: {msg}")
+    if config is not None:
+        problems += config.problems()
+    problems = _merge_repeats(problems)
+    if problems or config is None:
+        n = len(problems)
+        raise ConfigError(f"{source} has {n} problem{'s' if n != 1 else ''} ({fix_hint}):", problems)
+    return config
+
+
+def load_experiment(path: str | Path) -> ExperimentConfig:
+    """Read and validate an experiment YAML file."""
+    path = Path(path)
+    try:
+        text = read_user_file(path, "config file")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"config file not found: {path.resolve()}. Check the path, or start from configs/experiment.yaml."
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {_yaml_msg(exc)}") from None
+    try:
+        data = load_yaml(text)
+    except (yaml.composer.ComposerError, yaml.constructor.ConstructorError) as exc:  # well-formed, but refused
+        raise ConfigError(f"{path} cannot be read: {_yaml_msg(exc)}.") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(
+            f"{path} is not valid YAML: {_yaml_msg(exc)}. Fix the syntax (indentation, colons, quotes) and try again."
+        ) from None
+    return parse_experiment(
+        data, source=str(path), base_dir=path.parent, fix_hint=f"fix them and check with `pdbench validate {path}`"
+    )

@@ -1,0 +1,68 @@
+"""The name of an unnamed condition, derived from its full spec, so that it keys the same games whatever
+other conditions a config has."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.config.agents import ModelAgentConfig, PolicyAgentConfig
+from harness.game import PayoffMatrix
+
+if TYPE_CHECKING:
+    from harness.config.experiment import ConditionConfig
+
+
+def condition_name(cond: ConditionConfig) -> str:
+    """``A_vs_B`` from the two agents' full specs, e.g. ``GTFT(generous_prob=0.1)_vs_TFT`` or
+    ``openai/gpt-4o-mini(temperature=0.7)_vs_ALLD``; a condition's own game, horizon or noise follow in
+    brackets, e.g. ``TFT_vs_WSLS[noise=0.05]``. Only settings that differ from their defaults appear."""
+    name = f"{_agent_spec(cond.agent_a)}_vs_{_agent_spec(cond.agent_b)}"
+    overrides: dict[str, Any] = {}
+    if cond.game is not None:
+        overrides["payoffs"] = _payoffs_spec(cond.game.payoff_matrix)
+    if cond.horizon is not None:
+        overrides.update({f"horizon.{k}": v for k, v in cond.horizon.model_dump(exclude_none=True).items()})
+    if cond.noise is not None:
+        overrides["noise"] = cond.noise.prob
+    return name + (f"[{_settings(overrides)}]" if overrides else "")
+
+
+def _agent_spec(agent: PolicyAgentConfig | ModelAgentConfig) -> str:
+    if isinstance(agent, PolicyAgentConfig):
+        settings = agent.spec.params.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        return agent.spec.name + (f"({_settings(settings)})" if settings else "")
+    dumped = agent.model_dump(mode="json", exclude_defaults=True, exclude={"model", "name", "persona", "limits"})
+    settings = _flatten(dumped)
+    return agent.model + (f"({_settings(settings)})" if settings else "")
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _settings(settings: dict[str, Any]) -> str:
+    return ",".join(f"{k}={_value(v)}" for k, v in settings.items())
+
+
+def _value(value: Any) -> str:
+    """A setting as written in a name: exact (two different values never print alike), 3 rather than 3.0."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)
+
+
+def _payoffs_spec(matrix: PayoffMatrix) -> str:
+    if matrix == PayoffMatrix.from_rstp(matrix.R, matrix.S, matrix.T, matrix.P):
+        return "/".join(
+            f"{k}{_value(v)}" for k, v in (("R", matrix.R), ("S", matrix.S), ("T", matrix.T), ("P", matrix.P))
+        )
+    cells = (("CC", matrix.cc), ("CD", matrix.cd), ("DC", matrix.dc), ("DD", matrix.dd))
+    return "/".join(f"{k}{_value(a)},{_value(b)}" for k, (a, b) in cells)

@@ -1,0 +1,97 @@
+"""The sections of an experiment config that are plain settings (run, game, horizon, noise, metrics), and
+the bounds every number in a config is held to."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from harness.game import MAX_ROUNDS, Horizon, PayoffMatrix
+
+MAX_SEED = 2**63 - 1  # stored as a BIGINT
+MAX_REPLICATES = 10_000_000
+# The plan as a whole: strategies play about a million rounds a second and store about 3 bytes a
+# round, so the largest plan is some 3 hours and 30 GB; a model plan of that size is unaffordable.
+MAX_GAMES = 10_000_000
+MAX_PLAN_ROUNDS = 10_000_000_000
+MIN_UNCAPPED_STOP_PROB = 1e-4  # below this, a geometric game may exceed MAX_ROUNDS: ask for max_rounds
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+
+
+class Section(BaseModel):
+    """A config section: unknown keys are refused, and numbers are strict (a boolean or a quoted number is
+    no number)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class RunSection(Section):
+    run_id: str | None = Field(
+        None, pattern=RUN_ID_PATTERN, description="file-name-safe id; default: <config name>_<timestamp>"
+    )
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="master seed; every game's randomness derives from it")
+    output: str | None = Field(None, min_length=1, description="results folder (default results/ or $PDBENCH_RESULTS)")
+
+
+class GameSection(Section):
+    payoff_matrix: PayoffMatrix = Field(default_factory=PayoffMatrix)
+
+    @field_validator("payoff_matrix", mode="before")
+    @classmethod
+    def _matrix(cls, value: Any) -> PayoffMatrix:
+        if isinstance(value, PayoffMatrix):
+            return value
+        return PayoffMatrix.from_mapping(value)
+
+
+class HorizonSection(Section):
+    type: Literal["fixed", "geometric"] = "fixed"
+    n_rounds: int | None = Field(None, ge=1, le=MAX_ROUNDS)
+    stop_prob: float | None = Field(None, gt=0.0, le=1.0)
+    max_rounds: int | None = Field(None, ge=1, le=MAX_ROUNDS)
+
+    @model_validator(mode="after")
+    def _complete(self) -> HorizonSection:
+        if self.type == "fixed":
+            extra = [k for k in ("stop_prob", "max_rounds") if getattr(self, k) is not None]
+            if extra:
+                raise ValueError(f"{' and '.join(extra)} only apply to type: geometric (this horizon is fixed)")
+            if self.n_rounds is None:
+                self.n_rounds = 50
+            return self
+        if self.n_rounds is not None:
+            raise ValueError("n_rounds only applies to type: fixed; a geometric horizon has stop_prob and max_rounds")
+        if self.stop_prob is None:
+            raise ValueError("a geometric horizon needs stop_prob (the per-round stop probability)")
+        if self.max_rounds is None and self.stop_prob < MIN_UNCAPPED_STOP_PROB:
+            raise ValueError(
+                f"stop_prob {self.stop_prob:g} makes games of about {1 / self.stop_prob:,.0f} rounds; "
+                f"set max_rounds (at most {MAX_ROUNDS:,}) to cap them"
+            )
+        return self
+
+    def to_horizon(self) -> Horizon:
+        if self.type == "fixed":
+            return Horizon(kind="fixed", n_rounds=self.n_rounds)
+        return Horizon(kind="geometric", n_rounds=None, stop_prob=self.stop_prob, max_rounds=self.max_rounds)
+
+
+class NoiseSection(Section):
+    prob: float = Field(0.0, ge=0.0, le=1.0, description="probability that an intended move is flipped")
+
+
+def noise_shorthand(value: Any) -> Any:
+    """``noise: 0.05`` is shorthand for ``noise: {prob: 0.05}``."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {"prob": value}
+    return value
+
+
+class CollapseSection(Section):
+    k: int = Field(10, ge=1, le=MAX_ROUNDS, description="window length in rounds (at most a game's longest)")
+    cooperation_threshold: float = Field(0.2, ge=0.0, le=1.0)
+
+
+class MetricsSection(Section):
+    collapse: CollapseSection = Field(default_factory=CollapseSection)

@@ -1,0 +1,57 @@
+"""Named reads that sum up one run for the command line: why games failed, what the calls cost, how the
+model seat did over all its games.
+
+The CLI prints these under a run (the announcement, the scorecard); keeping their SQL here means
+the CLI asks for a summary by name and never writes a query of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.states import CallOutcome, GameStatus
+from harness.store.catalog import Catalog
+
+
+@dataclass(frozen=True, slots=True)
+class FailureCount:
+    """How many games of a run failed for one reason (``games.error``)."""
+
+    error: str | None
+    games: int
+
+
+def common_failures(cat: Catalog, run_id: str, limit: int = 3) -> list[FailureCount]:
+    """The most common reasons the run's failed games failed, most frequent first (at most ``limit``)."""
+    rows = cat.records(
+        "SELECT error, count(*) AS n FROM games WHERE run_id = ? AND status = ? GROUP BY error ORDER BY n DESC LIMIT ?",
+        [run_id, GameStatus.FAILED, limit],
+    )
+    return [FailureCount(r["error"], r["n"]) for r in rows]
+
+
+def call_totals(cat: Catalog, run_id: str) -> dict[str, Any]:
+    """Every model call the run made, including the attempts of games that were played again on resume
+    (``superseded_calls``): they were made and paid for. Keys: ``calls``, ``cached``, ``cost``,
+    ``input_tokens``, ``output_tokens``, ``unparseable`` (sums are None when the run made no call)."""
+    columns = "cached, cost_usd, input_tokens, output_tokens, outcome"
+    return cat.records(
+        "SELECT count(*) AS calls, count(*) FILTER (WHERE cached) AS cached, sum(cost_usd) AS cost, "
+        "sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, "
+        "count(*) FILTER (WHERE outcome = ?) AS unparseable "
+        f"FROM (SELECT {columns} FROM calls WHERE run_id = ? "
+        f"UNION ALL SELECT {columns} FROM superseded_calls WHERE run_id = ?)",
+        [CallOutcome.UNPARSEABLE, run_id, run_id],
+    )[0]
+
+
+def seat_a_overall(cat: Catalog, run_id: str) -> dict[str, Any]:
+    """Player A's means over the run's complete games (in an eval, the model's): ``payoff`` per round,
+    ``coop`` (cooperation rate of its chosen moves) and ``games``; the means are None without a complete
+    game."""
+    return cat.records(
+        "SELECT avg(payoff_per_round) AS payoff, avg(cooperation_rate) AS coop, count(*) AS games "
+        "FROM player_metrics WHERE run_id = ? AND player = 'a' AND status = ?",
+        [run_id, GameStatus.COMPLETE],
+    )[0]
