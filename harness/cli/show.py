@@ -24,8 +24,8 @@ from harness.render import (
 )
 from harness.runner import RunResult
 from harness.states import RunStatus
+from harness.store.browse import leaderboard, matchups
 from harness.store.catalog import Catalog, open_run
-from harness.store.queries import leaderboard, matchups
 from harness.store.run_summary import call_totals, seat_a_overall
 from harness.suites import SUITES
 

@@ -1,5 +1,6 @@
 """Reads for browsing a results folder: its runs, a run's conditions and games, a game's rounds, calls and
-curves. The dashboard shows them (:mod:`harness.ui.data`, :mod:`harness.ui.cached`); the SQL lives here.
+curves, and a tournament's leaderboard and matchups. The dashboard shows them (:mod:`harness.ui.data`,
+:mod:`harness.ui.cached`) and the CLI prints the leaderboard; the SQL lives here, once.
 
 Each read takes a catalog of only the runs it needs (attaching one file takes milliseconds), so a
 folder of hundreds of runs costs nothing until a run is selected.
@@ -218,3 +219,13 @@ def game_curves(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]
         """,
         [run_id, game_id],
     )
+
+
+def leaderboard(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
+    """The ``tournament`` view of one run, best first."""
+    return cat.records("SELECT * FROM tournament WHERE run_id = ? ORDER BY rank, player", [run_id])
+
+
+def matchups(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
+    """The ``matchups`` view of one run: each player's mean payoff per round against each opponent."""
+    return cat.records("SELECT * FROM matchups WHERE run_id = ? ORDER BY player, opponent", [run_id])

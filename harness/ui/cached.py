@@ -21,7 +21,7 @@ from typing import Any
 import streamlit as st
 
 from harness.analysis.report import ConditionSummary
-from harness.store import browse, queries
+from harness.store import browse
 from harness.store.catalog import Catalog
 from harness.ui import data
 
@@ -127,10 +127,10 @@ def summary(
 @st.cache_data(show_spinner=False, max_entries=64)
 def leaderboard(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[dict[str, Any]]:
     with _catalog(folder, run_id, _source) as cat:
-        return queries.leaderboard(cat, run_id)
+        return browse.leaderboard(cat, run_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def matchups(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[dict[str, Any]]:
     with _catalog(folder, run_id, _source) as cat:
-        return queries.matchups(cat, run_id)
+        return browse.matchups(cat, run_id)

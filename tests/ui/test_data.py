@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import StoreError
 from harness.runner import resume_run, run_experiment
-from harness.store import browse, queries
+from harness.store import browse
 from harness.store.catalog import Catalog
 from harness.tournament import tournament_config
 from harness.ui import data
@@ -66,10 +66,10 @@ def test_game_detail_matches_the_sql_views(tmp_path: Path) -> None:
 
 def test_leaderboard_and_matchups_are_the_tournament_views(tmp_path: Path) -> None:
     run_experiment(tournament_config(["TFT", "ALLD", "ALLC"], rounds=10), results_dir=tmp_path, run_id="t")
-    board = queries.leaderboard(_cat(tmp_path, "t"), "t")
+    board = browse.leaderboard(_cat(tmp_path, "t"), "t")
     assert [(r["rank"], r["player"]) for r in board] == [(1, "ALLD"), (2, "TFT"), (3, "ALLC")]
     assert board[0]["mean_total"] == pytest.approx((50 + 14) / 2)  # ALLD vs ALLC and TFT; self-play left out
-    rows = queries.matchups(_cat(tmp_path, "t"), "t")
+    rows = browse.matchups(_cat(tmp_path, "t"), "t")
     cells = {(m["player"], m["opponent"]): m["mean_payoff_per_round"] for m in rows}
     assert cells[("ALLD", "ALLC")] == 5.0 and cells[("ALLC", "ALLD")] == 0.0 and cells[("TFT", "TFT")] == 3.0
 
