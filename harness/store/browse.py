@@ -45,6 +45,7 @@ class Folder:
 
     runs: list[RunRow]
     unreadable: list[tuple[str, str]]  # (file name, reason)
+    being_written: frozenset[str] = frozenset()  # the names among them that a writer holds open
 
 
 def folder_signature(results_dir: Path) -> tuple[tuple[str, int, int], ...]:
@@ -84,6 +85,7 @@ def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
             [GameStatus.COMPLETE.value, *params],
         )
         unreadable = [(path.name, reason) for path, reason in cat.skipped]
+        being_written = frozenset(path.name for path in cat.busy)
     runs = [
         RunRow(
             r["run_id"],
@@ -96,7 +98,7 @@ def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
         )
         for r in rows
     ]
-    return Folder(runs, unreadable)
+    return Folder(runs, unreadable, being_written)
 
 
 @contextmanager

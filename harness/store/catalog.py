@@ -38,6 +38,7 @@ class Catalog:
     con: duckdb.DuckDBPyConnection = field(init=False)
     attached: dict[str, Path] = field(init=False, default_factory=dict)
     skipped: list[tuple[Path, str]] = field(init=False, default_factory=list)
+    busy: set[Path] = field(init=False, default_factory=set)  # skipped: another writer has the file open
 
     def __post_init__(self) -> None:
         self._owners: dict[str, Path] = {}
@@ -49,6 +50,8 @@ class Catalog:
                 self.con.execute(f"ATTACH '{_sql_str(str(path))}' AS {alias} (READ_ONLY)")
             except duckdb.Error as exc:
                 self.skipped.append((path, _unattachable(exc)))
+                if _being_written(exc):
+                    self.busy.add(path)
                 continue
             problem = self._check(alias, path)
             if problem is _OLDER:
@@ -197,6 +200,13 @@ _OLDER = "older"  # _check's answer for a file that an upgrade can bring to this
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
 
 
+def _being_written(exc: duckdb.Error) -> bool:
+    """Whether a file could not be attached because a writer holds it (see :func:`_unattachable`)."""
+    return isinstance(exc, duckdb.ResourceInUseException | duckdb.ConnectionException) or (
+        isinstance(exc, duckdb.IOException) and "Could not set lock on file" in str(exc)
+    )
+
+
 def _unattachable(exc: duckdb.Error) -> str:
     """Why a results file could not be attached, and what to do.
 
@@ -208,7 +218,7 @@ def _unattachable(exc: duckdb.Error) -> str:
     """
     if isinstance(exc, duckdb.ResourceInUseException | duckdb.ConnectionException):
         return "it is being written by this process; try again when the run ends"
-    if isinstance(exc, duckdb.IOException) and "Could not set lock on file" in str(exc):
+    if _being_written(exc):
         return "it is being written by another PDBench process; try again when it ends"
     return str(exc).splitlines()[0]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from harness.states import RunStatus
-from harness.store.browse import ConditionRow, GameRow, RunRow
+from harness.store.browse import ConditionRow, Folder, GameRow, RunRow
 from harness.ui import cached
 
 SELECTED_RUN = "selected_run"
@@ -38,10 +38,10 @@ def first_run_message(folder: Path) -> None:
     st.code(f"{FIRST_RUN_COMMAND} --results {folder}", language="bash")
 
 
-def unreadable_files(unreadable: list[tuple[str, str]]) -> None:
+def unreadable_files(listing: Folder) -> None:
     """Files the catalog skipped: runs still being written, and files it cannot read, with why."""
-    busy = [(name, why) for name, why in unreadable if "being written" in why]
-    other = [(name, why) for name, why in unreadable if "being written" not in why]
+    busy = [(name, why) for name, why in listing.unreadable if name in listing.being_written]
+    other = [(name, why) for name, why in listing.unreadable if name not in listing.being_written]
     if busy:
         names = ", ".join(f"`{n.removesuffix('.duckdb')}`" for n, _ in busy)
         st.info(
@@ -70,7 +70,7 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
     sig = cached.signature(folder)
     listing = cached.list_runs(folder, sig, kind)
     if not listing.runs:
-        unreadable_files(listing.unreadable)
+        unreadable_files(listing)
         if kind is None or not cached.list_runs(folder, sig).runs:
             first_run_message(folder)
         else:
@@ -90,7 +90,7 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
 
 def run_notes(folder: Path, run: RunRow, kind: str | None = None) -> None:
     """Below the pickers: files that could not be read, and how an unfinished run can be finished."""
-    unreadable_files(cached.list_runs(folder, cached.signature(folder), kind).unreadable)
+    unreadable_files(cached.list_runs(folder, cached.signature(folder), kind))
     if run.status is not RunStatus.COMPLETE:
         resumable = run.status is not RunStatus.RUNNING
         hint = f" Finish it with `pdbench resume {run.run_id} --results {folder}`." if resumable else ""

@@ -124,6 +124,7 @@ def test_files_from_older_and_newer_schemas_are_skipped_with_a_clear_reason(tmp_
     reasons = dict(folder.unreadable)
     assert "older PDBench (schema 0" in reasons["old.duckdb"] and "re-run" in reasons["old.duckdb"]
     assert "newer PDBench (schema 99)" in reasons["future.duckdb"]
+    assert folder.being_written == frozenset()  # unreadable, but nobody is writing them
 
 
 def test_resuming_a_file_from_an_older_schema_is_a_clear_error(tmp_path: Path) -> None:

@@ -146,6 +146,7 @@ def test_a_run_written_by_this_process_is_in_progress_too(tmp_path: Path) -> Non
     try:
         folder = browse.list_runs(tmp_path)
         assert folder.runs == [] and "being written by this process" in folder.unreadable[0][1]
+        assert folder.being_written == {"mine.duckdb"}  # told by the exception's type, not its words
     finally:
         writer.close()
 
