@@ -190,10 +190,11 @@ class CallPath:
             await anyio.lowlevel.checkpoint()  # with a cache, looking the answer up is one
         req = Request(provider, messages, params, tag)
         async with self._one_sender(req.key):
-            known = await self.answers.find(req.key, req.provider, req.model, req.request_json)
-            if known is not None:
+            if self.answers.uses_cache:
+                return await self._send_claimed(provider, limiter, req, first_attempt, facts, read)
+            if (known := self.answers.find(req.key, req.provider, req.model, req.request_json)) is not None:
                 return self._from_known(req, first_attempt, known, read)
-            return await self._send_claimed(provider, limiter, req, first_attempt, facts, read)
+            return await self._send(provider, limiter, req, first_attempt, facts, read)
 
     @asynccontextmanager
     async def _one_sender(self, key: str) -> AsyncIterator[None]:
@@ -237,13 +238,12 @@ class CallPath:
         facts: PromptFacts | None,
         read: Callable[[str], Reading[T]],
     ) -> CallResult[T]:
-        """Send the request while holding the shared cache's claim on it, so that another process asking the
-        same waits for this answer; or take that process's answer, when it held the claim first."""
-        if not self.answers.uses_cache:
-            return await self._send(provider, limiter, req, first_attempt, facts, read)
+        """Answer the request from the shared cache, or send it while holding the cache's claim on it, so that
+        another process asking the same waits for this answer; or take that process's answer, when it held
+        the claim first."""
         lease = self.retry.max_seconds + self.retry.timeout + CLAIM_MARGIN_S
-        if (theirs := await self.answers.claim(req.key, lease)) is not None:
-            return self._from_known(req, first_attempt, theirs, read)
+        if (known := await self.answers.claim(req.key, req.provider, req.model, req.request_json, lease)) is not None:
+            return self._from_known(req, first_attempt, known, read)
         try:
             return await self._send(provider, limiter, req, first_attempt, facts, read)
         except BaseException:

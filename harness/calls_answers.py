@@ -68,11 +68,10 @@ class KnownAnswers:
             self._warned.add(what)
             log.warning(message)
 
-    async def find(self, key: str, provider: str, model: str, request_json: str) -> str | None:
-        """The answer to a request if this run knows it already: from the cache, from memory, or from
-        the results file being resumed."""
-        if self.uses_cache and (hit := await self._cache_get(key)) is not None:
-            return hit.text
+    def find(self, key: str, provider: str, model: str, request_json: str) -> str | None:
+        """The answer to a request if this run knows it without its cache: from memory (a run without a
+        cache, or whose cache failed) or from the results file being resumed. The cache is asked by
+        :meth:`claim`, with the claim on sending the request."""
         if (answered := self._answered.get(key)) is not None:
             return answered
         if self.recorded:
@@ -94,27 +93,37 @@ class KnownAnswers:
         if len(self._answered) > ANSWERED_IN_MEMORY:
             self._answered.popitem(last=False)
 
-    async def claim(self, key: str, lease: float) -> str | None:
-        """Claim the sending of ``key`` in the shared cache, so that another process asking the same waits for
-        this answer rather than buying it too; or, while another process holds the claim, wait for its answer
-        (polling the cache). Returns that process's answer, or None when this one is to send.
+    async def claim(self, key: str, provider: str, model: str, request_json: str, lease: float) -> str | None:
+        """The answer to a request if this run knows it already, else the claim on sending it. Returns the
+        answer (from the shared cache, from :meth:`find`, or from another process that was sending the same
+        request), or None when this process is to send.
 
-        A claim lasts ``lease`` seconds (the request's whole budget and a margin) and ends with the answer or
-        the sender's failure (:meth:`release`); the claim of a process that died on this machine is taken over
-        at once (see :meth:`ResponseCache.aclaim`), one of another machine lapses at the end of its lease."""
+        The cache is asked for the answer and, when it has none, for the claim, in one step; an answer
+        found by :meth:`find` ends the claim just made. A claim keeps another process asking the same
+        from buying it too: that process waits for this answer (polling the cache). A claim lasts
+        ``lease`` seconds (the request's whole budget and a margin) and ends with the answer or the
+        sender's failure (:meth:`release`); the claim of a process that died on this machine is taken
+        over at once (see :meth:`ResponseCache.aclaim`), one of another machine lapses at the end of its
+        lease. A cache that cannot be read is a miss (with one warning), never a failed run."""
         delay = 0.01
         for _ in range(MAX_CACHE_RENEWALS + 1):
             cache = await self._current_cache()
             if cache is None:
-                return None
+                break
             try:
-                claim = await cache.aclaim(key, lease)
+                claim, stored = await cache.aanswer_or_claim(key, lease)
             except CacheLost as exc:
                 await self._renew_cache(cache, exc)
                 continue
             except StoreError as exc:
                 self._warn_once("claim", f"requests in flight cannot be shared with other processes: {exc}")
-                return None
+                break
+            if stored is not None:
+                return stored.text
+            if (known := self.find(key, provider, model, request_json)) is not None:
+                if claim is Claim.CLAIMED:
+                    await self.release(key)
+                return known
             while claim is Claim.HELD:
                 if self._should_stop():
                     raise Stopped("the run was stopped while another process was answering this request")
@@ -130,7 +139,7 @@ class KnownAnswers:
                 # Stored but unreadable here (a damaged row): send rather than wait for ever.
                 hit = await self._cache_get(key)
                 return hit.text if hit is not None else None
-        return None
+        return self.find(key, provider, model, request_json)
 
     async def release(self, key: str) -> None:
         """Give up a claim without an answer (the sender failed): another process may send. Never fails."""

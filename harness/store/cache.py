@@ -299,15 +299,28 @@ class ResponseCache:
         (``ANSWERED``) or another process holds a live claim on it (``HELD``: wait, and ask again). The
         claims of one turn of the event loop are made in one transaction; a claim ends when
         :meth:`aput` stores the answer, or with :meth:`release`."""
+        return (await self.aanswer_or_claim(key, lease_s))[0]
+
+    async def aanswer_or_claim(self, key: str, lease_s: float) -> tuple[Claim, CachedResponse | None]:
+        """:meth:`aget` and :meth:`aclaim` in one step: the stored answer to ``key`` (``ANSWERED``), or else
+        the claim on sending it, as :meth:`aclaim` makes it. A request about to be sent needs both, and one
+        group per turn of the event loop costs less than two. The answer is None when none is stored, or
+        when the stored one cannot be read (``ANSWERED``: :meth:`aget` then says why)."""
         group: Group[tuple[str, int]] = self._open_group("claims")
         index = len(group.items)
         group.items.append((key, to_us(utcnow()) + int(lease_s * 1e6)))
-        await anyio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()  # the other claims of this turn join
         if group.state is not GroupState.DONE:
             await self._settle(group, "claims", self._claim, "write to")
         if group.error is not None:
             raise group.error
-        return Claim(group.result[index])
+        claim, row = group.result[index]
+        if row is None:
+            return claim, None
+        try:
+            return claim, self._answer(row)
+        except StoreError:
+            return claim, None
 
     def release(self, key: str) -> None:
         """End this process's claim on ``key`` without an answer (the request failed or was abandoned)."""
@@ -371,9 +384,20 @@ class ResponseCache:
             raise
         return stored
 
-    def _claim(self, conn: sqlite3.Connection, items: list[tuple[str, int]]) -> list[Claim]:
+    def _claim(self, conn: sqlite3.Connection, items: list[tuple[str, int]]) -> list[tuple[Claim, Row | None]]:
+        """For each ``(key, expires_us)``: its stored row (``ANSWERED``), found by a read that takes no lock;
+        else the claim, made for all the others in one transaction (which looks for their rows again, since
+        another process may have stored one meanwhile)."""
         self.check_file()
-        return claims.claim(conn, self.owner, items, to_us(utcnow()), lambda keys: self._select(conn, keys))
+        stored = self._select(conn, [key for key, _ in items])
+        unanswered = [(key, expires) for key, expires in items if key not in stored]
+        made = iter(claims.claim(conn, self.owner, unanswered, to_us(utcnow()), lambda keys: self._select(conn, keys))
+                    if unanswered else [])  # fmt: skip
+        result: list[tuple[Claim, Row | None]] = [
+            (Claim.ANSWERED, stored[key]) if key in stored else (next(made), None) for key, _ in items
+        ]
+        self._count(len(items) - len(unanswered), sum(claim is Claim.CLAIMED for claim, _ in result))
+        return result
 
     def _count(self, hits: int, misses: int) -> None:
         with self._lock:

@@ -7,12 +7,14 @@ import dataclasses
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.calls import CallPath, ledger_json, record_from_ledger
+from harness.calls_request import Request
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import Sample, SamplingParams
-from harness.store.cache import ResponseCache
+from harness.store.cache import CachedResponse, ResponseCache
 from harness.store.cache_keys import cache_key
 from harness.store.claims import Claim
 from tests.unit.test_calls import MESSAGES, TAG, EchoProvider, limiter
@@ -74,3 +76,33 @@ async def test_the_ledger_holds_a_paid_answer_until_the_results_file_has_it(tmp_
         calls.forget_recorded(paid.records)  # the results file now holds it
         assert cache.ledger("r#1#t") == []
         assert cache.ledger("r#1#other-run") == []
+
+
+async def test_the_answer_and_the_claim_are_asked_for_in_one_step(tmp_path: Path) -> None:
+    """A stored answer comes back without a claim; a missing one comes back as this process's claim, which
+    holds off another process until the answer is stored, and the stored answer is then read by both."""
+    with ResponseCache(tmp_path / "c.sqlite") as mine, ResponseCache(tmp_path / "c.sqlite") as other:
+        stored = CachedResponse(text="C", input_tokens=3, output_tokens=1, model="m", provider="p",
+                                created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), raw=None)  # fmt: skip
+        assert await mine.aanswer_or_claim("k1", lease_s=600) == (Claim.CLAIMED, None)
+        assert await other.aanswer_or_claim("k1", lease_s=600) == (Claim.HELD, None)
+        await mine.aput("k1", stored)
+        claim, answer = await other.aanswer_or_claim("k1", lease_s=600)
+        assert claim is Claim.ANSWERED and answer is not None
+        assert (answer.text, answer.input_tokens, answer.output_tokens) == ("C", 3, 1)
+        assert answer.created_at == stored.created_at
+        assert other._connect().execute("SELECT count(*) FROM claims").fetchone() == (0,)  # answered: no claim left
+        assert (other.stats().hits, other.stats().misses) == (1, 0)
+
+
+async def test_an_answer_of_the_resumed_results_file_ends_the_claim_made_for_it(tmp_path: Path) -> None:
+    """On resume, an answer the cache lost but the results file holds is taken from the file, and the claim
+    made while looking it up in the cache is released at once, so no other process waits for it."""
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        provider = EchoProvider()
+        path = CallPath(cache=cache, prices=PriceTable(DEFAULT_PRICES))
+        req_json = Request(provider, MESSAGES, SamplingParams(), TAG).request_json
+        path.answers.recorded = {(provider.name, provider.model, req_json): "recorded answer"}
+        result = await path.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
+        assert (result.text, result.cached, provider.calls) == ("recorded answer", True, 0)
+        assert cache._connect().execute("SELECT count(*) FROM claims").fetchone() == (0,)
