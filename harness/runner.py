@@ -28,10 +28,10 @@ from harness.evaluation import check_models
 from harness.interrupts import StopFlag, graceful_interrupt
 from harness.limits import LimiterRegistry
 from harness.match import Match, play_strategies
-from harness.plan import GamePlan, condition_plans, iter_games, skip_games, stream, summarize
+from harness.plan import GamePlan, ModelPlan, condition_plans, iter_games, skip_games, stream, summarize
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import FailureKind
-from harness.scheduler import ModelPlayers, Progress, Scheduler
+from harness.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
 from harness.states import RunStatus
 from harness.store import resume
 from harness.store.cache import ResponseCache
@@ -126,7 +126,7 @@ class EngineOptions:
     prices: tuple[Path, ...] = (DEFAULT_PRICES,)
     max_cost: float | None = None
     retry: RetrySettings = field(default_factory=RetrySettings)
-    workers: int = 64
+    workers: int = 64  # at most this many games in flight, whatever the endpoints could serve
     http_client: httpx2.AsyncClient | None = None  # tests inject a transport-level client
 
 
@@ -368,11 +368,19 @@ def _play_models(
     limiters = LimiterRegistry()
     players = ModelPlayers(limiters, http_client=engine.http_client)
     prog = Progress(games_total=total, games_done=done)
-    for cond in condition_plans(config):
+    conditions = condition_plans(config)
+    for cond in conditions:
         prog.per_condition_total[cond.name] = config.experiment.replicates
+        left = config.experiment.replicates - done_by_condition[cond.name]
+        prog.plan(cond.name, left, cond.horizon.expected_length(), cond.model_seats)
     prog.per_condition_done.update(done_by_condition)  # a resumed run starts from what it had finished
+    for cond in conditions:
+        for seat in (cond.player_a, cond.player_b):
+            if isinstance(seat, ModelPlan):
+                players.get(seat)  # every endpoint's limiter exists before the games start
+    workers = games_in_flight(limiters, engine.workers)
     scheduler = Scheduler(recorder=recorder, calls=calls, players=players, run_seed=config.run.seed, stop=stop,
-                          progress=prog, workers=engine.workers)  # fmt: skip
+                          progress=prog, workers=workers)  # fmt: skip
 
     async def main() -> None:
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -44,7 +44,14 @@ FLUSH_EVERY_S = 0.25
 
 @dataclass
 class Progress:
-    """What the live display shows; the scheduler updates it, the display polls it."""
+    """What the live display shows; the scheduler updates it, the display polls it.
+
+    Games take minutes, so games alone would leave the display still for most of a run: it also
+    counts rounds, and model moves (one call each, before re-asks and retries), which move from the
+    first second. ``*_planned`` are what this session still expects to play: expected lengths until a
+    game ends, then its real length (a geometric horizon's game may end early or late, a failed game
+    plays no more), so the ETA computed from them never grows without reason.
+    """
 
     games_total: int
     per_condition_total: Counter[str] = field(default_factory=Counter)
@@ -52,7 +59,38 @@ class Progress:
     games_done: int = 0
     games_failed: int = 0
     rounds: int = 0
+    rounds_planned: float = 0.0
+    moves: int = 0
+    moves_planned: float = 0.0
+    per_condition_rounds: Counter[str] = field(default_factory=Counter)
+    per_condition_rounds_planned: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     started: float = field(default_factory=time.monotonic)
+
+    def plan(self, condition: str, games: int, expected_length: float, model_seats: int) -> None:
+        """Count ``games`` games of ``condition`` still to play in this session."""
+        self.rounds_planned += games * expected_length
+        self.moves_planned += games * expected_length * model_seats
+        self.per_condition_rounds_planned[condition] += games * expected_length
+
+    def round_played(self, condition: str, model_seats: int) -> None:
+        self.rounds += 1
+        self.moves += model_seats
+        self.per_condition_rounds[condition] += 1
+
+    def game_ended(self, condition: str, expected_length: float, rounds_played: int, model_seats: int) -> None:
+        """Replace a game's expected length by the rounds it really played."""
+        change = rounds_played - expected_length
+        self.rounds_planned += change
+        self.moves_planned += change * model_seats
+        self.per_condition_rounds_planned[condition] += change
+
+    def seconds_left(self, now: float | None = None) -> float | None:
+        """Time left at the rate of model moves so far (None before the first move or after the last)."""
+        elapsed = (time.monotonic() if now is None else now) - self.started
+        left = self.moves_planned - self.moves
+        if self.moves == 0 or left <= 0:
+            return None
+        return elapsed / self.moves * left
 
 
 class ModelPlayers:
@@ -89,6 +127,23 @@ class ModelPlayers:
     async def aclose(self) -> None:
         for player in self._players.values():
             await player.provider.aclose()
+
+
+def games_in_flight(limiters: LimiterRegistry, cap: int) -> int:
+    """How many games to play at once: what the endpoints can serve, not the size of the plan.
+
+    A game waits for one answer at a time per model seat, so the endpoints' concurrency (summed over
+    the endpoints the run uses) is how many games can move at once; a quarter more keeps every slot
+    busy while a game records a round and asks its next question. More would only leave games half
+    played when the run is stopped, where these finish one replicate after another (the plan's order)
+    so that an interrupted run keeps whole replicates. An endpoint without a concurrency limit leaves
+    ``cap`` (``EngineOptions.workers``) as the bound.
+    """
+    limits = [limiter.settings.concurrency for limiter in limiters.limiters().values()]
+    if not limits or any(limit is None for limit in limits):
+        return cap
+    slots = sum(limit for limit in limits if limit is not None)
+    return max(1, min(cap, slots + (slots + 3) // 4))
 
 
 class Scheduler:
@@ -183,7 +238,7 @@ class Scheduler:
             calls = [c for agent in models for c in agent.take_records()]
             answers = [x for agent in models for x in agent.take_answers()]
             self.recorder.round_played(plan.game_id, m, calls, answers)
-            self.progress.rounds += 1
+            self.progress.round_played(cond.name, cond.model_seats)
 
         def record_leftovers(records: list[CallRecord] | None = None) -> None:
             """Calls (and comprehension answers) of a round that was never completed were still made."""
@@ -225,6 +280,8 @@ class Scheduler:
         finally:
             record_leftovers()
         self.recorder.game_ended(plan.game_id, match, status, error, failure)
+        if status is not GameStatus.INTERRUPTED:
+            self.progress.game_ended(cond.name, horizon.expected_length(), match.rounds_played, cond.model_seats)
         if status is not GameStatus.INTERRUPTED:
             self.progress.games_done += 1
             self.progress.per_condition_done[cond.name] += 1
