@@ -7,6 +7,7 @@ otherwise end in a KeyboardInterrupt traceback. This module imports nothing heav
 
 from __future__ import annotations
 
+import signal
 import sys
 
 
@@ -23,6 +24,10 @@ def main() -> None:
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr, flush=True)
         raise SystemExit(130) from None
+    finally:
+        # The command is over and its results saved: a Ctrl-C now would only kill the exiting interpreter
+        # (Python restores the default action while it shuts down) and lose the exit code.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Ctrl-C as a request to stop cleanly, not an exception in the middle of a write.
+"""Ctrl-C, SIGTERM and a closed terminal as requests to stop cleanly, never an exception mid-write.
 
 Inside :func:`graceful_interrupt`:
 
@@ -11,7 +11,18 @@ Inside :func:`graceful_interrupt`:
    ``pdbench resume`` replays them, buying those answers again: at most the concurrency),
    while the results writer still finishes the batch it is writing, so the run file stays
    consistent;
-4. a fourth SIGINT raises KeyboardInterrupt, for a run that does not stop at all.
+4. later presses only say that the results are being saved. No press ever raises
+   KeyboardInterrupt: an exception can land anywhere, in the middle of the writer's last
+   transaction too (DuckDB turns it into "Query interrupted" and the run would end ``failed``).
+
+SIGTERM (a service manager, ``kill``) and SIGHUP (the terminal was closed) stop the run like a first
+Ctrl-C and abandon what is still in flight after :data:`TERM_GRACE_S`, well within the usual 10 s a
+service manager waits before SIGKILL. After SIGHUP the terminal is gone, so standard output and error
+are pointed at ``/dev/null``: the display's next write must not fail and fail the run with it.
+
+The count of presses lives on the :class:`StopFlag`, so a command that guards its whole life (the CLI:
+run, then summary) and the run inside it share one count. Once the run is saving its results
+(:meth:`StopFlag.finishing`), signals are only acknowledged.
 """
 
 from __future__ import annotations
@@ -24,6 +35,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from types import FrameType
 
+TERM_GRACE_S = 5.0
+"""After SIGTERM or SIGHUP, how long the requests in flight may still be answered before they are abandoned."""
+
 
 class StopFlag:
     """Set when the user (or a budget) asks the run to stop starting new work."""
@@ -33,6 +47,8 @@ class StopFlag:
         self._forced = threading.Event()
         self._on_force: list[Callable[[], object]] = []
         self._lock = threading.Lock()
+        self._finishing = threading.Event()
+        self.presses = 0
         self.reason: str | None = None
 
     def set(self, reason: str = "interrupted") -> None:
@@ -57,6 +73,14 @@ class StopFlag:
     def forced(self) -> bool:
         return self._forced.is_set()
 
+    def finishing(self) -> None:
+        """The run has stopped playing and is saving its results: from now on signals are only acknowledged."""
+        self._finishing.set()
+
+    @property
+    def is_finishing(self) -> bool:
+        return self._finishing.is_set()
+
     @contextmanager
     def on_force(self, callback: Callable[[], object]) -> Iterator[None]:
         """Call ``callback`` (from any thread) if the stop is forced while the block runs."""
@@ -77,6 +101,8 @@ WAITING = (
     "rather than bought again by `pdbench resume`; each waits at most the request timeout. Press Ctrl-C "
     "again to abandon them.\n"
 )
+SAVING = "\nStopping: saving what was recorded; every finished game is kept. One moment.\n"
+SIGNAL_NAMES = {signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP (the terminal was closed)"}
 
 
 def _say(message: str) -> None:
@@ -85,29 +111,56 @@ def _say(message: str) -> None:
         os.write(sys.stderr.fileno(), message.encode("utf-8", "replace"))
 
 
+def _silence_terminal() -> None:
+    """Point standard output and error at /dev/null: the terminal they wrote to was closed."""
+    with suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        for fd in (sys.stdout.fileno(), sys.stderr.fileno()):
+            os.dup2(null, fd)
+        os.close(null)
+
+
 @contextmanager
 def graceful_interrupt(flag: StopFlag) -> Iterator[StopFlag]:
-    """Route SIGINT to ``flag`` for the duration (main thread only; elsewhere a no-op)."""
+    """Route SIGINT, SIGTERM and SIGHUP to ``flag`` for the duration (main thread only; elsewhere a no-op)."""
     if threading.current_thread() is not threading.main_thread():
         yield flag
         return
+    timers: list[threading.Timer] = []
 
-    presses = 0
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        nonlocal presses
-        presses += 1
-        if flag.forced:
-            raise KeyboardInterrupt
-        if presses >= 3:
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        flag.presses += 1
+        if flag.is_finishing or flag.forced:
+            _say(SAVING)
+        elif flag.presses >= 3:
             flag.force("interrupted by the user (Ctrl-C three times: requests in flight abandoned)")
-        elif flag.is_set() and presses == 2:
+        elif flag.is_set() and flag.presses == 2:
             _say(WAITING)
         else:
             flag.set("interrupted by the user (Ctrl-C)")
 
-    previous = signal.signal(signal.SIGINT, handler)
+    def on_termination(signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGHUP:
+            _silence_terminal()
+        if flag.is_finishing or flag.forced:
+            return
+        name = SIGNAL_NAMES.get(signal.Signals(signum), signal.Signals(signum).name)
+        flag.set(f"stopped by {name}")
+        reason = f"stopped by {name}; requests still in flight after {TERM_GRACE_S:g} s abandoned"
+        timer = threading.Timer(TERM_GRACE_S, lambda: None if flag.is_finishing else flag.force(reason))
+        timer.daemon = True
+        timers.append(timer)
+        timer.start()
+
+    previous = {
+        signal.SIGINT: signal.signal(signal.SIGINT, on_sigint),
+        signal.SIGTERM: signal.signal(signal.SIGTERM, on_termination),
+        signal.SIGHUP: signal.signal(signal.SIGHUP, on_termination),
+    }
     try:
         yield flag
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for timer in timers:
+            timer.cancel()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

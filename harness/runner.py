@@ -8,6 +8,7 @@ stops between games, flushes, and is marked ``interrupted`` with everything kept
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import random
 import time
@@ -248,8 +249,9 @@ def _play(
     started = time.perf_counter()
     run_id = writer.run_id
     finished = False
-    try:
-        with graceful_interrupt(stop):
+    # One guard for playing *and* saving: a signal during the last transaction must not interrupt it.
+    with graceful_interrupt(stop):
+        try:
             try:
                 if has_models:
                     done, rounds = _play_models(config, writer, plans, games_planned, stop, engine or EngineOptions(),
@@ -257,32 +259,34 @@ def _play(
                                                 replayed)  # fmt: skip
                 else:
                     done, rounds = _play_strategies(writer, plans, games_planned, stop, progress, already_done)
-            except KeyboardInterrupt:
-                stop.set("interrupted by the user (Ctrl-C, twice)")
+            except KeyboardInterrupt:  # raised before the guard was in place, or by a caller's own handler
+                stop.set("interrupted by the user (Ctrl-C)")
                 done = rounds = -1
-        reason = stop.reason if stop else _replayable_failures(writer)
-        status = RunStatus.INTERRUPTED if stop or reason is not None else RunStatus.COMPLETE
-        status, reason = writer.finish(status, reason)
-        finished = True
-        if status is RunStatus.FAILED:
-            raise StoreError(f"run {run_id} failed: {reason}. Games written before are kept in {writer.path}.")
-        if done < 0:
-            done, rounds = writer.games_and_rounds()
-    except DiskFull:
-        # Not the run's fault: it stops as interrupted, if the disk still takes that one line (if not, the
-        # file says running, which resume treats the same), and resume finishes it once there is space.
-        if not finished:
-            with contextlib.suppress(Exception):
-                writer.finish(RunStatus.INTERRUPTED, "the disk is full; free some space, then `pdbench resume`")
-        raise
-    except BaseException as exc:
-        # A bug or a failing disk: keep what was written and say why the run stopped.
-        if not finished:
-            with contextlib.suppress(Exception):
-                writer.finish(RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
-        raise
-    finally:
-        writer.close()
+            stop.finishing()
+            reason = stop.reason if stop else _replayable_failures(writer)
+            status = RunStatus.INTERRUPTED if stop or reason is not None else RunStatus.COMPLETE
+            status, reason = writer.finish(status, reason)
+            finished = True
+            if status is RunStatus.FAILED:
+                raise StoreError(f"run {run_id} failed: {reason}. Games written before are kept in {writer.path}.")
+            if done < 0:
+                done, rounds = writer.games_and_rounds()
+        except DiskFull:
+            # Not the run's fault: it stops as interrupted, if the disk still takes that one line (if not, the
+            # file says running, which resume treats the same), and resume finishes it once there is space.
+            if not finished:
+                with contextlib.suppress(Exception):
+                    writer.finish(RunStatus.INTERRUPTED, "the disk is full; free some space, then `pdbench resume`")
+            raise
+        except BaseException as exc:
+            # A bug or a failing disk: keep what was written and say why the run stopped.
+            if not finished:
+                with contextlib.suppress(Exception):
+                    writer.finish(RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            stop.finishing()
+            writer.close()
     return RunResult(
         run_id=run_id,
         path=writer.path,
@@ -293,6 +297,27 @@ def _play(
         seconds=time.perf_counter() - started,
         reason=reason,
     )
+
+
+@contextlib.contextmanager
+def _display(view: AbstractContextManager[object]) -> Iterator[None]:
+    """The live display around a run. A display that can no longer write (its terminal was closed: EIO,
+    EPIPE) stops showing and never fails the run it shows; any other error of the display is a bug."""
+    view.__enter__()
+    try:
+        yield
+    except BaseException as exc:
+        _close_display(view, exc)
+        raise
+    _close_display(view, None)
+
+
+def _close_display(view: AbstractContextManager[object], exc: BaseException | None) -> None:
+    try:
+        view.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
+    except OSError as error:
+        if error.errno not in (errno.EIO, errno.EPIPE):
+            raise
 
 
 def _replayable_failures(writer: RunWriter) -> str | None:
@@ -390,7 +415,7 @@ def _play_models(
 
     view = monitor(Monitor(writer.run_id, prog, calls.stats, limiters)) if monitor else contextlib.nullcontext()
     try:
-        with view:
+        with _display(view):
             anyio.run(main)
         if calls.cache is not None:  # every call is in the results file now: the ledger has done its job
             calls.cache.forget_ledger(ledger_run)

@@ -21,7 +21,7 @@ from harness.cli.base import (
     err,
     out,
 )
-from harness.cli.play import EngineFlags, chosen_run_id, finish, play, resume
+from harness.cli.play import EngineFlags, chosen_run_id, play, resume
 from harness.cli.show import show_for, show_report
 from harness.config import MAX_REPLICATES, ExperimentConfig, load_experiment
 from harness.evaluation import DEFAULT_PANEL, comprehension_rounds, eval_config
@@ -30,7 +30,7 @@ from harness.limits import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
 from harness.plan import summarize
 from harness.players import parse_players
 from harness.render import label
-from harness.runner import default_run_id
+from harness.runner import RunResult, default_run_id
 from harness.settings import existing_run_id, results_dir, run_id_prefix
 from harness.store.catalog import open_run
 from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
@@ -85,9 +85,8 @@ def run(
         _print_plan(file, config, replicates, folder, rid)
         return
     rid = rid or default_run_id(run_id_prefix(file.stem), folder)
-    result = play(config, folder=folder, run_id=rid, replicates=replicates, overwrite=overwrite,
-                  flags=EngineFlags(max_cost, no_cache, prices))  # fmt: skip
-    finish(result, show_report(folder, rid, result))
+    play(config, folder=folder, run_id=rid, replicates=replicates, overwrite=overwrite,
+         flags=EngineFlags(max_cost, no_cache, prices), show=show_report)  # fmt: skip
 
 
 def _print_plan(file: Path, config: ExperimentConfig, replicates: int | None, folder: Path, rid: str | None) -> None:
@@ -228,8 +227,7 @@ def _play_built_in(
     rid = chosen_run_id(run_id)
     folder = results_dir(results)
     rid = rid or default_run_id(kind, folder)
-    result = play(config, folder=folder, run_id=rid, replicates=None, overwrite=overwrite, flags=flags)
-    finish(result, show_for(kind)(folder, rid, result))
+    play(config, folder=folder, run_id=rid, replicates=None, overwrite=overwrite, flags=flags, show=show_for(kind))
 
 
 def _given(ctx: typer.Context) -> list[str]:
@@ -268,7 +266,11 @@ def resume_(
     """
     existing_run_id(run_id)
     folder = results_dir(results)
-    result = resume(folder, run_id, flags=EngineFlags(max_cost, no_cache, prices), retry_failed=retry_failed)
+    resume(folder, run_id, flags=EngineFlags(max_cost, no_cache, prices), retry_failed=retry_failed, show=_show_run)
+
+
+def _show_run(folder: Path, run_id: str, result: RunResult) -> int:
+    """What fits the run's kind: a scorecard, a leaderboard or the report."""
     with open_run(folder, run_id) as cat:
         kind = str(cat.require_run(run_id)["kind"])
-    finish(result, show_for(kind)(folder, run_id, result))
+    return show_for(kind)(folder, run_id, result)

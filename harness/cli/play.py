@@ -3,6 +3,7 @@ settings from the shared options, the live display, the closing line, and the ex
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from harness.cli.base import err
 from harness.config import ExperimentConfig, check_run_id
 from harness.errors import StoreError
 from harness.evaluation import check_models, check_prices
+from harness.interrupts import StopFlag, graceful_interrupt
 from harness.plan import summarize
 from harness.pricing import PriceTable
 from harness.progress import live_display
@@ -50,20 +52,54 @@ def _monitor(monitor: Monitor) -> AbstractContextManager[object]:
     return live_display(monitor, err)
 
 
+Show = Callable[[Path, str, RunResult], int]
+"""What a command prints once its run ended (a scorecard, a leaderboard); returns the exit code."""
+
+
 def play(
-    config: ExperimentConfig, *, folder: Path, run_id: str, replicates: int | None, overwrite: bool, flags: EngineFlags
-) -> RunResult:
+    config: ExperimentConfig,
+    *,
+    folder: Path,
+    run_id: str,
+    replicates: int | None,
+    overwrite: bool,
+    flags: EngineFlags,
+    show: Show,
+) -> None:
     """Play a new run: with models, after checking their keys (and prices, under a cost limit), with the
-    live display; without, with a progress bar on a terminal. Announces the outcome."""
+    live display; without, with a progress bar on a terminal. Announces the outcome, shows the result and
+    exits (see :func:`finish`).
+
+    Signals are handled for the whole command, not only while games play (see :mod:`harness.interrupts`):
+    a second Ctrl-C while the scorecard is read from the results must not end in a traceback."""
+    stop = StopFlag()
+    with graceful_interrupt(stop):
+        result = _play(config, folder=folder, run_id=run_id, replicates=replicates, overwrite=overwrite,
+                       flags=flags, stop=stop)  # fmt: skip
+        announce(result)
+        code = show(folder, run_id, result)
+    finish(result, code)
+
+
+def _play(
+    config: ExperimentConfig,
+    *,
+    folder: Path,
+    run_id: str,
+    replicates: int | None,
+    overwrite: bool,
+    flags: EngineFlags,
+    stop: StopFlag,
+) -> RunResult:
     engine = flags.options(folder)
     summary = summarize(config, replicates)
     if summary.has_models:
         check_models(config)
         if engine.max_cost is not None:
             check_prices(config, PriceTable.load(*engine.prices))
-        result = run_experiment(config, results_dir=folder, run_id=run_id, replicates=replicates, overwrite=overwrite,
-                                engine=engine, monitor=_monitor)  # fmt: skip
-    elif err.is_terminal:
+        return run_experiment(config, results_dir=folder, run_id=run_id, replicates=replicates, overwrite=overwrite,
+                              engine=engine, monitor=_monitor, stop=stop)  # fmt: skip
+    if err.is_terminal:
         with Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -73,31 +109,35 @@ def play(
             transient=True,
         ) as bar:
             task = bar.add_task(f"{run_id}: games", total=summary.games)
-            result = run_experiment(
+            return run_experiment(
                 config,
                 results_dir=folder,
                 run_id=run_id,
                 replicates=replicates,
                 overwrite=overwrite,
                 progress=lambda done, _t: bar.update(task, completed=done),
+                stop=stop,
             )
-    else:
-        result = run_experiment(config, results_dir=folder, run_id=run_id, replicates=replicates, overwrite=overwrite)
-    announce(result)
-    return result
+    return run_experiment(
+        config, results_dir=folder, run_id=run_id, replicates=replicates, overwrite=overwrite, stop=stop
+    )
 
 
-def resume(folder: Path, run_id: str, *, flags: EngineFlags, retry_failed: bool) -> RunResult:
-    """Continue a run; a results file found damaged on the way is a user error naming the file."""
+def resume(folder: Path, run_id: str, *, flags: EngineFlags, retry_failed: bool, show: Show) -> None:
+    """Continue a run, then show and exit as :func:`play` does; a results file found damaged on the way is a
+    user error naming the file."""
     engine = flags.options(folder)
-    try:
-        result = resume_run(folder, run_id, engine=engine, monitor=_monitor, retry_failed=retry_failed)
-    except duckdb.Error as exc:
-        if not is_damage(exc):
-            raise
-        raise StoreError(damaged(str(folder / f"{run_id}.duckdb"), exc)) from None
-    announce(result)
-    return result
+    stop = StopFlag()
+    with graceful_interrupt(stop):
+        try:
+            result = resume_run(folder, run_id, engine=engine, monitor=_monitor, retry_failed=retry_failed, stop=stop)
+        except duckdb.Error as exc:
+            if not is_damage(exc):
+                raise
+            raise StoreError(damaged(str(folder / f"{run_id}.duckdb"), exc)) from None
+        announce(result)
+        code = show(folder, run_id, result)
+    finish(result, code)
 
 
 def announce(result: RunResult) -> None:
