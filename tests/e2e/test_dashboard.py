@@ -135,6 +135,24 @@ def screenshot(page: Any, path: Path, started: float) -> None:
     print(f"saved {path} ({time.monotonic() - started:.1f} s into the test)")
 
 
+def frames_while_playing(page: Any, last: int, every_ms: int = 40) -> list[tuple[int, float, float]]:
+    """(round, score A, score B) as the page shows them, read from the replay frame's text every ``every_ms``
+    while it plays, until round ``last`` shows."""
+    read = """() => { const f = document.querySelector('.pdb-replay-frame'); if (!f) return null;
+        const r = f.querySelector('.pdb-round').innerText.match(/Round (\\d+) of/);
+        return [Number(r[1]), ...[...f.querySelectorAll('.pdb-score-value')].map(e => Number(e.innerText))]; }"""
+    samples: list[tuple[int, float, float]] = []
+    deadline = time.monotonic() + RUN_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        shown = page.evaluate(read)
+        if shown is not None:
+            samples.append((shown[0], shown[1], shown[2]))
+            if shown[0] == last:
+                break
+        page.wait_for_timeout(every_ms)
+    return samples
+
+
 def test_dashboard_end_to_end(page: Any, server: Server, screenshots: Path) -> None:
     started = time.monotonic()
     expect = _expect()
@@ -176,6 +194,11 @@ def test_dashboard_end_to_end(page: Any, server: Server, screenshots: Path) -> N
     settle(page)
     screenshot(page, screenshots / "replay.png", started)
     page.get_by_role("button", name=re.compile(r"Play$")).click()
+    samples = frames_while_playing(page, ROUNDS)
+    # TFT against ALLD after r >= 1 rounds: TFT r - 1, ALLD r + 4 (T=5, P=1, S=0). The issue saw a third of the
+    # frames sampled in a browser show a round beside the scores of another; here every one must match.
+    wrong = [s for s in samples if s[1:] != ((0.0, 0.0) if s[0] == 0 else (s[0] - 1.0, s[0] + 4.0))]
+    assert len({s[0] for s in samples}) > ROUNDS // 2 and not wrong, (len(samples), wrong)
     expect(page.get_by_text(f"Round {ROUNDS} of {ROUNDS}", exact=True)).to_be_visible(timeout=RUN_TIMEOUT_MS)
     expect(page.get_by_text("Game over")).to_be_visible()
     settle(page)
