@@ -81,7 +81,7 @@ def _agents(detail: GameDetail) -> None:
     game = detail.game
     left, right = st.columns(2)
     for col, seat in ((left, "a"), (right, "b")):
-        info = agent_info(game[f"player_{seat}"])
+        info = agent_info(game[f"player_{seat}"], game.get(f"params_{seat}"))
         col.markdown(components.agent_card(info, seat), unsafe_allow_html=True)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from harness.ui.choices import OTHER_MODEL
 from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
 from harness.ui.views import REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
 from tests.e2e.conftest import Server, ui_command, ui_env
@@ -165,6 +166,16 @@ def test_dashboard_end_to_end(page: Any, server: Server, screenshots: Path) -> N
     # 🧪 Run Experiment: TFT against ALLD, a few rounds
     run_button = page.get_by_role("button", name=re.compile(r"Run experiment$"))
     expect(run_button).to_be_visible()
+    # "other model…" asks for a name and a base URL on one side only: the two cards stay level all the same
+    select_option(page, "Player A", OTHER_MODEL)
+    model = page.get_by_role("textbox", name="Model (provider/name)")
+    model.fill("mock/tft")
+    model.press("Enter")
+    cards = page.locator(".pdb-agent-card")
+    expect(cards.first).to_contain_text("mock/tft")
+    settle(page)
+    tops = [cards.nth(i).bounding_box()["y"] for i in range(2)]
+    assert abs(tops[0] - tops[1]) < 1, tops
     select_option(page, "Player A", "TFT")
     select_option(page, "Player B", "ALLD")
     set_slider(page, "Rounds", ROUNDS)

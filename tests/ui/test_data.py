@@ -136,3 +136,17 @@ def test_resuming_a_file_from_an_older_schema_is_a_clear_error(tmp_path: Path) -
     con.close()
     with pytest.raises(StoreError, match=r"older PDBench.*no upgrade exists"):
         resume_run(results, "ok")
+
+
+def test_agent_info_reads_a_model_players_stored_spec() -> None:
+    """games.params_a/b as stored: the persona sits in prompts.persona; a named player keeps its name."""
+    stored = '{"model": "openai/gpt-4o-mini", "name": "bob", "temperature": 0.7, "prompts": {"persona": "cautious"}}'
+    bob = data.agent_info("bob", stored)
+    assert (bob.name, bob.is_model, bob.model, bob.persona, bob.temperature) == (
+        "bob", True, "openai/gpt-4o-mini", "cautious", 0.7)  # fmt: skip
+    assert bob.title == "gpt-4o-mini" and "openai" in bob.description
+    plain = data.agent_info("mock/tft", {"model": "mock/tft"})
+    assert (plain.persona, plain.temperature) == (None, None)
+    assert data.agent_info("mock/tft", None).model == "mock/tft"
+    assert data.agent_info("TFT", None).model is None and not data.agent_info("TFT", "not json").is_model
+    assert data.agent_info("TFT", {"model": "mock/tft", "name": "TFT"}).is_model  # a model may be named like one

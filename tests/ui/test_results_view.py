@@ -179,3 +179,23 @@ def test_opening_the_tournament_view_keeps_the_results_choice(app: App, tmp_path
     at.session_state["view_pending"] = RESULTS
     at.run()
     assert at.selectbox(key="results_run").value == "duel"
+
+
+def test_cards_show_a_model_players_model_persona_and_temperature(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model player named on its own (alice) still shows which model it is, and how it was asked."""
+    from harness.ui.views import REPLAY
+
+    monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
+    alice = {"model": "mock/tft", "name": "alice", "persona": "cautious", "temperature": 0.3}
+    config = duel_config(alice, {"model": "mock/grim"}, rounds=2)
+    run_experiment(config, results_dir=tmp_path, run_id="p", engine=engine_options(tmp_path))
+    for view in (RESULTS, REPLAY):
+        markdowns = app(tmp_path, view).markdown
+        cards = [card for m in markdowns for card in m.value.split("class='pdb-agent-card'")[1:]]  # one frame: both
+        assert len(cards) == 2
+        a, b = (next(c for c in cards if f"player {s}" in c) for s in "AB")
+        assert "alice" in a and "<code>mock/tft</code>" in a and "persona <b>cautious</b>" in a
+        assert "temperature 0.3" in a
+        assert "<code>mock/grim</code>" in b and "no persona" in b and "provider's default temperature" in b
