@@ -8,7 +8,7 @@ tabs stay thin.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from harness.analysis.report import ConditionSummary, condition_summaries
 from harness.store.catalog import Catalog
 
 MODEL_EMOJI = "🤖"
+NOISE_FLIP, FALLBACK, FALLBACK_FLIPPED = "noise flip", "fallback move", "fallback + noise"  # kinds of marked rounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +76,39 @@ def summary(cat: Catalog, run_id: str, condition: str | None = None) -> list[Con
     """Per-condition means with 95% CIs over complete replicates (the scorecard's numbers)."""
     out = condition_summaries(cat, run_id, condition)
     return [s for s in out if condition is None or s.condition == condition]
+
+
+def round_events(rounds: Sequence[Mapping[str, Any]], players: tuple[str, str]) -> list[dict[str, Any]]:
+    """The rounds where a played move is not simply the player's choice, one row per round and player: a noise
+    flip (intended ≠ played), a fallback move (the model's answer was unusable), or both. Each row carries the
+    round, the seat, the played move (``cooperated``: 1 for C, as the actions chart plots it) and what happened,
+    for the marks and tooltips of the actions chart and the timeline's notes."""
+    out = []
+    for row in rounds:
+        for seat, name in zip(("a", "b"), players, strict=True):
+            played, intended, flagged = row[f"action_{seat}"], row[f"intended_{seat}"], bool(row[f"flagged_{seat}"])
+            flipped = intended is not None and intended != played
+            if not (flagged or flipped):
+                continue
+            what = []
+            if flagged:
+                what.append(f"fallback move {intended}: the model's answer could not be used")
+            if flipped:
+                what.append(f"noise flipped the intended {intended} to {played}")
+            kind = FALLBACK_FLIPPED if flagged and flipped else FALLBACK if flagged else NOISE_FLIP
+            out.append({
+                "round": row["round"], "player": seat, "seat": seat.upper(), "who": f"{seat.upper()}: {name}",
+                "kind": kind, "what": "; ".join(what), "action": played, "cooperated": int(played == "C"),
+            })  # fmt: skip
+    return out
+
+
+def rounds_text(rounds: Sequence[int], most: int = 12) -> str:
+    """``round 4``, ``rounds 4, 9 and 12``; beyond ``most`` rounds, the first ones and how many more."""
+    shown = [str(r) for r in rounds[:most]]
+    more = len(rounds) - len(shown)
+    if more:
+        return f"rounds {', '.join(shown)} and {more} more"
+    if len(shown) == 1:
+        return f"round {shown[0]}"
+    return f"rounds {', '.join(shown[:-1])} and {shown[-1]}"

@@ -150,3 +150,26 @@ def test_agent_info_reads_a_model_players_stored_spec() -> None:
     assert data.agent_info("mock/tft", None).model == "mock/tft"
     assert data.agent_info("TFT", None).model is None and not data.agent_info("TFT", "not json").is_model
     assert data.agent_info("TFT", {"model": "mock/tft", "name": "TFT"}).is_model  # a model may be named like one
+
+
+def test_round_events_name_each_flipped_or_fallback_move() -> None:
+    def row(r: int, a: tuple[str, str, bool], b: tuple[str, str, bool]) -> dict[str, object]:
+        return {"round": r, "action_a": a[0], "intended_a": a[1], "flagged_a": a[2],
+                "action_b": b[0], "intended_b": b[1], "flagged_b": b[2]}  # fmt: skip
+
+    rounds = [
+        row(1, ("C", "C", False), ("D", "D", False)),  # nothing to mark
+        row(2, ("D", "C", False), ("D", "D", True)),  # A: noise flipped C to D; B: fallback D
+        row(3, ("C", "D", True), ("C", "C", False)),  # A: fallback D, then flipped to C
+    ]
+    events = data.round_events(rounds, ("mock/tft", "ALLD"))
+    assert [(e["round"], e["seat"], e["kind"], e["action"], e["cooperated"]) for e in events] == [
+        (2, "A", "noise flip", "D", 0),
+        (2, "B", "fallback move", "D", 0),
+        (3, "A", "fallback + noise", "C", 1),
+    ]
+    assert events[0]["what"] == "noise flipped the intended C to D" and events[0]["who"] == "A: mock/tft"
+    assert events[2]["what"] == ("fallback move D: the model's answer could not be used; "
+                                 "noise flipped the intended D to C")  # fmt: skip
+    assert data.rounds_text([4]) == "round 4" and data.rounds_text([4, 9, 12]) == "rounds 4, 9 and 12"
+    assert data.rounds_text(list(range(1, 16)), most=3) == "rounds 1, 2, 3 and 12 more"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -199,3 +201,65 @@ def test_cards_show_a_model_players_model_persona_and_temperature(
         assert "alice" in a and "<code>mock/tft</code>" in a and "persona <b>cautious</b>" in a
         assert "temperature 0.3" in a
         assert "<code>mock/grim</code>" in b and "no persona" in b and "provider's default temperature" in b
+
+
+@pytest.fixture(scope="module")
+def noisy_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A mock model that often answers unreadably (fallback moves) against ALLD, with noise (flipped moves)."""
+    folder = tmp_path_factory.mktemp("noisy")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PDBENCH_CACHE", str(folder / ".cache" / "responses.sqlite"))
+        config = tournament_config(["mock/tft?unparseable=0.4", "ALLD"], rounds=40, noise=0.15, self_play=False)
+        run_experiment(config, results_dir=folder, run_id="noisy")
+    return folder
+
+
+def _marked_rounds(folder: Path) -> dict[tuple[int, str], str]:
+    """(round, seat) -> kind of every round the chart must mark, read straight from the run file."""
+    con = duckdb.connect(str(folder / "noisy.duckdb"), read_only=True)
+    try:
+        rows = con.execute("select round, action_a::varchar, intended_a::varchar, flagged_a, action_b::varchar, "
+                           "intended_b::varchar, flagged_b from rounds where game_id = 0").fetchall()  # fmt: skip
+    finally:
+        con.close()
+    out = {}
+    for r, *seats in rows:
+        for seat, (played, intended, flagged) in zip("AB", (seats[:3], seats[3:]), strict=True):
+            flipped = played != intended
+            if flagged or flipped:
+                out[(r, seat)] = (
+                    "fallback + noise" if flagged and flipped else "fallback move" if flagged else "noise flip"
+                )
+    return out
+
+
+def test_noise_flips_and_fallback_moves_are_marked_on_the_chart_by_round(app: App, noisy_results: Path) -> None:
+    """Each flipped or fallback move is a mark on the actions chart at its round and played move, and its tooltip
+    says the round, the player and what happened; the timeline's note names the same rounds."""
+    expected = _marked_rounds(noisy_results)
+    kinds = set(expected.values())
+    assert "noise flip" in kinds and ({"fallback move", "fallback + noise"} & kinds), "the fixture marks both kinds"
+    at = app(noisy_results, RESULTS)
+    chart = at.get("vega_lite_chart")[0].proto
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.datasets]
+    marks = next(f for f in frames if "what" in f.columns)
+    assert {(int(r), s): k for r, s, k in zip(marks["round"], marks["seat"], marks["kind"], strict=True)} == expected
+    assert {int(c) for c in marks["cooperated"]} <= {0, 1}
+    for row in marks.itertuples():
+        assert ("noise flipped" in row.what) == (row.kind != "fallback move")
+        assert ("fallback move" in row.what) == (row.kind != "noise flip")
+        assert row.cooperated == (1 if row.action == "C" else 0)
+    layer = next(layer for layer in json.loads(chart.spec)["layer"] if "shape" in layer.get("encoding", {}))
+    assert [t["field"] for t in layer["encoding"]["tooltip"]] == ["round", "who", "what"]
+    note = next(c.value for c in at.caption if "flipped by noise" in c.value)
+    flipped_a = sorted(r for (r, s), k in expected.items() if s == "A" and k != "fallback move")
+    if flipped_a:
+        assert f"A in round{'s' if len(flipped_a) > 1 else ''} {flipped_a[0]}" in note
+    assert "marked on the actions chart" in note
+
+
+def test_a_game_without_noise_or_fallbacks_has_no_marks(app: App, tournament_results: Path) -> None:
+    at = app(tournament_results, RESULTS)
+    chart = at.get("vega_lite_chart")[0].proto
+    assert "shape" not in chart.spec and len(json.loads(chart.spec)["layer"]) == 2
+    assert not any("marked on the actions chart" in c.value for c in at.caption)
