@@ -76,6 +76,18 @@ def list_runs(folder: Path, sig: Signature, kind: str | None = None) -> browse.F
     return browse.list_runs(folder, kind)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def planned_players(folder: Path, runs: tuple[tuple[str, str], ...]) -> dict[str, list[browse.PlannedPlayer]]:
+    """Each run's planned players (:func:`browse.planned_players`). A run's config never changes, so the key is
+    the folder's runs (id and creation time), not its signature: a run being written does not re-read them."""
+    with Catalog(folder) as cat:
+        return browse.planned_players(cat, [run_id for run_id, _ in runs])
+
+
+def players_of(folder: Path, listing: browse.Folder) -> dict[str, list[browse.PlannedPlayer]]:
+    return planned_players(folder, tuple((r.run_id, r.created_at.isoformat()) for r in listing.runs))
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def conditions(
     folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None

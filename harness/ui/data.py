@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.agents.strategies import STRATEGIES
 from harness.analysis.report import ConditionSummary, condition_summaries
+from harness.store.browse import PlannedPlayer, RunRow
 from harness.store.catalog import Catalog
 
 MODEL_EMOJI = "🤖"
@@ -112,3 +113,35 @@ def rounds_text(rounds: Sequence[int], most: int = 12) -> str:
     if len(shown) == 1:
         return f"round {shown[0]}"
     return f"rounds {', '.join(shown[:-1])} and {shown[-1]}"
+
+
+def run_label(run: RunRow, players: Sequence[PlannedPlayer]) -> str:
+    """How the run pickers name a run: id, who plays (the models if any, else the players), the models' persona,
+    status with games done/planned, kind and date, e.g.
+    ``eval_20261123_104500 · openai/gpt-4o-mini · persona cautious · running 12/40 · 2026-11-23 10:45``."""
+    models = list(dict.fromkeys(p.model for p in players if p.model))
+    names = models or list(dict.fromkeys(p.label for p in players)) or run.players
+    parts = [run.run_id, _first(names, 3 if models else 4) or "no players"]
+    if models:
+        personas = list(dict.fromkeys(p.persona or "none" for p in players if p.model))
+        parts.append("no persona" if personas == ["none"] else
+                     f"persona{'s' if len(personas) > 1 else ''} {', '.join(personas)}")  # fmt: skip
+    parts.append(f"{run.status} {run.games_done}/{run.games_planned}")
+    if not run.run_id.startswith(run.kind):
+        parts.append(run.kind)
+    parts.append(run.created_at.strftime("%Y-%m-%d %H:%M"))
+    return " · ".join(parts)
+
+
+def _first(names: Sequence[str], most: int) -> str:
+    return ", ".join(names[:most]) + (f" +{len(names) - most}" if len(names) > most else "")
+
+
+def newest_with_results(runs: Sequence[RunRow]) -> str | None:
+    """The run a picker opens on when nothing was chosen yet: the newest (runs come newest first) with a
+    finished game, so the page opens on something to look at rather than on a run stopped before its first
+    game ended; the newest run if none has one."""
+    for run in runs:
+        if run.games_done > 0:
+            return run.run_id
+    return runs[0].run_id if runs else None

@@ -15,6 +15,7 @@ import streamlit as st
 from harness.states import RunStatus
 from harness.store.browse import ConditionRow, Folder, GameRow, RunRow
 from harness.ui import cached
+from harness.ui.data import newest_with_results, run_label
 
 SELECTED_RUN = "selected_run"
 SELECTED_CONDITION = "selected_condition"
@@ -78,9 +79,12 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
         return None
     by_id = {r.run_id: r for r in listing.runs}
     ids = list(by_id)
+    players = cached.players_of(folder, listing)
+    remembered = st.session_state.get(remember)
+    chosen = remembered if remembered in by_id else newest_with_results(listing.runs)
     run_id = st.selectbox(
-        "Run", ids, index=_index(ids, st.session_state.get(remember)), key=f"{key}_run",
-        format_func=lambda r: by_id[r].label,
+        "Run", ids, index=_index(ids, chosen), key=f"{key}_run",
+        format_func=lambda r: run_label(by_id[r], players.get(r, [])),
     )  # fmt: skip
     if run_id is None:
         return None

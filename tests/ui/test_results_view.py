@@ -263,3 +263,24 @@ def test_a_game_without_noise_or_fallbacks_has_no_marks(app: App, tournament_res
     chart = at.get("vega_lite_chart")[0].proto
     assert "shape" not in chart.spec and len(json.loads(chart.spec)["layer"]) == 2
     assert not any("marked on the actions chart" in c.value for c in at.caption)
+
+
+def test_results_open_on_the_newest_run_with_finished_games(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run stopped before its first game ended is newer, but there is nothing in it to look at: the view opens on
+    the newest run with results, and the stopped one can still be picked. Labels name model, persona, progress."""
+    monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=3), results_dir=tmp_path, run_id="done")
+    stop = StopFlag()
+    stop.set("stopped before the first game ended")
+    cut = duel_config({"model": "mock/tft", "persona": "cautious"}, {"policy": "ALLD"}, rounds=3, replicates=2)
+    run_experiment(cut, results_dir=tmp_path, run_id="cut", stop=stop)
+    at = app(tmp_path, RESULTS)
+    runs = at.selectbox(key="results_run")
+    assert runs.value == "done"
+    assert runs.options[0].startswith("cut · mock/tft · persona cautious · interrupted 0/2 · experiment · ")
+    assert runs.options[1].startswith("done · TFT, ALLD · complete 3/3 · tournament · ")
+    runs.select("cut").run()
+    assert at.selectbox(key="results_run").value == "cut"
+    assert any("has no recorded games yet" in i.value for i in at.info)
