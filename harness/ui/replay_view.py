@@ -31,6 +31,7 @@ from pathlib import Path
 import streamlit as st
 
 from harness.ui import cached, components, pickers
+from harness.ui.follow import follow
 from harness.ui.replay_frame import Replay, frame_html
 
 # Session keys, all prefixed "replay_" (the pickers use replay_run, replay_condition, replay_game).
@@ -188,10 +189,13 @@ def render(folder: Path) -> None:
     the frame's ticks work from the :class:`Replay` it closes over and never touch the file."""
     with cached.reading(folder) as source:
         selection = pickers.pick_game(folder, key="replay", source=source)
-        if selection is None:
-            return
-        run_id, game_id = selection.run.run_id, selection.game.game_id
-        replay = Replay.of(cached.game_detail(folder, cached.signature(folder), run_id, game_id, _source=source))
+        if selection is not None:
+            run_id, game_id = selection.run.run_id, selection.game.game_id
+            replay = Replay.of(cached.game_detail(folder, cached.signature(folder), run_id, game_id, _source=source))
+    # a run still playing: look again on its own (not while the replay plays; pausing is a full run)
+    follow(folder, st.session_state.get(pickers.SELECTED_RUN), hold=st.session_state.get(PLAYING, False))
+    if selection is None:
+        return
     _follow_selection((run_id, game_id))
     if replay.length == 0:
         why = f": {selection.game.error}" if selection.game.error else ""

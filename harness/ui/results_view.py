@@ -16,7 +16,8 @@ from harness.states import GameStatus, RunStatus
 from harness.store.browse import GameDetail
 from harness.ui import cached, charts, components
 from harness.ui.data import FALLBACK, NOISE_FLIP, agent_info, round_events, rounds_text
-from harness.ui.pickers import Selection, pick_game
+from harness.ui.follow import follow
+from harness.ui.pickers import SELECTED_RUN, Selection, pick_game
 
 _METRIC_NAMES = {
     "payoff_per_round": "payoff per round",
@@ -37,6 +38,7 @@ def render(folder: Path) -> None:
         _announce(folder, *finished)
     with cached.reading(folder) as source:
         _render(folder, source)
+    follow(folder, st.session_state.get(SELECTED_RUN))  # a run still playing: the page looks again on its own
 
 
 def _render(folder: Path, source: cached.RunSource) -> None:
@@ -66,7 +68,7 @@ def _render(folder: Path, source: cached.RunSource) -> None:
 
 def _announce(folder: Path, run_id: str, status: RunStatus, reason: str | None) -> None:
     """How the run just played ended: complete, complete with failed games, or stopped."""
-    run = next((r for r in cached.list_runs(folder, cached.signature(folder)).runs if r.run_id == run_id), None)
+    run = next((r for r in cached.listing(folder).runs if r.run_id == run_id), None)
     failed = run.games_planned - run.games_done if run is not None and status is RunStatus.COMPLETE else 0
     if status is not RunStatus.COMPLETE:
         st.warning(f"Run `{run_id}` ended **{status}**: {reason}. "

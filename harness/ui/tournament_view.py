@@ -32,6 +32,7 @@ from harness.store.browse import PlannedPlayer, RunRow
 from harness.tournament import tournament_config
 from harness.ui import background, cached, charts, choices, components, data, pickers, progress_panel
 from harness.ui.budget import budget_input
+from harness.ui.follow import follow
 
 DEFAULT_STRATEGIES = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS")
 
@@ -59,10 +60,10 @@ def render(folder: Path) -> None:
         _form(folder)
     st.markdown("#### 📜 Results")
     run = pickers.pick_run(folder, key=PICKER_KEY, kind="tournament", remember=SELECTED_TOURNAMENT)
-    if run is None:
-        return
-    pickers.run_notes(folder, run, kind="tournament")
-    _results(folder, run)
+    if run is not None:
+        pickers.run_notes(folder, run, kind="tournament")
+        _results(folder, run)
+    follow(folder, None if run is None else run.run_id, kind="tournament")  # a tournament still playing
 
 
 # ----------------------------------------------------------------------------------------- the form
@@ -233,7 +234,7 @@ def _stopped_text(run_id: str, result: RunResult) -> str:
 
 
 def _listed(folder: Path, run_id: str) -> bool:
-    return any(r.run_id == run_id for r in cached.list_runs(folder, cached.signature(folder), "tournament").runs)
+    return any(r.run_id == run_id for r in cached.listing(folder, "tournament").runs)
 
 
 def _select(folder: Path, run_id: str) -> None:
@@ -324,7 +325,7 @@ def missing_text(missing: list[str], run: RunRow, folder: Path) -> str:
 def _results(folder: Path, run: RunRow) -> None:
     sig = cached.signature(folder)
     board = cached.leaderboard(folder, sig, run.run_id)
-    planned = cached.players_of(folder, cached.list_runs(folder, sig, "tournament")).get(run.run_id, [])
+    planned = cached.players_of(folder, cached.listing(folder, "tournament")).get(run.run_id, [])
     if not board:
         st.info(
             f"Tournament `{run.run_id}` has no complete game between two different players yet, so no "

@@ -18,10 +18,13 @@ from typing import Any
 
 import pytest
 
+from harness.runner import run_experiment
+from harness.tournament import tournament_config
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
 from harness.ui.views import REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
 from tests.e2e.conftest import Server, ui_command, ui_env
+from tests.support.running_run import running_copy, write_games
 
 pytestmark = pytest.mark.e2e
 
@@ -225,3 +228,22 @@ def test_dashboard_end_to_end(page: Any, server: Server, screenshots: Path) -> N
     expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()  # the matchups heatmap
     settle(page)
     screenshot(page, screenshots / "tournament.png", started)
+
+
+def test_results_follow_a_running_run_on_their_own(page: Any, server: Server, tmp_path: Path) -> None:
+    """A run still being written: the Results view shows its progress and, with no click, its games as they
+    finish, until it ends. (Last in this module: it leaves a run in the server's folder.)"""
+    expect = _expect()
+    finished = tmp_path / "finished"
+    run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
+    path = running_copy(finished / "live.duckdb", server.results, keep=2)
+    page.goto(server.url)
+    open_view(page, RESULTS)
+    select_option(page, "Run", "live")
+    expect(page.get_by_text(re.compile(r"is running: 2 of 6 games finished"))).to_be_visible()
+    write_games(path, finished / "live.duckdb", upto=5)
+    follow_s = 20  # the page looks every 2.5 s (harness.ui.cached.REFRESH_S), then reruns
+    expect(page.get_by_text(re.compile(r"is running: 5 of 6 games finished"))).to_be_visible(timeout=follow_s * 1000)
+    write_games(path, finished / "live.duckdb", upto=6, status="complete")
+    expect(page.get_by_text(re.compile(r"is running"))).to_have_count(0, timeout=follow_s * 1000)
+    expect(page.get_by_role("combobox", name="Run", exact=True)).to_have_value(re.compile(r"complete 6/6"))

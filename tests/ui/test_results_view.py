@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,8 +20,13 @@ from harness.interrupts import StopFlag
 from harness.runner import run_experiment
 from harness.settings import engine_options
 from harness.tournament import tournament_config
+from harness.ui import cached
 from harness.ui.views import RESULTS
+from tests.support.running_run import running_copy, write_games
 from tests.ui.conftest import picker
+
+Fragments = list[tuple[str, float | None]]
+FOLLOW = "harness.ui.follow.follow.<locals>.watch"
 
 App = Callable[..., AppTest]
 
@@ -112,7 +118,10 @@ def test_an_interrupted_run_says_so_and_how_to_finish_it(app: App, tmp_path: Pat
     assert "**interrupted**" in info and "2 of 6 games" in info and "pdbench resume cut" in info
 
 
-def test_a_run_being_written_and_an_old_file_are_explained(app: App, tmp_path: Path) -> None:
+def test_a_run_being_written_and_an_old_file_are_explained(
+    app: App, tmp_path: Path, fragments: Fragments, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cached, "REFRESH_S", 0.2)  # the page looks again this often while a file is locked
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=3), results_dir=tmp_path, run_id="ok")
     shutil.copy(tmp_path / "ok.duckdb", tmp_path / "old.duckdb")
     con = duckdb.connect(str(tmp_path / "old.duckdb"))
@@ -128,16 +137,74 @@ def test_a_run_being_written_and_an_old_file_are_explained(app: App, tmp_path: P
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         at = app(tmp_path, RESULTS)
-        assert "In progress: `busy`" in "\n".join(i.value for i in at.info)
+        info = "\n".join(i.value for i in at.info)
+        assert "In progress: `busy`" in info and "looks again every 0.2 s on its own" in info
+        assert not at.button  # no Refresh button to press
+        assert (FOLLOW, 0.2) in fragments  # the page asked to look again on its own
         assert any("older PDBench (schema 0" in w.value for w in at.warning)
         assert at.selectbox(key="results_run").value == "ok" and len(at.selectbox(key="results_run").options) == 1
     finally:
         holder.communicate("", timeout=30)
-    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("refresh"))).click().run()
-    assert not any("In progress" in i.value for i in at.info)
+    # The file is released unchanged (its signature is the same): the next look, a timer's rerun, still sees it.
+    time.sleep(0.25)
+    fragments.clear()
+    at.run()
+    assert not any("In progress" in i.value for i in at.info), ([i.value for i in at.info], at.session_state)
+    assert (FOLLOW, 0.2) not in fragments  # nothing left to follow: no timer
     picker = at.selectbox(key="results_run")  # the copy holds run 'ok' too: counted once
     assert picker.value == "ok" and len(picker.options) == 1
     assert any("counted once" in w.value for w in at.warning)
+
+
+def test_a_running_run_shows_its_progress_and_is_followed_until_it_ends(
+    app: App, tmp_path: Path, fragments: Fragments
+) -> None:
+    """A run whose status is running: a progress bar of its finished games, and a timer that looks again every
+    REFRESH_S; each look shows the games finished since; once the run is complete, no timer and no bar."""
+    finished = tmp_path / "finished"
+    run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    path = running_copy(finished / "live.duckdb", folder, keep=2)
+    at = app(folder, RESULTS)
+    bar = at.get("progress")
+    assert len(bar) == 1 and "`live` is **running**: 2 of 6 games finished" in bar[0].proto.text
+    assert bar[0].proto.value == 33  # percent: 2 of 6
+    assert (FOLLOW, cached.REFRESH_S) in fragments
+    assert "live · TFT, ALLD, GRIM · running 2/6" in at.selectbox(key="results_run").options[0]
+
+    write_games(path, finished / "live.duckdb", upto=5)
+    fragments.clear()
+    at.run()  # what the timer's rerun does
+    assert "5 of 6 games finished" in at.get("progress")[0].proto.text
+    assert len(picker(at, "results_condition_").options) == 5  # the games recorded so far: GRIM_vs_GRIM is next
+    assert (FOLLOW, cached.REFRESH_S) in fragments
+
+    write_games(path, finished / "live.duckdb", upto=6, status="complete")
+    fragments.clear()
+    at.run()
+    assert not at.get("progress")
+    assert not [f for f in fragments if f[0] == FOLLOW]
+    assert "live · TFT, ALLD, GRIM · complete 6/6" in at.selectbox(key="results_run").options[0]
+
+
+def test_what_a_followed_page_shows_changes_with_status_games_and_files_in_progress() -> None:
+    from datetime import datetime
+
+    from harness.states import RunStatus
+    from harness.store.browse import Folder, RunRow
+    from harness.ui.follow import shown
+
+    def listing(status: RunStatus, done: int, busy: frozenset[str] = frozenset()) -> Folder:
+        return Folder([RunRow("r", "eval", status, datetime(2026, 1, 1), 9, done, [])], [], busy)
+
+    running = shown(listing(RunStatus.RUNNING, 2), "r")
+    assert running.live and running != shown(listing(RunStatus.RUNNING, 3), "r")
+    assert running == shown(listing(RunStatus.RUNNING, 2), "r")  # nothing new: no rerun
+    assert not shown(listing(RunStatus.COMPLETE, 9), "r").live
+    assert not shown(listing(RunStatus.INTERRUPTED, 2), "r").live
+    assert shown(listing(RunStatus.COMPLETE, 9, frozenset({"x.duckdb"})), "r").live  # another run in progress
+    assert not shown(listing(RunStatus.RUNNING, 2), "other").live  # the page shows another run
 
 
 def test_a_run_written_by_this_process_is_in_progress_too(tmp_path: Path) -> None:
