@@ -440,3 +440,27 @@ def test_a_frame_is_one_piece_built_from_one_round() -> None:
         assert page.count(f"round {shown}<") == (2 if shown else 0)  # both move cards
     assert "Game over: final score 4 – 9" in replay_frame.frame_html(replay, 3)
     assert "Game over" not in replay_frame.frame_html(replay, 2)
+
+
+def test_a_running_run_is_followed_while_paused_not_while_playing(
+    app: App, tmp_path: Path, fragments: list[tuple[str, float | None]]
+) -> None:
+    """The replay of a game of a run still playing: the page looks again on its own while paused; while a replay
+    plays it does not rerun the page under it (pausing is a full run, which looks again)."""
+    from harness.ui import cached
+    from tests.support.running_run import running_copy
+
+    finished = tmp_path / "finished"
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=10), results_dir=finished, run_id="live")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    running_copy(finished / "live.duckdb", folder, keep=2)
+    follow = ("harness.ui.follow.follow.<locals>.watch", cached.REFRESH_S)
+    at = open_game(app, folder, "TFT_vs_ALLD")
+    assert follow in fragments
+    fragments.clear()
+    click(at, "replay_play")
+    at.run()
+    assert at.session_state[PLAYING] and follow not in fragments
+    click(at, "replay_pause")
+    assert follow in fragments and not at.session_state[PLAYING]

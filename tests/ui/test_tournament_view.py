@@ -357,3 +357,33 @@ def test_the_missing_players_note_says_why_for_each_state(tmp_path: Path) -> Non
     assert "every such game failed" in note(RunStatus.COMPLETE)
     assert "is not on the leaderboard" in tournament_view.missing_text(["GRIM"], RunRow(
         "t", "tournament", RunStatus.RUNNING, datetime(2026, 1, 1), 10, 3, []), tmp_path)  # fmt: skip
+
+
+def test_a_tournament_still_playing_is_followed_and_says_who_is_not_ranked_yet(
+    app: App, tmp_path: Path, fragments: list[tuple[str, float | None]]
+) -> None:
+    """A tournament whose file says running (as a writer leaves it mid-run): its leaderboard so far, the players
+    not ranked yet and why, its progress, and a timer that looks again; nothing of the kind once it is complete."""
+    from harness.ui import cached
+    from tests.support.running_run import running_copy, write_games
+
+    finished = tmp_path / "finished"
+    runner.run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    path = running_copy(finished / "live.duckdb", folder, keep=2)  # TFT_vs_TFT and TFT_vs_ALLD so far
+    at = app(folder, view=TOURNAMENT)
+    assert sorted(board(at)["player"]) == ["😈 ALLD", "🪞 TFT"]
+    note = next(w.value for w in at.warning if "not on the leaderboard" in w.value)
+    assert note.startswith("💀 GRIM is not on the leaderboard: no finished game against another player yet.")
+    assert "still playing (2 of 6 games finished)" in note
+    assert "2 of 6 games finished" in at.get("progress")[0].proto.text
+    follow = ("harness.ui.follow.follow.<locals>.watch", cached.REFRESH_S)
+    assert follow in fragments
+
+    write_games(path, finished / "live.duckdb", upto=6, status="complete")
+    fragments.clear()
+    at.run()  # what the timer's rerun does
+    assert sorted(board(at)["player"]) == ["💀 GRIM", "😈 ALLD", "🪞 TFT"]
+    assert not [w for w in at.warning if "not on the leaderboard" in w.value] and not at.get("progress")
+    assert follow not in fragments
