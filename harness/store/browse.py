@@ -231,3 +231,42 @@ def leaderboard(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
 def matchups(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
     """The ``matchups`` view of one run: each player's mean payoff per round against each opponent."""
     return cat.records("SELECT * FROM matchups WHERE run_id = ? ORDER BY player, opponent", [run_id])
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedPlayer:
+    """A player as its run's stored config plans it, before any game is played: the label the games will
+    carry (``games.player_a``/``player_b``), and for a model player its model and persona."""
+
+    label: str
+    model: str | None
+    persona: str | None
+
+
+def planned_players(cat: Catalog, run_ids: list[str] | None = None) -> dict[str, list[PlannedPlayer]]:
+    """Each run's players from its stored config (``runs.config_json``), in plan order: known from the run's
+    start, so a run that has finished no game yet is described too, and a player whose games never finished
+    is still named. The label is the one a config gives a player (its ``name``, else its model or strategy);
+    the persona is the prompts' (where the config puts an agent's persona)."""
+    where, params = ("WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]) if run_ids is not None else ("", [])
+    rows = cat.query(
+        f"""
+        WITH c AS (
+            SELECT run_id, json_extract(config_json, '$.experiment.conditions[*].agent_a') AS a,
+                   json_extract(config_json, '$.experiment.conditions[*].agent_b') AS b
+            FROM runs {where}
+        ), agents AS (
+            SELECT run_id, unnest(a) AS agent, 2 * generate_subscripts(a, 1) AS pos FROM c
+            UNION ALL
+            SELECT run_id, unnest(b) AS agent, 2 * generate_subscripts(b, 1) + 1 AS pos FROM c
+        )
+        SELECT run_id, coalesce(agent->>'name', agent->>'model', agent->>'policy') AS label, agent->>'model',
+               coalesce(agent->>'$.prompts.persona', agent->>'persona'), min(pos) AS first
+        FROM agents GROUP BY ALL ORDER BY run_id, first, label
+        """,
+        params,
+    )[1]
+    out: dict[str, list[PlannedPlayer]] = {}
+    for run_id, label, model, persona, _ in rows:
+        out.setdefault(run_id, []).append(PlannedPlayer(label, model, persona))
+    return out

@@ -13,6 +13,7 @@ and the dashboard never holds a run file open between renders (which would block
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +27,8 @@ from harness.store.catalog import Catalog
 from harness.ui import data
 
 Signature = tuple[tuple[str, int, int], ...]
+REFRESH_S = 2.5  # how often a page following a run in progress looks again (harness.ui.follow)
+LAST_LISTING = "cached_listing|"  # session key prefix: (stamp, being written?) of a folder's last listing
 
 
 class RunSource:
@@ -72,8 +75,32 @@ def signature(folder: Path) -> Signature:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def list_runs(folder: Path, sig: Signature, kind: str | None = None) -> browse.Folder:
+def list_runs(folder: Path, sig: Signature, kind: str | None = None, stamp: int = 0) -> browse.Folder:
     return browse.list_runs(folder, kind)
+
+
+def listing(folder: Path, kind: str | None = None) -> browse.Folder:
+    """The folder's runs (:func:`list_runs`), cached by the folder's signature; while a file is being written,
+    read again at most every ``REFRESH_S`` as well. A writer can release its file without changing it (a run
+    stopped before its first game, a process killed), so the signature alone would keep the file "in progress"."""
+    key = f"{LAST_LISTING}{folder}|{kind}"
+    last: tuple[int, bool] | None = st.session_state.get(key)  # the stamp of the last listing, and if it had one
+    stamp = 0 if last is None else int(time.time() / REFRESH_S) if last[1] else last[0]
+    out = list_runs(folder, signature(folder), kind, stamp)
+    st.session_state[key] = (stamp, bool(out.being_written))  # a fresh listing stays the one read, once released
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def planned_players(folder: Path, runs: tuple[tuple[str, str], ...]) -> dict[str, list[browse.PlannedPlayer]]:
+    """Each run's planned players (:func:`browse.planned_players`). A run's config never changes, so the key is
+    the folder's runs (id and creation time), not its signature: a run being written does not re-read them."""
+    with Catalog(folder) as cat:
+        return browse.planned_players(cat, [run_id for run_id, _ in runs])
+
+
+def players_of(folder: Path, listing: browse.Folder) -> dict[str, list[browse.PlannedPlayer]]:
+    return planned_players(folder, tuple((r.run_id, r.created_at.isoformat()) for r in listing.runs))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -8,6 +8,8 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from harness.ui.data import FALLBACK, FALLBACK_FLIPPED, NOISE_FLIP
+
 _SEATS = alt.Scale(domain=["A", "B"], range=["#2a7de1", "#e8742a"])
 
 
@@ -19,9 +21,16 @@ def _frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return df
 
 
-def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart | alt.FacetChart:
+_EVENT_SHAPES = alt.Scale(domain=[NOISE_FLIP, FALLBACK, FALLBACK_FLIPPED], range=["diamond", "square", "cross"])
+
+
+def actions_over_time(
+    rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]] = ()
+) -> alt.LayerChart | alt.FacetChart:
     """Each player's move as played per round (1 = C, 0 = D) and the cumulative cooperation rate of its
-    choices (the behaviour rate; the as-played rate is in the tooltip)."""
+    choices (the behaviour rate; the as-played rate is in the tooltip). ``events``
+    (:func:`harness.ui.data.round_events`) ring the moves that noise flipped or that were fallbacks, each
+    with its round and what happened in its tooltip."""
     df = _frame(rows)
     base = alt.Chart(df).encode(
         x=alt.X("round:Q", title="round", scale=alt.Scale(zero=False, nice=False)),
@@ -38,7 +47,24 @@ def actions_over_time(rows: Sequence[dict[str, Any]]) -> alt.LayerChart | alt.Fa
         y=alt.Y("cooperated:Q", title="C = 1, D = 0 · cooperation rate", scale=alt.Scale(domain=[-0.05, 1.05]))
     )
     rate = base.mark_line(strokeWidth=2.5).encode(y="cumulative_cooperation:Q")
-    return alt.layer(moves, rate).properties(height=260)
+    if not events:
+        return alt.layer(moves, rate).properties(height=260)
+    marks = (
+        alt.Chart(pd.DataFrame(list(events)))
+        .mark_point(filled=False, size=260, strokeWidth=2)
+        .encode(
+            x="round:Q",
+            y="cooperated:Q",
+            color=alt.Color("seat:N", scale=_SEATS, title="player"),
+            shape=alt.Shape("kind:N", scale=_EVENT_SHAPES, title="marked round"),
+            tooltip=[
+                alt.Tooltip("round:Q"),
+                alt.Tooltip("who:N", title="player"),
+                alt.Tooltip("what:N", title="what happened"),
+            ],
+        )
+    )
+    return alt.layer(moves, rate, marks).properties(height=260)
 
 
 def cumulative_payoffs(rows: Sequence[dict[str, Any]]) -> alt.Chart:

@@ -49,13 +49,22 @@ def agent_card(info: AgentInfo, seat: str | None = None, extra: str = "") -> str
     desc = (
         f"<div style='font-size:.9em;margin-top:4px'>{html.escape(info.description)}</div>" if info.description else ""
     )
+    setup = f"<div class='pdb-agent-setup' style='font-size:.9em;margin-top:4px'>{model_setup(info)}</div>" \
+        if info.is_model else ""  # fmt: skip
     more = f"<div style='margin-top:6px'>{extra}</div>" if extra else ""
     return (
         f"<div class='pdb-agent-card' style='{_CARD_STYLE.format(a=a, b=b)}'>{who}"
         f"<div style='font-size:1.25em;font-weight:600'>"
         f"<span style='font-size:1.4em'>{info.emoji}</span> {heading}</div>"
-        f"{desc}{more}</div>"
+        f"{desc}{setup}{more}</div>"
     )
+
+
+def model_setup(info: AgentInfo) -> str:
+    """A model player's model, persona and temperature, as one line of HTML: what was asked, and how."""
+    persona = f"persona <b>{html.escape(info.persona)}</b>" if info.persona else "no persona"
+    temperature = "provider's default temperature" if info.temperature is None else f"temperature {info.temperature:g}"
+    return f"🤖 <code>{html.escape(info.model or info.name)}</code> · 🎭 {persona} · 🌡️ {temperature}"
 
 
 def move_card(move: str, payoff: float, label: str = "") -> str:

@@ -15,6 +15,7 @@ import streamlit as st
 from harness.states import RunStatus
 from harness.store.browse import ConditionRow, Folder, GameRow, RunRow
 from harness.ui import cached
+from harness.ui.data import newest_with_results, run_label
 
 SELECTED_RUN = "selected_run"
 SELECTED_CONDITION = "selected_condition"
@@ -46,11 +47,8 @@ def unreadable_files(listing: Folder) -> None:
         names = ", ".join(f"`{n.removesuffix('.duckdb')}`" for n, _ in busy)
         st.info(
             f"⏳ In progress: {names}. A run being written cannot be read until it ends or is interrupted; "
-            "press **Refresh** to look again.",
+            f"this page looks again every {cached.REFRESH_S:g} s on its own.",
         )
-        if st.button("🔄 Refresh", key=f"refresh_{len(busy)}_{busy[0][0]}"):
-            cached.list_runs.clear()  # a file can be released without changing: read the folder again
-            st.rerun()
     for name, why in other:
         st.warning(f"`{name}` is not shown: {why}.", icon="⚠️")
 
@@ -67,20 +65,22 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
 
     The choice is kept under ``remember``: Results and Replay share one choice, the Tournament
     view keeps its own, so opening it does not change what the other views show."""
-    sig = cached.signature(folder)
-    listing = cached.list_runs(folder, sig, kind)
+    listing = cached.listing(folder, kind)
     if not listing.runs:
         unreadable_files(listing)
-        if kind is None or not cached.list_runs(folder, sig).runs:
+        if kind is None or not cached.listing(folder).runs:
             first_run_message(folder)
         else:
             st.info(f"No {kind} runs yet in `{folder}`.")
         return None
     by_id = {r.run_id: r for r in listing.runs}
     ids = list(by_id)
+    players = cached.players_of(folder, listing)
+    remembered = st.session_state.get(remember)
+    chosen = remembered if remembered in by_id else newest_with_results(listing.runs)
     run_id = st.selectbox(
-        "Run", ids, index=_index(ids, st.session_state.get(remember)), key=f"{key}_run",
-        format_func=lambda r: by_id[r].label,
+        "Run", ids, index=_index(ids, chosen), key=f"{key}_run",
+        format_func=lambda r: run_label(by_id[r], players.get(r, [])),
     )  # fmt: skip
     if run_id is None:
         return None
@@ -90,12 +90,16 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
 
 def run_notes(folder: Path, run: RunRow, kind: str | None = None) -> None:
     """Below the pickers: files that could not be read, and how an unfinished run can be finished."""
-    unreadable_files(cached.list_runs(folder, cached.signature(folder), kind))
-    if run.status is not RunStatus.COMPLETE:
-        resumable = run.status is not RunStatus.RUNNING
-        hint = f" Finish it with `pdbench resume {run.run_id} --results {folder}`." if resumable else ""
+    unreadable_files(cached.listing(folder, kind))
+    if run.status is RunStatus.RUNNING:
+        done = run.games_done / run.games_planned if run.games_planned else 0.0
+        st.progress(min(done, 1.0), text=f"⏳ Run `{run.run_id}` is **running**: {run.games_done:,} of "
+                    f"{run.games_planned:,} games finished. This page follows it, looking again every "
+                    f"{cached.REFRESH_S:g} s.")  # fmt: skip
+    elif run.status is not RunStatus.COMPLETE:
         st.info(
-            f"Run `{run.run_id}` is **{run.status}**: {run.games_done} of {run.games_planned} games complete.{hint}"
+            f"Run `{run.run_id}` is **{run.status}**: {run.games_done} of {run.games_planned} games complete. "
+            f"Finish it with `pdbench resume {run.run_id} --results {folder}`."
         )
 
 

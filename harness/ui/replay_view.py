@@ -17,23 +17,22 @@ a widget the server moves can come back with an old value. The round slider is t
 only while paused, and what it reports is taken as a jump only when no button was pressed in the
 same request (see :func:`_jump`).
 
-Long games cost nothing per frame: cumulative scores are summed once per selection, and a frame
-draws one round, the running scores and the last few moves.
+A frame (round number, progress, move cards, scores, trails) is one element built from one
+position (:mod:`harness.ui.replay_frame`), so the browser never shows a round beside another
+round's scores. Long games cost nothing per frame: cumulative scores are summed once per
+selection, and a frame draws one round, the running scores and the last few moves.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from itertools import accumulate
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
-from harness.store.browse import GameDetail
 from harness.ui import cached, components, pickers
-from harness.ui.data import agent_info
+from harness.ui.follow import follow
+from harness.ui.replay_frame import Replay, frame_html
 
 # Session keys, all prefixed "replay_" (the pickers use replay_run, replay_condition, replay_game).
 ROUND = "replay_round"  # rounds shown so far: 0 (before the first round) .. number of rounds
@@ -50,42 +49,7 @@ MIN_TICK_S = 0.2  # a browser round trip takes ~0.1-0.15 s: faster speeds show s
 PLAY, PAUSE, STEP, BACK, RESTART = "replay_play", "replay_pause", "replay_step", "replay_back", "replay_restart"
 
 MIN_SPEED_MS, MAX_SPEED_MS, DEFAULT_SPEED_MS = 50, 1000, 300
-TRAIL_ROUNDS = 10
-SEATS = ("a", "b")
 JUMP_SLOT_PX = 84  # the round slider's slot keeps its height while playing, so the frame does not jump
-
-
-@dataclass(frozen=True, slots=True)
-class Replay:
-    """A recorded game, prepared once per full run so that each frame only indexes into it."""
-
-    players: tuple[str, str]
-    rounds: list[dict[str, Any]]
-    totals: tuple[list[float], list[float]]  # totals[s][i]: seat s's score after i rounds; totals[s][0] == 0
-
-    @classmethod
-    def of(cls, detail: GameDetail) -> Replay:
-        rounds = detail.rounds
-        totals = tuple(list(accumulate((float(r[f"payoff_{s}"]) for r in rounds), initial=0.0)) for s in SEATS)
-        return cls((detail.game["player_a"], detail.game["player_b"]), rounds, (totals[0], totals[1]))
-
-    @property
-    def length(self) -> int:
-        return len(self.rounds)
-
-    def score(self, seat: int, shown: int) -> float:
-        """Seat ``seat``'s (0 = A, 1 = B) score after the first ``shown`` rounds."""
-        return self.totals[seat][shown]
-
-    def trail(self, seat: int, shown: int, last: int = TRAIL_ROUNDS) -> list[str]:
-        """The played moves of the last ``last`` rounds shown, oldest first (a slice, not the whole game)."""
-        key = f"action_{SEATS[seat]}"
-        return [r[key] for r in self.rounds[max(0, shown - last) : shown]]
-
-
-def _fmt(x: float) -> str:
-    """Scores as the rest of the dashboard shows them: 3, 2.5 (no trailing .0)."""
-    return f"{x:g}"
 
 
 # --- state and controls ---------------------------------------------------------------------------
@@ -209,59 +173,6 @@ def _controls(length: int) -> None:
 # --- the frame ---------------------------------------------------------------------------------------
 
 
-def _header(replay: Replay, shown: int) -> None:
-    """Where the replay is: "Round 5 of 50", a progress bar, and the final score at the end."""
-    length = replay.length
-    if shown == 0:
-        st.markdown(f"### Round 0 of {length}")
-        st.caption("Before the first move: press ▶️ Play or ⏭️ Step.")
-    else:
-        st.markdown(f"### Round {shown} of {length}")
-    st.progress(shown / length, text=f"{shown} of {length} rounds played")
-    if shown == length:
-        a, b = (_fmt(replay.score(s, shown)) for s in (0, 1))
-        st.success(f"Game over: final score {a} – {b}", icon="🏁")
-
-
-def _seat(replay: Replay, seat: int, shown: int) -> None:
-    """One player's column: agent card, this round's move card with its notes, running score, trail."""
-    s = SEATS[seat]
-    st.markdown(components.agent_card(agent_info(replay.players[seat]), seat=s), unsafe_allow_html=True)
-    if shown == 0:
-        st.markdown(
-            "<div class='pdb-move-card' style='border-radius:14px;padding:12px;text-align:center;"
-            "border:2px dashed rgba(128,128,128,.5)'><div style='font-size:2.4em'>🂠</div>"
-            "<div>waiting for round 1</div></div>",
-            unsafe_allow_html=True,
-        )
-        payoff: float | None = None
-        notes: list[str] = []
-    else:
-        row = replay.rounds[shown - 1]
-        move, payoff = row[f"action_{s}"], float(row[f"payoff_{s}"])
-        st.markdown(components.move_card(move, payoff, label=f"round {row['round']}"), unsafe_allow_html=True)
-        notes = _notes(row, s)
-    delta = None if payoff is None else (int(payoff) if payoff.is_integer() else payoff)
-    st.metric(f"Score · player {s.upper()}", _fmt(replay.score(seat, shown)), delta=delta,
-              delta_description="last round" if delta is not None else None, border=True)  # fmt: skip
-    moves = replay.trail(seat, shown)
-    extent = f"last {len(moves)} round{'s' if len(moves) != 1 else ''}" if moves else "no rounds yet"
-    st.markdown(f"History: {components.trail(moves)} ({extent})")
-    for note in notes:  # last, so that both columns' cards and scores stay level
-        st.caption(note)
-
-
-def _notes(row: dict[str, Any], seat: str) -> list[str]:
-    """Why this round's move is not simply the player's choice: a fallback move, or a noise flip."""
-    notes: list[str] = []
-    if row[f"flagged_{seat}"]:
-        notes.append("⚠️ fallback move: the model's answer could not be used, so its fallback move was played")
-    intended, move = row[f"intended_{seat}"], row[f"action_{seat}"]
-    if intended is not None and intended != move:
-        notes.append(f"🎲 noise flipped the intended move ({intended} → {move})")
-    return notes
-
-
 def _frame(replay: Replay, ticking: float | None) -> None:
     """The fragment's body: advance if this run is a tick, re-declare the fragment if its interval is stale, draw."""
     _advance(replay.length)
@@ -269,12 +180,7 @@ def _frame(replay: Replay, ticking: float | None) -> None:
         st.rerun()  # a full run declares the fragment again with the new run_every
     shown = st.session_state[ROUND]
     _controls(replay.length)
-    _header(replay, shown)
-    left, right = st.columns(2, gap="large")
-    with left:
-        _seat(replay, 0, shown)
-    with right:
-        _seat(replay, 1, shown)
+    st.markdown(frame_html(replay, shown), unsafe_allow_html=True)  # one element: see replay_frame
     st.caption(components.LEGEND)
 
 
@@ -283,10 +189,13 @@ def render(folder: Path) -> None:
     the frame's ticks work from the :class:`Replay` it closes over and never touch the file."""
     with cached.reading(folder) as source:
         selection = pickers.pick_game(folder, key="replay", source=source)
-        if selection is None:
-            return
-        run_id, game_id = selection.run.run_id, selection.game.game_id
-        replay = Replay.of(cached.game_detail(folder, cached.signature(folder), run_id, game_id, _source=source))
+        if selection is not None:
+            run_id, game_id = selection.run.run_id, selection.game.game_id
+            replay = Replay.of(cached.game_detail(folder, cached.signature(folder), run_id, game_id, _source=source))
+    # a run still playing: look again on its own (not while the replay plays; pausing is a full run)
+    follow(folder, st.session_state.get(pickers.SELECTED_RUN), hold=st.session_state.get(PLAYING, False))
+    if selection is None:
+        return
     _follow_selection((run_id, game_id))
     if replay.length == 0:
         why = f": {selection.game.error}" if selection.game.error else ""

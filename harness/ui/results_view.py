@@ -15,8 +15,9 @@ from harness.analysis.stats import Estimate
 from harness.states import GameStatus, RunStatus
 from harness.store.browse import GameDetail
 from harness.ui import cached, charts, components
-from harness.ui.data import agent_info
-from harness.ui.pickers import Selection, pick_game
+from harness.ui.data import FALLBACK, NOISE_FLIP, agent_info, round_events, rounds_text
+from harness.ui.follow import follow
+from harness.ui.pickers import SELECTED_RUN, Selection, pick_game
 
 _METRIC_NAMES = {
     "payoff_per_round": "payoff per round",
@@ -37,6 +38,7 @@ def render(folder: Path) -> None:
         _announce(folder, *finished)
     with cached.reading(folder) as source:
         _render(folder, source)
+    follow(folder, st.session_state.get(SELECTED_RUN))  # a run still playing: the page looks again on its own
 
 
 def _render(folder: Path, source: cached.RunSource) -> None:
@@ -55,7 +57,8 @@ def _render(folder: Path, source: cached.RunSource) -> None:
         left, right = st.columns(2)
         left.markdown("**Actions over time** · each move as played (C = 1) and the cumulative cooperation rate "
                       "of the player's choices")  # fmt: skip
-        left.altair_chart(charts.actions_over_time(curves), width="stretch")
+        events = round_events(detail.rounds, (detail.game["player_a"], detail.game["player_b"]))
+        left.altair_chart(charts.actions_over_time(curves, events), width="stretch")
         right.markdown("**Cumulative payoffs**")
         right.altair_chart(charts.cumulative_payoffs(curves), width="stretch")
     if detail.has_calls:
@@ -65,7 +68,7 @@ def _render(folder: Path, source: cached.RunSource) -> None:
 
 def _announce(folder: Path, run_id: str, status: RunStatus, reason: str | None) -> None:
     """How the run just played ended: complete, complete with failed games, or stopped."""
-    run = next((r for r in cached.list_runs(folder, cached.signature(folder)).runs if r.run_id == run_id), None)
+    run = next((r for r in cached.listing(folder).runs if r.run_id == run_id), None)
     failed = run.games_planned - run.games_done if run is not None and status is RunStatus.COMPLETE else 0
     if status is not RunStatus.COMPLETE:
         st.warning(f"Run `{run_id}` ended **{status}**: {reason}. "
@@ -81,7 +84,7 @@ def _agents(detail: GameDetail) -> None:
     game = detail.game
     left, right = st.columns(2)
     for col, seat in ((left, "a"), (right, "b")):
-        info = agent_info(game[f"player_{seat}"])
+        info = agent_info(game[f"player_{seat}"], game.get(f"params_{seat}"))
         col.markdown(components.agent_card(info, seat), unsafe_allow_html=True)
 
 
@@ -120,15 +123,24 @@ def _timeline(detail: GameDetail) -> None:
         rows.append(f"<div style='margin:0 0 .6em 0'>{label}{dots_row}</div>")
     st.markdown("".join(rows), unsafe_allow_html=True)
     notes = [components.LEGEND]
-    flips = sum(r["action_a"] != r["intended_a"] for r in detail.rounds) + sum(
-        r["action_b"] != r["intended_b"] for r in detail.rounds
-    )
+    events = round_events(detail.rounds, (game["player_a"], game["player_b"]))
+    flips = [e for e in events if e["kind"] != FALLBACK]
     if flips:
-        notes.append(f"🎲 {flips} move{'s' if flips > 1 else ''} flipped by noise (played moves shown)")
-    flagged = sum(r["flagged_a"] for r in detail.rounds) + sum(r["flagged_b"] for r in detail.rounds)
+        notes.append(f"🎲 {len(flips)} move{'s' if len(flips) > 1 else ''} flipped by noise (played moves shown): "
+                     f"{_where(flips)}")  # fmt: skip
+    flagged = [e for e in events if e["kind"] != NOISE_FLIP]
     if flagged:
-        notes.append(f"⚠️ {flagged} fallback move{'s' if flagged > 1 else ''} (the model's answer was unreadable)")
+        notes.append(f"⚠️ {len(flagged)} fallback move{'s' if len(flagged) > 1 else ''} (the model's answer was "
+                     f"unreadable): {_where(flagged)}")  # fmt: skip
+    if events:
+        notes.append("each is marked on the actions chart below (hover a mark for what happened)")
     st.caption(" · ".join(notes))
+
+
+def _where(events: list[dict[str, Any]]) -> str:
+    """Which rounds, per player: "A in round 4, B in rounds 9 and 12"."""
+    seats = [(seat, [e["round"] for e in events if e["seat"] == seat]) for seat in ("A", "B")]
+    return ", ".join(f"{seat} in {rounds_text(rounds)}" for seat, rounds in seats if rounds)
 
 
 def _metric_cards(detail: GameDetail) -> None:

@@ -41,7 +41,13 @@ def render(folder: Path) -> None:
         agent_a = _player("a", default="TFT")
     with right:
         agent_b = _player("b", default="ALLD")
+    # The cards get a row of their own below every input, so they stay level whatever one side asks for
+    # (another model's name and base URL); they are drawn once the settings below have set persona and temperature.
+    cards = st.columns(2)
     settings = _game_settings(agent_a, agent_b)
+    for col, seat, agent in zip(cards, ("a", "b"), (agent_a, agent_b), strict=True):
+        with col:
+            _card(seat, agent)
     matrix = _payoff_matrix()
     busy = progress_panel.running(ACTIVE)
     if st.button("🚀 Run experiment", type="primary", key="run_start", disabled=busy,
@@ -51,7 +57,7 @@ def render(folder: Path) -> None:
 
 
 def _player(seat: str, default: str) -> dict[str, Any]:
-    """A player picker with its card; returns the agent's config mapping."""
+    """A player picker (and, for another model, its name and base URL); returns the agent's config mapping."""
     options = [*choices.strategies(), *choices.models(os.environ), choices.OTHER_MODEL]
     name = st.selectbox(f"Player {seat.upper()}", options, index=options.index(default), key=f"run_player_{seat}",
                         format_func=choices.label)  # fmt: skip
@@ -69,11 +75,17 @@ def _player(seat: str, default: str) -> dict[str, Any]:
             agent["base_url"] = base_url.strip()
             agent["key_only_to_configured"] = True  # typed here, by whoever reaches the page
             _key_note(model.strip(), base_url.strip())
-        if model.strip():
-            st.markdown(components.agent_card(agent_info(model.strip()), seat), unsafe_allow_html=True)
         return agent
-    st.markdown(components.agent_card(agent_info(name), seat), unsafe_allow_html=True)
     return {"model": name} if "/" in name else {"policy": name}
+
+
+def _card(seat: str, agent: dict[str, Any]) -> None:
+    """The player's card as it will play: strategy, or model with its persona and temperature."""
+    name = agent.get("model") or agent.get("policy")
+    if not name:
+        st.caption(f"Player {seat.upper()}: type a model name above to see its card.")
+        return
+    st.markdown(components.agent_card(agent_info(name, agent), seat), unsafe_allow_html=True)
 
 
 def _key_note(model: str, base_url: str) -> None:

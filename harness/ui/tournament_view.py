@@ -28,10 +28,11 @@ from harness.errors import PDBenchError
 from harness.plan import PlanSummary, summarize
 from harness.runner import RunResult, default_run_id
 from harness.states import RunStatus
-from harness.store.browse import RunRow
+from harness.store.browse import PlannedPlayer, RunRow
 from harness.tournament import tournament_config
 from harness.ui import background, cached, charts, choices, components, data, pickers, progress_panel
 from harness.ui.budget import budget_input
+from harness.ui.follow import follow
 
 DEFAULT_STRATEGIES = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS")
 
@@ -59,10 +60,10 @@ def render(folder: Path) -> None:
         _form(folder)
     st.markdown("#### 📜 Results")
     run = pickers.pick_run(folder, key=PICKER_KEY, kind="tournament", remember=SELECTED_TOURNAMENT)
-    if run is None:
-        return
-    pickers.run_notes(folder, run, kind="tournament")
-    _results(folder, run)
+    if run is not None:
+        pickers.run_notes(folder, run, kind="tournament")
+        _results(folder, run)
+    follow(folder, None if run is None else run.run_id, kind="tournament")  # a tournament still playing
 
 
 # ----------------------------------------------------------------------------------------- the form
@@ -233,7 +234,7 @@ def _stopped_text(run_id: str, result: RunResult) -> str:
 
 
 def _listed(folder: Path, run_id: str) -> bool:
-    return any(r.run_id == run_id for r in cached.list_runs(folder, cached.signature(folder), "tournament").runs)
+    return any(r.run_id == run_id for r in cached.listing(folder, "tournament").runs)
 
 
 def _select(folder: Path, run_id: str) -> None:
@@ -285,10 +286,11 @@ COLUMNS = {
 }
 
 
-def podium_card(row: dict[str, Any]) -> str:
+def podium_card(row: dict[str, Any], player: PlannedPlayer | None = None) -> str:
     """One of the top three: an agent card with the medal and its score (no description, so the three
-    cards are the same height and the numbers line up)."""
-    info = replace(data.agent_info(row["player"]), description="")
+    cards are the same height and the numbers line up); a model keeps its model and persona (``player``)."""
+    spec = {"model": player.model, "persona": player.persona} if player is not None and player.model else None
+    info = replace(data.agent_info(row["player"], spec), description="")
     extra = (
         f"<div style='display:flex;align-items:center;gap:12px'>"
         f"<span style='font-size:2.2em'>{components.medal(row['rank'])}</span>"
@@ -300,21 +302,46 @@ def podium_card(row: dict[str, Any]) -> str:
     return components.agent_card(info, extra=extra)
 
 
+def missing_players(planned: list[PlannedPlayer], board: list[dict[str, Any]]) -> list[str]:
+    """The planned players the leaderboard leaves out (it ranks a player on its complete games against others)."""
+    ranked = {r["player"] for r in board}
+    return [p.label for p in planned if p.label not in ranked]
+
+
+def missing_text(missing: list[str], run: RunRow, folder: Path) -> str:
+    """Which players the leaderboard leaves out, and why, for each state a run can be in."""
+    names = _names(missing)
+    verb = "is" if len(missing) == 1 else "are"
+    head = f"{names} {verb} not on the leaderboard: no finished game against another player"
+    progress = f"{run.games_done:,} of {run.games_planned:,} games finished"
+    if run.status is RunStatus.RUNNING:
+        return f"{head} yet. The tournament is still playing ({progress})."
+    if run.status is RunStatus.INTERRUPTED:
+        return (f"{head}. The tournament was stopped with {progress}; "
+                f"`pdbench resume {run.run_id} --results {folder}` plays the rest.")  # fmt: skip
+    return f"{head}: every such game failed ({progress}; 🎬 Animated Replay shows each failed game's error)."
+
+
 def _results(folder: Path, run: RunRow) -> None:
     sig = cached.signature(folder)
     board = cached.leaderboard(folder, sig, run.run_id)
+    planned = cached.players_of(folder, cached.listing(folder, "tournament")).get(run.run_id, [])
     if not board:
         st.info(
             f"Tournament `{run.run_id}` has no complete game between two different players yet, so no "
             "leaderboard (self-play is left out of the ranking)."
         )
         return
+    missing = missing_players(planned, board)
+    if missing:
+        st.warning(missing_text(missing, run, folder), icon="⚠️")
+    by_label = {p.label: p for p in planned}
     # Every medallist stands on the podium: players tied on a rank share its medal, so there may be more than three.
     medallists = [r for r in board if r["rank"] <= len(components.MEDALS)]
     for start in range(0, len(medallists), 3):
         for col, row in zip(st.columns(3), medallists[start : start + 3], strict=False):
             with col:
-                st.markdown(podium_card(row), unsafe_allow_html=True)
+                st.markdown(podium_card(row, by_label.get(row["player"])), unsafe_allow_html=True)
     st.markdown("##### 🏅 Leaderboard")
     frame = leaderboard_frame(board)
     st.dataframe(frame, hide_index=True, column_config=COLUMNS, height=min(38 + 35 * len(frame), 640))

@@ -50,3 +50,23 @@ def app(monkeypatch: pytest.MonkeyPatch) -> Callable[..., AppTest]:
 def picker(at: AppTest, prefix: str) -> Any:
     """The selectbox whose key starts with ``prefix`` (condition and replicate keys carry the run id)."""
     return next(s for s in at.selectbox if s.key and s.key.startswith(prefix))
+
+
+@pytest.fixture
+def fragments(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float | None]]:
+    """(module.qualname, run_every) of every fragment the app declares from now on: AppTest never runs a fragment
+    on its timer, so a test checks what the page asked the browser to do."""
+    import streamlit as st
+
+    seen: list[tuple[str, float | None]] = []
+    real = st.fragment
+
+    def spy(func: Callable[..., Any] | None = None, *, run_every: float | None = None) -> Any:
+        def record(f: Callable[..., Any]) -> Any:
+            seen.append((f"{f.__module__}.{f.__qualname__}", run_every))
+            return real(f, run_every=run_every)
+
+        return record if func is None else record(func)
+
+    monkeypatch.setattr(st, "fragment", spy)
+    return seen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -10,6 +11,7 @@ import pytest
 
 from harness.errors import StoreError
 from harness.runner import resume_run, run_experiment
+from harness.states import RunStatus
 from harness.store import browse
 from harness.store.catalog import Catalog
 from harness.tournament import tournament_config
@@ -136,3 +138,104 @@ def test_resuming_a_file_from_an_older_schema_is_a_clear_error(tmp_path: Path) -
     con.close()
     with pytest.raises(StoreError, match=r"older PDBench.*no upgrade exists"):
         resume_run(results, "ok")
+
+
+def test_agent_info_reads_a_model_players_stored_spec() -> None:
+    """games.params_a/b as stored: the persona sits in prompts.persona; a named player keeps its name."""
+    stored = '{"model": "openai/gpt-4o-mini", "name": "bob", "temperature": 0.7, "prompts": {"persona": "cautious"}}'
+    bob = data.agent_info("bob", stored)
+    assert (bob.name, bob.is_model, bob.model, bob.persona, bob.temperature) == (
+        "bob", True, "openai/gpt-4o-mini", "cautious", 0.7)  # fmt: skip
+    assert bob.title == "gpt-4o-mini" and "openai" in bob.description
+    plain = data.agent_info("mock/tft", {"model": "mock/tft"})
+    assert (plain.persona, plain.temperature) == (None, None)
+    assert data.agent_info("mock/tft", None).model == "mock/tft"
+    assert data.agent_info("TFT", None).model is None and not data.agent_info("TFT", "not json").is_model
+    assert data.agent_info("TFT", {"model": "mock/tft", "name": "TFT"}).is_model  # a model may be named like one
+
+
+def test_round_events_name_each_flipped_or_fallback_move() -> None:
+    def row(r: int, a: tuple[str, str, bool], b: tuple[str, str, bool]) -> dict[str, object]:
+        return {"round": r, "action_a": a[0], "intended_a": a[1], "flagged_a": a[2],
+                "action_b": b[0], "intended_b": b[1], "flagged_b": b[2]}  # fmt: skip
+
+    rounds = [
+        row(1, ("C", "C", False), ("D", "D", False)),  # nothing to mark
+        row(2, ("D", "C", False), ("D", "D", True)),  # A: noise flipped C to D; B: fallback D
+        row(3, ("C", "D", True), ("C", "C", False)),  # A: fallback D, then flipped to C
+    ]
+    events = data.round_events(rounds, ("mock/tft", "ALLD"))
+    assert [(e["round"], e["seat"], e["kind"], e["action"], e["cooperated"]) for e in events] == [
+        (2, "A", "noise flip", "D", 0),
+        (2, "B", "fallback move", "D", 0),
+        (3, "A", "fallback + noise", "C", 1),
+    ]
+    assert events[0]["what"] == "noise flipped the intended C to D" and events[0]["who"] == "A: mock/tft"
+    assert events[2]["what"] == ("fallback move D: the model's answer could not be used; "
+                                 "noise flipped the intended D to C")  # fmt: skip
+    assert data.rounds_text([4]) == "round 4" and data.rounds_text([4, 9, 12]) == "rounds 4, 9 and 12"
+    assert data.rounds_text(list(range(1, 16)), most=3) == "rounds 1, 2, 3 and 12 more"
+
+
+def test_planned_players_come_from_the_stored_config_before_any_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The players a config plans, with their model and persona, known from the run's start; for a finished run
+    they are the players its games name (read here from the games table)."""
+    from harness.duel import duel_config
+    from harness.interrupts import StopFlag
+
+    monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
+    alice = {"model": "mock/tft", "name": "alice", "persona": "cautious"}
+    run_experiment(duel_config(alice, {"model": "mock/grim"}, rounds=2), results_dir=tmp_path, run_id="duel")
+    stop = StopFlag()
+    stop.set("stopped before the first game")
+    run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=3), results_dir=tmp_path, run_id="cut", stop=stop)
+    with Catalog(tmp_path) as cat:
+        planned = browse.planned_players(cat)
+        labels = {r[0] for r in cat.query("select player_a from games where run_id = 'duel' union "
+                                          "select player_b from games where run_id = 'duel'")[1]}  # fmt: skip
+        assert cat.query("select count(*) from games where run_id = 'cut'")[1][0][0] == 0
+        assert browse.planned_players(cat, ["cut"]) == {"cut": planned["cut"]}
+    assert planned["duel"] == [browse.PlannedPlayer("alice", "mock/tft", "cautious"),
+                               browse.PlannedPlayer("mock/grim", "mock/grim", None)]  # fmt: skip
+    assert {p.label for p in planned["duel"]} == labels
+    assert [p.label for p in planned["cut"]] == ["TFT", "ALLD", "GRIM"]  # plan order, no game played
+    assert all(p.model is None and p.persona is None for p in planned["cut"])
+
+
+def _run(run_id: str, kind: str, status: RunStatus, done: int, planned: int) -> browse.RunRow:
+    return browse.RunRow(run_id, kind, status, datetime(2026, 11, 23, 10, 45), planned, done, [])
+
+
+def test_run_labels_name_the_models_their_personas_and_progress() -> None:
+    gpt = browse.PlannedPlayer("openai/gpt-4o-mini", "openai/gpt-4o-mini", "cautious")
+    alld, tft = browse.PlannedPlayer("ALLD", None, None), browse.PlannedPlayer("TFT", None, None)
+    running = _run("eval_20261123_104500", "eval", RunStatus.RUNNING, 12, 40)
+    assert data.run_label(running, [gpt, alld, tft]) == (
+        "eval_20261123_104500 · openai/gpt-4o-mini · persona cautious · running 12/40 · 2026-11-23 10:45"
+    )
+    plain = browse.PlannedPlayer("mock/tft", "mock/tft", None)
+    duel = _run("mine", "experiment", RunStatus.COMPLETE, 3, 3)
+    assert (
+        data.run_label(duel, [plain, alld])
+        == "mine · mock/tft · no persona · complete 3/3 · experiment · 2026-11-23 10:45"
+    )
+    assert "personas cautious, none" in data.run_label(duel, [gpt, plain])
+    many = [browse.PlannedPlayer(n, None, None) for n in ("ALLC", "ALLD", "TFT", "GRIM", "WSLS")]
+    stopped = _run("tournament_x", "tournament", RunStatus.INTERRUPTED, 0, 15)
+    assert (
+        data.run_label(stopped, many) == "tournament_x · ALLC, ALLD, TFT, GRIM +1 · interrupted 0/15 · 2026-11-23 10:45"
+    )
+
+
+def test_a_picker_opens_on_the_newest_run_with_a_finished_game() -> None:
+    runs = [
+        _run("newest", "eval", RunStatus.INTERRUPTED, 0, 9),
+        _run("running", "eval", RunStatus.RUNNING, 0, 9),
+        _run("middle", "eval", RunStatus.INTERRUPTED, 4, 9),
+        _run("oldest", "eval", RunStatus.COMPLETE, 9, 9),
+    ]
+    assert data.newest_with_results(runs) == "middle"
+    assert data.newest_with_results(runs[:2]) == "newest"  # none has results: the newest
+    assert data.newest_with_results([]) is None

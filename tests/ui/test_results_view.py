@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -17,8 +20,13 @@ from harness.interrupts import StopFlag
 from harness.runner import run_experiment
 from harness.settings import engine_options
 from harness.tournament import tournament_config
+from harness.ui import cached
 from harness.ui.views import RESULTS
+from tests.support.running_run import running_copy, write_games
 from tests.ui.conftest import picker
+
+Fragments = list[tuple[str, float | None]]
+FOLLOW = "harness.ui.follow.follow.<locals>.watch"
 
 App = Callable[..., AppTest]
 
@@ -110,7 +118,10 @@ def test_an_interrupted_run_says_so_and_how_to_finish_it(app: App, tmp_path: Pat
     assert "**interrupted**" in info and "2 of 6 games" in info and "pdbench resume cut" in info
 
 
-def test_a_run_being_written_and_an_old_file_are_explained(app: App, tmp_path: Path) -> None:
+def test_a_run_being_written_and_an_old_file_are_explained(
+    app: App, tmp_path: Path, fragments: Fragments, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cached, "REFRESH_S", 0.2)  # the page looks again this often while a file is locked
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=3), results_dir=tmp_path, run_id="ok")
     shutil.copy(tmp_path / "ok.duckdb", tmp_path / "old.duckdb")
     con = duckdb.connect(str(tmp_path / "old.duckdb"))
@@ -126,16 +137,74 @@ def test_a_run_being_written_and_an_old_file_are_explained(app: App, tmp_path: P
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         at = app(tmp_path, RESULTS)
-        assert "In progress: `busy`" in "\n".join(i.value for i in at.info)
+        info = "\n".join(i.value for i in at.info)
+        assert "In progress: `busy`" in info and "looks again every 0.2 s on its own" in info
+        assert not at.button  # no Refresh button to press
+        assert (FOLLOW, 0.2) in fragments  # the page asked to look again on its own
         assert any("older PDBench (schema 0" in w.value for w in at.warning)
         assert at.selectbox(key="results_run").value == "ok" and len(at.selectbox(key="results_run").options) == 1
     finally:
         holder.communicate("", timeout=30)
-    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("refresh"))).click().run()
-    assert not any("In progress" in i.value for i in at.info)
+    # The file is released unchanged (its signature is the same): the next look, a timer's rerun, still sees it.
+    time.sleep(0.25)
+    fragments.clear()
+    at.run()
+    assert not any("In progress" in i.value for i in at.info), ([i.value for i in at.info], at.session_state)
+    assert (FOLLOW, 0.2) not in fragments  # nothing left to follow: no timer
     picker = at.selectbox(key="results_run")  # the copy holds run 'ok' too: counted once
     assert picker.value == "ok" and len(picker.options) == 1
     assert any("counted once" in w.value for w in at.warning)
+
+
+def test_a_running_run_shows_its_progress_and_is_followed_until_it_ends(
+    app: App, tmp_path: Path, fragments: Fragments
+) -> None:
+    """A run whose status is running: a progress bar of its finished games, and a timer that looks again every
+    REFRESH_S; each look shows the games finished since; once the run is complete, no timer and no bar."""
+    finished = tmp_path / "finished"
+    run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    path = running_copy(finished / "live.duckdb", folder, keep=2)
+    at = app(folder, RESULTS)
+    bar = at.get("progress")
+    assert len(bar) == 1 and "`live` is **running**: 2 of 6 games finished" in bar[0].proto.text
+    assert bar[0].proto.value == 33  # percent: 2 of 6
+    assert (FOLLOW, cached.REFRESH_S) in fragments
+    assert "live · TFT, ALLD, GRIM · running 2/6" in at.selectbox(key="results_run").options[0]
+
+    write_games(path, finished / "live.duckdb", upto=5)
+    fragments.clear()
+    at.run()  # what the timer's rerun does
+    assert "5 of 6 games finished" in at.get("progress")[0].proto.text
+    assert len(picker(at, "results_condition_").options) == 5  # the games recorded so far: GRIM_vs_GRIM is next
+    assert (FOLLOW, cached.REFRESH_S) in fragments
+
+    write_games(path, finished / "live.duckdb", upto=6, status="complete")
+    fragments.clear()
+    at.run()
+    assert not at.get("progress")
+    assert not [f for f in fragments if f[0] == FOLLOW]
+    assert "live · TFT, ALLD, GRIM · complete 6/6" in at.selectbox(key="results_run").options[0]
+
+
+def test_what_a_followed_page_shows_changes_with_status_games_and_files_in_progress() -> None:
+    from datetime import datetime
+
+    from harness.states import RunStatus
+    from harness.store.browse import Folder, RunRow
+    from harness.ui.follow import shown
+
+    def listing(status: RunStatus, done: int, busy: frozenset[str] = frozenset()) -> Folder:
+        return Folder([RunRow("r", "eval", status, datetime(2026, 1, 1), 9, done, [])], [], busy)
+
+    running = shown(listing(RunStatus.RUNNING, 2), "r")
+    assert running.live and running != shown(listing(RunStatus.RUNNING, 3), "r")
+    assert running == shown(listing(RunStatus.RUNNING, 2), "r")  # nothing new: no rerun
+    assert not shown(listing(RunStatus.COMPLETE, 9), "r").live
+    assert not shown(listing(RunStatus.INTERRUPTED, 2), "r").live
+    assert shown(listing(RunStatus.COMPLETE, 9, frozenset({"x.duckdb"})), "r").live  # another run in progress
+    assert not shown(listing(RunStatus.RUNNING, 2), "other").live  # the page shows another run
 
 
 def test_a_run_written_by_this_process_is_in_progress_too(tmp_path: Path) -> None:
@@ -179,3 +248,106 @@ def test_opening_the_tournament_view_keeps_the_results_choice(app: App, tmp_path
     at.session_state["view_pending"] = RESULTS
     at.run()
     assert at.selectbox(key="results_run").value == "duel"
+
+
+def test_cards_show_a_model_players_model_persona_and_temperature(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model player named on its own (alice) still shows which model it is, and how it was asked."""
+    from harness.ui.views import REPLAY
+
+    monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
+    alice = {"model": "mock/tft", "name": "alice", "persona": "cautious", "temperature": 0.3}
+    config = duel_config(alice, {"model": "mock/grim"}, rounds=2)
+    run_experiment(config, results_dir=tmp_path, run_id="p", engine=engine_options(tmp_path))
+    for view in (RESULTS, REPLAY):
+        markdowns = app(tmp_path, view).markdown
+        cards = [card for m in markdowns for card in m.value.split("class='pdb-agent-card'")[1:]]  # one frame: both
+        assert len(cards) == 2
+        a, b = (next(c for c in cards if f"player {s}" in c) for s in "AB")
+        assert "alice" in a and "<code>mock/tft</code>" in a and "persona <b>cautious</b>" in a
+        assert "temperature 0.3" in a
+        assert "<code>mock/grim</code>" in b and "no persona" in b and "provider's default temperature" in b
+
+
+@pytest.fixture(scope="module")
+def noisy_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A mock model that often answers unreadably (fallback moves) against ALLD, with noise (flipped moves)."""
+    folder = tmp_path_factory.mktemp("noisy")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PDBENCH_CACHE", str(folder / ".cache" / "responses.sqlite"))
+        config = tournament_config(["mock/tft?unparseable=0.4", "ALLD"], rounds=40, noise=0.15, self_play=False)
+        run_experiment(config, results_dir=folder, run_id="noisy")
+    return folder
+
+
+def _marked_rounds(folder: Path) -> dict[tuple[int, str], str]:
+    """(round, seat) -> kind of every round the chart must mark, read straight from the run file."""
+    con = duckdb.connect(str(folder / "noisy.duckdb"), read_only=True)
+    try:
+        rows = con.execute("select round, action_a::varchar, intended_a::varchar, flagged_a, action_b::varchar, "
+                           "intended_b::varchar, flagged_b from rounds where game_id = 0").fetchall()  # fmt: skip
+    finally:
+        con.close()
+    out = {}
+    for r, *seats in rows:
+        for seat, (played, intended, flagged) in zip("AB", (seats[:3], seats[3:]), strict=True):
+            flipped = played != intended
+            if flagged or flipped:
+                out[(r, seat)] = (
+                    "fallback + noise" if flagged and flipped else "fallback move" if flagged else "noise flip"
+                )
+    return out
+
+
+def test_noise_flips_and_fallback_moves_are_marked_on_the_chart_by_round(app: App, noisy_results: Path) -> None:
+    """Each flipped or fallback move is a mark on the actions chart at its round and played move, and its tooltip
+    says the round, the player and what happened; the timeline's note names the same rounds."""
+    expected = _marked_rounds(noisy_results)
+    kinds = set(expected.values())
+    assert "noise flip" in kinds and ({"fallback move", "fallback + noise"} & kinds), "the fixture marks both kinds"
+    at = app(noisy_results, RESULTS)
+    chart = at.get("vega_lite_chart")[0].proto
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.datasets]
+    marks = next(f for f in frames if "what" in f.columns)
+    assert {(int(r), s): k for r, s, k in zip(marks["round"], marks["seat"], marks["kind"], strict=True)} == expected
+    assert {int(c) for c in marks["cooperated"]} <= {0, 1}
+    for row in marks.itertuples():
+        assert ("noise flipped" in row.what) == (row.kind != "fallback move")
+        assert ("fallback move" in row.what) == (row.kind != "noise flip")
+        assert row.cooperated == (1 if row.action == "C" else 0)
+    layer = next(layer for layer in json.loads(chart.spec)["layer"] if "shape" in layer.get("encoding", {}))
+    assert [t["field"] for t in layer["encoding"]["tooltip"]] == ["round", "who", "what"]
+    note = next(c.value for c in at.caption if "flipped by noise" in c.value)
+    flipped_a = sorted(r for (r, s), k in expected.items() if s == "A" and k != "fallback move")
+    if flipped_a:
+        assert f"A in round{'s' if len(flipped_a) > 1 else ''} {flipped_a[0]}" in note
+    assert "marked on the actions chart" in note
+
+
+def test_a_game_without_noise_or_fallbacks_has_no_marks(app: App, tournament_results: Path) -> None:
+    at = app(tournament_results, RESULTS)
+    chart = at.get("vega_lite_chart")[0].proto
+    assert "shape" not in chart.spec and len(json.loads(chart.spec)["layer"]) == 2
+    assert not any("marked on the actions chart" in c.value for c in at.caption)
+
+
+def test_results_open_on_the_newest_run_with_finished_games(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run stopped before its first game ended is newer, but there is nothing in it to look at: the view opens on
+    the newest run with results, and the stopped one can still be picked. Labels name model, persona, progress."""
+    monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=3), results_dir=tmp_path, run_id="done")
+    stop = StopFlag()
+    stop.set("stopped before the first game ended")
+    cut = duel_config({"model": "mock/tft", "persona": "cautious"}, {"policy": "ALLD"}, rounds=3, replicates=2)
+    run_experiment(cut, results_dir=tmp_path, run_id="cut", stop=stop)
+    at = app(tmp_path, RESULTS)
+    runs = at.selectbox(key="results_run")
+    assert runs.value == "done"
+    assert runs.options[0].startswith("cut · mock/tft · persona cautious · interrupted 0/2 · experiment · ")
+    assert runs.options[1].startswith("done · TFT, ALLD · complete 3/3 · tournament · ")
+    runs.select("cut").run()
+    assert at.selectbox(key="results_run").value == "cut"
+    assert any("has no recorded games yet" in i.value for i in at.info)

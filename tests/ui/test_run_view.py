@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -246,3 +247,66 @@ def test_a_budget_of_0_pays_for_nothing_and_no_limit_is_a_choice_of_its_own(
     assert llm.count(status=200) == 2 and all(r.has_auth for r in llm.requests)
     with Catalog(tmp_path) as cat:
         assert cat.records("select status from runs where run_id = 'unlimited'") == [{"status": "complete"}]
+
+
+def _column_of(at: AppTest, text: str) -> tuple[object, int]:
+    """The column holding the first markdown with ``text``, and the element's place in it."""
+    for column in at.columns:
+        for i, child in enumerate(column.children.values()):
+            if getattr(child, "type", None) == "markdown" and text in child.value:
+                return column, i
+    raise AssertionError(f"no column holds {text!r}")
+
+
+def test_the_cards_stay_level_when_one_player_is_another_model(app: App, tmp_path: Path) -> None:
+    """The issue: "other model…" put its name and base URL above one card only, pushing it below the other.
+    The cards have a row of their own, each the first thing in its column, whatever the inputs above ask."""
+    at = app(tmp_path)
+    at.selectbox(key="run_player_a").select(OTHER_MODEL).run()
+    at.text_input(key="run_model_a").input("mock/tft").run()
+    at.text_input(key="run_base_url_a").input("http://127.0.0.1:9/v1").run()
+    col_a, place_a = _column_of(at, "player A")
+    col_b, place_b = _column_of(at, "player B")
+    assert place_a == place_b == 0
+    row = _parent(at.main, col_a)
+    assert col_a is not col_b and row is _parent(at.main, col_b)  # side by side in one row
+    assert not _keys(row) & {"run_model_a", "run_base_url_a", "run_player_a"}  # no input in the cards' row
+    assert {"run_model_a", "run_base_url_a", "run_player_a", "run_player_b"} <= _keys(_parent(at.main, _column_of_key(
+        at, "run_model_a")))  # fmt: skip
+
+
+def _parent(node: Any, target: object) -> Any:
+    for child in getattr(node, "children", {}).values():
+        if child is target:
+            return node
+        found = _parent(child, target)
+        if found is not None:
+            return found
+    return None
+
+
+def _keys(node: Any) -> set[str]:
+    key = getattr(node, "key", None)
+    own = {key} if isinstance(key, str) else set()
+    return own.union(*(_keys(c) for c in getattr(node, "children", {}).values()))
+
+
+def _column_of_key(at: AppTest, key: str) -> object:
+    return next(c for c in at.columns if key in _keys(c))
+
+
+def test_a_model_card_shows_its_model_persona_and_temperature(app: App, tmp_path: Path) -> None:
+    at = app(tmp_path)
+    at.selectbox(key="run_player_b").select("mock/tft").run()
+    card = _card(at, "player B")
+    assert "<code>mock/tft</code>" in card and "no persona" in card and "provider's default temperature" in card
+    at.selectbox(key="run_persona").select("cautious").run()
+    at.checkbox(key="run_set_temperature").check().run()
+    at.slider(key="run_temperature").set_value(0.7).run()
+    card = _card(at, "player B")
+    assert "persona <b>cautious</b>" in card and "temperature 0.7" in card
+    assert "persona" not in _card(at, "player A")  # TFT is a strategy: no model settings
+
+
+def _card(at: AppTest, seat: str) -> str:
+    return next(m.value for m in at.markdown if "pdb-agent-card" in m.value and seat in m.value)

@@ -15,6 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from harness import runner
+from harness.interrupts import StopFlag
 from harness.store.catalog import Catalog
 from harness.tournament import tournament_config
 from harness.ui import choices, progress_panel, tournament_view
@@ -280,7 +281,9 @@ def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
         job.wait(60)
     assert not at.exception, at.exception
     warning = [w.value for w in at.warning]
-    assert len(warning) == 1 and "was stopped after" in warning[0] and "every finished game is kept" in warning[0]
+    assert len(warning) == 2 and "was stopped after" in warning[0] and "every finished game is kept" in warning[0]
+    # the model's games (4 s each) had not finished: the leaderboard leaves it out, and says so (issue 11, point 7)
+    assert "mock/tft?latency_ms=40 is not on the leaderboard: no finished game against another player" in warning[1]
     assert any(f"pdbench resume {job.run_id}" in i.value for i in at.info)  # the picker says how to finish it
     assert at.text_input(key="tour_run_id").value == ""
     run_id = at.session_state["selected_tournament"]
@@ -307,3 +310,80 @@ def test_a_budget_of_0_plays_no_paid_call(app: App, tmp_path: Path, monkeypatch:
         assert cat.records("SELECT status, error FROM runs") == [
             {"status": "interrupted", "error": "the cost limit of $0 was reached"}
         ]
+
+
+def test_a_stopped_tournament_says_who_is_missing_from_the_leaderboard(app: App, tmp_path: Path) -> None:
+    """A player with no finished game against another is left out of the ranking: the view names it, and why."""
+    stop = StopFlag()
+
+    def progress(done: int, total: int) -> None:
+        if done == 2:
+            stop.set("test stop")
+
+    config = tournament_config(["TFT", "ALLD", "GRIM"], rounds=5)
+    runner.run_experiment(config, results_dir=tmp_path, run_id="cut", progress=progress, stop=stop)
+    with Catalog(tmp_path) as cat:  # who has a complete game against another player, from the games themselves
+        ranked = {p for a, b in cat.query("select player_a, player_b from games where status = 'complete' and "
+                                          "player_a <> player_b")[1] for p in (a, b)}  # fmt: skip
+        done = cat.query("select count(*) from games where status = 'complete'")[1][0][0]
+    missing = [p for p in ("TFT", "ALLD", "GRIM") if p not in ranked]
+    assert ranked and missing, "the fixture stops with some players ranked and some not"
+    at = app(tmp_path, view=TOURNAMENT)
+    assert sorted(p.split(" ", 1)[1] for p in board(at)["player"]) == sorted(ranked)
+    notes = [w.value for w in at.warning if "not on the leaderboard" in w.value]
+    assert len(notes) == 1
+    assert all(name in notes[0] for name in missing) and not any(name in notes[0] for name in ranked)
+    assert "no finished game against another player" in notes[0]
+    assert f"stopped with {done} of 6 games finished" in notes[0] and "pdbench resume cut" in notes[0]
+
+
+def test_the_missing_players_note_says_why_for_each_state(tmp_path: Path) -> None:
+    from harness.states import RunStatus
+    from harness.store.browse import PlannedPlayer, RunRow
+
+    planned = [PlannedPlayer(n, None, None) for n in ("TFT", "ALLD", "GRIM", "WSLS")]
+    board = [{"player": "TFT"}, {"player": "ALLD"}]
+    missing = tournament_view.missing_players(planned, board)
+    assert missing == ["GRIM", "WSLS"]
+
+    def note(status: RunStatus) -> str:
+        run = RunRow("t", "tournament", status, datetime(2026, 1, 1), 10, 3, [])
+        return tournament_view.missing_text(missing, run, tmp_path)
+
+    assert note(RunStatus.RUNNING).endswith("against another player yet. The tournament is still playing "
+                                            "(3 of 10 games finished).")  # fmt: skip
+    assert "💀 GRIM and 🔄 WSLS are not on the leaderboard" in note(RunStatus.RUNNING)
+    assert "stopped with 3 of 10 games finished" in note(RunStatus.INTERRUPTED)
+    assert "every such game failed" in note(RunStatus.COMPLETE)
+    assert "is not on the leaderboard" in tournament_view.missing_text(["GRIM"], RunRow(
+        "t", "tournament", RunStatus.RUNNING, datetime(2026, 1, 1), 10, 3, []), tmp_path)  # fmt: skip
+
+
+def test_a_tournament_still_playing_is_followed_and_says_who_is_not_ranked_yet(
+    app: App, tmp_path: Path, fragments: list[tuple[str, float | None]]
+) -> None:
+    """A tournament whose file says running (as a writer leaves it mid-run): its leaderboard so far, the players
+    not ranked yet and why, its progress, and a timer that looks again; nothing of the kind once it is complete."""
+    from harness.ui import cached
+    from tests.support.running_run import running_copy, write_games
+
+    finished = tmp_path / "finished"
+    runner.run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    path = running_copy(finished / "live.duckdb", folder, keep=2)  # TFT_vs_TFT and TFT_vs_ALLD so far
+    at = app(folder, view=TOURNAMENT)
+    assert sorted(board(at)["player"]) == ["😈 ALLD", "🪞 TFT"]
+    note = next(w.value for w in at.warning if "not on the leaderboard" in w.value)
+    assert note.startswith("💀 GRIM is not on the leaderboard: no finished game against another player yet.")
+    assert "still playing (2 of 6 games finished)" in note
+    assert "2 of 6 games finished" in at.get("progress")[0].proto.text
+    follow = ("harness.ui.follow.follow.<locals>.watch", cached.REFRESH_S)
+    assert follow in fragments
+
+    write_games(path, finished / "live.duckdb", upto=6, status="complete")
+    fragments.clear()
+    at.run()  # what the timer's rerun does
+    assert sorted(board(at)["player"]) == ["💀 GRIM", "😈 ALLD", "🪞 TFT"]
+    assert not [w for w in at.warning if "not on the leaderboard" in w.value] and not at.get("progress")
+    assert follow not in fragments
