@@ -6,11 +6,10 @@ from typing import Any
 
 from harness.config import ExperimentConfig, GameOptions, ModelAgentConfig, options_config
 from harness.errors import ConfigError
+from harness.panels import DEFAULT_PANEL
 from harness.players import check_players
 from harness.pricing import PriceTable
 from harness.providers.registry import ProviderSettings, check_credentials
-
-DEFAULT_PANEL = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "RAND")
 
 
 def eval_config(

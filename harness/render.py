@@ -9,15 +9,16 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from harness.agents.strategies import STRATEGIES
 from harness.analysis.leaderboard import RANKING_NOTE
-from harness.analysis.report import ConditionSummary
+
+if TYPE_CHECKING:
+    from harness.analysis.report import ConditionSummary
 
 
 def _cell(value: Any) -> str:
@@ -86,6 +87,8 @@ MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
 
 def label(name: str) -> str:
     """``🪞 TFT`` for a known strategy, the bare name otherwise (a model, later)."""
+    from harness.agents.strategies import STRATEGIES  # here: `pdbench sql` prints rows without the strategies
+
     cls = STRATEGIES.get(name.upper())
     return f"{cls.emoji} {name}" if cls else name
 

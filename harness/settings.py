@@ -9,15 +9,17 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from harness.calls import RetrySettings
-from harness.config import ExperimentConfig
 from harness.errors import ConfigError, StoreError
-from harness.pricing import DEFAULT_PRICES
-from harness.runner import EngineOptions
+
+if TYPE_CHECKING:  # imported where used: the commands that only read results never load the engine
+    from harness.calls import RetrySettings
+    from harness.config import ExperimentConfig
+    from harness.runner import EngineOptions
 
 # Upper bounds of the retry settings read from the environment, in seconds: an infinite timeout would let a
 # dead server stall a run for ever.
@@ -68,6 +70,9 @@ def cache_path(results: Path, no_cache: bool) -> Path | None:
 def engine_options(results: Path, *, no_cache: bool = False, max_cost: float | None = None,
                    prices: Path | None = None) -> EngineOptions:  # fmt: skip
     """How a run started from the CLI or the dashboard makes its model calls."""
+    from harness.pricing import DEFAULT_PRICES
+    from harness.runner import EngineOptions
+
     return EngineOptions(
         cache_path=cache_path(results, no_cache),
         prices=(prices, DEFAULT_PRICES) if prices else (DEFAULT_PRICES,),
@@ -78,6 +83,8 @@ def engine_options(results: Path, *, no_cache: bool = False, max_cost: float | N
 
 def retry_settings() -> RetrySettings:
     """Retry bounds from PDBENCH_MAX_ATTEMPTS, PDBENCH_RETRY_SECONDS, PDBENCH_TIMEOUT, PDBENCH_BACKOFF."""
+    from harness.calls import RetrySettings
+
     names = ", ".join(f"PDBENCH_{var}" for var in RETRY_FIELDS)
     try:
         given = RetryEnvironment().model_dump(exclude_none=True)

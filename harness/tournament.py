@@ -17,8 +17,6 @@ from harness.config import ExperimentConfig, GameOptions, options_config
 from harness.errors import ConfigError
 from harness.players import check_players, player_agent
 
-DEFAULT_PLAYERS = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "ALT", "RAND")
-
 
 def tournament_config(
     players: list[str],

@@ -3,6 +3,7 @@ each model's answers could be read (the ``player_parsing`` and ``model_parsing``
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,9 @@ RATES = {
     "forgiveness_rate_played",
 }
 RATE_BOUNDS = (0.0, 1.0)
+# Time to collapse is the round a collapse begins: 1 at the earliest, never below (see stats.t_interval).
+COLLAPSE_BOUNDS = (1.0, math.inf)
+BOUNDS = {**dict.fromkeys(RATES, RATE_BOUNDS), "time_to_collapse": COLLAPSE_BOUNDS}
 
 PARSING = ("answers", "unreadable", "parse_failure_rate", "rounds", "fallback_rounds", "fallback_rate")
 
@@ -144,7 +148,7 @@ def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = N
 
 def _estimate(row: dict[str, Any], metric: str) -> Estimate:
     n, mean, sd = row[f"{metric}__n"], row[f"{metric}__mean"], row[f"{metric}__sd"]
-    return t_interval(int(n), mean, sd, bounds=RATE_BOUNDS if metric in RATES else None)
+    return t_interval(int(n), mean, sd, bounds=BOUNDS.get(metric))
 
 
 def model_answers(catalog: Catalog, run_id: str) -> list[dict[str, Any]]:

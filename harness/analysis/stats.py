@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-from scipy import stats
+from functools import lru_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +34,7 @@ class Estimate:
 
 
 def mean_ci(values: Iterable[float | None], level: float = 0.95, bounds: tuple[float, float] | None = None) -> Estimate:
-    """Mean and Student-t interval; ``bounds`` clips the interval to a metric's range (rates: 0..1)."""
+    """Mean and Student-t interval; ``bounds`` clips the interval to a metric's range (see :func:`t_interval`)."""
     xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
     n = len(xs)
     if n == 0:
@@ -49,13 +48,34 @@ def t_interval(
     n: int, mean: float | None, sd: float | None, level: float = 0.95, bounds: tuple[float, float] | None = None
 ) -> Estimate:
     """:func:`mean_ci` from the sample's size, mean and standard deviation (``n - 1`` in its denominator),
-    for samples summed where they are stored (SQL) rather than read into memory value by value."""
+    for samples summed where they are stored (SQL) rather than read into memory value by value.
+
+    ``bounds`` is the range the quantity can take (rates: 0 to 1; time to collapse: round 1 and on). A t
+    interval is symmetric around the mean, so with few values and a wide spread it reaches past such a bound
+    (a mean collapse round of 2 from rounds 1 and 3 gives 2 ± 12.7, down to round -10.7). No mean lies out
+    there, so the interval is cut at the bound: it still holds the true mean whenever the symmetric one does
+    (the coverage is unchanged) and never shows an impossible value.
+    """
     if n == 0 or mean is None:
         return Estimate(None, None, None, 0)
     if n < 2 or sd is None:
         return Estimate(mean, None, None, n)
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    half = t_quantile(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
     low, high = mean - half, mean + half
     if bounds is not None:
         low, high = max(low, bounds[0]), min(high, bounds[1])
     return Estimate(mean, low, high, n)
+
+
+@lru_cache(maxsize=1024)
+def t_quantile(q: float, df: int) -> float:
+    """The ``q`` quantile of Student's t with ``df`` degrees of freedom: ``scipy.stats.t.ppf(q, df)``.
+
+    It is the routine ``scipy.stats.t.ppf`` itself calls (``scipy.special.stdtrit``, so the value is the same
+    to the last bit; tests/unit/test_stats.py checks it over degrees of freedom 1 to 10,000,000), imported
+    from ``scipy.special`` only when an interval is computed: importing ``scipy.stats`` took most of a second,
+    paid by every command (`pdbench --help` too) before any of them printed a line.
+    """
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, q))

@@ -15,7 +15,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from harness import __version__
-from harness.config import MAX_SEED
+from harness.bounds import MAX_SEED
 from harness.errors import PDBenchError
 from harness.game import MAX_ROUNDS
 from harness.keys import scrub

@@ -1,4 +1,8 @@
-"""The commands that read results without playing: ``sql``, ``report`` and ``strategies``."""
+"""The commands that read results without playing: ``sql``, ``report`` and ``strategies``.
+
+Each imports what it reads with when it runs (DuckDB and the catalog, the statistics of a report), so that
+``pdbench --help`` loads none of it (see ``tests/unit/test_startup.py``).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,7 @@ from typing import Annotated
 
 import typer
 
-from harness.agents.strategies import STRATEGIES
-from harness.analysis.report import condition_summaries
 from harness.cli.base import Format, ResultsOpt, app, err, out
-from harness.cli.show import print_report
-from harness.render import print_rows, rows_json
-from harness.settings import existing_run_id, results_dir
-from harness.store.catalog import Catalog, open_run
 
 
 @app.command()
@@ -27,6 +25,10 @@ def sql(
 
     Example: `pdbench sql "select player, median_score_per_turn from tournament order by rank" --format json`
     """
+    from harness.render import print_rows
+    from harness.settings import results_dir
+    from harness.store.catalog import Catalog
+
     with Catalog(results_dir(results)) as cat:
         for path, reason in cat.skipped:
             err.print(f"[yellow]warning:[/yellow] skipped {path}: {reason}")
@@ -49,6 +51,12 @@ def report(
 
     Example: `pdbench report tournament_20261122_120000`
     """
+    from harness.analysis.report import condition_summaries
+    from harness.cli.show import print_report
+    from harness.render import print_rows, rows_json
+    from harness.settings import existing_run_id, results_dir
+    from harness.store.catalog import open_run
+
     existing_run_id(run_id)
     with open_run(results_dir(results), run_id) as cat:
         if format is Format.table:
@@ -72,6 +80,8 @@ def strategies() -> None:
     Example: `pdbench strategies`
     """
     from rich.table import Table
+
+    from harness.agents.strategies import STRATEGIES
 
     table = Table(header_style="bold")
     for col in ("name", "", "strategy", "description", "parameters"):

@@ -9,9 +9,6 @@ import typer
 
 from harness.cli.base import MAX_DAYS, ResultsOpt, app, out
 from harness.errors import StoreError
-from harness.settings import cache_file, results_dir
-from harness.store.cache import ResponseCache
-from harness.store.cache_file import delete_cache
 
 cache_app = typer.Typer(help="The shared response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
@@ -23,6 +20,9 @@ def cache_stats(results: ResultsOpt = None) -> None:
 
     Example: `pdbench cache stats`
     """
+    from harness.settings import cache_file, results_dir
+    from harness.store.cache import ResponseCache
+
     path = cache_file(results_dir(results))
     if not path.exists():
         out.print(f"The response cache {path} is empty (no file yet).")
@@ -48,6 +48,10 @@ def cache_clear(
 
     Example: `pdbench cache clear --older-than-days 30`
     """
+    from harness.settings import cache_file, results_dir
+    from harness.store.cache import ResponseCache
+    from harness.store.cache_file import delete_cache
+
     path = cache_file(results_dir(results))
     if not path.exists():
         out.print(f"Nothing to clear: {path} does not exist.")

@@ -1,12 +1,18 @@
-"""The commands that plan and play games: ``validate``, ``run``, ``tournament``, ``eval`` and ``resume``."""
+"""The commands that plan and play games: ``validate``, ``run``, ``tournament``, ``eval`` and ``resume``.
+
+Only what the options need (their bounds, defaults and help) is imported with this module; the engine, the
+config models and the results store are imported by the command that uses them, so that ``pdbench --help``
+and the commands that play nothing start at once (see ``tests/unit/test_startup.py``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from harness.bounds import MAX_CONCURRENCY, MAX_REPLICATES, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
 from harness.cli.base import (
     MaxCostOpt,
     MaxRoundsOpt,
@@ -21,20 +27,14 @@ from harness.cli.base import (
     err,
     out,
 )
-from harness.cli.play import EngineFlags, chosen_run_id, play, resume
-from harness.cli.show import show_for, show_report
-from harness.config import MAX_REPLICATES, ExperimentConfig, load_experiment
-from harness.evaluation import DEFAULT_PANEL, comprehension_rounds, eval_config
 from harness.game import MAX_ROUNDS
-from harness.limits import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
-from harness.plan import summarize
-from harness.players import parse_players
-from harness.render import label
-from harness.runner import RunResult, default_run_id
-from harness.settings import existing_run_id, results_dir, run_id_prefix
-from harness.store.catalog import open_run
+from harness.panels import DEFAULT_PANEL, DEFAULT_PLAYERS
 from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
-from harness.tournament import DEFAULT_PLAYERS, tournament_config
+
+if TYPE_CHECKING:
+    from harness.cli.play import EngineFlags
+    from harness.config import ExperimentConfig
+    from harness.runner import RunResult
 
 
 def _warn(config: ExperimentConfig) -> None:
@@ -50,6 +50,9 @@ def validate(
 
     Example: `pdbench validate configs/experiment.yaml`
     """
+    from harness.config import load_experiment
+    from harness.plan import summarize
+
     config = load_experiment(file)
     _warn(config)
     s = summarize(config)
@@ -77,6 +80,12 @@ def run(
 
     Example: `pdbench run configs/experiment.yaml --replicates 10`
     """
+    from harness.cli.play import EngineFlags, chosen_run_id, play
+    from harness.cli.show import show_report
+    from harness.config import load_experiment
+    from harness.runner import default_run_id
+    from harness.settings import results_dir, run_id_prefix
+
     config = load_experiment(file)
     _warn(config)
     folder = results_dir(results, config)
@@ -90,6 +99,9 @@ def run(
 
 
 def _print_plan(file: Path, config: ExperimentConfig, replicates: int | None, folder: Path, rid: str | None) -> None:
+    from harness.plan import summarize
+    from harness.render import label
+
     s = summarize(config, replicates)
     out.print(f"Plan for {file} (nothing played):")
     for cond in config.experiment.conditions:
@@ -144,6 +156,10 @@ def tournament(
     Example: `pdbench tournament --players ALLC,ALLD,TFT,GRIM --rounds 200 --replicates 10 --noise 0.01`
     (add a model as a player: `--players TFT,ALLD,mock/tft`)
     """
+    from harness.cli.play import EngineFlags
+    from harness.players import parse_players
+    from harness.tournament import tournament_config
+
     config = tournament_config(parse_players(players), rounds=rounds, stop_prob=stop_prob, max_rounds=max_rounds,
                                replicates=replicates, noise=noise, seed=seed, self_play=self_play)  # fmt: skip
     _play_built_in(config, "tournament", results, run_id, overwrite, EngineFlags(max_cost, no_cache, prices))
@@ -203,6 +219,10 @@ def eval_(
     overwrite: OverwriteOpt = False,
     results: ResultsOpt = None,
 ) -> None:
+    from harness.cli.play import EngineFlags
+    from harness.evaluation import comprehension_rounds, eval_config
+    from harness.players import parse_players
+
     limits = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
     checked = comprehension_rounds(comprehension)
     if suite is not None:
@@ -224,6 +244,11 @@ def _play_built_in(
 ) -> None:
     """Play a tournament or an eval built from options, under ``--run-id`` or ``<kind>_<timestamp>``, and
     print its leaderboard or scorecard."""
+    from harness.cli.play import chosen_run_id, play
+    from harness.cli.show import show_for
+    from harness.runner import default_run_id
+    from harness.settings import results_dir
+
     rid = chosen_run_id(run_id)
     folder = results_dir(results)
     rid = rid or default_run_id(kind, folder)
@@ -264,6 +289,9 @@ def resume_(
 
     Example: `pdbench resume eval_20261122_120000`
     """
+    from harness.cli.play import EngineFlags, resume
+    from harness.settings import existing_run_id, results_dir
+
     existing_run_id(run_id)
     folder = results_dir(results)
     resume(folder, run_id, flags=EngineFlags(max_cost, no_cache, prices), retry_failed=retry_failed, show=_show_run)
@@ -271,6 +299,9 @@ def resume_(
 
 def _show_run(folder: Path, run_id: str, result: RunResult) -> int:
     """What fits the run's kind: a scorecard, a leaderboard or the report."""
+    from harness.cli.show import show_for
+    from harness.store.catalog import open_run
+
     with open_run(folder, run_id) as cat:
         kind = str(cat.require_run(run_id)["kind"])
     return show_for(kind)(folder, run_id, result)

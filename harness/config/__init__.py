@@ -20,31 +20,67 @@ conditions), :mod:`~harness.config.loading` (YAML to a config, with every proble
 
 from __future__ import annotations
 
-from harness.config.agents import AgentConfig, ModelAgentConfig, PolicyAgentConfig
-from harness.config.experiment import (
-    ConditionConfig,
-    ExperimentConfig,
-    ExperimentSection,
-    check_run_id,
-    plan_size,
-    plan_size_problem,
-)
-from harness.config.loading import load_experiment, parse_experiment
-from harness.config.naming import condition_name
-from harness.config.options import GameOptions, horizon_options, options_config
-from harness.config.sections import (
-    MAX_GAMES,
-    MAX_PLAN_ROUNDS,
-    MAX_REPLICATES,
-    MAX_SEED,
-    RUN_ID_PATTERN,
-    CollapseSection,
-    GameSection,
-    HorizonSection,
-    MetricsSection,
-    NoiseSection,
-    RunSection,
-)
+from typing import TYPE_CHECKING
+
+from harness.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from harness.config.agents import AgentConfig, ModelAgentConfig, PolicyAgentConfig
+    from harness.config.experiment import (
+        ConditionConfig,
+        ExperimentConfig,
+        ExperimentSection,
+        check_run_id,
+        plan_size,
+        plan_size_problem,
+    )
+    from harness.config.loading import load_experiment, parse_experiment
+    from harness.config.naming import condition_name
+    from harness.config.options import GameOptions, horizon_options, options_config
+    from harness.config.sections import (
+        MAX_GAMES,
+        MAX_PLAN_ROUNDS,
+        MAX_REPLICATES,
+        MAX_SEED,
+        RUN_ID_PATTERN,
+        CollapseSection,
+        GameSection,
+        HorizonSection,
+        MetricsSection,
+        NoiseSection,
+        RunSection,
+    )
+
+# Loaded on first use (see harness.lazy): the CLI reads the bounds of config.sections without the models.
+_EXPORTS = {
+    "AgentConfig": "agents",
+    "ModelAgentConfig": "agents",
+    "PolicyAgentConfig": "agents",
+    "ConditionConfig": "experiment",
+    "ExperimentConfig": "experiment",
+    "ExperimentSection": "experiment",
+    "check_run_id": "experiment",
+    "plan_size": "experiment",
+    "plan_size_problem": "experiment",
+    "load_experiment": "loading",
+    "parse_experiment": "loading",
+    "condition_name": "naming",
+    "GameOptions": "options",
+    "horizon_options": "options",
+    "options_config": "options",
+    "MAX_GAMES": "sections",
+    "MAX_PLAN_ROUNDS": "sections",
+    "MAX_REPLICATES": "sections",
+    "MAX_SEED": "sections",
+    "RUN_ID_PATTERN": "sections",
+    "CollapseSection": "sections",
+    "GameSection": "sections",
+    "HorizonSection": "sections",
+    "MetricsSection": "sections",
+    "NoiseSection": "sections",
+    "RunSection": "sections",
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "MAX_GAMES",

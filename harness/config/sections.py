@@ -7,14 +7,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from harness.bounds import MAX_GAMES as MAX_GAMES
+from harness.bounds import MAX_PLAN_ROUNDS as MAX_PLAN_ROUNDS
+from harness.bounds import MAX_REPLICATES as MAX_REPLICATES
+from harness.bounds import MAX_SEED as MAX_SEED
 from harness.game import MAX_ROUNDS, Horizon, PayoffMatrix
 
-MAX_SEED = 2**63 - 1  # stored as a BIGINT
-MAX_REPLICATES = 10_000_000
-# The plan as a whole: strategies play about a million rounds a second and store about 3 bytes a
-# round, so the largest plan is some 3 hours and 30 GB; a model plan of that size is unaffordable.
-MAX_GAMES = 10_000_000
-MAX_PLAN_ROUNDS = 10_000_000_000
 MIN_UNCAPPED_STOP_PROB = 1e-4  # below this, a geometric game may exceed MAX_ROUNDS: ask for max_rounds
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 

@@ -11,10 +11,26 @@ of the process; the call path waits in it, agents never sleep. The modules, one 
 * :mod:`harness.limits.registry`: :class:`LimiterRegistry`, one limiter per provider, base URL and key.
 """
 
-from harness.limits.adaptation import MAX_PAUSE_S
-from harness.limits.endpoint import Clock, EndpointLimiter, LimiterSnapshot, Permit
-from harness.limits.registry import LimiterRegistry
-from harness.limits.settings import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM, LimitSettings
+from typing import TYPE_CHECKING
+
+from harness.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from harness.limits.adaptation import MAX_PAUSE_S
+    from harness.limits.endpoint import Clock, EndpointLimiter, LimiterSnapshot, Permit
+    from harness.limits.registry import LimiterRegistry
+    from harness.limits.settings import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM, LimitSettings
+
+# Loaded on first use (see harness.lazy): the CLI reads the bounds of limits.settings without the limiters.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "MAX_PAUSE_S": "adaptation",
+        **dict.fromkeys(("Clock", "EndpointLimiter", "LimiterSnapshot", "Permit"), "endpoint"),
+        "LimiterRegistry": "registry",
+        **dict.fromkeys(("MAX_CONCURRENCY", "MAX_RPM", "MAX_TPM", "MIN_RPM", "MIN_TPM", "LimitSettings"), "settings"),
+    },
+)
 
 __all__ = [
     "MAX_CONCURRENCY",

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.bounds import MAX_CONCURRENCY as MAX_CONCURRENCY
+from harness.bounds import MAX_RPM as MAX_RPM
+from harness.bounds import MAX_TPM as MAX_TPM
+from harness.bounds import MIN_RPM as MIN_RPM
+from harness.bounds import MIN_TPM as MIN_TPM
+
 WINDOW_S = 60.0  # providers state limits per minute; a rolling minute is the strictest reading
-MAX_CONCURRENCY = 10_000
-MIN_RPM, MAX_RPM = 0.1, 1_000_000.0
-MIN_TPM, MAX_TPM = 100.0, 10_000_000_000.0
 
 
 class LimitSettings(BaseModel):

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import harness.config
 from harness import cli
-from harness.cli import app, experiments
+from harness.cli import app
 
 runner = CliRunner()
 TFT_VS_ALLD = "experiment:\n  conditions:\n    - {agent_a: {policy: TFT}, agent_b: {policy: ALLD}}\n"
@@ -319,7 +320,7 @@ def test_ctrl_c_while_loading_the_config_is_one_line_and_130(tmp_path: Path, mon
     def interrupted(path: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(experiments, "load_experiment", interrupted)
+    monkeypatch.setattr(harness.config, "load_experiment", interrupted)  # `validate` imports it when it runs
     code, _out, err = pdbench("validate", config(tmp_path, TFT_VS_ALLD))
     assert code == 130
     assert err.strip().splitlines() == [cli.INTERRUPTED]
