@@ -41,6 +41,7 @@ from harness.calls_request import (
 )
 from harness.calls_retry import AttemptFailed, RetryPolicy, RetrySettings, may_wait, verdict
 from harness.limits import EndpointLimiter
+from harness.plural import plural
 from harness.pricing import PriceTable
 from harness.providers.base import Completion, Message, PromptFacts, Provider, SamplingParams, estimate_tokens
 from harness.records import CallRecord
@@ -265,7 +266,9 @@ class CallPath:
         try:
             return await self._policy.attempts()(self._attempt, provider, limiter, req, exchange, facts, read)
         except AttemptFailed as failed:
-            why = f"{failed.reason} (gave up after {exchange.made} attempts)" if failed.retry else failed.reason
+            why = (
+                f"{failed.reason} (gave up after {plural(exchange.made, 'attempt')})" if failed.retry else failed.reason
+            )
             raise CallFailed(f"{req.name}: {why}", exchange.records, kind=failed.decision.fault.failure) from None
 
     def _may_send(self, records: list[CallRecord]) -> None:

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.analysis.leaderboard import RANKING_NOTE
+from harness.plural import plural
 
 if TYPE_CHECKING:
     from harness.analysis.report import ConditionSummary
@@ -261,17 +262,17 @@ def scorecard_summary(overall: dict[str, Any], totals: dict[str, Any], answers: 
     payoff = overall["payoff"]
     coop = overall["coop"]
     parsing = "".join(
-        f"; {r['player_name']}: parse failures {_pct(r['parse_failure_rate'])} of {r['answers']:,} answers, "
-        f"fallback moves in {_pct(r['fallback_rate'])} of {r['rounds']:,} rounds"
+        f"; {r['player_name']}: parse failures {_pct(r['parse_failure_rate'])} of {plural(r['answers'], 'answer')}, "
+        f"fallback moves in {_pct(r['fallback_rate'])} of {plural(r['rounds'], 'round')}"
         for r in answers
     )
     return (
-        f"[bold]Summary[/bold]: {overall['games']} complete games; mean payoff per round {payoff:.3f}"
+        f"[bold]Summary[/bold]: {plural(overall['games'], 'complete game')}; mean payoff per round {payoff:.3f}"
         if payoff is not None
         else "[bold]Summary[/bold]: no complete games"
     ) + (
         (f"; cooperation (chosen moves) {coop:.1%}" if coop is not None else "")
-        + f"; {totals['calls'] or 0:,} calls ({totals['cached'] or 0:,} from cache, "
-        f"{totals['unparseable'] or 0:,} unreadable answers), tokens in {totals['input_tokens'] or 0:,} / "
+        + f"; {plural(totals['calls'] or 0, 'call')} ({totals['cached'] or 0:,} from cache, "
+        f"{plural(totals['unparseable'] or 0, 'unreadable answer')}), tokens in {totals['input_tokens'] or 0:,} / "
         f"out {totals['output_tokens'] or 0:,}, cost ${totals['cost'] or 0:.4f}" + parsing
     )

@@ -30,6 +30,7 @@ from harness.interrupts import StopFlag, graceful_interrupt
 from harness.limits import LimiterRegistry
 from harness.match import Match, play_strategies
 from harness.plan import GamePlan, ModelPlan, condition_plans, iter_games, skip_games, stream, summarize
+from harness.plural import plural
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import FailureKind
 from harness.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
@@ -204,8 +205,9 @@ def resume_run(
         finished = resume.finished_game_ids(writer, retry_failed=retry_failed)
         if status is RunStatus.COMPLETE and len(finished) == resume.games_planned(writer):
             failures = resume.failures(writer)
-            hint = (f" Its {sum(n for n, _ in failures.values())} failed games failed for good; "
-                    f"`pdbench resume {run_id} --retry-failed` plays them again.") if failures else ""  # fmt: skip
+            failed = plural(sum(n for n, _ in failures.values()), "failed game", grouped=False)
+            hint = (f" Its {failed} failed for good; `pdbench resume {run_id} --retry-failed` plays them "
+                    "again.") if failures else ""  # fmt: skip
             raise StoreError(f"run {run_id} is already complete; nothing to resume.{hint}")
         try:
             stored = json.loads(config_json)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
 from harness.game import PayoffMatrix
+from harness.plural import plural
 
 if TYPE_CHECKING:
     from harness.config import ExperimentConfig
@@ -126,8 +127,11 @@ class Suite:
         differs("kind", config.kind, "eval")
         differs("game.payoff_matrix", config.game.payoff_matrix, self.payoffs, _payoffs)
         h = config.horizon
-        got = f"{h.n_rounds} rounds" if h.type == "fixed" else f"a geometric horizon (stop_prob {h.stop_prob:g})"
-        differs("horizon", got, f"{self.rounds} rounds", str)
+        if h.type == "fixed" and h.n_rounds is not None:  # a fixed horizon always has n_rounds (50 by default)
+            got = plural(h.n_rounds, "round", grouped=False)
+        else:
+            got = f"a geometric horizon (stop_prob {h.stop_prob:g})"
+        differs("horizon", got, plural(self.rounds, "round", grouped=False), str)
         differs("noise.prob", config.noise.prob, 0.0)
         conds = config.experiment.conditions
         opponents = [_spec(c.agent_b.spec.name, c.agent_b.spec.params) if isinstance(c.agent_b, PolicyAgentConfig)

@@ -12,7 +12,7 @@ import typer
 from dotenv import load_dotenv
 from rich.console import Console
 from rich.markup import escape
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from harness import __version__
 from harness.bounds import MAX_SEED
@@ -28,6 +28,20 @@ INTERRUPTED = (
 # Off a terminal (a pipe, a CI log) Rich would wrap tables at 80 columns; give them room instead.
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+
+def _flags_without_metavar() -> None:
+    """Typer's rich help shows the type of every option, and for a flag (``--no-cache``, ``--help``), which takes
+    no value, that is a misleading ``<bool>``; its plain help, like click's, shows none. Show none here too."""
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: typer.Context) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign,assignment]
+
+
+_flags_without_metavar()
 
 
 class _Commands(TyperGroup):

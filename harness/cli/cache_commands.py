@@ -9,6 +9,7 @@ import typer
 
 from harness.cli.base import MAX_DAYS, ResultsOpt, app, out
 from harness.errors import StoreError
+from harness.plural import plural
 
 cache_app = typer.Typer(help="The shared response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
@@ -30,11 +31,18 @@ def cache_stats(results: ResultsOpt = None) -> None:
     with ResponseCache(path) as cache:
         st = cache.stats()
     out.print(
-        f"{st.path}: {st.entries:,} answers, {st.size_bytes / 1e6:,.1f} MB"
+        f"{st.path}: {plural(st.entries, 'answer')}, {st.size_bytes / 1e6:,.1f} MB"
         + (f", from {st.oldest:%Y-%m-%d %H:%M} to {st.newest:%Y-%m-%d %H:%M} UTC" if st.oldest else "")
     )
     for (provider, model), n in sorted(st.by_model.items()):
-        out.print(f"  {provider}/{model}: {n:,}")
+        out.print(f"  {model_name(provider, model)}: {n:,}")
+
+
+def model_name(provider: str, model: str) -> str:
+    """``provider/model`` as users type it. The cache keeps the model each provider reported: ``gpt-4o-mini-...``
+    from OpenAI, but ``mock/tft`` from the mock provider, whose model name already holds its provider (so not
+    ``mock/mock/tft``)."""
+    return model if model.startswith(f"{provider}/") else f"{provider}/{model}"
 
 
 @cache_app.command("clear")
@@ -66,9 +74,9 @@ def cache_clear(
             delete_cache(path)
             out.print(f"The response cache {path} could not be opened; deleted the file.")
             return
-        out.print(f"Deleted {n:,} answers from the response cache {path}.")
+        out.print(f"Deleted {plural(n, 'answer')} from the response cache {path}.")
         return
     cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
     with ResponseCache(path) as cache:
         n = cache.clear(older_than=cutoff)
-    out.print(f"Deleted {n:,} answers older than {older_than_days:g} days from {path}.")
+    out.print(f"Deleted {plural(n, 'answer')} older than {plural(older_than_days, 'day')} from {path}.")

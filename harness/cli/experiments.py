@@ -29,6 +29,7 @@ from harness.cli.base import (
 )
 from harness.game import MAX_ROUNDS
 from harness.panels import DEFAULT_PANEL, DEFAULT_PLAYERS
+from harness.plural import plural
 from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
 
 if TYPE_CHECKING:
@@ -57,9 +58,19 @@ def validate(
     _warn(config)
     s = summarize(config)
     out.print(
-        f"[green]OK[/green] {file}: {s.conditions} conditions × {s.replicates} replicates "
-        f"= {s.games} games, about {s.expected_rounds:,.0f} rounds."
+        f"[green]OK[/green] {file}: {_count(s.conditions, 'condition')} × {_count(s.replicates, 'replicate')} "
+        f"= {_count(s.games, 'game')}, {_rounds(s.expected_rounds)}."
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """The plan's conditions, replicates or games, as plain digits (``1000 games``)."""
+    return plural(n, noun, grouped=False)
+
+
+def _rounds(expected: float) -> str:
+    """The plan's expected rounds (geometric games' lengths are drawn), rounded to a whole number."""
+    return plural(round(expected), "round", number=f"about {expected:,.0f}")
 
 
 @app.command()
@@ -108,7 +119,7 @@ def _print_plan(file: Path, config: ExperimentConfig, replicates: int | None, fo
         out.print(f"  {cond.name}: {label(cond.agent_a.label)} vs {label(cond.agent_b.label)}")
     rounds = f"{s.expected_rounds:,.0f}" if s.fixed_rounds else f"about {s.expected_rounds:,.0f} (expected)"
     out.print(
-        f"{s.conditions} conditions × {s.replicates} replicates = {s.games} games; "
+        f"{_count(s.conditions, 'condition')} × {_count(s.replicates, 'replicate')} = {_count(s.games, 'game')}; "
         f"rounds: {rounds}; model calls: {s.model_calls:,.0f}; results to "
         f"{rid or '<new run id>'} in {folder}/"
     )
@@ -140,7 +151,7 @@ def tournament(
         ),
     ] = True,
     results: ResultsOpt = None,
-    run_id: Annotated[str | None, typer.Option(help="Run id (default tournament_<timestamp>).")] = None,
+    run_id: Annotated[str | None, typer.Option(help="Run id (default `tournament_<timestamp>`).")] = None,
     overwrite: OverwriteOpt = False,
     max_cost: MaxCostOpt = None,
     no_cache: NoCacheOpt = False,
@@ -215,7 +226,7 @@ def eval_(
     max_cost: MaxCostOpt = None,
     no_cache: NoCacheOpt = False,
     prices: PricesOpt = None,
-    run_id: Annotated[str | None, typer.Option(help="Run id (default eval_<timestamp>).")] = None,
+    run_id: Annotated[str | None, typer.Option(help="Run id (default `eval_<timestamp>`).")] = None,
     overwrite: OverwriteOpt = False,
     results: ResultsOpt = None,
 ) -> None:

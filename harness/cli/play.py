@@ -18,6 +18,7 @@ from harness.errors import StoreError
 from harness.evaluation import check_models, check_prices
 from harness.interrupts import StopFlag, graceful_interrupt
 from harness.plan import summarize
+from harness.plural import plural
 from harness.pricing import PriceTable
 from harness.progress import live_display
 from harness.runner import EngineOptions, Monitor, RunResult, resume_run, run_experiment
@@ -145,7 +146,8 @@ def announce(result: RunResult) -> None:
     colour = "green" if result.status == RunStatus.COMPLETE else "yellow"
     err.print(
         f"[{colour}]{result.status}[/{colour}]: run [bold]{result.run_id}[/bold], "
-        f"{result.games_done}/{result.games_planned} games, {result.rounds:,} rounds in "
+        f"{plural(result.games_planned, 'game', number=f'{result.games_done}/{result.games_planned}')}, "
+        f"{plural(result.rounds, 'round')} in "
         f"{result.seconds:.2f} s → {result.path}"
         + (f" ({result.reason}; every finished game is kept)" if result.reason else "")
     )
@@ -155,7 +157,7 @@ def announce(result: RunResult) -> None:
         failed = common_failures(cat, result.run_id)
     if failed:
         total = sum(f.games for f in failed)
-        err.print(f"[yellow]{total} game{'s' if total != 1 else ''} failed[/yellow] (the rest of the run went on); "
+        err.print(f"[yellow]{plural(total, 'game')} failed[/yellow] (the rest of the run went on); "
                   "most common reasons:")  # fmt: skip
         for f in failed:
             err.print(f"  {f.games} × {f.error}", highlight=False)

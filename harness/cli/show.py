@@ -12,6 +12,7 @@ from harness.analysis.comprehension import comprehension_accuracy
 from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
 from harness.cli.base import out
+from harness.plural import plural
 from harness.render import (
     answers_table,
     comprehension_table,
@@ -57,11 +58,9 @@ def show_leaderboard(folder: Path, run_id: str, result: RunResult) -> int:
     # Players who have only self-play games so far are not on the leaderboard, but their matchups are shown.
     ranked = [r["player"] for r in board]
     order = ranked + sorted({p for p, _ in cells} - set(ranked))
-    partial = (
-        ""
-        if result.status == RunStatus.COMPLETE
-        else f" ({result.status}: partial, {result.games_done} of {result.games_planned} games)"
-    )
+    planned = plural(result.games_planned, "game", grouped=False)
+    done = f"{result.games_done} of {planned}"
+    partial = "" if result.status == RunStatus.COMPLETE else f" ({result.status}: partial, {done})"
     if board:
         out.print(leaderboard_table(board, title=f"Tournament {run_id}{partial}"))
     else:

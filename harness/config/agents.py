@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.agents.strategies import StrategySpec, get_strategy, make_spec
 from harness.comprehension import ComprehensionSettings
@@ -132,22 +142,8 @@ class ModelAgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _persona(self) -> ModelAgentConfig:
-        if self.base_url is not None and self.model.strip().startswith("mock/"):
-            raise ValueError(
-                f"base_url is given, but {self.model} is the offline mock model, which talks to no server and "
-                "would ignore it: remove base_url (--base-url), or name a served model (openai/<model>)"
-            )
-        if self.persona is not None:
-            if self.prompts.persona is not None and self.prompts.persona != self.persona:
-                raise ValueError("give the persona once: either persona or prompts.persona")
-            self.prompts = self.prompts.model_copy(update={"persona": self.persona})
-        # Render every template now, against synthetic rounds: a typo fails here, not mid-run.
-        from harness.prompts import PromptBuilder
-
-        try:
-            PromptBuilder(self.prompts).check(questions=self.comprehension is not None)
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
+        self.prompts = _checked_prompts(self.model, self.base_url, self.persona, self.prompts,
+                                        questions=self.comprehension is not None)  # fmt: skip
         return self
 
     @property
@@ -160,6 +156,65 @@ class ModelAgentConfig(BaseModel):
 
     def resolved(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def _checked_prompts(
+    model: str, base_url: str | None, persona: str | None, prompts: PromptSettings, *, questions: bool
+) -> PromptSettings:
+    """The checks of a model player that span its settings: a base URL is not given to the mock model, the
+    persona is given once, and every template renders (against synthetic rounds: a typo fails here, not
+    mid-run). Returns the prompt settings with the persona in them; raises ValueError (a pydantic error at
+    the agent's key path) that names every problem found."""
+    problems = []
+    if base_url is not None and model.strip().startswith("mock/"):
+        problems.append(
+            f"base_url is given, but {model} is the offline mock model, which talks to no server and "
+            "would ignore it: remove base_url (--base-url), or name a served model (openai/<model>)"
+        )
+    if persona is not None and prompts.persona is not None and prompts.persona != persona:
+        problems.append("give the persona once: either persona or prompts.persona")
+    else:
+        if persona is not None:
+            prompts = prompts.model_copy(update={"persona": persona})
+        from harness.prompts import PromptBuilder
+
+        try:
+            PromptBuilder(prompts).check(questions=questions)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ValueError(" Also: ".join(p if p.endswith(".") else p + "." for p in problems) if len(problems) > 1
+                         else problems[0])  # fmt: skip
+    return prompts
+
+
+def unchecked_model_problem(agent: dict[str, Any]) -> str | None:
+    """What :func:`_checked_prompts` finds in a model player (a mapping as written) whose validation stopped at
+    another of its settings, or None.
+
+    Pydantic runs a model's own checks only once each of its fields is valid, so an unknown persona beside a
+    temperature of 5 would be reported only after the temperature is fixed; ``pdbench validate`` reports both
+    at once by running these checks here on the settings that are valid. Settings that are themselves wrong
+    are left out (their own errors are reported): a prompts section that does not validate is replaced by its
+    template folder alone (where personas are also looked for), or by the defaults.
+    """
+    model, base_url, persona = agent.get("model"), agent.get("base_url"), agent.get("persona")
+    raw = agent.get("prompts")
+    prompts = PromptSettings()
+    for candidate in (raw, {"template_dir": raw.get("template_dir")} if isinstance(raw, dict) else None):
+        if isinstance(candidate, dict):
+            try:
+                prompts = PromptSettings.model_validate(candidate, strict=True)
+                break
+            except ValidationError:
+                continue
+    try:
+        _checked_prompts(model if isinstance(model, str) else "", base_url if isinstance(base_url, str) else None,
+                         persona if isinstance(persona, str) else None, prompts,
+                         questions=agent.get("comprehension") is not None)  # fmt: skip
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _agent_kind(value: Any) -> str:

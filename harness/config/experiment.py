@@ -23,6 +23,7 @@ from harness.config.sections import (
     noise_shorthand,
 )
 from harness.errors import ConfigError
+from harness.plural import plural
 
 
 class ConditionConfig(Section):
@@ -109,7 +110,8 @@ class ExperimentConfig(Section):
                     continue
                 beyond = [r for r in agent.comprehension.rounds if r > last]
                 if beyond:
-                    length = f"{last} rounds" if horizon.type == "fixed" else f"at most {last} rounds (max_rounds)"
+                    rounds = plural(last, "round", grouped=False)
+                    length = rounds if horizon.type == "fixed" else f"at most {rounds} (max_rounds)"
                     out.append(
                         f"experiment.conditions[{i}].{seat}.comprehension.rounds: round {beyond[0]} is never "
                         f"reached, the game has {length}; ask in rounds 1 to {last}"

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from harness.config.agents import unchecked_model_problem
 from harness.config.experiment import ExperimentConfig
 from harness.errors import ConfigError
 from harness.userfiles import load_yaml, read_user_file, yaml_message
@@ -120,6 +121,24 @@ def _yaml_msg(exc: BaseException) -> str:
     return yaml_message(exc)
 
 
+def _unchecked_agents(data: dict[str, Any], locs: list[tuple[Any, ...]]) -> list[tuple[tuple[Any, ...], str]]:
+    """The problems of model players whose own checks (persona, templates) never ran because another of their
+    settings is wrong (see :func:`~harness.config.agents.unchecked_model_problem`), so that every problem is
+    reported in one pass."""
+    agents = sorted(
+        {loc[:4] for loc in locs if len(loc) > 4 and loc[:2] == ("experiment", "conditions") and isinstance(loc[2], int)
+         and loc[3] in ("agent_a", "agent_b")} - set(locs)  # an error at the agent itself: its checks ran
+    )  # fmt: skip
+    out = []
+    for loc in agents:
+        agent = data["experiment"]["conditions"][loc[2]][loc[3]]
+        if isinstance(agent, dict) and "model" in agent:
+            problem = unchecked_model_problem(agent)
+            if problem is not None:
+                out.append((loc, f"{_loc(loc)}: {problem}"))
+    return out
+
+
 def parse_experiment(
     data: Any, source: str = "the config", base_dir: Path | None = None, fix_hint: str = "fix and try again"
 ) -> ExperimentConfig:
@@ -135,6 +154,7 @@ def parse_experiment(
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as exc:
+        found: list[tuple[tuple[Any, ...], str]] = []
         for err in exc.errors():
             loc = _without_union_tags(tuple(err["loc"]))
             if any(loc[: len(b)] == b for b in broken):
@@ -142,7 +162,11 @@ def parse_experiment(
             msg = _clean(err["msg"])
             if err["type"] == "extra_forbidden":
                 msg = "unknown key; check its spelling and section (see configs/experiment.yaml)"
-            problems.append(f"{_loc(loc)}: {msg}")
+            found.append((loc, f"{_loc(loc)}: {msg}"))
+        for agent, problem in _unchecked_agents(data, [loc for loc, _ in found]):
+            last = max(i for i, (loc, _) in enumerate(found) if loc[: len(agent)] == agent)
+            found.insert(last + 1, (agent, problem))  # beside the agent's other problems
+        problems += [text for _, text in found]
     if config is not None:
         problems += config.problems()
     problems = _merge_repeats(problems)

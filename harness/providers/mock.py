@@ -228,7 +228,7 @@ def _answer(question: QuestionFacts, facts: PromptFacts, wrong: bool, rng: rando
         return value
     if probability:
         return f"After each round the game goes on with probability {value}."
-    return f"The game lasts {value} rounds in all."
+    return f"The game lasts {value} round{'' if value == '1' else 's'} in all."
 
 
 def _plus_one(number: str) -> str:
