@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.analysis.leaderboard import RANKING_NOTE
-from harness.plural import plural
 
 if TYPE_CHECKING:
     from harness.analysis.report import ConditionSummary
@@ -169,7 +168,8 @@ BEHAVIOUR_NOTE = (
 )
 
 
-def _pct(value: float | None) -> str:
+def percent(value: float | None) -> str:
+    """A rate as a percentage with one decimal, or a dash when there is none."""
     return "—" if value is None else f"{value:.1%}"
 
 
@@ -220,8 +220,8 @@ def answers_table(rows: list[dict[str, Any]]) -> Table:
         table.add_column(col, justify="left" if col == "model" else "right")
     for r in rows:
         table.add_row(label(r["player_name"]), str(r["games"]), f"{r['answers']:,}", f"{r['unreadable']:,}",
-                      _pct(r["parse_failure_rate"]), f"{r['fallback_rounds']:,} of {r['rounds']:,}",
-                      _pct(r["fallback_rate"]))  # fmt: skip
+                      percent(r["parse_failure_rate"]), f"{r['fallback_rounds']:,} of {r['rounds']:,}",
+                      percent(r["fallback_rate"]))  # fmt: skip
     return table
 
 
@@ -233,46 +233,3 @@ def print_rows(console: Console, fmt: str, columns: Sequence[str], rows: Sequenc
     else:
         console.print(rows_table(columns, rows))
         console.print(f"[dim]{len(rows)} row{'s' if len(rows) != 1 else ''}[/dim]")
-
-
-def scorecard_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
-    """The model (seat A) against each opponent: mean ± 95% CI over replicates."""
-    table = Table(title=f"Scorecard {run['run_id']} ({run['status']}): mean ± 95% CI over games",
-                  caption=BEHAVIOUR_NOTE + " Parse failures: unreadable answers / answers, every game.",
-                  header_style="bold", box=box.SIMPLE_HEAD)  # fmt: skip
-    for col in ("opponent", "games", "payoff/round", "cooperation", "retaliation", "forgiveness", "collapse (round)",
-                "parse failures", "fallback rate"):  # fmt: skip
-        table.add_column(col, justify="left" if col == "opponent" else "right")
-    for s in summaries:
-        me, them = s.seats
-        e = me.estimates
-        answers = me.parsing
-        table.add_row(
-            label(them.name), str(s.games), e["payoff_per_round"].fmt(3), e["cooperation_rate"].fmt(1, pct=True),
-            e["retaliation_rate"].fmt(1, pct=True), e["forgiveness_rate"].fmt(1, pct=True),
-            f"{e['time_to_collapse'].fmt(1)} ({me.collapsed}/{s.games})",
-            _pct(answers.parse_failure_rate) if answers else "—", _pct(answers.fallback_rate) if answers else "—",
-        )  # fmt: skip
-    return table
-
-
-def scorecard_summary(overall: dict[str, Any], totals: dict[str, Any], answers: list[dict[str, Any]]) -> str:
-    """One paragraph under the scorecard: the model's means over all games, the run's calls and costs,
-    and each model's parse-failure and fallback rates (``answers``: ``model_parsing`` rows)."""
-    payoff = overall["payoff"]
-    coop = overall["coop"]
-    parsing = "".join(
-        f"; {r['player_name']}: parse failures {_pct(r['parse_failure_rate'])} of {plural(r['answers'], 'answer')}, "
-        f"fallback moves in {_pct(r['fallback_rate'])} of {plural(r['rounds'], 'round')}"
-        for r in answers
-    )
-    return (
-        f"[bold]Summary[/bold]: {plural(overall['games'], 'complete game')}; mean payoff per round {payoff:.3f}"
-        if payoff is not None
-        else "[bold]Summary[/bold]: no complete games"
-    ) + (
-        (f"; cooperation (chosen moves) {coop:.1%}" if coop is not None else "")
-        + f"; {plural(totals['calls'] or 0, 'call')} ({totals['cached'] or 0:,} from cache, "
-        f"{plural(totals['unparseable'] or 0, 'unreadable answer')}), tokens in {totals['input_tokens'] or 0:,} / "
-        f"out {totals['output_tokens'] or 0:,}, cost ${totals['cost'] or 0:.4f}" + parsing
-    )

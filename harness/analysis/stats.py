@@ -22,15 +22,22 @@ class Estimate:
     n: int
 
     def fmt(self, digits: int = 2, pct: bool = False) -> str:
+        """``12.5% ± 3.1``, or ``95.0% [88.2, 100.0]`` for an interval cut at a bound; the mean alone without one."""
+        mean, interval = self.parts(digits, pct)
+        return f"{mean} {interval}" if interval else mean
+
+    def parts(self, digits: int = 2, pct: bool = False) -> tuple[str, str]:
+        """The mean and the interval of :meth:`fmt` apart (the interval is "" when there is none), for tables
+        that put them on two lines."""
         if self.mean is None:
-            return "—"
+            return "—", ""
         scale, unit = (100.0, "%") if pct else (1.0, "")
         m = f"{self.mean * scale:.{digits}f}{unit}"
         if self.low is None or self.high is None:
-            return m
+            return m, ""
         if math.isclose(self.mean - self.low, self.high - self.mean, rel_tol=1e-9, abs_tol=1e-12):
-            return f"{m} ± {(self.high - self.mean) * scale:.{digits}f}"
-        return f"{m} [{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]"
+            return m, f"± {(self.high - self.mean) * scale:.{digits}f}"
+        return m, f"[{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]"
 
 
 def mean_ci(values: Iterable[float | None], level: float = 0.95, bounds: tuple[float, float] | None = None) -> Estimate:

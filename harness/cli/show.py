@@ -20,10 +20,9 @@ from harness.render import (
     matchup_table,
     profile_table,
     report_table,
-    scorecard_summary,
-    scorecard_table,
 )
 from harness.runner import RunResult
+from harness.scorecard import Scorecard, scorecard_summary
 from harness.states import RunStatus
 from harness.store.browse import leaderboard, matchups
 from harness.store.catalog import Catalog, open_run
@@ -80,7 +79,7 @@ def show_scorecard(folder: Path, run_id: str, result: RunResult) -> int:
         totals = call_totals(cat, run_id)
         overall = seat_a_overall(cat, run_id)
         answers = model_answers(cat, run_id)
-        out.print(scorecard_table(run_row, summaries))
+        out.print(Scorecard(run_row, summaries))
         out.print(scorecard_summary(overall, totals, answers))
         _checks_and_profile(cat, run_row)
     out.print(f"run id: [bold]{run_id}[/bold]   results: {result.path}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 from collections import Counter
 
 from rich.console import Console
@@ -56,3 +57,80 @@ def test_the_terminal_view_shows_the_pause_on_its_own_line() -> None:
     lines = out.getvalue().splitlines()
     assert "⏸ openai paused 12 s (429 Retry-After)" in lines
     assert sum("paused" in line for line in lines) == 1  # not repeated in the dim summary line
+
+
+# -- progress and the time left, counted in model moves -------------------------------------------------------
+def test_eta_text_reads_seconds_minutes_hours_days() -> None:
+    from harness.progress import eta_text
+
+    cases = {None: "—", float("inf"): "—", -3.0: "0s", 0.2: "1s", 59.0: "59s", 60.0: "1m00s", 185.4: "3m06s",
+             3599.0: "59m59s", 3600.0: "1h00m", 7_621.0: "2h08m", 86_400.0: "1d00h",
+             3 * 86_400 + 4 * 3600: "3d04h"}  # fmt: skip
+    for seconds, text in cases.items():
+        assert eta_text(seconds) == text, seconds
+
+
+def test_share_is_bounded_and_a_condition_with_nothing_left_is_full() -> None:
+    from harness.progress import share
+
+    assert share(0, 40) == 0.0 and share(10, 40) == 0.25 and share(50, 40) == 1.0
+    assert share(0, 0) == 1.0 and share(3, 0.0) == 1.0
+
+
+def test_counters_wrap_between_counters_never_inside_one() -> None:
+    from harness.progress import wrap
+
+    items = ["games 10/27", "model moves 200/540 (37%)", "rounds 200", "calls 208 (51.0/s)"]
+    assert wrap(items, 80) == ["games 10/27  ·  model moves 200/540 (37%)  ·  rounds 200  ·  calls 208 (51.0/s)"]
+    assert wrap(items, 41) == ["games 10/27  ·  model moves 200/540 (37%)", "rounds 200  ·  calls 208 (51.0/s)"]
+    assert wrap(items, 40) == ["games 10/27", "model moves 200/540 (37%)  ·  rounds 200", "calls 208 (51.0/s)"]
+    assert wrap(items, 12) == items  # each alone; one longer than the width keeps its own line whole
+
+
+def test_seconds_left_is_the_moves_left_at_the_rate_so_far() -> None:
+    # Two conditions of 4 games of 10 rounds; one has a model seat, the other two (LLM against LLM).
+    p = Progress(games_total=8, started=100.0)
+    p.plan("one_model", 4, 10.0, 1)
+    p.plan("two_models", 4, 10.0, 2)
+    assert (p.rounds_planned, p.moves_planned) == (80.0, 120.0)
+    assert p.seconds_left(100.0) is None  # before the first move nothing can be told
+    for _ in range(5):
+        p.round_played("one_model", 1)
+        p.round_played("two_models", 2)
+    assert (p.rounds, p.moves) == (10, 15)
+    # 15 moves in 30 s, 105 left: 30 / 15 * 105 = 210 s.
+    assert p.seconds_left(130.0) == 210.0
+    # A geometric game of "two_models" expected to last 10 rounds ends after 5: 5 rounds, 10 moves fewer to play.
+    p.game_ended("two_models", 10.0, 5, 2)
+    assert (p.rounds_planned, p.moves_planned) == (75.0, 110.0)
+    assert p.seconds_left(130.0) == 190.0  # 30 / 15 * 95
+    assert p.per_condition_rounds_planned["two_models"] == 35.0 and p.per_condition_rounds["two_models"] == 5
+
+
+def test_the_eta_of_a_tournament_with_a_model_never_grows_at_a_steady_rate() -> None:
+    """A tournament of 3 strategies and a model, 2 replicates, 10 rounds a game: the 12 games among strategies
+    end at once, the 8 with the model at 2 moves a second. Counted in games, the ETA jumped up as the fast games
+    were done and the slow ones were left (the growth issue 11 saw); counted in model moves it falls by exactly
+    the time that passed: at a steady rate r, ETA(t) = moves_planned / r - t."""
+    p = Progress(games_total=20, started=0.0)
+    p.plan("strategies", 12, 10.0, 0)
+    p.plan("with_model", 8, 10.0, 1)
+    t, etas, by_games = 0.0, [], []
+    for _ in range(12):  # the strategy games, in the first instant
+        for _ in range(10):
+            p.round_played("strategies", 0)
+        p.game_ended("strategies", 10.0, 10, 0)
+        p.games_done += 1
+    for game in range(8):
+        for _ in range(10):
+            t += 0.5
+            p.round_played("with_model", 1)
+            if (game, p.rounds) != (7, 200):
+                etas.append((t, p.seconds_left(t)))
+        p.game_ended("with_model", 10.0, 10, 1)
+        p.games_done += 1
+        if p.games_done < p.games_total:
+            by_games.append(t / p.games_done * (p.games_total - p.games_done))
+    assert all(eta is not None and abs(t + eta - 40.0) < 1e-9 for t, eta in etas)  # 80 moves at 2/s: 40 s in all
+    assert p.seconds_left(t) is None  # every move made
+    assert max(b - a for a, b in itertools.pairwise(by_games)) > 0  # the old count in games grew
