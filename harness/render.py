@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, ConsoleOptions
+from rich.measure import Measurement
 from rich.table import Table
 
 from harness.analysis.leaderboard import RANKING_NOTE
@@ -233,3 +234,10 @@ def print_rows(console: Console, fmt: str, columns: Sequence[str], rows: Sequenc
     else:
         console.print(rows_table(columns, rows))
         console.print(f"[dim]{len(rows)} row{'s' if len(rows) != 1 else ''}[/dim]")
+
+
+def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
+    """Whether ``table`` fits the width without wrapping a cell: its natural width (every cell on the lines it was
+    given), measured as if the terminal had no edge, is at most the width there is."""
+    unbounded = options.update_width(1_000_000)
+    return Measurement.get(console, unbounded, table).maximum <= options.max_width

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType
-from rich.measure import Measurement
 from rich.table import Table
 
 from harness.plural import plural
-from harness.render import BEHAVIOUR_NOTE, label, percent
+from harness.render import BEHAVIOUR_NOTE, fits, label, percent
 
 if TYPE_CHECKING:
     from harness.analysis.report import ConditionSummary, SeatSummary
@@ -99,13 +98,6 @@ def _cell(mean: str, interval: str, note: str, *, two_lines: bool) -> str:
     if two_lines:
         return " ".join(filter(None, (mean, note))) + (f"\n{interval}" if interval else "")
     return " ".join(filter(None, (mean, interval, note)))
-
-
-def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
-    """Whether ``table`` fits the width without wrapping a cell: its natural width (every cell on the lines it was
-    given), measured as if the terminal had no edge, is at most the width there is."""
-    unbounded = options.update_width(1_000_000)
-    return Measurement.get(console, unbounded, table).maximum <= options.max_width
 
 
 def scorecard_summary(overall: dict[str, Any], totals: dict[str, Any], answers: list[dict[str, Any]]) -> str:

@@ -270,3 +270,84 @@ def planned_players(cat: Catalog, run_ids: list[str] | None = None) -> dict[str,
     for run_id, label, model, persona, _ in rows:
         out.setdefault(run_id, []).append(PlannedPlayer(label, model, persona))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class RunEntry:
+    """One run as ``pdbench runs`` lists it. A run another process is writing, whose file cannot be read yet,
+    has its id (its file's name) and status ``running``, and None for what only its file could tell."""
+
+    run_id: str
+    status: str
+    kind: str | None = None
+    created_at: datetime | None = None
+    games_done: int | None = None
+    games_planned: int | None = None
+    cost_usd: float | None = None  # None: the run made no model call
+    models: tuple[str, ...] = ()
+    opponents: tuple[str, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunEntries:
+    """The newest runs of a folder (``runs``, at most the limit asked), how many there are in all (``total``,
+    those being written included), and the files that could not be read, with why."""
+
+    runs: list[RunEntry]
+    total: int
+    unreadable: list[tuple[str, str]]
+    unknown_kind: int = 0  # runs being written left out by a kind filter: their kind cannot be read yet
+
+
+def run_entries(results_dir: Path, kind: str | None = None, limit: int | None = None) -> RunEntries:
+    """The runs of ``results_dir`` (of one ``kind``), newest first, at most ``limit``: id, kind, status, when it
+    was made, complete games of those planned, what its model calls cost (superseded calls of resumed games
+    included: they were paid) and its players from its stored config (:func:`planned_players`), the models
+    apart from the other players (an eval's model and its opponents). Runs being written by another process,
+    which cannot be read yet, come first: they are the ones running now."""
+    with Catalog(results_dir) as cat:
+        busy = sorted(cat.busy, key=_modified, reverse=True)
+        unreadable = [(path.name, reason) for path, reason in cat.skipped if path not in cat.busy]
+        where, params = ("WHERE kind = ?", [kind]) if kind else ("", [])
+        total = int(cat.query(f"SELECT count(*) FROM runs {where}", params)[1][0][0])
+        writing = [] if kind else [RunEntry(path.name.removesuffix(".duckdb"), RunStatus.RUNNING.value,
+                                            note="being written by another process") for path in busy]  # fmt: skip
+        room = None if limit is None else max(limit - len(writing), 0)
+        rows = cat.records(
+            f"""
+            WITH listed AS (
+                SELECT run_id, kind, status, created_at, games_planned FROM runs {where}
+                ORDER BY created_at DESC, run_id LIMIT ?
+            ), done AS (
+                SELECT run_id, count(*) AS games_done FROM games
+                WHERE status = ? AND run_id IN (SELECT run_id FROM listed) GROUP BY run_id
+            ), spent AS (
+                SELECT run_id, sum(cost_usd) AS cost FROM (
+                    SELECT run_id, cost_usd FROM calls UNION ALL SELECT run_id, cost_usd FROM superseded_calls)
+                WHERE run_id IN (SELECT run_id FROM listed) GROUP BY run_id
+            )
+            SELECT l.*, coalesce(d.games_done, 0) AS games_done, s.cost
+            FROM listed l LEFT JOIN done d USING (run_id) LEFT JOIN spent s USING (run_id)
+            ORDER BY l.created_at DESC, l.run_id
+            """,
+            [*params, total if room is None else room, GameStatus.COMPLETE.value],
+        )
+        players = planned_players(cat, [r["run_id"] for r in rows])
+    runs = [*writing]
+    for r in rows:
+        planned = players.get(r["run_id"], [])
+        models = tuple(p.label for p in planned if p.model is not None)
+        others = tuple(p.label for p in planned if p.model is None)
+        runs.append(RunEntry(r["run_id"], r["status"], r["kind"], r["created_at"], int(r["games_done"]),
+                             int(r["games_planned"]), r["cost"], models, others))  # fmt: skip
+    unknown = len(busy) if kind else 0
+    return RunEntries(runs, total + len(writing), unreadable, unknown)
+
+
+def _modified(path: Path) -> float:
+    """When a file was last written (0 if it is gone): runs being written, the latest first."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
