@@ -11,7 +11,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from harness.errors import ConfigError, StoreError
 
@@ -25,18 +26,24 @@ if TYPE_CHECKING:  # imported where used: the commands that only read results ne
 MAX_SECONDS = {"RETRY_SECONDS": 86_400.0, "TIMEOUT": 3_600.0, "BACKOFF": 3_600.0}
 
 
-def environment(name: str) -> str | None:
-    """The variable ``PDBENCH_<name>`` (case-sensitive), read each time (the CLI loads ``./.env`` into the
-    environment first, variables already set winning). An empty variable counts as unset, so
-    ``PDBENCH_RESULTS=`` in a script falls back to the default."""
-    return os.environ.get(f"PDBENCH_{name}") or None
+class _Environment(BaseSettings):
+    """``PDBENCH_*`` variables, read from the environment each time an instance is made (the CLI loads
+    ``./.env`` into the environment first, variables already set winning). An empty variable counts as
+    unset, so ``PDBENCH_RESULTS=`` in a script falls back to the default."""
+
+    model_config = SettingsConfigDict(env_prefix="PDBENCH_", case_sensitive=True, env_ignore_empty=True, extra="ignore")
 
 
-class RetryEnvironment(BaseModel):
-    """The retry bounds of every model call, as the environment gives them (strings, read as numbers); each is
-    bounded, so no value can make a run wait for ever (nan and infinity are out of range too)."""
+class PathSettings(_Environment):
+    """Where results and the response cache go, when no option says."""
 
-    model_config = ConfigDict(extra="forbid")
+    RESULTS: str | None = None
+    CACHE: str | None = None
+
+
+class RetryEnvironment(_Environment):
+    """The retry bounds of every model call; each is bounded, so no value can make a run wait for ever
+    (nan and infinity are out of range too)."""
 
     MAX_ATTEMPTS: int | None = None
     RETRY_SECONDS: float | None = Field(None, ge=0, le=MAX_SECONDS["RETRY_SECONDS"])
@@ -52,7 +59,7 @@ _RANGE_ERRORS = {"greater_than_equal", "less_than_equal", "finite_number"}
 
 def cache_file(results: Path) -> Path:
     """The shared response cache: $PDBENCH_CACHE, or <results>/.cache/responses.sqlite."""
-    return Path(environment("CACHE") or results / ".cache" / "responses.sqlite")
+    return Path(PathSettings().CACHE or results / ".cache" / "responses.sqlite")
 
 
 def cache_path(results: Path, no_cache: bool) -> Path | None:
@@ -80,8 +87,7 @@ def retry_settings() -> RetrySettings:
 
     names = ", ".join(f"PDBENCH_{var}" for var in RETRY_FIELDS)
     try:
-        variables = {var: value for var in RETRY_FIELDS if (value := environment(var)) is not None}
-        given = RetryEnvironment.model_validate(variables).model_dump(exclude_none=True)
+        given = RetryEnvironment().model_dump(exclude_none=True)
         return RetrySettings.model_validate({RETRY_FIELDS[var]: value for var, value in given.items()})
     except ValidationError as exc:
         error = exc.errors()[0]
@@ -106,7 +112,7 @@ def results_dir(option: str | None, config: ExperimentConfig | None = None) -> P
         return _usable_folder(Path(option), "--results")
     if config is not None and config.run.output:
         return _usable_folder(Path(config.run.output), "run.output")
-    return _usable_folder(Path(environment("RESULTS") or "results"), "the results folder")
+    return _usable_folder(Path(PathSettings().RESULTS or "results"), "the results folder")
 
 
 def _usable_folder(folder: Path, source: str) -> Path:
