@@ -11,8 +11,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import ValidationError
 
 from harness.errors import ConfigError, StoreError
 
@@ -20,36 +19,6 @@ if TYPE_CHECKING:  # imported where used: the commands that only read results ne
     from harness.calls import RetrySettings
     from harness.config import ExperimentConfig
     from harness.runner import EngineOptions
-
-# Upper bounds of the retry settings read from the environment, in seconds: an infinite timeout would let a
-# dead server stall a run for ever.
-MAX_SECONDS = {"RETRY_SECONDS": 86_400.0, "TIMEOUT": 3_600.0, "BACKOFF": 3_600.0}
-
-
-class _Environment(BaseSettings):
-    """``PDBENCH_*`` variables, read from the environment each time an instance is made (the CLI loads
-    ``./.env`` into the environment first, variables already set winning). An empty variable counts as
-    unset, so ``PDBENCH_RESULTS=`` in a script falls back to the default."""
-
-    model_config = SettingsConfigDict(env_prefix="PDBENCH_", case_sensitive=True, env_ignore_empty=True, extra="ignore")
-
-
-class PathSettings(_Environment):
-    """Where results and the response cache go, when no option says."""
-
-    RESULTS: str | None = None
-    CACHE: str | None = None
-
-
-class RetryEnvironment(_Environment):
-    """The retry bounds of every model call; each is bounded, so no value can make a run wait for ever
-    (nan and infinity are out of range too)."""
-
-    MAX_ATTEMPTS: int | None = None
-    RETRY_SECONDS: float | None = Field(None, ge=0, le=MAX_SECONDS["RETRY_SECONDS"])
-    TIMEOUT: float | None = Field(None, ge=0, le=MAX_SECONDS["TIMEOUT"])
-    BACKOFF: float | None = Field(None, ge=0, le=MAX_SECONDS["BACKOFF"])
-
 
 # Each variable, and the RetrySettings field it sets.
 RETRY_FIELDS = {"MAX_ATTEMPTS": "max_attempts", "RETRY_SECONDS": "max_seconds", "TIMEOUT": "timeout",
@@ -59,7 +28,9 @@ _RANGE_ERRORS = {"greater_than_equal", "less_than_equal", "finite_number"}
 
 def cache_file(results: Path) -> Path:
     """The shared response cache: $PDBENCH_CACHE, or <results>/.cache/responses.sqlite."""
-    return Path(PathSettings().CACHE or results / ".cache" / "responses.sqlite")
+    from harness import environment
+
+    return Path(environment.PathSettings().CACHE or results / ".cache" / "responses.sqlite")
 
 
 def cache_path(results: Path, no_cache: bool) -> Path | None:
@@ -83,19 +54,20 @@ def engine_options(results: Path, *, no_cache: bool = False, max_cost: float | N
 
 def retry_settings() -> RetrySettings:
     """Retry bounds from PDBENCH_MAX_ATTEMPTS, PDBENCH_RETRY_SECONDS, PDBENCH_TIMEOUT, PDBENCH_BACKOFF."""
+    from harness import environment
     from harness.calls import RetrySettings
 
     names = ", ".join(f"PDBENCH_{var}" for var in RETRY_FIELDS)
     try:
-        given = RetryEnvironment().model_dump(exclude_none=True)
+        given = environment.RetryEnvironment().model_dump(exclude_none=True)
         return RetrySettings.model_validate({RETRY_FIELDS[var]: value for var, value in given.items()})
     except ValidationError as exc:
         error = exc.errors()[0]
         var = str(error["loc"][0]) if error["loc"] else ""
-        if error["type"] in _RANGE_ERRORS and var in MAX_SECONDS:
+        if error["type"] in _RANGE_ERRORS and var in environment.MAX_SECONDS:
             raise ConfigError(
                 f"PDBENCH_{var}={error['input']} in the environment is out of range: give a number of seconds "
-                f"from 0 to {MAX_SECONDS[var]:,.0f}"
+                f"from 0 to {environment.MAX_SECONDS[var]:,.0f}"
             ) from None
         raise ConfigError(f"invalid retry settings in the environment: {error['msg']} ({names})") from None
 
@@ -112,7 +84,9 @@ def results_dir(option: str | None, config: ExperimentConfig | None = None) -> P
         return _usable_folder(Path(option), "--results")
     if config is not None and config.run.output:
         return _usable_folder(Path(config.run.output), "run.output")
-    return _usable_folder(Path(PathSettings().RESULTS or "results"), "the results folder")
+    from harness import environment
+
+    return _usable_folder(Path(environment.PathSettings().RESULTS or "results"), "the results folder")
 
 
 def _usable_folder(folder: Path, source: str) -> Path:
