@@ -244,3 +244,26 @@ def test_interrupted_payoff_games_are_resumed_by_the_same_command(
         )["payoff_run"]
         == "rs_payoffs"
     )
+
+
+def test_an_evolution_run_is_listed_with_its_players_and_not_resumed(results: Path) -> None:
+    code, _, err = pdbench("evolve", "--players", "TFT,ALLD,mock/tft", "--counts", "2,2,2", "--rounds", "3",
+                           "--replicates", "1", "--generations", "5", "--results", results,
+                           "--run-id", "ls")  # fmt: skip
+    assert code == 0, err
+    code, out, err = pdbench("runs", "--kind", "evolution", "--format", "json", "--results", results)
+    assert code == 0, err
+    [entry] = json.loads(out)
+    assert (entry["run_id"], entry["models"], entry["opponents"]) == ("ls", ["mock/tft"], ["TFT", "ALLD"])
+    code, _, err = pdbench("resume", "ls", "--results", results)
+    assert code == 2 and "ls is an evolution run, which is not resumed" in " ".join(err.split())
+
+
+def test_evolve_help_loads_no_heavy_library() -> None:
+    from tests.unit.test_startup import HEAVY, loaded_after
+
+    loaded = loaded_after(
+        "import sys\nfrom harness.cli import app\nsys.argv = ['pdbench', 'evolve', '--help']\ntry:\n    app()\n"
+        "except SystemExit:\n    pass"
+    )
+    assert not loaded & set(HEAVY), f"`pdbench evolve --help` loads {sorted(loaded & set(HEAVY))}"
