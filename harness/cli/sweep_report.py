@@ -10,7 +10,11 @@ from harness.cli.base import err, out
 
 def report_sweep(name: str, folder: Path, fmt: str) -> bool:
     """Print the report of sweep ``name`` and return True; False if ``name`` is a run (its file exists) or no
-    evolution run belongs to a sweep of that id, so the report of a run goes on."""
+    evolution run belongs to a sweep of that id, so the report of a run goes on. A name that cannot be a run id
+    (nor so a sweep's, which starts its runs' ids) is refused as the report of a run refuses it."""
+    from harness.settings import existing_run_id
+
+    existing_run_id(name)
     if (folder / f"{name}.duckdb").exists() or not folder.is_dir():
         return False
     from rich.markup import escape
