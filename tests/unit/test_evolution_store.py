@@ -239,3 +239,30 @@ def test_a_folder_of_schema_2_files_is_migrated_when_read_and_sits_beside_evolut
         assert cat.query("SELECT count(*) FROM comprehension WHERE run_id = 'schema_v2_eval'")[1][0][0] > 0
         assert cat.query("SELECT count(*) FROM tournament WHERE run_id = 'schema_v2_tournament'")[1] == [(3,)]
     assert [r.run_id for r in list_evolution_runs(folder)] == ["evo"]
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"dynamics": "generational", "noise": 0.05, "mutation": 0.01},
+        {"dynamics": "moran", "generations": 400},
+        {"dynamics": "trust", "k": 2, "payoff_mode": "estimated", "replicates": 4},
+        {"dynamics": "replicator", "counts": None, "shares": [0.5, 0.25, 0.25], "generations": 20},
+    ],
+    ids=["generational", "moran", "trust", "replicator"],
+)
+def test_every_dynamics_reads_back_as_evolve_played_it(results: Path, over: dict[str, object]) -> None:
+    from harness.evolution import evolve
+    from harness.evolution_run import run_evolution
+
+    settings = _settings(**{"generations": 60, **over})
+    outcome = run_evolution(settings, results_dir=results, run_id="rt")
+    direct = evolve(settings)
+    run, back = read_evolution(results, "rt")
+    assert outcome.trajectory is not None and run.status == RunStatus.COMPLETE
+    assert back.population.dtype == direct.population.dtype
+    assert np.array_equal(back.population, direct.population) and back.size == direct.size
+    assert back.fixation == direct.fixation and run.fixation == direct.fixation
+    assert np.array_equal(back.payoffs.values, direct.payoffs.values, equal_nan=True)
+    assert np.array_equal(back.payoffs.matches, direct.payoffs.matches)
+    assert (back.payoffs.source, back.payoffs.replicates) == (direct.payoffs.source, direct.payoffs.replicates)
