@@ -193,3 +193,28 @@ def test_a_sweep_on_a_ray_cluster_writes_the_same_runs(results: Path, ray_cluste
     assert done.returncode == 0, done.stderr
     assert f"on the Ray cluster at {address}" in done.stderr
     _check_sweep_runs(results, "rs")
+
+
+def test_a_sweep_with_a_model_plays_one_payoff_tournament_per_game_it_sweeps(results: Path) -> None:
+    """Noise changes the games, so each noise level has its payoff games (played before the sweep, at the first
+    seed); the seeds of a cell share them, and each run names the tournament its table came from."""
+    code, _, err = pdbench("evolve", "--players", "TFT,ALLD,mock/tft", "--counts", "3,3,3", "--rounds", "5",
+                           "--replicates", "2", "--generations", "10", "--sweep", "noise=0,0.1", "--seeds", "2",
+                           "--workers", "2", "--results", results, "--run-id", "ms")  # fmt: skip
+    assert code == 0, err
+    runs = {r.run_id: r for r in list_evolution_runs(results, sweep_id="ms")}
+    assert {r: run.payoff_run for r, run in runs.items()} == {
+        "ms_c0_s0": "ms_g0_payoffs", "ms_c0_s1": "ms_g0_payoffs", "ms_c1_s0": "ms_g1_payoffs",
+        "ms_c1_s1": "ms_g1_payoffs",
+    }  # fmt: skip
+    query = "select run_id, config_json->>'$.noise.prob' as noise from runs where kind = 'tournament' order by 1"
+    code, out, err = pdbench("sql", query, "--results", results, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out) == [{"run_id": "ms_g0_payoffs", "noise": "0.0"}, {"run_id": "ms_g1_payoffs", "noise": "0.1"}]
+    from harness.evolution_models import payoffs_from_run
+
+    for run_id, run in runs.items():
+        _, stored = read_evolution(results, run_id)
+        table = payoffs_from_run(results, run.payoff_run or "", run.settings)
+        assert np.array_equal(stored.payoffs.values, table.values), run_id
+        assert np.array_equal(stored.payoffs.matches, table.matches) and (table.matches == 2).all()
