@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import signal
+import socket
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from harness.interrupts import StopFlag
 from harness.states import RunStatus
 
 POLL_SECONDS = 0.2
+CONNECT_SECONDS = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +185,7 @@ def run_ray(
             "--ray needs Ray, which is not installed: install PDBench with its ray extra "
             "(pip install 'pdbench[ray]'), or leave out --ray to run the sweep on this machine"
         ) from None
+    _reachable(address)
     try:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -222,3 +225,17 @@ def _store(job: Job, trajectory: Trajectory, results_dir: Path, sweep_id: str, o
                      sweep_cell=job.cell.values, payoff_run=job.payoff_run)  # fmt: skip
     return JobResult(job.run_id, job.cell.index, job.seed, RunStatus.COMPLETE, trajectory.generations,
                      trajectory.final_shares(), trajectory.fixation)  # fmt: skip
+
+
+def _reachable(address: str) -> None:
+    """Refuse at once a ``host:port`` (or ``ray://host:port``) nothing listens on: Ray itself retries for minutes."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto", or a form Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"nothing answers at the Ray address {address!r} ({exc.strerror or exc}); start the cluster with "
+            "`ray start --head` and give the address it prints (host:port), or leave out --ray to run here"
+        ) from None

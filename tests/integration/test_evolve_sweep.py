@@ -218,3 +218,14 @@ def test_a_sweep_with_a_model_plays_one_payoff_tournament_per_game_it_sweeps(res
         table = payoffs_from_run(results, run.payoff_run or "", run.settings)
         assert np.array_equal(stored.payoffs.values, table.values), run_id
         assert np.array_equal(stored.payoffs.matches, table.matches) and (table.matches == 2).all()
+
+
+def test_ray_missing_or_unreachable_is_one_paragraph(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = ["evolve", "--counts", "2,2,2,2", "--generations", "5", "--sweep", "noise=0", "--results", results]
+    if _has_ray():
+        code, _, err = pdbench(*args, "--ray", f"127.0.0.1:{_free_port()}", "--run-id", "nobody")
+        assert code == 2 and "nothing answers at the Ray address" in err and "Traceback" not in err
+    monkeypatch.setitem(sys.modules, "ray", None)  # as where Ray is not installed
+    code, _, err = pdbench(*args, "--ray", "127.0.0.1:6379", "--run-id", "noray")
+    assert code == 2 and "--ray needs Ray, which is not installed" in " ".join(err.split())
+    assert list(results.glob("*.duckdb")) == []
