@@ -31,8 +31,10 @@ SUFFIX = "_payoffs"
 
 
 def payoff_run_id(run_id: str) -> str:
-    """The tournament run that gives the payoffs of evolution run ``run_id``."""
-    return f"{run_id}{SUFFIX}"
+    """The tournament run that gives the payoffs of evolution run ``run_id`` (a valid run id itself)."""
+    from harness.config import check_run_id
+
+    return check_run_id(f"{run_id}{SUFFIX}")
 
 
 def _agent(player: str, settings: EvolutionSettings) -> dict[str, Any]:

@@ -58,9 +58,18 @@ class JobResult:
 
 def plan_sweep(options: EvolutionOptions, cells: list[Cell], seeds: Iterable[int], sweep_id: str) -> list[Job]:
     """Every cell × seed's settings, built and checked before anything runs: all problems of all cells at once."""
+    from harness.config import check_run_id
+
     jobs: list[Job] = []
     problems: dict[str, str] = {}
     seeds = list(seeds)
+    longest = sweep_run_id(sweep_id, Cell(len(cells) - 1, {}), max(seeds))
+    if len(longest) > 128:
+        raise ConfigError(
+            f"the sweep id {sweep_id!r} is too long for the ids of its runs ({longest!r} has {len(longest)} "
+            "characters; at most 128): choose a shorter one with --run-id"
+        )
+    check_run_id(longest)
     for cell in cells:
         for seed in seeds:
             try:

@@ -241,6 +241,8 @@ def _sweep_payoffs(jobs: list[Job], sweep_id: str, folder: Path, overwrite: bool
     payoff matrix and games per pair), at the first seed, played before the sweep; each run reads its table."""
     from dataclasses import replace
 
+    from harness.config import check_run_id
+
     tables: dict[str, tuple[PayoffTable, str]] = {}
     base_seed = jobs[0].seed
     out_jobs = []
@@ -249,7 +251,7 @@ def _sweep_payoffs(jobs: list[Job], sweep_id: str, folder: Path, overwrite: bool
         key = repr((s.horizon, s.noise, s.payoff_matrix, s.replicates))
         if key not in tables:
             game = s.model_copy(update={"seed": base_seed})
-            tid = f"{sweep_id}_g{len(tables)}_payoffs"
+            tid = check_run_id(f"{sweep_id}_g{len(tables)}_payoffs")
             tables[key] = _model_payoffs(game, sweep_id, folder, overwrite, flags, stop, payoff_id=tid)
         table, tid = tables[key]
         out_jobs.append(replace(job, payoffs=table, payoff_run=tid))

@@ -229,3 +229,10 @@ def test_ray_missing_or_unreachable_is_one_paragraph(results: Path, monkeypatch:
     code, _, err = pdbench(*args, "--ray", "127.0.0.1:6379", "--run-id", "noray")
     assert code == 2 and "--ray needs Ray, which is not installed" in " ".join(err.split())
     assert list(results.glob("*.duckdb")) == []
+
+
+def test_a_sweep_id_too_long_for_its_runs_is_refused(results: Path) -> None:
+    code, _, err = pdbench("evolve", "--counts", "2,2,2,2", "--sweep", "noise=0,0.1", "--seeds", "12",
+                           "--run-id", "s" * 122, "--results", results)  # fmt: skip
+    assert code == 2 and "is too long for the ids of its runs" in err and "_c1_s11" in err
+    assert list(results.iterdir()) == []
