@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from harness.errors import ConfigError
-from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, evolve
+from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, PayoffSource, PayoffTable, evolve
 from harness.game import Horizon, PayoffMatrix
 
 
@@ -180,3 +180,15 @@ def test_a_supplied_table_that_does_not_fit_is_refused(table: object) -> None:
     s = EvolutionSettings(players=["TFT", "ALLD"], counts=[5, 5])
     with pytest.raises(ConfigError, match=r"must be a 2×2 table of finite numbers"):
         evolve(s, payoffs=table)  # type: ignore[arg-type]
+
+
+def test_a_supplied_payoff_table_keeps_its_match_counts_and_must_name_the_players() -> None:
+    s = EvolutionSettings(players=["TFT", "mock/tft"], counts=[5, 5], generations=3)
+    given = PayoffTable(
+        ("TFT", "mock/tft"), np.full((2, 2), 600.0), np.array([[1, 20], [20, 20]]), PayoffSource.supplied
+    )
+    table = evolve(s, payoffs=given).payoffs
+    assert table.values.tolist() == [[600, 600], [600, 600]] and table.matches.tolist() == [[1, 20], [20, 20]]
+    other = PayoffTable(("mock/tft", "TFT"), np.zeros((2, 2)), np.ones((2, 2)), PayoffSource.supplied)
+    with pytest.raises(ConfigError, match="is for the players mock/tft, TFT, not for this population's TFT, mock/tft"):
+        evolve(s, payoffs=other)
