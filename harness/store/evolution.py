@@ -44,11 +44,9 @@ _EXTRA_KEYS = (SWEEP_ID, SWEEP_CELL, PAYOFF_RUN)
 
 
 def settings_config(settings: EvolutionSettings) -> dict[str, Any]:
-    """The settings as stored in ``config_json``: every field, defaults filled, in a form
-    :meth:`EvolutionSettings.model_validate` reads back (the payoff matrix in its config form)."""
-    config = settings.model_dump(mode="json")
-    config["payoff_matrix"] = settings.payoff_matrix.to_mapping()
-    return config
+    """The settings as stored in ``config_json``: every field, defaults filled, in the form
+    :meth:`EvolutionSettings.model_validate` reads back."""
+    return settings.model_dump(mode="json")
 
 
 class EvolutionWriter:
