@@ -17,7 +17,9 @@ import anyio
 
 from harness.agents.base import Agent, Decision, RoundView
 from harness.agents.strategies.base import Strategy
-from harness.game import FLIP, Action, HorizonInfo, PayoffMatrix
+from harness.agents.strategies.registry import StrategySpec
+from harness.game import FLIP, Action, Horizon, HorizonInfo, PayoffMatrix
+from harness.plan import stream
 
 
 @dataclass(slots=True)
@@ -121,6 +123,40 @@ def play_strategies(match: Match, a: Strategy, b: Strategy, rounds: int) -> Matc
     match.score_a += sum(pays_a[start:])
     match.score_b += sum(pays_b[start:])
     return match
+
+
+class NoDraws(random.Random):
+    """Handed to what must never draw (deterministic strategies, noiseless games, fixed horizons): a
+    strategy that draws without declaring ``stochastic = True`` would be silently memoized, so it fails
+    loudly."""
+
+    def random(self) -> float:
+        raise RuntimeError("a strategy declared deterministic drew a random number; set stochastic = True")
+
+
+NO_DRAWS = NoDraws(0)
+
+
+def play_seeded(
+    spec_a: StrategySpec,
+    spec_b: StrategySpec,
+    game: PayoffMatrix,
+    horizon: Horizon,
+    noise: float,
+    seed: int,
+    length: int | None = None,
+) -> Match:
+    """One whole game between two classic strategies, every draw from the game's seed: the horizon,
+    the noise and each stochastic player read their own stream (``horizon``, ``noise``, ``a``, ``b``,
+    as :func:`harness.plan.stream` derives them), and nothing else is seeded. So the same specs,
+    game and seed always give the same game, whoever plays it. ``length``, when given, is the length
+    already drawn from this seed's horizon stream."""
+    if length is None:
+        length = horizon.draw_length(stream(seed, "horizon") if horizon.kind == "geometric" else NO_DRAWS)
+    match = Match(game, noise, stream(seed, "noise") if noise > 0 else NO_DRAWS)
+    a = spec_a.build(game, stream(seed, "a") if spec_a.cls.stochastic else NO_DRAWS)
+    b = spec_b.build(game, stream(seed, "b") if spec_b.cls.stochastic else NO_DRAWS)
+    return play_strategies(match, a, b, length)
 
 
 Player = Strategy | Agent

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -28,7 +27,7 @@ from harness.errors import DiskFull, RunNotFoundError, StoreError
 from harness.evaluation import check_models
 from harness.interrupts import StopFlag, graceful_interrupt
 from harness.limits import LimiterRegistry
-from harness.match import Match, play_strategies
+from harness.match import NO_DRAWS, Match, play_seeded
 from harness.plan import GamePlan, ModelPlan, condition_plans, iter_games, skip_games, stream, summarize
 from harness.plural import plural
 from harness.pricing import DEFAULT_PRICES, PriceTable
@@ -71,17 +70,6 @@ def default_run_id(prefix: str, results_dir: Path) -> str:
     return run_id
 
 
-class _NoDraws(random.Random):
-    """Handed to what must never draw (deterministic strategies, noiseless games): a strategy that
-    draws without declaring ``stochastic = True`` would be silently memoized, so it fails loudly."""
-
-    def random(self) -> float:
-        raise RuntimeError("a strategy declared deterministic drew a random number; set stochastic = True")
-
-
-_UNUSED_RNG = _NoDraws(0)
-
-
 class StrategyGames:
     """Plays games of classic strategies from their plans, deterministic in each game's seed.
 
@@ -99,20 +87,13 @@ class StrategyGames:
     def play(self, plan: GamePlan) -> tuple[Match, int]:
         cond = plan.condition
         horizon = cond.horizon
-        length = (
-            horizon.draw_length(stream(plan.seed, "horizon"))
-            if horizon.kind == "geometric"
-            else horizon.draw_length(_UNUSED_RNG)
-        )
+        length = horizon.draw_length(stream(plan.seed, "horizon") if horizon.kind == "geometric" else NO_DRAWS)
         spec_a, spec_b = cond.strategies()
         deterministic = cond.noise == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
         key = (spec_a, spec_b, cond.game, length)
         if deterministic and key in self._outcomes:
             return self._outcomes[key], length
-        match = Match(cond.game, cond.noise, stream(plan.seed, "noise") if cond.noise > 0 else _UNUSED_RNG)
-        a = spec_a.build(cond.game, stream(plan.seed, "a") if spec_a.cls.stochastic else _UNUSED_RNG)
-        b = spec_b.build(cond.game, stream(plan.seed, "b") if spec_b.cls.stochastic else _UNUSED_RNG)
-        play_strategies(match, a, b, length)
+        match = play_seeded(spec_a, spec_b, cond.game, horizon, cond.noise, plan.seed, length)
         if deterministic:
             if len(self._outcomes) >= self.MAX_REMEMBERED:
                 self._outcomes.clear()

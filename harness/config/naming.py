@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harness.agents.strategies.registry import setting_text, spec_label
 from harness.config.agents import ModelAgentConfig, PolicyAgentConfig
 from harness.game import PayoffMatrix
 
@@ -29,8 +30,7 @@ def condition_name(cond: ConditionConfig) -> str:
 
 def _agent_spec(agent: PolicyAgentConfig | ModelAgentConfig) -> str:
     if isinstance(agent, PolicyAgentConfig):
-        settings = agent.spec.params.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-        return agent.spec.name + (f"({_settings(settings)})" if settings else "")
+        return spec_label(agent.spec)
     dumped = agent.model_dump(mode="json", exclude_defaults=True, exclude={"model", "name", "persona", "limits"})
     settings = _flatten(dumped)
     return agent.model + (f"({_settings(settings)})" if settings else "")
@@ -51,12 +51,7 @@ def _settings(settings: dict[str, Any]) -> str:
 
 
 def _value(value: Any) -> str:
-    """A setting as written in a name: exact (two different values never print alike), 3 rather than 3.0."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
-    return str(value)
+    return setting_text(value)
 
 
 def _payoffs_spec(matrix: PayoffMatrix) -> str:

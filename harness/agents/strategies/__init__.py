@@ -13,6 +13,8 @@ from harness.agents.strategies.registry import (
     get_strategy,
     known_names,
     make_spec,
+    parse_spec,
+    spec_label,
 )
 
 __all__ = [
@@ -27,7 +29,9 @@ __all__ = [
     "majority",
     "make_spec",
     "memoryone",
+    "parse_spec",
     "prober",
     "simple",
+    "spec_label",
     "titfortat",
 ]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AliasChoices, BaseModel, ValidationError
 
 from harness.agents.strategies import grudger, majority, memoryone, prober, simple, titfortat
 from harness.agents.strategies.base import Strategy
@@ -66,12 +68,86 @@ def make_spec(name: str, params: Mapping[str, Any] | None = None) -> StrategySpe
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"]) or "(parameters)"
             if err["type"] == "extra_forbidden":
-                allowed = (
-                    ", ".join(f"{k} (or {f.alias})" if f.alias else k for k, f in cls.Params.model_fields.items())
-                    or "none"
-                )
+                allowed = ", ".join(_parameter_names(cls.Params)) or "none"
                 problems.append(f"{cls.name} has no parameter {key!r} (parameters: {allowed})")
             else:
                 problems.append(f"{cls.name}.{key}: {err['msg']}")
         raise ConfigError("; ".join(problems)) from None
     return StrategySpec(cls=cls, params=validated)
+
+
+def _parameter_names(params: type[BaseModel]) -> list[str]:
+    """Each parameter with the other names it may be given by: ``coop_prob (or p)``."""
+    out = []
+    for key, field in params.model_fields.items():
+        others = [field.alias] if field.alias else []
+        if isinstance(field.validation_alias, AliasChoices):
+            others += [c for c in field.validation_alias.choices if isinstance(c, str) and c != key]
+        out.append(f"{key} (or {', '.join(others)})" if others else key)
+    return out
+
+
+_SPEC_TEXT = re.compile(r"^\s*([A-Za-z0-9_]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_INTEGER = re.compile(r"^[+-]?[0-9]+$")
+
+
+def parse_spec(text: str) -> StrategySpec:
+    """A strategy as users type it on one line: ``TFT``, ``gtft(p=0.3)``, ``RAND(p=0.7)``, ``DONCE(round=3)``.
+
+    The parameters are ``key=value`` pairs separated by commas; a value is read as a whole number, a
+    decimal number, ``true``/``false`` or ``none``, else kept as text (and then refused by the strategy's
+    own validation, with its name). Raises :class:`ConfigError` naming what to write instead.
+    """
+    match = _SPEC_TEXT.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise ConfigError(
+            f"{text!r} is not a strategy as written on one line: write its name, with its parameters in "
+            "parentheses if any, e.g. TFT, GTFT(p=0.3) or RAND(p=0.7)"
+        )
+    name, inside = match.group(1), match.group(2)
+    params: dict[str, Any] = {}
+    items = inside.split(",") if inside is not None and inside.strip() else []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(
+                f"{text!r}: the parameters in parentheses must be key=value pairs separated by commas, "
+                f"e.g. {name.upper()}(p=0.3); {item.strip()!r} is not one"
+            )
+        if key.strip() in params:
+            raise ConfigError(f"{text!r} gives the parameter {key.strip()!r} twice: give it once")
+        params[key.strip()] = _value(value.strip())
+    return make_spec(name, params)
+
+
+def _value(text: str) -> object:
+    if _INTEGER.match(text):
+        return int(text)
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
+
+
+def spec_label(spec: StrategySpec) -> str:
+    """The strategy as one writes it, with every setting that differs from its default:
+    ``GTFT(generous_prob=0.3)``, ``TFT``; :func:`parse_spec` reads it back to the same spec."""
+    settings = spec.params.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    if not settings:
+        return spec.name
+    return f"{spec.name}({','.join(f'{k}={setting_text(v)}' for k, v in settings.items())})"
+
+
+def setting_text(value: object) -> str:
+    """A setting as written in a name: exact (two different values never print alike), 3 rather than 3.0."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from harness.agents.strategies.base import Strategy
 from harness.game import Action, PayoffMatrix
@@ -96,8 +96,10 @@ def default_generosity(game: PayoffMatrix) -> float:
 class GenerousParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    generous_prob: float | None = Field(
+    # A dynamic alias (AliasChoices) only widens what validation reads; the attribute keeps its name.
+    generous_prob: float | None = Field(  # type: ignore[pydantic-alias]
         None,
+        validation_alias=AliasChoices("generous_prob", "p"),  # GTFT(p=0.3), as the literature writes it
         ge=0.0,
         le=1.0,
         description="probability of cooperating after an opponent's defection; "

@@ -1,0 +1,63 @@
+"""Population evolution: strategies (and language models) as individuals of a population that plays
+the iterated Prisoner's Dilemma and changes by selection, after The Evolution of Trust.
+
+Pure code: no I/O, no SQL, no printing. :func:`evolve` runs one of four dynamics (:class:`Dynamics`)
+from :class:`EvolutionSettings` and returns a :class:`Trajectory`; the same settings and seed give
+the same trajectory, byte for byte. Storage, the CLI and the dashboard build on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from harness.evolution.settings import Dynamics, EvolutionSettings, Fitness, PayoffMode
+from harness.evolution.trajectory import Fixation, PayoffSource, PayoffTable, Trajectory
+
+OnGeneration = Callable[[int, np.ndarray], object]
+"""Called with (generation, population) for generation 0 (the initial population) and after each
+generation: counts (int64) for the finite dynamics, shares (float64) for the replicator. The array
+is read-only; copy it to keep it."""
+
+
+def evolve(
+    settings: EvolutionSettings,
+    *,
+    payoffs: PayoffTable | np.ndarray | None = None,
+    on_generation: OnGeneration | None = None,
+) -> Trajectory:
+    """Run the dynamics ``settings.dynamics`` from the settings' initial population.
+
+    ``payoffs``: a k×k table of mean match payoffs (row player against column player, in the order
+    of ``settings.players``) obtained elsewhere, e.g. from games with a language model played through
+    the engine; it is used as it is for every generation. Without it, the table is played here through
+    the engine (see :mod:`harness.evolution.payoffs`); a population with a model player needs it.
+    Raises :class:`~harness.errors.ConfigError` for a table that does not fit, or for a linear fitness
+    that turns negative.
+    """
+    from harness.evolution import generational, moran, replicator, trust
+    from harness.evolution.payoffs import Payoffs
+
+    table = Payoffs.for_settings(settings, supplied=payoffs)
+    run = {
+        Dynamics.moran: moran.run,
+        Dynamics.generational: generational.run,
+        Dynamics.trust: trust.run,
+        Dynamics.replicator: replicator.run,
+    }[settings.dynamics]
+    return run(settings, table, on_generation)
+
+
+__all__ = [
+    "Dynamics",
+    "EvolutionSettings",
+    "Fitness",
+    "Fixation",
+    "OnGeneration",
+    "PayoffMode",
+    "PayoffSource",
+    "PayoffTable",
+    "Trajectory",
+    "evolve",
+]

@@ -1,0 +1,353 @@
+"""What an evolution run is: the dynamics, the population, the games its members play, and how
+selection reads their scores. Validated in one place, every problem reported at once.
+
+Players are written as users type them (``TFT``, ``ALLD``, ``GTFT(p=0.3)``; a language model as
+``provider/model``) and stored under their canonical label (``GTFT(generous_prob=0.3)``), which is
+also what seeds their matches, so the same population always plays the same games.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from functools import cached_property
+from typing import Any, Self
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from harness.agents.strategies import STRATEGIES, StrategySpec, parse_spec, spec_label
+from harness.config.sections import MAX_SEED, HorizonSection
+from harness.errors import ConfigError, UnknownStrategyError
+from harness.game import Horizon, PayoffMatrix
+
+MAX_GENERATIONS = 10_000_000  # generations, or Moran steps (one birth and one death each)
+MAX_POPULATION = 1_000_000
+MAX_REPLICATES = 100_000
+MAX_SELECTION = 1e6
+SHARE_TOLERANCE = 1e-9
+
+
+class Dynamics(StrEnum):
+    """How the population changes from one generation to the next."""
+
+    moran = "moran"
+    """Birth-death Moran process: each step one individual reproduces, chosen in proportion to fitness,
+    and its offspring replaces one chosen uniformly at random (possibly the parent)."""
+    generational = "generational"
+    """The guide's process: everyone plays everyone, then all N of the next generation are drawn by
+    roulette wheel in proportion to fitness."""
+    trust = "trust"
+    """The Evolution of Trust's rule: play a round robin, remove the k lowest scorers, copy the k highest."""
+    replicator = "replicator"
+    """Replicator dynamics of an infinite population, a deterministic ODE: the analytic reference."""
+
+
+class Fitness(StrEnum):
+    """How an individual's score (its total payoff against every other individual) becomes its fitness,
+    given the selection intensity ``w``."""
+
+    exponential = "exponential"
+    """``exp(w * score)``: always positive; ``w = 0`` is neutral drift."""
+    linear = "linear"
+    """``1 - w + w * score``: ``w = 1`` is the raw score (as the guide's roulette wheel and the Axelrod
+    library's MoranProcess), ``w = 0`` is neutral drift."""
+
+
+class PayoffMode(StrEnum):
+    """Where the payoffs of pairs whose match outcome is random (noise, a random strategy, a geometric
+    horizon) come from. Deterministic pairs are played once in both modes."""
+
+    exact = "exact"
+    """Random pairs play a fresh match every generation (or Moran step), seeded by the run seed, the
+    generation and the pair, so each generation sees real games."""
+    estimated = "estimated"
+    """A payoff table estimated once, as the mean over ``replicates`` seeded matches per pair, then
+    used for every generation."""
+
+
+def _default_horizon() -> HorizonSection:
+    return HorizonSection(type="fixed", n_rounds=200)
+
+
+class EvolutionSettings(BaseModel):
+    """The settings of one evolution run. Construction (``EvolutionSettings(...)`` or
+    :meth:`model_validate`) raises :class:`ConfigError` listing every problem, never a pydantic error.
+
+    Population: give ``counts`` (individuals per player, in the order of ``players``; ``population``
+    may be omitted or must equal their sum) or ``shares`` (summing to 1 within 1e-9, with
+    ``population`` the number of individuals; counts are then apportioned by largest remainder).
+    Every player starts with at least one individual. The replicator reads the same initial mix as shares.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    dynamics: Dynamics = Dynamics.generational
+    players: list[str] = Field(min_length=2, description="strategies as typed (TFT, GTFT(p=0.3)) or provider/model")
+    counts: list[int] | None = Field(None, description="initial individuals per player")
+    shares: list[float] | None = Field(None, description="initial share per player, summing to 1")
+    population: int | None = Field(None, ge=2, le=MAX_POPULATION, description="number of individuals N")
+    generations: int = Field(
+        100, ge=1, le=MAX_GENERATIONS, description="generations, or Moran steps (the Moran process stops earlier at "
+        "fixation when there is no mutation); for the replicator, units of time",
+    )  # fmt: skip
+    horizon: HorizonSection = Field(default_factory=_default_horizon, description="rounds per match")
+    noise: float = Field(0.0, ge=0.0, le=1.0, description="probability that an intended move is flipped")
+    payoff_matrix: PayoffMatrix = Field(default_factory=PayoffMatrix, description="default T=5, R=3, P=1, S=0")
+    selection: float = Field(1.0, ge=0.0, le=MAX_SELECTION, description="selection intensity w")
+    fitness: Fitness = Fitness.linear
+    mutation: float = Field(0.0, ge=0.0, le=1.0, description="probability that an offspring is another type")
+    k: int = Field(1, ge=1, description="individuals replaced per generation by the trust rule (at most N/2)")
+    seed: int = Field(0, ge=0, le=MAX_SEED)
+    payoff_mode: PayoffMode = PayoffMode.exact
+    replicates: int = Field(50, ge=1, le=MAX_REPLICATES, description="matches per pair for estimated payoffs")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _config_error(exc) from None
+
+    @classmethod
+    def model_validate(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        extra: Any = None,
+        from_attributes: bool | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        """As pydantic's, raising :class:`ConfigError` with every problem."""
+        try:
+            return super().model_validate(
+                obj,
+                strict=strict,
+                extra=extra,
+                from_attributes=from_attributes,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+        except ValidationError as exc:
+            raise _config_error(exc) from None
+
+    @field_validator("horizon", mode="before")
+    @classmethod
+    def _horizon(cls, value: Any) -> Any:
+        if isinstance(value, Horizon):
+            if value.kind == "fixed":
+                return HorizonSection(type="fixed", n_rounds=value.n_rounds)
+            return HorizonSection(type="geometric", stop_prob=value.stop_prob, max_rounds=value.max_rounds)
+        return value
+
+    @field_validator("payoff_matrix", mode="before")
+    @classmethod
+    def _matrix(cls, value: Any) -> PayoffMatrix:
+        return value if isinstance(value, PayoffMatrix) else PayoffMatrix.from_mapping(value)
+
+    @field_validator("dynamics", "fitness", "payoff_mode", mode="before")
+    @classmethod
+    def _enum(cls, value: Any, info: ValidationInfo) -> Any:
+        kind = {"dynamics": Dynamics, "fitness": Fitness, "payoff_mode": PayoffMode}[str(info.field_name)]
+        if isinstance(value, str) and not isinstance(value, StrEnum):
+            choices = {member.value: member for member in kind}
+            if value.strip().lower() not in choices:
+                raise ValueError(f"{value!r} is not one of {', '.join(choices)}")
+            return choices[value.strip().lower()]
+        return value
+
+    @field_validator("selection")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+    @field_validator("players")
+    @classmethod
+    def _players(cls, value: list[str]) -> list[str]:
+        labels: list[str] = []
+        problems: list[str] = []
+        unknown: list[str] = []
+        for text in value:
+            try:
+                labels.append(_player_label(text))
+            except UnknownStrategyError:
+                unknown.append(text)
+            except ConfigError as exc:
+                problems.append(str(exc))
+        if unknown:
+            problems.insert(
+                0,
+                f"unknown strateg{'ies' if len(unknown) > 1 else 'y'} {', '.join(map(repr, unknown))}; known "
+                f"strategies: {', '.join(STRATEGIES)} (a language model is named provider/model, e.g. mock/tft)",
+            )
+        if problems:
+            raise ValueError("; ".join(problems))
+        twice = sorted({label for label in labels if labels.count(label) > 1})
+        if twice:
+            raise ValueError(
+                f"{', '.join(twice)} {'is' if len(twice) == 1 else 'are'} named twice: name each player once "
+                "(its count, or share, says how many individuals play it)"
+            )
+        return labels
+
+    @model_validator(mode="after")
+    def _population(self) -> Self:
+        problems = _population_problems(self)
+        if problems:
+            raise ConfigError(_HEAD.format(n=len(problems), s="s" if len(problems) > 1 else ""), problems)
+        return self
+
+    @cached_property
+    def initial_counts(self) -> np.ndarray:
+        """The individuals of each player at generation 0 (int64, summing to :attr:`size`)."""
+        if self.counts is not None:
+            return np.array(self.counts, dtype=np.int64)
+        assert self.shares is not None and self.population is not None
+        return _apportion(self.shares, self.population)
+
+    @property
+    def initial_shares(self) -> np.ndarray:
+        """The initial mix as shares (float64, summing to 1): what the replicator starts from."""
+        if self.shares is not None and self.counts is None:
+            return np.array(self.shares, dtype=np.float64)
+        counts = self.initial_counts
+        return np.asarray(counts / counts.sum(), dtype=np.float64)
+
+    @property
+    def size(self) -> int:
+        """The number of individuals N."""
+        return int(self.initial_counts.sum())
+
+    @property
+    def game_horizon(self) -> Horizon:
+        return self.horizon.to_horizon()
+
+    @cached_property
+    def specs(self) -> list[StrategySpec | None]:
+        """Each player's strategy with its parameters, or None for a language model."""
+        return [None if is_model(p) else parse_spec(p) for p in self.players]
+
+    @property
+    def models(self) -> list[str]:
+        """The players that are language models (their payoffs must be supplied to :func:`evolve`)."""
+        return [p for p in self.players if is_model(p)]
+
+
+def is_model(player: str) -> bool:
+    """A model is named ``provider/model``; no strategy name has a slash."""
+    return "/" in player
+
+
+def _player_label(text: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError("a player is empty: name a strategy (TFT, GTFT(p=0.3)) or a model (provider/model)")
+    if is_model(text):
+        from harness.config import ModelAgentConfig
+
+        try:
+            ModelAgentConfig.model_validate({"model": text.strip()})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            cause = error.get("ctx", {}).get("error")
+            raise ConfigError(str(cause) if cause is not None else f"{text!r}: {error['msg']}") from None
+        return text.strip()
+    return spec_label(parse_spec(text))
+
+
+_HEAD = "the evolution settings have {n} problem{s}; fix each and run again:"
+
+
+def _config_error(exc: ValidationError) -> ConfigError:
+    problems = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "settings"
+        message = str(err["ctx"]["error"]) if "ctx" in err and "error" in err["ctx"] else err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = f"is not a setting (settings: {', '.join(EvolutionSettings.model_fields)})"
+        elif err["type"] == "missing":
+            message = "is required"
+        problems.append(f"{key}: {message}")
+    return ConfigError(_HEAD.format(n=len(problems), s="s" if len(problems) > 1 else ""), problems)
+
+
+def _population_problems(s: EvolutionSettings) -> list[str]:
+    """Every problem of the settings taken together: the population, k, mutation under the replicator
+    (each field is valid by itself by now)."""
+    problems: list[str] = []
+    n_players = len(s.players)
+    size: int | None = s.population
+    if (s.counts is None) == (s.shares is None):
+        problems.append(
+            "give the initial population either as counts (individuals per player, e.g. counts [25, 25]) "
+            "or as shares with a population size (e.g. shares [0.5, 0.5], population 50); "
+            + ("both were given" if s.counts is not None else "neither was given")
+        )
+    elif s.counts is not None:
+        if len(s.counts) != n_players:
+            problems.append(f"counts has {len(s.counts)} numbers for {n_players} players: give one per player")
+        if any(c < 1 for c in s.counts):
+            problems.append(
+                f"counts {s.counts}: every player needs at least one individual; drop a player to leave it out"
+            )
+        total = sum(s.counts)
+        if s.population is not None and total != s.population:
+            problems.append(
+                f"counts sum to {total}, not to the population size {s.population}: "
+                "make them add up, or leave population out"
+            )
+        size = total if s.population is None else s.population
+        if total > MAX_POPULATION:
+            problems.append(f"counts sum to {total:,}; a population has at most {MAX_POPULATION:,} individuals")
+    elif s.shares is not None:
+        if len(s.shares) != n_players:
+            problems.append(f"shares has {len(s.shares)} numbers for {n_players} players: give one per player")
+        if any(not math.isfinite(x) or x <= 0.0 or x > 1.0 for x in s.shares):
+            problems.append(f"shares {s.shares}: each must be above 0 and at most 1; drop a player to leave it out")
+        elif abs(math.fsum(s.shares) - 1.0) > SHARE_TOLERANCE:
+            problems.append(
+                f"shares sum to {math.fsum(s.shares):.12g}, not 1 (within {SHARE_TOLERANCE:g}): "
+                "make them add up to 1, or give counts instead"
+            )
+        elif s.population is None and s.dynamics != Dynamics.replicator:
+            problems.append("shares need a population size (population N), to know how many individuals they are")
+        elif s.population is not None and s.population >= n_players and len(s.shares) == n_players:
+            counts = _apportion(s.shares, s.population)
+            empty = [p for p, c in zip(s.players, counts, strict=True) if c == 0]
+            if empty:
+                problems.append(
+                    f"in a population of {s.population}, the shares give no individual to {', '.join(empty)}: "
+                    "raise the population or their shares"
+                )
+    if size is not None and size < n_players:
+        problems.append(
+            f"a population of {size} is smaller than the {n_players} players: every player needs at least one "
+            f"individual, so raise the population to {n_players} or more"
+        )
+    if s.dynamics == Dynamics.replicator and s.mutation > 0:
+        problems.append(
+            f"mutation {s.mutation:g}: the replicator dynamics here has no mutation (it is the analytic reference "
+            "for selection alone); set mutation to 0, or choose the moran, generational or trust dynamics"
+        )
+    if size is not None and 2 * s.k > size:
+        problems.append(
+            f"k = {s.k} replaces more than half of a population of {size}: the trust rule removes the k lowest "
+            f"scorers and copies the k highest, so k must be at most {size // 2}"
+        )
+    return problems
+
+
+def _apportion(shares: list[float], population: int) -> np.ndarray:
+    """Counts summing to ``population`` in the given shares: floors, then the largest remainders
+    (earlier players first on equal remainders), so the rounding is deterministic."""
+    quotas = [x * population for x in shares]
+    counts = [math.floor(q) for q in quotas]
+    left = population - sum(counts)
+    order = sorted(range(len(shares)), key=lambda i: (-(quotas[i] - counts[i]), i))
+    for i in order[:left]:
+        counts[i] += 1
+    return np.array(counts, dtype=np.int64)
