@@ -210,12 +210,20 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     """Create (or replace) every metric view on ``con``, in dependency order: the per-game views
     here, the behaviour profile and strategy fit (:mod:`harness.analysis.profile`), the model
     answer views (:mod:`harness.analysis.answers`), the comprehension-check
-    views (:mod:`harness.analysis.comprehension`), then the tournament views built on them
-    (:mod:`harness.analysis.leaderboard`)."""
+    views (:mod:`harness.analysis.comprehension`), the tournament views built on them
+    (:mod:`harness.analysis.leaderboard`), and the evolution views (:mod:`harness.analysis.evolution`)."""
     from harness.analysis.answers import ANSWER_VIEWS
     from harness.analysis.comprehension import COMPREHENSION_VIEWS
+    from harness.analysis.evolution import EVOLUTION_VIEWS
     from harness.analysis.leaderboard import LEADERBOARD_VIEWS
     from harness.analysis.profile import PROFILE_VIEWS
 
-    for name, sql in {**VIEWS, **PROFILE_VIEWS, **ANSWER_VIEWS, **COMPREHENSION_VIEWS, **LEADERBOARD_VIEWS}.items():
+    for name, sql in {
+        **VIEWS,
+        **PROFILE_VIEWS,
+        **ANSWER_VIEWS,
+        **COMPREHENSION_VIEWS,
+        **LEADERBOARD_VIEWS,
+        **EVOLUTION_VIEWS,
+    }.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")

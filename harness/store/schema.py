@@ -14,7 +14,7 @@ import duckdb
 
 from harness.errors import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 TABLES: dict[str, str] = {
     # A move is 'C' or 'D' and nothing else; an ENUM is also a byte per move on disk and fast to insert.
@@ -27,7 +27,7 @@ TABLES: dict[str, str] = {
     "runs": """
         CREATE TABLE IF NOT EXISTS runs (
             run_id VARCHAR PRIMARY KEY,
-            kind VARCHAR NOT NULL,               -- experiment | tournament
+            kind VARCHAR NOT NULL,               -- experiment | tournament | eval | evolution
             created_at TIMESTAMP NOT NULL,       -- UTC
             finished_at TIMESTAMP,               -- UTC; NULL while running
             status VARCHAR NOT NULL,             -- running | complete | interrupted | failed
@@ -140,6 +140,35 @@ TABLES: dict[str, str] = {
             correct BOOLEAN NOT NULL,            -- an unreadable answer is not correct
             attempt INTEGER NOT NULL             -- the answering call: calls.attempt with purpose 'comprehension'
         )""",
+    # Evolution runs (schema 3): the population after every generation (row 0: the initial one), the
+    # generations at which one player took over, and the payoff table the dynamics read.
+    "population": """
+        CREATE TABLE IF NOT EXISTS population (
+            run_id VARCHAR NOT NULL,
+            generation INTEGER NOT NULL,         -- 0: the initial population; a Moran process counts steps
+            player VARCHAR NOT NULL,             -- the player's canonical label (GTFT(generous_prob=0.3), mock/tft)
+            count INTEGER,                       -- individuals; NULL under replicator dynamics (no individuals)
+            share DOUBLE,                        -- replicator only (otherwise NULL: see population_shares)
+            PRIMARY KEY (run_id, generation, player)
+        )""",
+    "fixation": """
+        CREATE TABLE IF NOT EXISTS fixation (
+            run_id VARCHAR NOT NULL,
+            generation INTEGER NOT NULL,         -- a generation at which every individual played player
+            player VARCHAR NOT NULL,             -- (with mutation the population may leave and fix again)
+            PRIMARY KEY (run_id, generation)
+        )""",
+    "payoff_table": """
+        CREATE TABLE IF NOT EXISTS payoff_table (
+            run_id VARCHAR NOT NULL,
+            player VARCHAR NOT NULL,             -- row player
+            opponent VARCHAR NOT NULL,           -- column player (player = opponent: two individuals of one type)
+            payoff DOUBLE,                       -- mean match payoff of player against opponent; NULL: unplayed
+            matches INTEGER NOT NULL,            -- the matches the mean is over
+            source VARCHAR NOT NULL,             -- played_once | per_generation | estimated | supplied
+            source_run VARCHAR,                  -- for supplied tables from games played through the engine: that run
+            PRIMARY KEY (run_id, player, opponent)
+        )""",
 }
 
 # MIGRATIONS[v] upgrades a file from schema version v to v + 1; the metric views are recreated
@@ -175,11 +204,39 @@ MIGRATIONS: dict[int, list[str]] = {
             attempt INTEGER NOT NULL             -- the answering call: calls.attempt with purpose 'comprehension'
         )""",
     ],
+    # 3: evolution runs (pdbench evolve). Older files hold none: the three tables start empty.
+    2: [
+        """CREATE TABLE population (
+            run_id VARCHAR NOT NULL,
+            generation INTEGER NOT NULL,
+            player VARCHAR NOT NULL,
+            count INTEGER,
+            share DOUBLE,
+            PRIMARY KEY (run_id, generation, player)
+        )""",
+        """CREATE TABLE fixation (
+            run_id VARCHAR NOT NULL,
+            generation INTEGER NOT NULL,
+            player VARCHAR NOT NULL,
+            PRIMARY KEY (run_id, generation)
+        )""",
+        """CREATE TABLE payoff_table (
+            run_id VARCHAR NOT NULL,
+            player VARCHAR NOT NULL,
+            opponent VARCHAR NOT NULL,
+            payoff DOUBLE,
+            matches INTEGER NOT NULL,
+            source VARCHAR NOT NULL,
+            source_run VARCHAR,
+            PRIMARY KEY (run_id, player, opponent)
+        )""",
+    ],
 }
 
-DATA_TABLES = ("runs", "games", "rounds", "calls", "superseded_calls", "comprehension")
+DATA_TABLES = ("runs", "games", "rounds", "calls", "superseded_calls", "comprehension", "population", "fixation",
+               "payoff_table")  # fmt: skip
 # The schema version that added a data table after the first (older files gain it when migrated).
-ADDED_IN = {"comprehension": 2}
+ADDED_IN = {"comprehension": 2, "population": 3, "fixation": 3, "payoff_table": 3}
 
 
 def data_tables(version: int) -> list[str]:

@@ -1,0 +1,332 @@
+"""Evolution runs in the results store: one DuckDB file per run, like every run.
+
+The run's settings go to ``runs`` (kind ``evolution``, ``config_json`` the resolved settings); the population
+after every generation to ``population`` (counts; shares under replicator dynamics), the generations at which one
+player took over to ``fixation``, and the payoff table the dynamics read to ``payoff_table``. Generations are
+written as they are played (committed every quarter second), so a run stopped by Ctrl-C or a crash keeps what it
+played and ends ``interrupted``; :func:`read_evolution` reads a run back as a :class:`Trajectory`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from harness.errors import RunNotFoundError, StoreError
+from harness.evolution import (
+    Dynamics,
+    EvolutionSettings,
+    Fixation,
+    PayoffMode,
+    PayoffSource,
+    PayoffTable,
+    Trajectory,
+)
+from harness.states import RunStatus
+from harness.store.catalog import Catalog
+from harness.store.run_file import write_error
+from harness.store.writer import RunWriter
+
+KIND = "evolution"
+FLUSH_SECONDS = 0.25
+FLUSH_ROWS = 200_000
+# Keys of config_json beside the settings: what the run belongs to and where its payoffs came from.
+SWEEP_ID, SWEEP_CELL, PAYOFF_RUN = "sweep_id", "sweep_cell", "payoff_run"
+_EXTRA_KEYS = (SWEEP_ID, SWEEP_CELL, PAYOFF_RUN)
+
+
+def settings_config(settings: EvolutionSettings) -> dict[str, Any]:
+    """The settings as stored in ``config_json``: every field, defaults filled, in a form
+    :meth:`EvolutionSettings.model_validate` reads back (the payoff matrix in its config form)."""
+    config = settings.model_dump(mode="json")
+    config["payoff_matrix"] = settings.payoff_matrix.to_mapping()
+    return config
+
+
+class EvolutionWriter:
+    """Writes one evolution run, generation by generation. Pass :meth:`on_generation` to ``evolve`` and
+    call :meth:`finish` at the end (with the trajectory, to store the payoff table the dynamics used).
+
+    Fixations are found here, from the counts as they arrive: a generation at which one player has every
+    individual and the previous generation had not is a fixation event (the first is the trajectory's).
+    """
+
+    def __init__(self, writer: RunWriter, settings: EvolutionSettings) -> None:
+        self.writer = writer
+        self.settings = settings
+        self.players = list(settings.players)
+        self.replicator = settings.dynamics == Dynamics.replicator
+        self.generations_written = -1  # the last generation written (-1: none yet)
+        self._rows: list[tuple[int, np.ndarray]] = []
+        self._fixations: list[tuple[int, str]] = []
+        self._fixed: int | None = None  # the player whose fixation is under way, by index
+        self._last_flush = time.monotonic()
+        self.payoffs_written = False
+
+    @property
+    def run_id(self) -> str:
+        return self.writer.run_id
+
+    @property
+    def path(self) -> Path:
+        return self.writer.path
+
+    @classmethod
+    def create(
+        cls,
+        results_dir: Path,
+        run_id: str,
+        settings: EvolutionSettings,
+        *,
+        overwrite: bool = False,
+        sweep_id: str | None = None,
+        sweep_cell: dict[str, Any] | None = None,
+        payoff_run: str | None = None,
+    ) -> EvolutionWriter:
+        """A new results file holding the run row (status ``running``) of an evolution run.
+
+        ``sweep_id``/``sweep_cell``: the sweep the run is a cell × seed of, and the settings that cell varies;
+        ``payoff_run``: the tournament run whose games gave the payoff table. All three go to ``config_json``.
+        """
+        writer = RunWriter.create(results_dir, run_id, overwrite=overwrite)
+        config = settings_config(settings)
+        config.update({SWEEP_ID: sweep_id, SWEEP_CELL: sweep_cell, PAYOFF_RUN: payoff_run})
+        try:
+            writer.start_run(
+                kind=KIND, config=config, seed=settings.seed, games_planned=0, collapse_k=0, collapse_threshold=0.0
+            )
+        except duckdb.Error as exc:
+            writer.close()
+            raise write_error(exc, writer.path, run_id) from None
+        return cls(writer, settings)
+
+    # -- generations ----------------------------------------------------------------------
+    def on_generation(self, generation: int, population: np.ndarray) -> None:
+        """Buffer the population after ``generation`` (``evolve``'s callback); committed every quarter second."""
+        row = np.array(population, copy=True)
+        self._rows.append((generation, row))
+        if not self.replicator:
+            alive = np.flatnonzero(row)
+            if len(alive) == 1 and self._fixed != int(alive[0]):
+                self._fixations.append((generation, self.players[int(alive[0])]))
+                self._fixed = int(alive[0])
+            elif len(alive) > 1:
+                self._fixed = None
+        now = time.monotonic()
+        if now - self._last_flush >= FLUSH_SECONDS or len(self._rows) * len(self.players) >= FLUSH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered generations and fixations in one transaction."""
+        self._last_flush = time.monotonic()
+        if not self._rows:
+            return
+        k = len(self.players)
+        generations = np.repeat(np.fromiter((g for g, _ in self._rows), np.int32, len(self._rows)), k)
+        values = np.concatenate([r for _, r in self._rows])
+        frame: dict[str, np.ndarray] = {
+            "generation": generations,
+            "player": np.tile(np.asarray(self.players, dtype=object), len(self._rows)),
+        }
+        if self.replicator:
+            frame["count"] = np.full(len(values), None, dtype=object)
+            frame["share"] = values.astype(np.float64)
+        else:
+            frame["count"] = values.astype(np.int32)
+            frame["share"] = np.full(len(values), None, dtype=object)
+        con = self.writer.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.register("_pdb_population", frame)
+            con.execute(
+                "INSERT INTO population (run_id, generation, player, count, share) "
+                "SELECT ?, generation, player, count::INTEGER, share::DOUBLE FROM _pdb_population",
+                [self.run_id],
+            )
+            if self._fixations:
+                con.executemany(
+                    "INSERT INTO fixation (run_id, generation, player) VALUES (?, ?, ?)",
+                    [[self.run_id, g, p] for g, p in self._fixations],
+                )
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            raise write_error(exc, self.path, self.run_id) from None
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            raise
+        finally:
+            con.unregister("_pdb_population")
+        self.generations_written = self._rows[-1][0]
+        self._rows.clear()
+        self._fixations.clear()
+
+    # -- the payoff table ----------------------------------------------------------------
+    def write_payoffs(self, table: PayoffTable, *, source_run: str | None = None) -> None:
+        """Store the payoff table (once): a supplied one as soon as it is known, a played one at the end."""
+        if self.payoffs_written:
+            return
+        rows = [
+            [self.run_id, p, o, None if np.isnan(table.values[i, j]) else float(table.values[i, j]),
+             int(table.matches[i, j]), table.source.value, source_run]
+            for i, p in enumerate(table.players)
+            for j, o in enumerate(table.players)
+        ]  # fmt: skip
+        try:
+            self.writer.con.executemany(
+                "INSERT INTO payoff_table (run_id, player, opponent, payoff, matches, source, source_run) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        except duckdb.Error as exc:
+            raise write_error(exc, self.path, self.run_id) from None
+        self.payoffs_written = True
+
+    def finish(
+        self, status: RunStatus, error: str | None = None, *, trajectory: Trajectory | None = None
+    ) -> tuple[RunStatus, str | None]:
+        """Write what is buffered (and the trajectory's payoff table) and end the run with ``status``."""
+        if trajectory is not None:
+            self.write_payoffs(trajectory.payoffs)
+        try:
+            self.flush()
+        except StoreError as exc:
+            status, error = (
+                RunStatus.FAILED,
+                f"{error + '; ' if error else ''}could not write the last generations: {exc}",
+            )
+        return self.writer.finish(status, error)
+
+    def close(self) -> None:
+        self.writer.close()
+
+    def __enter__(self) -> EvolutionWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- reading ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class EvolutionRun:
+    """An evolution run as stored: its settings, state, what it belongs to, and how far it got."""
+
+    run_id: str
+    status: RunStatus
+    created_at: datetime
+    finished_at: datetime | None
+    settings: EvolutionSettings
+    generations: int  # generations recorded after the initial population (-1: none recorded)
+    fixation: Fixation | None  # the first
+    sweep_id: str | None = None
+    sweep_cell: dict[str, Any] | None = None
+    payoff_run: str | None = None
+    error: str | None = None
+
+
+def _run(row: dict[str, Any]) -> EvolutionRun:
+    config = json.loads(row["config_json"])
+    extras = {key: config.pop(key, None) for key in _EXTRA_KEYS}
+    fixation = None if row["fix_player"] is None else Fixation(int(row["fix_generation"]), row["fix_player"])
+    return EvolutionRun(
+        row["run_id"], RunStatus(row["status"]), row["created_at"], row["finished_at"],
+        EvolutionSettings.model_validate(config), int(row["last_generation"]), fixation,
+        extras[SWEEP_ID], extras[SWEEP_CELL], extras[PAYOFF_RUN], row["error"],
+    )  # fmt: skip
+
+
+_RUNS_SQL = """
+    SELECT r.run_id, r.status, r.created_at, r.finished_at, r.config_json, r.error,
+           coalesce((SELECT max(generation) FROM population p WHERE p.run_id = r.run_id), -1) AS last_generation,
+           f.player AS fix_player, f.generation AS fix_generation
+    FROM runs r LEFT JOIN time_to_fixation f USING (run_id)
+    WHERE r.kind = 'evolution' {where}
+    ORDER BY r.created_at DESC, r.run_id"""
+
+
+def list_evolution_runs(results_dir: Path, *, sweep_id: str | None = None) -> list[EvolutionRun]:
+    """The evolution runs of ``results_dir`` (those of one sweep, if given), newest first."""
+    with Catalog(results_dir) as cat:
+        where, params = ("AND r.config_json->>'sweep_id' = ?", [sweep_id]) if sweep_id else ("", [])
+        rows = cat.records(_RUNS_SQL.format(where=where), params)
+    return [_run(r) for r in rows]
+
+
+def read_evolution(results_dir: Path, run_id: str) -> tuple[EvolutionRun, Trajectory]:
+    """An evolution run and its trajectory, as stored.
+
+    The trajectory has every generation recorded (an interrupted run: those played before it stopped). Its
+    payoff table is the stored one; a run stopped before its table was known (one the dynamics played as
+    they went) has a table of NaN with 0 matches.
+    """
+    with Catalog(results_dir, [run_id]) as cat:
+        if not cat.attached:
+            reason = cat.skipped[0][1] if cat.skipped else "unknown reason"
+            raise StoreError(f"cannot read run {run_id!r}: {reason}.")
+        rows = cat.records(_RUNS_SQL.format(where="AND r.run_id = ?"), [run_id])
+        if not rows:
+            kind = cat.query("SELECT kind FROM runs WHERE run_id = ?", [run_id])[1]
+            raise RunNotFoundError(
+                f"run {run_id!r} is {'a ' + kind[0][0] + ' run' if kind else 'not in ' + str(results_dir)}, "
+                "not an evolution run; list evolution runs with "
+                "`pdbench sql \"select run_id, status from runs where kind = 'evolution'\"`."
+            )
+        run = _run(rows[0])
+        _, population = cat.query(
+            "SELECT generation, player, count, share FROM population WHERE run_id = ? ORDER BY generation", [run_id]
+        )
+        _, payoffs = cat.query(
+            "SELECT player, opponent, payoff, matches, source FROM payoff_table WHERE run_id = ?", [run_id]
+        )
+    return run, _trajectory(run, population, payoffs)
+
+
+def _trajectory(run: EvolutionRun, population: list[tuple[Any, ...]], payoffs: list[tuple[Any, ...]]) -> Trajectory:
+    settings = run.settings
+    players = tuple(settings.players)
+    index = {p: i for i, p in enumerate(players)}
+    k = len(players)
+    replicator = settings.dynamics == Dynamics.replicator
+    rows = run.generations + 1
+    array = np.zeros((rows, k), dtype=np.float64 if replicator else np.int64)
+    for generation, player, count, share in population:
+        array[generation, index[player]] = share if replicator else count
+    values = np.full((k, k), np.nan)
+    matches = np.zeros((k, k), dtype=np.int64)
+    source = PayoffSource.supplied
+    for player, opponent, payoff, n, src in payoffs:
+        values[index[player], index[opponent]] = np.nan if payoff is None else payoff
+        matches[index[player], index[opponent]] = n
+        source = PayoffSource(src)
+    if not payoffs:
+        source = _expected_source(settings)
+    replicates = settings.replicates if source == PayoffSource.estimated else None
+    table = PayoffTable(players, values, matches, source, replicates)
+    return Trajectory(players, array, None if replicator else settings.size, run.fixation, table)
+
+
+def _expected_source(settings: EvolutionSettings) -> PayoffSource:
+    """How the table of a run stopped before it was stored was being obtained (its cells are unknown)."""
+    if settings.models:
+        return PayoffSource.supplied
+    random = (
+        settings.noise > 0.0
+        or settings.horizon.type == "geometric"
+        or any(spec is not None and spec.cls.stochastic for spec in settings.specs)
+    )
+    if not random:
+        return PayoffSource.played_once
+    if settings.payoff_mode == PayoffMode.estimated or settings.dynamics == Dynamics.replicator:
+        return PayoffSource.estimated
+    return PayoffSource.per_generation
