@@ -70,6 +70,7 @@ class EvolutionWriter:
         self._fixed: int | None = None  # the player whose fixation is under way, by index
         self._last_flush = time.monotonic()
         self.payoffs_written = False
+        self.first_fixation: Fixation | None = None
 
     @property
     def run_id(self) -> str:
@@ -117,6 +118,8 @@ class EvolutionWriter:
             alive = np.flatnonzero(row)
             if len(alive) == 1 and self._fixed != int(alive[0]):
                 self._fixations.append((generation, self.players[int(alive[0])]))
+                if self.first_fixation is None:
+                    self.first_fixation = Fixation(generation, self.players[int(alive[0])])
                 self._fixed = int(alive[0])
             elif len(alive) > 1:
                 self._fixed = None
@@ -215,6 +218,27 @@ class EvolutionWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def write_trajectory(
+    results_dir: Path,
+    run_id: str,
+    settings: EvolutionSettings,
+    trajectory: Trajectory,
+    *,
+    overwrite: bool = False,
+    sweep_id: str | None = None,
+    sweep_cell: dict[str, Any] | None = None,
+    payoff_run: str | None = None,
+) -> Path:
+    """Store a whole trajectory evolved elsewhere (a Ray worker) as a complete run; returns its file."""
+    with EvolutionWriter.create(results_dir, run_id, settings, overwrite=overwrite, sweep_id=sweep_id,
+                                sweep_cell=sweep_cell, payoff_run=payoff_run) as writer:  # fmt: skip
+        writer.write_payoffs(trajectory.payoffs, source_run=payoff_run)
+        for generation, row in enumerate(trajectory.population):
+            writer.on_generation(generation, row)
+        writer.finish(RunStatus.COMPLETE)
+        return writer.path
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -330,3 +354,24 @@ def _expected_source(settings: EvolutionSettings) -> PayoffSource:
     if settings.payoff_mode == PayoffMode.estimated or settings.dynamics == Dynamics.replicator:
         return PayoffSource.estimated
     return PayoffSource.per_generation
+
+
+# -- payoff games of a population with models ---------------------------------------------
+def stored_run(results_dir: Path, run_id: str) -> tuple[str, str, str] | None:
+    """``(kind, status, config_json)`` of run ``run_id``, or None if its file holds no readable run."""
+    with Catalog(results_dir, [run_id]) as cat:
+        if not cat.attached:
+            return None
+        rows = cat.query("SELECT kind, status, config_json FROM runs WHERE run_id = ?", [run_id])[1]
+    return (str(rows[0][0]), str(rows[0][1]), str(rows[0][2])) if rows else None
+
+
+def matchup_means(results_dir: Path, run_id: str) -> dict[tuple[str, str], tuple[float, int]]:
+    """Per (player, opponent) of a tournament run: the mean total payoff of the player's complete games against
+    the opponent (a self-play pair: over both seats), and the number of those games (the ``matchups`` view)."""
+    with Catalog(results_dir, [run_id]) as cat:
+        if not cat.attached:
+            reason = cat.skipped[0][1] if cat.skipped else "unknown reason"
+            raise StoreError(f"cannot read run {run_id!r}: {reason}.")
+        rows = cat.query("SELECT player, opponent, mean_total, games FROM matchups WHERE run_id = ?", [run_id])[1]
+    return {(str(p), str(o)): (float(m), int(n)) for p, o, m, n in rows}

@@ -1,0 +1,256 @@
+"""``pdbench evolve``: a population of strategies (and language models) playing the iterated Prisoner's Dilemma
+and changing by selection, one run or a sweep of them.
+
+Only the options are defined at import; the engine, NumPy and the results store are imported when the command
+runs (see ``tests/unit/test_startup.py``). Settings are checked as a whole before anything runs: every problem
+in one message, exit code 2.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from harness.cli.base import MaxCostOpt, NoCacheOpt, OverwriteOpt, PricesOpt, ResultsOpt, app, err, out
+
+if TYPE_CHECKING:
+    from harness.cli.play import EngineFlags
+    from harness.evolution import EvolutionSettings, PayoffTable
+    from harness.evolution_options import Cell, EvolutionOptions
+    from harness.evolution_sweep import Job
+    from harness.interrupts import StopFlag
+
+EVOLVE_HELP = """Evolve a population of strategies (and models) by selection, after The Evolution of Trust.
+
+Each generation everyone plays everyone (iterated Prisoner's Dilemma matches), and the population changes by
+the chosen dynamics: `generational` (the next generation drawn in proportion to fitness), `moran` (one birth
+and one death a step), `trust` (the k lowest scorers replaced by copies of the k highest) or `replicator`
+(the infinite-population ODE). Fitness is exp(w·score) or 1 - w + w·score with selection intensity w.
+
+Shows a bar per player while it runs; ends with the final shares, the winner or the fixation, and the run id.
+
+Example: `pdbench evolve --players TFT,ALLD,ALLC,GRIM --counts 25,25,25,25 --generations 100 --noise 0.05`
+
+A model is a player like any strategy (`--players TFT,ALLD,mock/tft`): its payoffs come from a tournament
+of the distinct players played through the engine first (`--replicates` games a pair; cached, recorded as run
+`<run id>_payoffs`, resumed when the same command runs again with the same `--run-id`).
+
+Sweeps: `--sweep noise=0,0.05,0.1 --seeds 20` runs every cell × seed (in `--workers` processes, or on a Ray
+cluster with `--ray ADDRESS`), each its own run `<sweep id>_c<cell>_s<seed>`; `pdbench report <sweep id>`
+gives each player's final share per cell with a 95% confidence interval over seeds.
+"""
+
+
+@app.command(help=EVOLVE_HELP)
+def evolve(
+    players: Annotated[
+        str, typer.Option(help="Comma-separated strategies (TFT, GTFT(p=0.3)) and models (provider/model).")
+    ] = "TFT,ALLD,ALLC,GRIM",
+    counts: Annotated[str | None, typer.Option(help="Initial individuals per player, e.g. 25,25,25,25.")] = None,
+    shares: Annotated[
+        str | None, typer.Option(help="Initial share per player, summing to 1 (with --population).")
+    ] = None,
+    population: Annotated[int | None, typer.Option(help="Number of individuals N (with --shares).")] = None,
+    generations: Annotated[
+        int | None, typer.Option(help="Generations (Moran: steps; replicator: units of time). Default 100.")
+    ] = None,
+    dynamics: Annotated[str | None, typer.Option(help="generational (default), moran, trust or replicator.")] = None,
+    rounds: Annotated[int | None, typer.Option(help="Rounds per match (fixed horizon; default 200).")] = None,
+    stop_prob: Annotated[float | None, typer.Option(help="Geometric horizon: per-round stop probability.")] = None,
+    max_rounds: Annotated[int | None, typer.Option(help="Cap on a geometric match's length.")] = None,
+    noise: Annotated[float | None, typer.Option(help="Probability that a move is flipped (miscommunication).")] = None,
+    payoffs: Annotated[
+        str | None,
+        typer.Option(help="exact (random pairs play afresh each generation) or estimated (once, --replicates M)."),
+    ] = None,
+    replicates: Annotated[
+        int | None, typer.Option(help="Matches per pair for estimated payoffs, and games per pair with a model.")
+    ] = None,
+    selection: Annotated[
+        float | None, typer.Option(help="Selection intensity w (0: neutral drift). Default 1.")
+    ] = None,
+    fitness: Annotated[str | None, typer.Option(help="linear (1 - w + w·score, default) or exponential.")] = None,
+    mutation: Annotated[float | None, typer.Option(help="Probability that an offspring is another type.")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="Individuals replaced per generation (trust).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same run.")] = 0,
+    sweep: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=V1,V2,... : run the grid of these values (repeat for more keys)."),
+    ] = None,
+    seeds: Annotated[int | None, typer.Option(help="Sweep: seeds per cell (seed, seed+1, ...). Default 1.")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Sweep: processes on this machine (default: its CPU count).")
+    ] = None,
+    ray: Annotated[
+        str | None, typer.Option("--ray", help="Sweep: run the cells on the Ray cluster at ADDRESS.")
+    ] = None,
+    results: ResultsOpt = None,
+    run_id: Annotated[
+        str | None, typer.Option(help="Run id (default `evolution_<timestamp>`); a sweep's id for a sweep.")
+    ] = None,
+    overwrite: OverwriteOpt = False,
+    max_cost: MaxCostOpt = None,
+    no_cache: NoCacheOpt = False,
+    prices: PricesOpt = None,
+) -> None:
+    from harness.cli.play import EngineFlags, chosen_run_id
+    from harness.evolution_options import EvolutionOptions, parse_sweep
+    from harness.interrupts import StopFlag, graceful_interrupt
+    from harness.settings import results_dir
+
+    options = EvolutionOptions(
+        players, counts, shares, population, generations, dynamics, rounds, stop_prob, max_rounds, noise, payoffs,
+        replicates, selection, fitness, mutation, k, seed,
+    )  # fmt: skip
+    flags = EngineFlags(max_cost, no_cache, prices)
+    rid = chosen_run_id(run_id)
+    if sweep or seeds is not None or ray is not None or workers is not None:
+        _check_sweep_options(seeds, workers)
+        cells = parse_sweep(sweep or [])
+        folder = results_dir(results)
+        stop = StopFlag()
+        with graceful_interrupt(stop):
+            _sweep(options, cells, seeds or 1, rid, folder, workers, ray, overwrite, flags, stop)
+        return
+    settings = options.settings()
+    folder = results_dir(results)
+    stop = StopFlag()
+    with graceful_interrupt(stop):
+        _single(settings, rid, folder, overwrite, flags, stop)
+
+
+def _check_sweep_options(seeds: int | None, workers: int | None) -> None:
+    from harness.errors import ConfigError
+    from harness.evolution_options import MAX_SEEDS
+
+    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
+        raise ConfigError(f"--seeds {seeds}: give between 1 and {MAX_SEEDS:,} seeds per cell")
+    if workers is not None and not 1 <= workers <= 1024:
+        raise ConfigError(f"--workers {workers}: give between 1 and 1,024 processes")
+
+
+def _single(settings: EvolutionSettings, rid: str | None, folder: Path, overwrite: bool, flags: EngineFlags,
+            stop: StopFlag) -> None:  # fmt: skip
+    from harness.cli.evolve_view import LiveView, live, print_outcome
+    from harness.errors import RunExistsError
+    from harness.evolution_run import run_evolution
+    from harness.runner import default_run_id
+    from harness.store.run_file import run_path
+
+    rid = rid or default_run_id("evolution", folder)
+    if run_path(folder, rid).exists() and not overwrite:
+        raise RunExistsError(
+            f"a run with id {rid!r} already exists ({run_path(folder, rid)}). Choose another run id (--run-id), "
+            "or pass --overwrite to replace it."
+        )
+    table: PayoffTable | None = None
+    payoff_run: str | None = None
+    if settings.models:
+        table, payoff_run = _model_payoffs(settings, rid, folder, overwrite, flags, stop)
+    view = LiveView(settings, rid)
+    with live(view, err):
+        outcome = run_evolution(settings, results_dir=folder, run_id=rid, overwrite=overwrite, stop=stop,
+                                on_generation=view.update, payoffs=table, payoff_run=payoff_run)  # fmt: skip
+    print_outcome(out, err, outcome, settings)
+    if outcome.status != "complete":
+        raise typer.Exit(130)
+
+
+def _model_payoffs(settings: EvolutionSettings, rid: str, folder: Path, overwrite: bool, flags: EngineFlags,
+                   stop: StopFlag, payoff_id: str | None = None) -> tuple[PayoffTable, str]:  # fmt: skip
+    """Check the models' keys, then play (or resume, or reuse) the payoff tournament; exits 130 if it stopped."""
+    from harness.cli.play import announce
+    from harness.evaluation import check_models, check_prices
+    from harness.evolution_models import payoff_run_id, payoff_tournament, payoffs_from_run, play_payoffs
+    from harness.pricing import PriceTable
+    from harness.progress import live_display
+
+    engine = flags.options(folder)
+    config = payoff_tournament(settings)
+    check_models(config)
+    if engine.max_cost is not None:
+        check_prices(config, PriceTable.load(*engine.prices))
+    tid = payoff_id or payoff_run_id(rid)
+    err.print(f"Playing the payoff games of the population's players (run {tid}): "
+              f"{settings.replicates} a pair, self-play included.", highlight=False)  # fmt: skip
+    result, tid = play_payoffs(settings, results_dir=folder, run_id=tid, engine=engine, stop=stop,
+                               monitor=lambda m: live_display(m, err), overwrite=overwrite)  # fmt: skip
+    if result is None:
+        err.print(f"The payoff games of run {tid} are complete: reusing them.", highlight=False)
+    else:
+        announce(result)
+        if result.status != "complete":
+            err.print(f"The population did not evolve: its payoff games stopped. Run the same command with "
+                      f"--run-id {rid} to continue them where they stopped.", highlight=False)  # fmt: skip
+            raise typer.Exit(130)
+    return payoffs_from_run(folder, tid, settings), tid
+
+
+def _sweep(options: EvolutionOptions, cells: list[Cell], seeds: int, rid: str | None, folder: Path,
+           workers: int | None, ray: str | None, overwrite: bool, flags: EngineFlags,
+           stop: StopFlag) -> None:  # fmt: skip
+    import time
+
+    from harness.cli.evolve_view import sweep_done, sweep_line
+    from harness.errors import RunExistsError
+    from harness.evolution_sweep import JobResult, plan_sweep, run_local, run_ray
+    from harness.runner import default_run_id
+    from harness.store.run_file import run_path
+
+    sweep_id = rid or default_run_id("sweep", folder)
+    jobs = plan_sweep(options, cells, range(options.seed, options.seed + seeds), sweep_id)
+    taken = [j.run_id for j in jobs if run_path(folder, j.run_id).exists()]
+    if taken and not overwrite:
+        raise RunExistsError(
+            f"sweep {sweep_id!r} has runs already ({', '.join(taken[:3])}{' ...' if len(taken) > 3 else ''}); "
+            "choose another sweep id (--run-id), or pass --overwrite to replace them"
+        )
+    if jobs[0].settings.models:
+        jobs = _sweep_payoffs(jobs, sweep_id, folder, overwrite, flags, stop)
+    n_workers = workers or os.cpu_count() or 1
+    where = f"the Ray cluster at {ray}" if ray else f"{min(n_workers, len(jobs))} processes"
+    err.print(f"Sweep {sweep_id}: {len(cells)} cells × {seeds} seeds = {len(jobs)} runs on {where}.", highlight=False)
+    started = time.monotonic()
+    done: list[JobResult] = []
+
+    def on_done(result: JobResult) -> None:
+        done.append(result)
+        lead = max(result.final_shares, key=result.final_shares.__getitem__) if result.final_shares else None
+        err.print(sweep_line(len(done), len(jobs), result.run_id, result.status, lead, time.monotonic() - started),
+                  highlight=False)  # fmt: skip
+        if result.reason and result.status != "complete":
+            err.print(f"  {result.reason}", highlight=False)
+
+    if ray:
+        run_ray(jobs, address=ray, results_dir=folder, sweep_id=sweep_id, stop=stop, on_done=on_done,
+                overwrite=overwrite)  # fmt: skip
+    else:
+        run_local(jobs, results_dir=folder, sweep_id=sweep_id, workers=n_workers, stop=stop, on_done=on_done,
+                  overwrite=overwrite)  # fmt: skip
+    out.print(sweep_done(len(done), len(cells), seeds, sweep_id, started), highlight=False)
+    if stop.is_set() or any(r.status != "complete" for r in done) or len(done) < len(jobs):
+        raise typer.Exit(130 if stop.is_set() else 1)
+
+
+def _sweep_payoffs(jobs: list[Job], sweep_id: str, folder: Path, overwrite: bool, flags: EngineFlags,
+                   stop: StopFlag) -> list[Job]:  # fmt: skip
+    """A population with models: one payoff tournament per distinct game of the sweep (its horizon, noise,
+    payoff matrix and games per pair), at the first seed, played before the sweep; each run reads its table."""
+    from dataclasses import replace
+
+    tables: dict[str, tuple[PayoffTable, str]] = {}
+    base_seed = jobs[0].seed
+    out_jobs = []
+    for job in jobs:
+        s = job.settings
+        key = repr((s.horizon, s.noise, s.payoff_matrix, s.replicates))
+        if key not in tables:
+            game = s.model_copy(update={"seed": base_seed})
+            tid = f"{sweep_id}_g{len(tables)}_payoffs"
+            tables[key] = _model_payoffs(game, sweep_id, folder, overwrite, flags, stop, payoff_id=tid)
+        table, tid = tables[key]
+        out_jobs.append(replace(job, payoffs=table, payoff_run=tid))
+    return out_jobs
