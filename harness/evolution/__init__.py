@@ -8,17 +8,10 @@ the same trajectory, byte for byte. Storage, the CLI and the dashboard build on 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from harness.evolution.settings import Dynamics, EvolutionSettings, Fitness, PayoffMode
-from harness.evolution.trajectory import Fixation, PayoffSource, PayoffTable, Trajectory
-
-OnGeneration = Callable[[int, np.ndarray], object]
-"""Called with (generation, population) for generation 0 (the initial population) and after each
-generation: counts (int64) for the finite dynamics, shares (float64) for the replicator. The array
-is read-only; copy it to keep it."""
+from harness.evolution.trajectory import Fixation, OnGeneration, PayoffSource, PayoffTable, Trajectory
 
 
 def evolve(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
-from functools import cached_property
 from typing import Any, Self
 
 import numpy as np
@@ -202,7 +201,7 @@ class EvolutionSettings(BaseModel):
             raise ConfigError(_HEAD.format(n=len(problems), s="s" if len(problems) > 1 else ""), problems)
         return self
 
-    @cached_property
+    @property
     def initial_counts(self) -> np.ndarray:
         """The individuals of each player at generation 0 (int64, summing to :attr:`size`)."""
         if self.counts is not None:
@@ -227,7 +226,7 @@ class EvolutionSettings(BaseModel):
     def game_horizon(self) -> Horizon:
         return self.horizon.to_horizon()
 
-    @cached_property
+    @property
     def specs(self) -> list[StrategySpec | None]:
         """Each player's strategy with its parameters, or None for a language model."""
         return [None if is_model(p) else parse_spec(p) for p in self.players]

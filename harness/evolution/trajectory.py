@@ -3,12 +3,18 @@ took over, and the payoff table the dynamics read. Plain data: storage and views
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
 
 from harness.errors import ConfigError
+
+OnGeneration = Callable[[int, np.ndarray], object]
+"""Called with (generation, population) for generation 0 (the initial population) and after each
+generation: counts (int64) for the finite dynamics, shares (float64) for the replicator. The array
+is read-only; copy it to keep it."""
 
 
 class PayoffSource(StrEnum):

@@ -1,0 +1,204 @@
+"""The payoff table between the players of a population, played through the engine.
+
+Every cell is the total payoff of one match of the row player against the column player (the
+diagonal: two individuals of the same type, the mean of both seats), played by
+:func:`harness.match.play_seeded`, the runner's own game, so a cell is a real game of PDBench.
+
+A pair is *deterministic* when neither strategy is stochastic and there is no noise: its moves are
+fixed, so it is played once. With a fixed horizon its payoff is then fixed; with a geometric horizon
+only the length varies, and a match of length L is the first L rounds of the one long match (which
+is extended, replaying it longer, when a longer length is drawn). Every other pair is *random*:
+
+- ``PayoffMode.exact``: each generation (or Moran step) plays one fresh match per random pair whose
+  two types are both present (a type with itself: at least two individuals), seeded by the run seed,
+  the generation and the two players' labels; every individual of type i meeting one of type j
+  scores that match's payoff. So a generation costs at most k(k+1)/2 matches, not N(N-1)/2.
+- ``PayoffMode.estimated``: each random pair's cell is the mean of ``replicates`` seeded matches,
+  computed once, and the table is fixed.
+
+The replicator reads a fixed table, so under it the exact mode is estimated as well.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.agents.strategies import StrategySpec
+from harness.errors import ConfigError
+from harness.evolution.settings import Dynamics, EvolutionSettings, PayoffMode
+from harness.evolution.trajectory import PayoffSource, PayoffTable
+from harness.game import Horizon, PayoffMatrix
+from harness.match import NO_DRAWS, play_seeded
+from harness.plan import derive_seed, stream
+
+
+class _LongMatch:
+    """A deterministic pair under a geometric horizon: one match, played as long as any drawn length
+    needs, read as prefix sums (a match of length L between deterministic strategies is the first L
+    rounds of any longer one)."""
+
+    def __init__(self, a: StrategySpec, b: StrategySpec, game: PayoffMatrix, horizon: Horizon) -> None:
+        self.a, self.b, self.game = a, b, game
+        self.cap = horizon.max_rounds  # None: no cap beyond the drawn length
+        self.sums_a = np.zeros(1)
+        self.sums_b = np.zeros(1)
+
+    def scores(self, length: int) -> tuple[float, float]:
+        if length >= len(self.sums_a):
+            played = max(length, 2 * (len(self.sums_a) - 1), 64)
+            played = played if self.cap is None else min(self.cap, played)
+            match = play_seeded(self.a, self.b, self.game, Horizon("fixed", played), 0.0, 0)
+            self.sums_a = np.concatenate(([0.0], np.cumsum(match.payoffs_a)))
+            self.sums_b = np.concatenate(([0.0], np.cumsum(match.payoffs_b)))
+        return float(self.sums_a[length]), float(self.sums_b[length])
+
+
+class Payoffs:
+    """The table a generation reads (:meth:`at`) and, at the end, the table that was used (:meth:`table`)."""
+
+    def __init__(self, settings: EvolutionSettings, specs: list[StrategySpec], *, estimate: bool) -> None:
+        self.players = tuple(settings.players)
+        self.specs = specs
+        self.seed = settings.seed
+        self.game = settings.payoff_matrix
+        self.horizon = settings.game_horizon
+        self.noise = settings.noise
+        self.replicates = settings.replicates
+        k = len(specs)
+        self._long: dict[tuple[int, int], _LongMatch] = {}
+        self.base = np.zeros((k, k))
+        self.matches = np.zeros((k, k), dtype=np.int64)
+        self.sums = np.zeros((k, k))
+        self.random_pairs: list[tuple[int, int]] = []
+        for i in range(k):
+            for j in range(i, k):
+                if self._is_random(i, j):
+                    self.random_pairs.append((i, j))
+                else:
+                    self._add(i, j, *self._play(i, j, derive_seed(self.seed, "evolution", "once", *self._labels(i, j))))
+        self.estimated = estimate and bool(self.random_pairs)
+        if self.estimated:
+            for i, j in self.random_pairs:
+                for r in range(self.replicates):
+                    seed = derive_seed(self.seed, "evolution", "estimate", r, *self._labels(i, j))
+                    self._add(i, j, *self._play(i, j, seed))
+            self.base = self.sums / self.matches
+            self.random_pairs = []
+        self.base.setflags(write=False)
+        self.varies = bool(self.random_pairs)
+        self.supplied: PayoffTable | None = None
+
+    @classmethod
+    def for_settings(cls, settings: EvolutionSettings, supplied: PayoffTable | np.ndarray | None = None) -> Payoffs:
+        """The payoffs of ``settings``' players: the caller's table if given, else played here."""
+        if supplied is not None:
+            return _Supplied(settings, supplied)
+        if settings.models:
+            what = "is a language model" if len(settings.models) == 1 else "are language models"
+            raise ConfigError(
+                f"{', '.join(settings.models)} {what}, whose payoffs come from games played through the "
+                "engine (with its cache and records), not here: run the population with pdbench evolve, "
+                "or pass the payoff table to evolve(payoffs=...)"
+            )
+        specs = [spec for spec in settings.specs if spec is not None]
+        estimate = settings.payoff_mode == PayoffMode.estimated or settings.dynamics == Dynamics.replicator
+        return cls(settings, specs, estimate=estimate)
+
+    def at(self, generation: int, counts: np.ndarray) -> np.ndarray:
+        """The table generation ``generation`` reads, with ``counts`` individuals of each type (read-only).
+        Cells of pairs that do not meet in this population are 0 (they are multiplied by a count of 0)."""
+        if not self.varies:
+            return self.base
+        table = self.base.copy()
+        for i, j in self.random_pairs:
+            if counts[i] == 0 or counts[j] == 0 or (i == j and counts[i] < 2):
+                continue
+            seed = derive_seed(self.seed, "evolution", "generation", generation, *self._labels(i, j))
+            a, b = self._play(i, j, seed)
+            self._add(i, j, a, b)
+            _fill(table, i, j, a, b)
+        table.setflags(write=False)
+        return table
+
+    def table(self) -> PayoffTable:
+        """The table the run used: every cell the mean of the matches played for it (see the module)."""
+        if self.estimated:
+            return PayoffTable(self.players, self.base, self.matches.copy(), PayoffSource.estimated, self.replicates)
+        if not self.varies:
+            return PayoffTable(self.players, self.base, self.matches.copy(), PayoffSource.played_once)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(self.matches > 0, self.sums / np.maximum(self.matches, 1), np.nan)
+        values.setflags(write=False)
+        return PayoffTable(self.players, values, self.matches.copy(), PayoffSource.per_generation)
+
+    def _labels(self, i: int, j: int) -> tuple[str, str]:
+        return self.players[i], self.players[j]
+
+    def _is_random(self, i: int, j: int) -> bool:
+        return (
+            self.noise > 0.0
+            or self.specs[i].cls.stochastic
+            or self.specs[j].cls.stochastic
+            or self.horizon.kind == "geometric"
+        )
+
+    def _play(self, i: int, j: int, seed: int) -> tuple[float, float]:
+        """One match of player i (seat a) against player j (seat b), from ``seed``."""
+        a, b = self.specs[i], self.specs[j]
+        if self.noise == 0.0 and not a.cls.stochastic and not b.cls.stochastic and self.horizon.kind == "geometric":
+            long = self._long.get((i, j))
+            if long is None:
+                long = self._long[(i, j)] = _LongMatch(a, b, self.game, self.horizon)
+            return long.scores(self.horizon.draw_length(stream(seed, "horizon")))
+        if self.horizon.kind == "fixed":
+            length = self.horizon.draw_length(NO_DRAWS)
+            match = play_seeded(a, b, self.game, self.horizon, self.noise, seed, length)
+        else:
+            match = play_seeded(a, b, self.game, self.horizon, self.noise, seed)
+        return match.score_a, match.score_b
+
+    def _add(self, i: int, j: int, a: float, b: float) -> None:
+        """Count one match of i (seat a) against j (seat b) into the running means and the base table."""
+        if i == j:
+            self.sums[i, i] += (a + b) / 2
+            self.matches[i, i] += 1
+        else:
+            self.sums[i, j] += a
+            self.sums[j, i] += b
+            self.matches[i, j] += 1
+            self.matches[j, i] += 1
+        if not self.base.flags.writeable:
+            return
+        _fill(self.base, i, j, self.sums[i, j] / self.matches[i, j], self.sums[j, i] / self.matches[j, i])
+
+
+def _fill(table: np.ndarray, i: int, j: int, a: float, b: float) -> None:
+    if i == j:
+        table[i, i] = (a + b) / 2
+    else:
+        table[i, j] = a
+        table[j, i] = b
+
+
+class _Supplied(Payoffs):
+    """A table obtained elsewhere (a model's games played through the engine), used as it is."""
+
+    def __init__(self, settings: EvolutionSettings, supplied: PayoffTable | np.ndarray) -> None:
+        self.players = tuple(settings.players)
+        if isinstance(supplied, PayoffTable):
+            if supplied.players != self.players:
+                raise ConfigError(
+                    f"the payoff table given is for the players {', '.join(supplied.players)}, not for this "
+                    f"population's {', '.join(self.players)}: give one row and column per player, in its order"
+                )
+            self.supplied = PayoffTable.supplied_by_caller(self.players, supplied.values)
+        else:
+            self.supplied = PayoffTable.supplied_by_caller(self.players, supplied)
+        self.base = self.supplied.values
+        self.varies = False
+        self.random_pairs = []
+        self.estimated = False
+
+    def table(self) -> PayoffTable:
+        assert self.supplied is not None
+        return self.supplied
