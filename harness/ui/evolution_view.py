@@ -136,7 +136,7 @@ def _form() -> Form:
     left, middle, right = st.columns([5, 3, 3], gap="medium")
     with left:
         players = st.multiselect(
-            "Players", choices.strategies(), key=K + "players", format_func=choices.label, accept_new_options=True,
+            "Players", choices.strategies(), key=K + "players", format_func=_player_label, accept_new_options=True,
             persist_state="session", placeholder="Choose strategies (or type one: GTFT(p=0.2))",
             help="Every strategy of the dashboard; type a strategy with its settings, e.g. GTFT(p=0.2) or RAND(p=0.8).",
         )  # fmt: skip
@@ -197,6 +197,12 @@ def _form() -> Form:
         fitness=str(fitness), mutation=float(mutation), k=int(k), payoffs=str(payoffs),
         payoff_mode=str(payoff_mode), seed=int(seed),
     )  # fmt: skip
+
+
+def _player_label(player: str) -> str:
+    """A strategy as the other pickers show it; one typed with its settings (GTFT(p=0.2)) exactly as typed: the
+    browser sends a typed option back as it shows it, so anything added here would become part of the name."""
+    return choices.label(player) if player in choices.strategies() else player
 
 
 def _check(form: Form) -> EvolutionSettings | None:

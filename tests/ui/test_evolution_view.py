@@ -266,3 +266,69 @@ def test_games_views_leave_evolution_runs_out(app: App, tmp_path: Path, tourname
     assert [o.split(" · ")[0] for o in at.selectbox(key="results_run").options] == ["tour"]
     at = app(both, view=EVOLUTION)
     assert [o.split(" · ")[0] for o in at.selectbox(key=PICKER).options] == ["evolution_beside"]
+
+
+@pytest.mark.parametrize("dynamics", ["generational", "moran", "replicator"])
+def test_every_dynamics_runs_from_the_view(app: App, tmp_path: Path, dynamics: str) -> None:
+    at = open_view(app, tmp_path)
+    at.selectbox(key="evo_dynamics").select(dynamics).run()
+    set_form(at, ["ALLD", "TFT"], [6, 6], generations=20)
+    click(at, "evo_go")
+    (run,) = list_evolution_runs(tmp_path)
+    assert run.settings.dynamics == dynamics and run.status == "complete"
+    page = frame(at)
+    assert "Generation 0 of" in page
+    if dynamics == "replicator":  # shares, drawn as the 12 individuals of the initial mix
+        con = duckdb.connect(str(tmp_path / f"{run.run_id}.duckdb"), read_only=True)
+        try:
+            shares = con.execute(
+                "select share from population where generation = 0 order by player"  # ALLD, TFT
+            ).fetchall()
+        finally:
+            con.close()
+        assert [s for (s,) in shares] == [0.5, 0.5]
+        assert shown(at) == (0, [6, 6]) and "50.0%" in page and "shares drawn as 12 individuals" in page
+    else:
+        _, table = stored(tmp_path, run.run_id)
+        assert shown(at) == (0, table[0]) == (0, [6, 6])
+        click(at, "evo_step")
+        assert shown(at) == (1, table[1])
+
+
+def test_leaving_the_page_while_it_runs_ends_the_run_interrupted(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun asked for while a run plays (another view clicked) reaches the script as an exception from its
+    next element: the run stops cleanly, its generations kept, and the page goes where it was asked."""
+    from streamlit.delta_generator import DeltaGenerator
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    real = DeltaGenerator.progress
+
+    def progress(self: DeltaGenerator, value: float, text: str | None = None, **kwargs: object) -> object:
+        if value > 0:  # the bar's first update: what Streamlit raises when the user has moved on
+            raise StopException()
+        return real(self, value, text=text, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(evolution_view, "PROGRESS_EVERY_S", 0.0)
+    at = set_form(open_view(app, tmp_path), ["ALLD", "TFT"], [10, 10], generations=200, k=1, noise=0.05)
+    monkeypatch.setattr(DeltaGenerator, "progress", progress)
+    at.button(key="evo_go").click().run()
+    monkeypatch.setattr(DeltaGenerator, "progress", real)
+    (run,) = list_evolution_runs(tmp_path)
+    assert run.status == "interrupted" and run.error == "stopped: the page was left while the run played"
+    assert 0 < run.generations < 200
+    _, table = stored(tmp_path, run.run_id)
+    assert len(table) == run.generations + 1
+    at.run()
+    assert at.selectbox(key=PICKER).value == run.run_id
+    assert any("interrupted" in w.value for w in at.warning)
+
+
+def test_a_typed_strategy_with_settings_plays_under_its_canonical_name(app: App, tmp_path: Path) -> None:
+    at = set_form(open_view(app, tmp_path), ["TFT", "GTFT(p=0.3)"], [4, 4], generations=5, k=1)
+    assert at.slider(key="evo_count_GTFT(p=0.3)").label == "😇 GTFT(p=0.3)"
+    click(at, "evo_go")
+    (run,) = list_evolution_runs(tmp_path)
+    assert run.settings.players == ["TFT", "GTFT(generous_prob=0.3)"]
+    assert re.findall(r"data-player='([^']*)' data-count", frame(at)) == ["TFT", "GTFT(generous_prob=0.3)"]
