@@ -275,13 +275,15 @@ def _select(run_id: str) -> None:
 
 
 def run_label(run: EvolutionRun) -> str:
-    """How the picker names a run: id, players, dynamics, how far it got and how it ended, date."""
+    """How the picker names a run: id, players, dynamics, how it ended (or how far it got), the sweep it is a
+    cell of, date."""
     s = run.settings
     players = " ".join(f"{emoji_of(p)}{p}" for p in s.players[:5]) + (f" +{len(s.players) - 5}" if len(s.players) > 5
                                                                          else "")  # fmt: skip
     ended = f"{run.fixation.player} took over" if run.fixation is not None else f"{max(run.generations, 0)} gen."
     status = "" if run.status is RunStatus.COMPLETE else f" · {run.status}"
-    return f"{run.run_id} · {players} · {s.dynamics} · {ended}{status} · {run.created_at:%Y-%m-%d %H:%M}"
+    sweep = f" · sweep {run.sweep_id}" if run.sweep_id else ""
+    return f"{run.run_id} · {players} · {s.dynamics} · {ended}{status}{sweep} · {run.created_at:%Y-%m-%d %H:%M}"
 
 
 def _pick(folder: Path) -> EvolutionRun | None:

@@ -181,12 +181,13 @@ def test_past_runs_can_be_reopened(app: App, tmp_path: Path) -> None:
     first = Form(players=("ALLC", "ALLD"), counts=(3, 3), generations=5, k=1).settings()
     second = Form(players=("TFT", "ALLD", "GRIM"), counts=(4, 4, 4), generations=8, k=2, noise=0.1).settings()
     run_evolution(first, results_dir=tmp_path, run_id="evolution_first")
-    run_evolution(second, results_dir=tmp_path, run_id="evolution_second")
+    run_evolution(second, results_dir=tmp_path, run_id="evolution_second", sweep_id="sweep_1")
     at = open_view(app, tmp_path)
     picker = at.selectbox(key=PICKER)
     assert [o.split(" · ")[0] for o in picker.options] == ["evolution_second", "evolution_first"]  # newest first
     assert picker.value == "evolution_second"
-    assert "🪞TFT 😈ALLD 💀GRIM · trust" in picker.options[0]
+    assert "🪞TFT 😈ALLD 💀GRIM · trust" in picker.options[0] and " · sweep sweep_1 · " in picker.options[0]
+    assert "🕊️ALLC 😈ALLD · trust · ALLD took over · " in picker.options[1]
     picker.select("evolution_first").run()
     _, table = stored(tmp_path, "evolution_first")
     assert shown(at) == (0, table[0]) == (0, [3, 3])
