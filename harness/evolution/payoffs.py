@@ -66,7 +66,6 @@ class Payoffs:
         self.replicates = settings.replicates
         k = len(specs)
         self._long: dict[tuple[int, int], _LongMatch] = {}
-        self.base = np.zeros((k, k))
         self.matches = np.zeros((k, k), dtype=np.int64)
         self.sums = np.zeros((k, k))
         self.random_pairs: list[tuple[int, int]] = []
@@ -82,8 +81,9 @@ class Payoffs:
                 for r in range(self.replicates):
                     seed = derive_seed(self.seed, "evolution", "estimate", r, *self._labels(i, j))
                     self._add(i, j, *self._play(i, j, seed))
-            self.base = self.sums / self.matches
             self.random_pairs = []
+        # the fixed cells; a random pair's cells stay 0 until it meets (exact mode)
+        self.base = np.divide(self.sums, self.matches, out=np.zeros((k, k)), where=self.matches > 0)
         self.base.setflags(write=False)
         self.varies = bool(self.random_pairs)
         self.supplied: PayoffTable | None = None
@@ -158,7 +158,7 @@ class Payoffs:
         return match.score_a, match.score_b
 
     def _add(self, i: int, j: int, a: float, b: float) -> None:
-        """Count one match of i (seat a) against j (seat b) into the running means and the base table."""
+        """Count one match of i (seat a) against j (seat b) into the running means."""
         if i == j:
             self.sums[i, i] += (a + b) / 2
             self.matches[i, i] += 1
@@ -167,9 +167,6 @@ class Payoffs:
             self.sums[j, i] += b
             self.matches[i, j] += 1
             self.matches[j, i] += 1
-        if not self.base.flags.writeable:
-            return
-        _fill(self.base, i, j, self.sums[i, j] / self.matches[i, j], self.sums[j, i] / self.matches[j, i])
 
 
 def _fill(table: np.ndarray, i: int, j: int, a: float, b: float) -> None:
@@ -191,7 +188,7 @@ class _Supplied(Payoffs):
                     f"the payoff table given is for the players {', '.join(supplied.players)}, not for this "
                     f"population's {', '.join(self.players)}: give one row and column per player, in its order"
                 )
-            self.supplied = PayoffTable.supplied_by_caller(self.players, supplied.values)
+            self.supplied = PayoffTable.supplied_by_caller(self.players, supplied.values, supplied.matches)
         else:
             self.supplied = PayoffTable.supplied_by_caller(self.players, supplied)
         self.base = self.supplied.values

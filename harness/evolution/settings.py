@@ -13,7 +13,16 @@ from enum import StrEnum
 from typing import Any, Self
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from harness.agents.strategies import STRATEGIES, StrategySpec, parse_spec, spec_label
 from harness.config.sections import MAX_SEED, HorizonSection
@@ -133,6 +142,25 @@ class EvolutionSettings(BaseModel):
         except ValidationError as exc:
             raise _config_error(exc) from None
 
+    @classmethod
+    def model_validate_json(
+        cls,
+        json_data: str | bytes | bytearray,
+        *,
+        strict: bool | None = None,
+        extra: Any = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        """As pydantic's, raising :class:`ConfigError` with every problem."""
+        try:
+            return super().model_validate_json(
+                json_data, strict=strict, extra=extra, context=context, by_alias=by_alias, by_name=by_name
+            )
+        except ValidationError as exc:
+            raise _config_error(exc) from None
+
     @field_validator("horizon", mode="before")
     @classmethod
     def _horizon(cls, value: Any) -> Any:
@@ -146,6 +174,11 @@ class EvolutionSettings(BaseModel):
     @classmethod
     def _matrix(cls, value: Any) -> PayoffMatrix:
         return value if isinstance(value, PayoffMatrix) else PayoffMatrix.from_mapping(value)
+
+    @field_serializer("payoff_matrix")
+    def _matrix_out(self, matrix: PayoffMatrix) -> dict[str, dict[str, list[float]]]:
+        """Dumped in the config's form, so that ``model_validate(model_dump())`` gives the same settings."""
+        return matrix.to_mapping()
 
     @field_validator("dynamics", "fitness", "payoff_mode", mode="before")
     @classmethod

@@ -46,8 +46,11 @@ class PayoffTable:
     replicates: int | None = None  # matches per random pair, for PayoffSource.estimated
 
     @classmethod
-    def supplied_by_caller(cls, players: tuple[str, ...], values: object) -> PayoffTable:
-        """A caller's k×k table of finite mean match payoffs, checked."""
+    def supplied_by_caller(
+        cls, players: tuple[str, ...], values: object, matches: np.ndarray | None = None
+    ) -> PayoffTable:
+        """A caller's k×k table of finite mean match payoffs, checked; ``matches`` (how many games each
+        cell averages, when the caller knows) is kept, else taken as 1."""
         k = len(players)
         try:
             array = np.array(values, dtype=np.float64)
@@ -61,7 +64,11 @@ class PayoffTable:
                 + ("" if not array.size or np.isfinite(array).all() else " with a NaN or infinite cell")
             )
         array.setflags(write=False)
-        return cls(players, array, np.ones((k, k), dtype=np.int64), PayoffSource.supplied)
+        counted = np.ones((k, k), dtype=np.int64) if matches is None else np.array(matches, dtype=np.int64)
+        if counted.shape != (k, k):
+            raise ConfigError(f"the payoff table's match counts must be a {k}×{k} table, like its values")
+        counted.setflags(write=False)
+        return cls(players, array, counted, PayoffSource.supplied)
 
     def describe(self) -> str:
         """How the table was obtained, in one line."""

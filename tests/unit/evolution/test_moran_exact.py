@@ -4,7 +4,6 @@ mutation. Each agreement is within 3 standard errors over many seeds (all seeded
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from fractions import Fraction
 
@@ -12,47 +11,12 @@ import numpy as np
 import pytest
 
 from harness.evolution import EvolutionSettings, evolve
-
-N = 10
-# TFT and ALLD, 200 rounds, T=5 R=3 P=1 S=0, worked out by hand: TFT-TFT 200 x 3 = 600; TFT-ALLD: S then
-# 199 x P = 199; ALLD-TFT: T then 199 x P = 204; ALLD-ALLD 200 x P = 200.
-TFT_TFT, TFT_ALLD, ALLD_TFT, ALLD_ALLD = 600, 199, 204, 200
-TABLE = np.array([[TFT_TFT, TFT_ALLD], [ALLD_TFT, ALLD_ALLD]], dtype=float)  # players TFT, ALLD
+from tests.unit.evolution.two_types import RHO_ALLD, RHO_TFT, TABLE, N, fixation_probability, mutant_runs, within_3_se
 
 
-def fixation_probability(f: object, g: object) -> float:
-    """Nowak (2006), Evolutionary Dynamics, eq. 6.13: one mutant A among N - 1 residents B fixes with
-    probability 1 / (1 + sum_{k=1}^{N-1} prod_{j=1}^{k} g_j / f_j), where f_j and g_j are the fitness of an
-    A and of a B when there are j individuals of A. Exact in fractions."""
-    total = Fraction(1)
-    for k in range(1, N):
-        product = Fraction(1)
-        for j in range(1, k + 1):
-            product *= Fraction(g(j), f(j))  # type: ignore[operator]
-        total += product
-    return float(1 / total)
-
-
-def tft_fitness(j: int) -> int:
-    """A TFT among j TFT (itself included) and N - j ALLD: total payoff against every other individual."""
-    return (j - 1) * TFT_TFT + (N - j) * TFT_ALLD
-
-
-def alld_fitness(j: int) -> int:
-    """An ALLD among j TFT and N - j ALLD."""
-    return j * ALLD_TFT + (N - j - 1) * ALLD_ALLD
-
-
-RHO_TFT = fixation_probability(tft_fitness, alld_fitness)  # one TFT among 9 ALLD: j counts TFT
-RHO_ALLD = fixation_probability(
-    lambda j: (j - 1) * ALLD_ALLD + (N - j) * ALLD_TFT,  # an ALLD among j ALLD and N - j TFT
-    lambda j: j * TFT_ALLD + (N - j - 1) * TFT_TFT,  # a TFT among them
-)
-
-
-def fixation_frequency(players: list[str], counts: list[int], runs: int, **settings: object) -> tuple[float, float]:
-    """The share of seeds at which the first player fixes, and its mean absorption time in steps."""
-    fixed, steps = 0, 0
+def fixation_frequency(players: list[str], counts: list[int], runs: int, **settings: object) -> float:
+    """The share of seeds at which the first player fixes."""
+    fixed = 0
     for seed in range(runs):
         s = EvolutionSettings(
             players=players,
@@ -64,12 +28,7 @@ def fixation_frequency(players: list[str], counts: list[int], runs: int, **setti
         trajectory = evolve(s, payoffs=TABLE if players == ["TFT", "ALLD"] else TABLE[::-1, ::-1])
         assert trajectory.fixation is not None, "the step budget must reach absorption"
         fixed += trajectory.fixation.player == players[0]
-        steps += trajectory.generations
-    return fixed / runs, steps / runs
-
-
-def within_3_se(observed: float, p: float, runs: int) -> bool:
-    return abs(observed - p) <= 3 * math.sqrt(p * (1 - p) / runs)
+    return fixed / runs
 
 
 def test_the_hand_worked_table_is_what_the_engine_plays() -> None:
@@ -89,15 +48,13 @@ def test_the_formula_as_written_here() -> None:
 
 
 def test_one_tft_among_alld_fixes_as_the_formula_says() -> None:
-    runs = 3000
-    frequency, _ = fixation_frequency(["TFT", "ALLD"], [1, N - 1], runs, dynamics="moran")
-    assert within_3_se(frequency, RHO_TFT, runs), (frequency, RHO_TFT)
+    runs = mutant_runs("TFT", 3000)
+    assert within_3_se(runs.frequency, RHO_TFT, runs.runs), (runs.frequency, RHO_TFT)
 
 
 def test_one_alld_among_tft_fixes_as_the_formula_says() -> None:
-    runs = 6000
-    frequency, _ = fixation_frequency(["ALLD", "TFT"], [1, N - 1], runs, dynamics="moran")
-    assert within_3_se(frequency, RHO_ALLD, runs), (frequency, RHO_ALLD)
+    runs = mutant_runs("ALLD", 6000)
+    assert within_3_se(runs.frequency, RHO_ALLD, runs.runs), (runs.frequency, RHO_ALLD)
 
 
 @pytest.mark.parametrize(
@@ -107,15 +64,13 @@ def test_one_alld_among_tft_fixes_as_the_formula_says() -> None:
 )  # fmt: skip
 def test_without_selection_one_mutant_fixes_with_probability_one_over_n(dynamics: str, fitness: str) -> None:
     runs = 3000
-    frequency, _ = fixation_frequency(
-        ["TFT", "ALLD"], [1, N - 1], runs, dynamics=dynamics, fitness=fitness, selection=0.0
-    )
+    frequency = fixation_frequency(["TFT", "ALLD"], [1, N - 1], runs, dynamics=dynamics, fitness=fitness, selection=0.0)
     assert within_3_se(frequency, 1 / N, runs), (dynamics, fitness, frequency)
 
 
 def test_neutral_fixation_follows_the_initial_share() -> None:
     runs = 1500
-    frequency, _ = fixation_frequency(["TFT", "ALLD"], [3, N - 3], runs, dynamics="moran", selection=0.0)
+    frequency = fixation_frequency(["TFT", "ALLD"], [3, N - 3], runs, dynamics="moran", selection=0.0)
     assert within_3_se(frequency, 3 / N, runs), frequency
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from harness.errors import ConfigError
-from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, evolve
+from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, PayoffSource, PayoffTable, evolve
 from harness.game import Horizon, PayoffMatrix
 
 
@@ -180,3 +180,30 @@ def test_a_supplied_table_that_does_not_fit_is_refused(table: object) -> None:
     s = EvolutionSettings(players=["TFT", "ALLD"], counts=[5, 5])
     with pytest.raises(ConfigError, match=r"must be a 2×2 table of finite numbers"):
         evolve(s, payoffs=table)  # type: ignore[arg-type]
+
+
+def test_a_supplied_payoff_table_keeps_its_match_counts_and_must_name_the_players() -> None:
+    s = EvolutionSettings(players=["TFT", "mock/tft"], counts=[5, 5], generations=3)
+    given = PayoffTable(
+        ("TFT", "mock/tft"), np.full((2, 2), 600.0), np.array([[1, 20], [20, 20]]), PayoffSource.supplied
+    )
+    table = evolve(s, payoffs=given).payoffs
+    assert table.values.tolist() == [[600, 600], [600, 600]] and table.matches.tolist() == [[1, 20], [20, 20]]
+    other = PayoffTable(("mock/tft", "TFT"), np.zeros((2, 2)), np.ones((2, 2)), PayoffSource.supplied)
+    with pytest.raises(ConfigError, match="is for the players mock/tft, TFT, not for this population's TFT, mock/tft"):
+        evolve(s, payoffs=other)
+
+
+def test_settings_round_trip_through_json() -> None:
+    s = EvolutionSettings(
+        players=["gtft(p=0.3)", "ALLD", "RAND(p=0.7)"], shares=[0.5, 0.25, 0.25], population=20, dynamics="trust",
+        k=3, horizon=Horizon("geometric", None, 0.1, 40), noise=0.02, fitness="exponential", selection=0.01,
+        payoff_matrix=PayoffMatrix.from_rstp(R=2, S=-1, T=3, P=0), payoff_mode="estimated", replicates=9, seed=4,
+    )  # fmt: skip
+    dumped = s.model_dump(mode="json")
+    assert dumped["payoff_matrix"] == {"C": {"C": [2, 2], "D": [-1, 3]}, "D": {"C": [3, -1], "D": [0, 0]}}
+    assert dumped["players"] == ["GTFT(generous_prob=0.3)", "ALLD", "RAND(p=0.7)"]
+    assert EvolutionSettings.model_validate(dumped) == s
+    assert EvolutionSettings.model_validate_json(s.model_dump_json()) == s
+    with pytest.raises(ConfigError, match="players: List should have at least 2 items"):
+        EvolutionSettings.model_validate_json('{"players": ["TFT"], "counts": [1]}')
