@@ -43,14 +43,20 @@ def sql(
 
 @app.command()
 def report(
-    run_id: Annotated[str, typer.Argument(help="The run to summarise.")],
+    run_id: Annotated[str, typer.Argument(help="The run (or sweep) to summarise.")],
     results: ResultsOpt = None,
     format: Annotated[Format, typer.Option("--format", help="table, csv or json.")] = Format.table,
 ) -> None:
-    """Per-condition metrics of a run, with 95% confidence intervals over replicates.
+    """Per-condition metrics of a run, with 95% confidence intervals over replicates; of a sweep
+    (`pdbench evolve --sweep`), each player's final share per cell with a 95% confidence interval over seeds.
 
     Example: `pdbench report tournament_20261122_120000`
     """
+    from harness.cli.sweep_report import report_sweep
+    from harness.settings import results_dir as folder_of
+
+    if report_sweep(run_id, folder_of(results), format.value):
+        return
     from harness.analysis.report import condition_summaries
     from harness.cli.show import print_report
     from harness.render import print_rows, rows_json

@@ -15,6 +15,7 @@ class Kind(StrEnum):
     experiment = "experiment"
     tournament = "tournament"
     eval = "eval"
+    evolution = "evolution"
 
 
 @app.command()

@@ -248,7 +248,7 @@ def planned_players(cat: Catalog, run_ids: list[str] | None = None) -> dict[str,
     start, so a run that has finished no game yet is described too, and a player whose games never finished
     is still named. The label is the one a config gives a player (its ``name``, else its model or strategy);
     the persona is the prompts' (where the config puts an agent's persona)."""
-    where, params = ("WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]) if run_ids is not None else ("", [])
+    where, params = ("WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ", [run_ids]) if run_ids is not None else ("", [])
     rows = cat.query(
         f"""
         WITH c AS (
@@ -259,12 +259,19 @@ def planned_players(cat: Catalog, run_ids: list[str] | None = None) -> dict[str,
             SELECT run_id, unnest(a) AS agent, 2 * generate_subscripts(a, 1) AS pos FROM c
             UNION ALL
             SELECT run_id, unnest(b) AS agent, 2 * generate_subscripts(b, 1) + 1 AS pos FROM c
+        ), players AS (  -- an evolution run names its players in its settings (models as provider/model)
+            SELECT run_id, unnest(json_extract_string(config_json, '$.players[*]')) AS label,
+                   generate_subscripts(json_extract_string(config_json, '$.players[*]'), 1) AS pos
+            FROM runs {where}{"AND" if where else "WHERE"} kind = 'evolution'
         )
         SELECT run_id, coalesce(agent->>'name', agent->>'model', agent->>'policy') AS label, agent->>'model',
                coalesce(agent->>'$.prompts.persona', agent->>'persona'), min(pos) AS first
-        FROM agents GROUP BY ALL ORDER BY run_id, first, label
+        FROM agents GROUP BY ALL
+        UNION ALL
+        SELECT run_id, label, CASE WHEN contains(label, '/') THEN label END, NULL, pos FROM players
+        ORDER BY run_id, first, label
         """,
-        params,
+        params * 2,
     )[1]
     out: dict[str, list[PlannedPlayer]] = {}
     for run_id, label, model, persona, _ in rows:

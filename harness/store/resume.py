@@ -12,7 +12,7 @@ import contextlib
 import duckdb
 import numpy as np
 
-from harness.errors import RunNotFoundError
+from harness.errors import RunNotFoundError, StoreError
 from harness.providers.base import FailureKind
 from harness.states import CallOutcome, GameStatus, RunStatus
 from harness.store.run_file import utcnow, write_error
@@ -31,9 +31,15 @@ def _kept(retry_failed: bool) -> str:
 
 def run_state(writer: RunWriter) -> tuple[RunStatus, str]:
     """The run's status and stored config JSON; :class:`RunNotFoundError` (saying why) if the file holds no such run."""
-    row = writer.con.execute("SELECT status, config_json FROM runs WHERE run_id = ?", [writer.run_id]).fetchone()
+    row = writer.con.execute("SELECT status, config_json, kind FROM runs WHERE run_id = ?", [writer.run_id]).fetchone()
     if row is None:
         raise RunNotFoundError(missing_run(writer.con, writer.path, writer.run_id))
+    if row[2] == "evolution":
+        raise StoreError(
+            f"run {writer.run_id} is an evolution run, which is not resumed: it is reproduced whole by its settings "
+            "and seed. Run `pdbench evolve` again with them (they are in its runs.config_json) under a new run id, "
+            "or with --overwrite; its generations played so far stay readable as they are."
+        )
     return RunStatus(row[0]), str(row[1])
 
 

@@ -1,0 +1,195 @@
+"""Sweeps: ``pdbench evolve --sweep KEY=V1,V2 --seeds N`` in a process pool (and on a local Ray cluster), each
+cell × seed its own run tagged with the sweep id, and ``pdbench report <sweep_id>``'s confidence intervals."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.stats
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.evolution import EvolutionSettings, evolve
+from harness.evolution_options import EvolutionOptions, parse_sweep
+from harness.evolution_sweep import plan_sweep, run_local
+from harness.interrupts import StopFlag
+from harness.states import RunStatus
+from harness.store.evolution import list_evolution_runs, read_evolution
+
+runner = CliRunner()
+SWEEP = ["evolve", "--players", "TFT,ALLD,GTFT(p=0.3)", "--counts", "6,6,6", "--generations", "40", "--rounds", "30",
+         "--sweep", "noise=0,0.1", "--seeds", "3", "--seed", "10"]  # fmt: skip
+
+
+def pdbench(*args: object) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _settings(noise: float, seed: int) -> EvolutionSettings:
+    return EvolutionSettings(players=["TFT", "ALLD", "GTFT(p=0.3)"], counts=[6, 6, 6], generations=40,
+                             horizon={"type": "fixed", "n_rounds": 30}, noise=noise, seed=seed)  # fmt: skip
+
+
+def _check_sweep_runs(results: Path, sweep_id: str) -> dict[tuple[float, int], np.ndarray]:
+    """Every cell × seed is its own complete run, tagged, and the very run evolve gives for its settings."""
+    runs = {r.run_id: r for r in list_evolution_runs(results, sweep_id=sweep_id)}
+    assert sorted(runs) == [f"{sweep_id}_c{c}_s{s}" for c in (0, 1) for s in (10, 11, 12)]
+    finals = {}
+    for run_id, run in runs.items():
+        noise = [0.0, 0.1][int(run_id.split("_c")[1][0])]
+        seed = int(run_id.rsplit("_s", 1)[1])
+        assert run.status == RunStatus.COMPLETE and run.sweep_id == sweep_id and run.sweep_cell == {"noise": noise}
+        assert run.settings == _settings(noise, seed)
+        _, stored = read_evolution(results, run_id)
+        assert np.array_equal(stored.population, evolve(_settings(noise, seed)).population), run_id
+        finals[(noise, seed)] = stored.shares()[-1]
+    return finals
+
+
+def test_a_sweep_runs_every_cell_and_seed_in_processes_and_reports_a_t_interval(results: Path) -> None:
+    code, out, err = pdbench(*SWEEP, "--workers", "2", "--results", results, "--run-id", "sw")
+    assert code == 0, err
+    assert "6 runs of 2 cells × 3 seeds" in out and "on 2 processes" in err
+    finals = _check_sweep_runs(results, "sw")
+    code, out, err = pdbench("report", "sw", "--results", results, "--format", "json")
+    assert code == 0, err
+    rows = {(r["cell"], r["player"]): r for r in json.loads(out)}
+    assert len(rows) == 6
+    players = ["TFT", "ALLD", "GTFT(generous_prob=0.3)"]
+    for noise in (0.0, 0.1):
+        for i, player in enumerate(players):
+            xs = np.array([finals[(noise, s)][i] for s in (10, 11, 12)])
+            mean = xs.mean()
+            half = scipy.stats.t.ppf(0.975, df=2) * xs.std(ddof=1) / math.sqrt(3)
+            row = rows[(f"noise={noise}", player)]
+            assert row["runs"] == 3 and row["unfinished"] == 0
+            assert row["mean_share"] == pytest.approx(mean, abs=1e-12)
+            assert row["ci_low"] == pytest.approx(max(0.0, mean - half), abs=1e-12)
+            assert row["ci_high"] == pytest.approx(min(1.0, mean + half), abs=1e-12)
+            assert row["fixed_in"] == sum(1 for s in (10, 11, 12) if finals[(noise, s)][i] == 1.0)
+    code, out, _ = pdbench("report", "sw", "--results", results)
+    assert code == 0 and "Sweep sw: final share per player" in out and "noise=0.1" in out
+
+
+def test_the_interval_is_cut_at_0_and_1() -> None:
+    """Shares 0, 0, 1 over three seeds: mean 1/3, t half-width 4.303 × 0.577 / √3 = 1.434, so the symmetric
+    interval [-1.10, 1.77] is cut to [0, 1]."""
+    from harness.analysis.stats import mean_ci
+
+    est = mean_ci([0.0, 0.0, 1.0], bounds=(0.0, 1.0))
+    half = 4.302652729911275 * math.sqrt(1 / 3) / math.sqrt(3)
+    assert est.mean == pytest.approx(1 / 3) and half == pytest.approx(1.4342, abs=1e-4)
+    assert (est.low, est.high) == (0.0, 1.0)
+
+
+def test_a_sweep_refuses_runs_it_would_overwrite_and_bad_seed_counts(results: Path) -> None:
+    code, _, err = pdbench(*SWEEP, "--workers", "1", "--results", results, "--run-id", "dup")
+    assert code == 0, err
+    code, _, err = pdbench(*SWEEP, "--results", results, "--run-id", "dup")
+    assert code == 2 and "sweep 'dup' has runs already" in err
+    code, _, err = pdbench("evolve", "--counts", "2,2,2,2", "--sweep", "noise=0", "--seeds", "0", "--results", results)
+    assert code == 2 and "--seeds 0" in err
+
+
+def test_a_stopped_sweep_interrupts_the_runs_playing_and_starts_no_other(results: Path) -> None:
+    options = EvolutionOptions("TFT,ALLD,ALLC,GRIM", counts="100,100,100,100", dynamics="moran",
+                               generations=5_000_000, mutation=0.01, noise=0.05)  # fmt: skip
+    jobs = plan_sweep(options, parse_sweep(["selection=0.5,1"]), range(3), "stopped")
+    stop = StopFlag()
+    timer = threading.Timer(4.0, stop.set, ["stopped by the test"])
+    timer.start()
+    try:
+        done = run_local(jobs, results_dir=results, sweep_id="stopped", workers=2, stop=stop)
+    finally:
+        timer.cancel()
+    assert done and all(r.status == RunStatus.INTERRUPTED for r in done)
+    assert all(r.reason == "the sweep was stopped" for r in done)
+    files = sorted(p.stem for p in results.glob("stopped_*.duckdb"))
+    assert files == sorted(r.run_id for r in done) and len(files) < len(jobs)
+    for r in done:
+        run, stored = read_evolution(results, r.run_id)
+        assert run.status == RunStatus.INTERRUPTED and stored.generations == r.generations
+
+
+# -- on a Ray cluster ------------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def ray_cluster() -> Iterator[tuple[str, dict[str, str]]]:
+    """A one-node Ray cluster on 127.0.0.1, started here and stopped by its process group (nothing else)."""
+    if not _has_ray():
+        pytest.skip("Ray is not installed (it is the optional extra pdbench[ray]): the --ray sweep is not tested")
+    port = _free_port()
+    # On Linux Ray would advertise the machine's network address; this keeps every socket on loopback.
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+    ray = Path(sys.executable).with_name("ray")
+    proc = subprocess.Popen(
+        [str(ray), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
+         "--include-dashboard=false", "--num-cpus=2", "--disable-usage-stats"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None and time.monotonic() < deadline, "the Ray head did not start"
+            time.sleep(0.2)
+        yield f"127.0.0.1:{port}", env
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        deadline = time.monotonic() + 5
+        while _group_alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _group_alive(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _has_ray() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_sweep_on_a_ray_cluster_writes_the_same_runs(results: Path, ray_cluster: tuple[str, dict[str, str]]) -> None:
+    address, env = ray_cluster
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", *SWEEP, "--ray", address, "--results", str(results), "--run-id", "rs"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"on the Ray cluster at {address}" in done.stderr
+    _check_sweep_runs(results, "rs")
