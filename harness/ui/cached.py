@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -25,6 +25,10 @@ from harness.analysis.report import ConditionSummary
 from harness.store import browse
 from harness.store.catalog import Catalog
 from harness.ui import data
+
+if TYPE_CHECKING:
+    from harness.evolution import Trajectory
+    from harness.store.evolution import EvolutionRun
 
 Signature = tuple[tuple[str, int, int], ...]
 REFRESH_S = 2.5  # how often a page following a run in progress looks again (harness.ui.follow)
@@ -161,3 +165,19 @@ def leaderboard(folder: Path, sig: Signature, run_id: str, _source: RunSource | 
 def matchups(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[dict[str, Any]]:
     with _catalog(folder, run_id, _source) as cat:
         return browse.matchups(cat, run_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def evolution_runs(folder: Path, sig: Signature) -> list[EvolutionRun]:
+    """The folder's evolution runs, newest first (:func:`harness.store.evolution.list_evolution_runs`)."""
+    from harness.store.evolution import list_evolution_runs
+
+    return list_evolution_runs(folder)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def evolution(folder: Path, sig: Signature, run_id: str) -> tuple[EvolutionRun, Trajectory]:
+    """An evolution run and its trajectory, as stored (:func:`harness.store.evolution.read_evolution`)."""
+    from harness.store.evolution import read_evolution
+
+    return read_evolution(folder, run_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -106,3 +107,35 @@ def matchup_heatmap(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     size = max(260, 48 * len(order))
     heatmap: alt.LayerChart = (cells + text).properties(width=size, height=size)
     return heatmap
+
+
+def shares_over_time(
+    players: Sequence[str], shares: Any, colours: Sequence[str], labels: Sequence[str] | None = None
+) -> alt.Chart:
+    """Each player's share of the population per generation, stacked to 100% (``shares``: [generations + 1,
+    players]); ``labels`` (emoji and name) name the players in the legend and tooltips, in their order."""
+    names = list(labels or players)
+    rows = [
+        {"generation": g, "player": names[i], "share": float(row[i])}
+        for g, row in enumerate(shares)
+        for i in range(len(names))
+    ]
+    chart: alt.Chart = (
+        alt.Chart(pd.DataFrame(rows))
+        .mark_area(opacity=0.9)
+        .encode(
+            x=alt.X(
+                "generation:Q",
+                title="generation",
+                scale=alt.Scale(nice=False, domain=[0, max(len(shares) - 1, 1)]),
+                axis=alt.Axis(format="d", tickMinStep=1),
+            ),
+            y=alt.Y("share:Q", title="share of the population", stack="normalize", axis=alt.Axis(format="%")),
+            color=alt.Color("player:N", title="player", sort=names, scale=alt.Scale(domain=names, range=list(colours))),
+            order=alt.Order("order:Q"),
+            tooltip=["generation:Q", "player:N", alt.Tooltip("share:Q", format=".1%")],
+        )
+        .transform_calculate(order=f"indexof({json.dumps(names)}, datum.player)")
+        .properties(height=280)
+    )
+    return chart

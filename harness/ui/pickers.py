@@ -21,6 +21,7 @@ SELECTED_RUN = "selected_run"
 SELECTED_CONDITION = "selected_condition"
 SELECTED_GAME = "selected_game"
 FIRST_RUN_COMMAND = "pdbench eval --model mock/tft --rounds 20 --replicates 3"
+GAMELESS_KINDS = ("evolution",)  # runs of these kinds play no games: the games views do not list them
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,20 +65,25 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
     """A run picker, newest first; None (after saying why) when there is nothing to pick.
 
     The choice is kept under ``remember``: Results and Replay share one choice, the Tournament
-    view keeps its own, so opening it does not change what the other views show."""
+    view keeps its own, so opening it does not change what the other views show. Without a
+    ``kind``, runs that play no games (evolution runs, shown by the 🧬 Evolution view) are left out."""
     listing = cached.listing(folder, kind)
-    if not listing.runs:
+    runs = [r for r in listing.runs if kind is not None or r.kind not in GAMELESS_KINDS]
+    if not runs:
         unreadable_files(listing)
-        if kind is None or not cached.listing(folder).runs:
+        if listing.runs and kind is None:
+            st.info(f"No runs with games yet in `{folder}`: its evolution runs are in 🧬 Evolution.", icon="👋")
+            st.code(f"{FIRST_RUN_COMMAND} --results {folder}", language="bash")
+        elif kind is None or not cached.listing(folder).runs:
             first_run_message(folder)
         else:
             st.info(f"No {kind} runs yet in `{folder}`.")
         return None
-    by_id = {r.run_id: r for r in listing.runs}
+    by_id = {r.run_id: r for r in runs}
     ids = list(by_id)
     players = cached.players_of(folder, listing)
     remembered = st.session_state.get(remember)
-    chosen = remembered if remembered in by_id else newest_with_results(listing.runs)
+    chosen = remembered if remembered in by_id else newest_with_results(runs)
     run_id = st.selectbox(
         "Run", ids, index=_index(ids, chosen), key=f"{key}_run",
         format_func=lambda r: run_label(by_id[r], players.get(r, [])),

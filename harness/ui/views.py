@@ -12,6 +12,7 @@ RUN = "🧪 Run Experiment"
 RESULTS = "📊 View Results"
 REPLAY = "🎬 Animated Replay"
 TOURNAMENT = "🏆 Tournament"
+EVOLUTION = "🧬 Evolution"
 
 # view name -> module with a ``render(folder: Path) -> None``; imported when first shown
 VIEWS: dict[str, str] = {
@@ -19,6 +20,7 @@ VIEWS: dict[str, str] = {
     RESULTS: "harness.ui.results_view",
     REPLAY: "harness.ui.replay_view",
     TOURNAMENT: "harness.ui.tournament_view",
+    EVOLUTION: "harness.ui.evolution_view",
 }
 VIEW = "view"  # the navigation widget's key
 PENDING_VIEW = "view_pending"  # a view asked for by go_to, applied before the widget is drawn

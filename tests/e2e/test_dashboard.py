@@ -1,8 +1,8 @@
 """End to end: `pdbench ui` on a free port, driven in headless Chromium like a user would.
 
 Opens every view, plays TFT against ALLD from the Run view, checks the Results timeline and the
-Replay move cards, runs a small tournament and checks its leaderboard, and saves a full-page
-screenshot of each view (folder printed; $PDBENCH_SCREENSHOTS chooses it). Deselect with
+Replay move cards, runs a small tournament and checks its leaderboard, runs and plays an evolution
+preset, and saves a full-page screenshot of each view (folder printed; $PDBENCH_SCREENSHOTS chooses it). Deselect with
 ``-m "not e2e"``.
 """
 
@@ -16,13 +16,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from harness.runner import run_experiment
+from harness.store.evolution import list_evolution_runs, read_evolution
 from harness.tournament import tournament_config
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
-from harness.ui.views import REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
+from harness.ui.evolution_setup import PRESETS_BY_KEY, same_settings
+from harness.ui.views import EVOLUTION, REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
 from tests.e2e.conftest import Server, ui_command, ui_env
 from tests.support.running_run import running_copy, write_games
 
@@ -228,6 +231,62 @@ def test_dashboard_end_to_end(page: Any, server: Server, screenshots: Path) -> N
     expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()  # the matchups heatmap
     settle(page)
     screenshot(page, screenshots / "tournament.png", started)
+
+
+EvolutionSample = tuple[int, int, list[int], list[int]]
+
+
+def evolution_frames_while_playing(page: Any, last: int, every_ms: int = 40) -> list[EvolutionSample]:
+    """(label's generation, data-generation, bar counts, grid counts per player) of the evolution frame as the page
+    shows it, read every ``every_ms`` while it plays, until generation ``last`` shows."""
+    read = """() => { const f = document.querySelector('.pdb-evo-frame'); if (!f) return null;
+        const g = Number(f.querySelector('.pdb-generation').innerText.match(/Generation (\\d+) of/)[1]);
+        const bars = [...f.querySelectorAll('.pdb-evo-bar')].map(b => Number(b.dataset.count));
+        const cells = [...f.querySelectorAll('.pdb-evo-cell')].map(c => Number(c.dataset.player));
+        return [g, Number(f.dataset.generation), bars, bars.map((_, i) => cells.filter(c => c === i).length)]; }"""
+    samples: list[EvolutionSample] = []
+    deadline = time.monotonic() + RUN_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        shown = page.evaluate(read)
+        if shown is not None:
+            samples.append((shown[0], shown[1], shown[2], shown[3]))
+            if shown[0] == last:
+                break
+        page.wait_for_timeout(every_ms)
+    return samples
+
+
+def test_evolution_view_runs_plays_and_reopens(page: Any, server: Server, screenshots: Path) -> None:
+    """A preset runs in the browser and shows its lesson; Play animates it, every frame's label, bars and grid
+    from the same generation, each the population stored in the run's file; the run is listed to reopen."""
+    started = time.monotonic()
+    expect = _expect()
+    page.goto(server.url)
+    expect(page.get_by_role("radiogroup", name="View")).to_be_visible()
+    settle(page)
+    open_view(page, EVOLUTION)
+    preset = PRESETS_BY_KEY["exploited"]
+    page.get_by_role("button", name=re.compile(r"Exploited$")).click()
+    expect(page.get_by_text(preset.lesson)).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    run = next(r for r in list_evolution_runs(server.results) if same_settings(r.settings, preset.settings()))
+    _, trajectory = read_evolution(server.results, run.run_id)
+    population = np.asarray(trajectory.population).tolist()
+    last = len(population) - 1
+    expect(page.get_by_role("combobox", name="Evolution run", exact=True)).to_have_value(re.compile(run.run_id))
+    expect(page.get_by_text(f"Generation 0 of {last}", exact=True)).to_be_visible()
+
+    page.get_by_role("button", name=re.compile(r"Play$")).click()
+    samples = evolution_frames_while_playing(page, last)
+    wrong = [s for s in samples if not (s[0] == s[1] and s[2] == s[3] == population[s[0]])]
+    assert len({s[0] for s in samples}) > last // 2 and not wrong, (len(samples), wrong)
+    expect(page.get_by_text(re.compile(r"TFT has taken over"))).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    set_slider(page, "Jump to generation", 2)  # mid-run: ALLD at its peak, ALLC nearly gone
+    expect(page.get_by_text("Generation 2 of 7", exact=True)).to_be_visible()
+    expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()  # the shares over generations
+    settle(page)
+    screenshot(page, screenshots / "evolution.png", started)
 
 
 def test_results_follow_a_running_run_on_their_own(page: Any, server: Server, tmp_path: Path) -> None:

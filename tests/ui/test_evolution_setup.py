@@ -1,0 +1,205 @@
+"""The Evolution view's form and presets: every preset's lesson is true of the run the preset produces.
+
+Each lesson is checked here by reading the trajectory directly (the population per generation and the payoff
+table), never through the preset's own ``shows``; the deterministic payoffs it quotes are worked out by hand
+(The Evolution of Trust's payoffs: R 2, S -1, T 3, P 0), the noisy ones from an exact Markov chain of the
+two strategies under noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import product
+
+import numpy as np
+import pytest
+
+from harness.errors import ConfigError
+from harness.evolution import Dynamics, EvolutionSettings, Trajectory, evolve
+from harness.ui.evolution_setup import MAX_INDIVIDUALS, PRESETS, PRESETS_BY_KEY, TRUST_PAYOFFS, Form, preset_of
+
+R, S, T, P = 2.0, -1.0, 3.0, 0.0
+MINE = {("C", "C"): R, ("C", "D"): S, ("D", "C"): T, ("D", "D"): P}
+
+
+def _run(key: str, seed: int | None = None) -> tuple[EvolutionSettings, Trajectory]:
+    settings = PRESETS_BY_KEY[key].settings()
+    if seed is not None:
+        settings = settings.model_copy(update={"seed": seed})
+    return settings, evolve(settings)
+
+
+def column(t: Trajectory, player: str) -> np.ndarray:
+    return np.asarray(t.population)[:, t.players.index(player)]
+
+
+def cell(t: Trajectory, player: str, opponent: str) -> float:
+    return float(t.payoffs.values[t.players.index(player), t.players.index(opponent)])
+
+
+def everyone_plays(t: Trajectory, player: str) -> bool:
+    return int(column(t, player)[-1]) == t.size
+
+
+# --- the payoffs the lessons quote, worked out independently ---------------------------------------
+
+
+def expected_match(a: str, b: str, rounds: int, noise: float) -> tuple[float, float]:
+    """Exact expected totals of a match of ``a`` against ``b`` (each TFT or ALLD or ALLC) under noise: a Markov
+    chain over the moves played last round; each intended move is flipped with probability ``noise``."""
+
+    def intends(who: str, their_last: str | None) -> str:
+        if who == "ALLD":
+            return "D"
+        if who == "ALLC":
+            return "C"
+        return "C" if their_last is None else their_last  # TFT copies what the other played
+
+    def played(intended: str) -> list[tuple[str, float]]:
+        other = "D" if intended == "C" else "C"
+        return [(intended, 1 - noise), (other, noise)] if noise else [(intended, 1.0)]
+
+    states: dict[tuple[str | None, str | None], float] = {(None, None): 1.0}
+    total_a = total_b = 0.0
+    for _ in range(rounds):
+        nxt: dict[tuple[str | None, str | None], float] = {}
+        for (last_a, last_b), p in states.items():
+            for (ma, pa), (mb, pb) in product(played(intends(a, last_b)), played(intends(b, last_a))):
+                q = p * pa * pb
+                total_a += q * MINE[(ma, mb)]
+                total_b += q * MINE[(mb, ma)]
+                nxt[(ma, mb)] = nxt.get((ma, mb), 0.0) + q
+        states = nxt
+    return total_a, total_b
+
+
+def test_the_markov_chain_agrees_with_hand_worked_matches() -> None:
+    assert expected_match("ALLD", "ALLC", 10, 0.0) == (30.0, -10.0)  # 10 × T, 10 × S
+    assert expected_match("TFT", "ALLD", 2, 0.0) == (-1.0, 3.0)  # C/D then D/D
+    assert expected_match("TFT", "TFT", 2, 0.0) == (4.0, 4.0)
+    # one round, noise e on each move; TFT intends C, ALLD intends D; (TFT's move, ALLD's move):
+    e = 0.2
+    p_cc, p_cd, p_dc, p_dd = (1 - e) * e, (1 - e) ** 2, e * e, e * (1 - e)
+    assert expected_match("TFT", "ALLD", 1, e)[0] == pytest.approx(p_cc * R + p_cd * S + p_dc * T + p_dd * P)
+    assert expected_match("TFT", "ALLD", 1, e)[0] == pytest.approx(-0.2)  # .16 · 2 − .64 + .04 · 3
+
+
+# --- each preset's lesson, with its seed -------------------------------------------------------------
+
+
+def test_exploited_allc_dies_out_then_tft_takes_over() -> None:
+    settings, t = _run("exploited")
+    allc, alld = column(t, "ALLC"), column(t, "ALLD")
+    assert allc[0] == 15 and allc[-1] == 0
+    assert alld.max() > alld[0]  # ALLD grew on ALLC ...
+    gone = int(np.flatnonzero(allc == 0)[0])
+    assert int(alld.argmax()) >= gone - 1  # ... while ALLC lasted
+    assert everyone_plays(t, "TFT")
+    assert (cell(t, "ALLD", "ALLC"), cell(t, "ALLC", "ALLD")) == expected_match("ALLD", "ALLC", 10, 0.0) == (30, -10)
+    evidence = PRESETS_BY_KEY["exploited"].shows(settings, t)
+    assert evidence is not None
+    assert "30 points a match from ALLC, which gets -10" in evidence
+    assert f"to none by generation {gone}" in evidence and f"from generation {t.fixation.generation}" in evidence
+
+
+def test_few_rounds_alld_takes_over() -> None:
+    settings, t = _run("few_rounds")
+    assert settings.horizon.n_rounds == 2
+    assert column(t, "ALLD")[0] == 6 and everyone_plays(t, "ALLD")
+    assert cell(t, "ALLD", "TFT") == 3 and cell(t, "TFT", "ALLD") == -1 and cell(t, "TFT", "TFT") == 4
+    assert (cell(t, "TFT", "ALLD"), cell(t, "ALLD", "TFT")) == expected_match("TFT", "ALLD", 2, 0.0)
+    evidence = PRESETS_BY_KEY["few_rounds"].shows(settings, t)
+    assert evidence is not None and "ALLD takes 3 from TFT, which gets -1, and two TFTs make only 4" in evidence
+
+
+def test_noise_lets_gtft_overtake_tft() -> None:
+    settings, t = _run("noise")
+    assert settings.noise == 0.05
+    gtft, tft = column(t, "GTFT"), column(t, "TFT")
+    assert gtft[0] < tft[0] and gtft[-1] > tft[-1]
+    assert cell(t, "GTFT", "GTFT") > cell(t, "TFT", "TFT")
+    assert PRESETS_BY_KEY["noise"].shows(settings, t) is not None
+
+
+def test_too_much_noise_alld_takes_over() -> None:
+    settings, t = _run("too_noisy")
+    assert settings.noise == 0.2 and t.payoffs.replicates == 50
+    assert everyone_plays(t, "ALLD")
+    # the estimated cells (50 matches of 10 rounds) against the exact expectation: within 5 standard errors
+    for a, b in [("TFT", "TFT"), ("ALLD", "TFT"), ("TFT", "ALLD")]:
+        exact = expected_match(a, b, 10, 0.2)[0]
+        assert cell(t, a, b) == pytest.approx(exact, abs=5 * 10 * (T - S) / 2 / np.sqrt(50)), (a, b, exact)
+    assert expected_match("ALLD", "TFT", 10, 0.2)[0] > expected_match("TFT", "ALLD", 10, 0.2)[0]
+    assert cell(t, "ALLD", "TFT") > cell(t, "TFT", "ALLD")
+    assert PRESETS_BY_KEY["too_noisy"].shows(settings, t) is not None
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.key)
+def test_a_lesson_is_no_accident_of_its_seed(preset: object) -> None:
+    """Each lesson holds for most seeds (read directly from the runs), not only for the preset's own."""
+    key = preset.key  # type: ignore[attr-defined]
+    holds = 0
+    for seed in range(20):
+        _, t = _run(key, seed)
+        if key == "noise":
+            holds += column(t, "GTFT")[-1] > column(t, "TFT")[-1]
+        elif key == "exploited":
+            holds += column(t, "ALLC")[-1] == 0 and everyone_plays(t, "TFT")
+        else:
+            holds += everyone_plays(t, "ALLD")
+    assert holds >= 18, f"{preset.title}: the lesson holds for {holds} of 20 seeds"  # type: ignore[attr-defined]
+
+
+def test_a_run_that_does_not_show_the_lesson_gets_none() -> None:
+    """The same mix with 10 rounds a match: TFT, not ALLD, takes over, so the few-rounds lesson is not shown."""
+    preset = PRESETS_BY_KEY["few_rounds"]
+    settings = replace(preset.form, rounds=10).settings()
+    t = evolve(settings)
+    assert not everyone_plays(t, "ALLD")
+    assert preset.shows(settings, t) is None
+
+
+def test_a_preset_is_recognised_by_its_settings_only() -> None:
+    for preset in PRESETS:
+        assert preset_of(preset.settings()) is preset
+    changed = PRESETS[0].form
+    assert preset_of(Form(**{**_fields(changed), "seed": 1}).settings()) is None
+
+
+def _fields(form: Form) -> dict[str, object]:
+    return {name: getattr(form, name) for name in Form.__dataclass_fields__}
+
+
+# --- the form --------------------------------------------------------------------------------------------
+
+
+def test_form_leaves_out_players_at_zero() -> None:
+    settings = Form(players=("ALLC", "ALLD", "TFT"), counts=(0, 4, 6)).settings()
+    assert settings.players == ["ALLD", "TFT"] and list(settings.initial_counts) == [4, 6]
+    assert settings.payoff_matrix.cc == (2.0, 2.0) and settings.payoff_matrix.cd == (-1.0, 3.0)
+    assert settings.dynamics == Dynamics.trust and settings.k == 5 and settings.horizon.n_rounds == 10
+
+
+def test_form_errors_are_one_paragraph_with_what_to_do() -> None:
+    with pytest.raises(ConfigError, match="at least two players"):
+        Form(players=("ALLC", "ALLD"), counts=(5, 0)).settings()
+    with pytest.raises(ConfigError, match=f"at most {MAX_INDIVIDUALS}"):
+        Form(players=("ALLC", "ALLD", "TFT", "GRIM", "GTFT"), counts=(50, 50, 50, 50, 1)).settings()
+    with pytest.raises(ConfigError, match="k must be at most 2"):
+        Form(players=("ALLC", "ALLD"), counts=(2, 3)).settings()  # k = 5 of 5 individuals
+    with pytest.raises(ConfigError, match="unknown strategy"):
+        Form(players=("ALLC", "NOPE"), counts=(2, 3)).settings()
+
+
+def test_k_only_binds_the_trust_rule() -> None:
+    settings = Form(players=("ALLC", "ALLD"), counts=(2, 3), dynamics="moran").settings()
+    assert settings.k == 1
+
+
+def test_trust_payoffs_are_the_games_coins() -> None:
+    """Cooperating costs you 1 coin and gives the other 3 (ncase.me/trust)."""
+    cost, gift = 1.0, 3.0
+    assert TRUST_PAYOFFS["C"]["C"] == [gift - cost, gift - cost]
+    assert TRUST_PAYOFFS["C"]["D"] == [-cost, gift]
+    assert TRUST_PAYOFFS["D"]["C"] == [gift, -cost]
+    assert TRUST_PAYOFFS["D"]["D"] == [0.0, 0.0]
