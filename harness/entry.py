@@ -24,10 +24,25 @@ def main() -> None:
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr, flush=True)
         raise SystemExit(130) from None
+    except SystemExit as exc:
+        if _ctrl_c_caught_by_typer(exc):
+            print(INTERRUPTED, file=sys.stderr, flush=True)
+        raise
     finally:
         # The command is over and its results saved: a Ctrl-C now would only kill the exiting interpreter
         # (Python restores the default action while it shuts down) and lose the exit code.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _ctrl_c_caught_by_typer(exc: SystemExit) -> bool:
+    """Whether Typer turned a Ctrl-C into this exit itself, silently: one that lands while Typer still builds
+    the command (it imports parts of pydantic lazily then), before any PDBench code could report it."""
+    cause: BaseException | None = exc.__context__
+    while cause is not None:
+        if isinstance(cause.__cause__, KeyboardInterrupt):
+            return True
+        cause = cause.__context__
+    return False
 
 
 if __name__ == "__main__":
