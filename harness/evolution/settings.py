@@ -52,8 +52,11 @@ class Dynamics(StrEnum):
 
 
 class Fitness(StrEnum):
-    """How an individual's score (its total payoff against every other individual) becomes its fitness,
-    given the selection intensity ``w``."""
+    """How an individual's score becomes its fitness, given the selection intensity ``w``.
+
+    The score is the individual's total payoff against every other individual, each meeting a whole
+    match: with 200 rounds and 10 others, thousands of points. So under the exponential mapping a
+    noticeable but not overwhelming selection is a small ``w`` (about 0.001 to 0.01 there)."""
 
     exponential = "exponential"
     """``exp(w * score)``: always positive; ``w = 0`` is neutral drift."""
@@ -239,7 +242,10 @@ class EvolutionSettings(BaseModel):
         """The individuals of each player at generation 0 (int64, summing to :attr:`size`)."""
         if self.counts is not None:
             return np.array(self.counts, dtype=np.int64)
-        assert self.shares is not None and self.population is not None
+        if self.shares is None or self.population is None:  # a replicator given shares only
+            raise ConfigError(
+                "these settings give shares without a population size: set population to count individuals"
+            )
         return _apportion(self.shares, self.population)
 
     @property

@@ -1,7 +1,7 @@
 """Generate the Axelrod-library Moran-process fixture for PDBench.
 
-Runs axelrod's ``MoranProcess`` (birth-death, no mutation, fitness = total score,
-200 turns, default game R=3, S=0, T=5, P=1) from one mutant among N - 1 residents,
+Runs axelrod's ``MoranProcess`` (birth-death, no mutation, fitness = the sum of the
+individual's match scores per turn, 200 turns, default game R=3, S=0, T=5, P=1) from one mutant among N - 1 residents,
 N = 10, for two scenarios (one Tit For Tat among Defectors, one Defector among
 Tit For Tats), once per seed over a range of seeds, and writes
 ``tests/fixtures/axelrod_moran.json``: per scenario the seeds, the seeds at which
@@ -73,14 +73,17 @@ def build_fixture(processes):
                 "first_seed": FIRST_SEED,
                 "runs": count,
                 "fixations": sum(fixed for fixed, _ in results),
-                "fixed_seeds": [s for s, (fixed, _) in zip(seeds, results) if fixed],
+                "fixed_seeds": [s for s, (fixed, _) in zip(seeds, results, strict=True) if fixed],
                 "steps_sum": sum(steps),
                 "steps_sum_squares": sum(s * s for s in steps),
             }
             print(f"{name}: {scenarios[name]['fixations']}/{count} fixations", file=sys.stderr)
     return {
         "axelrod_version": axl.__version__,
-        "process": "MoranProcess, mode bd, mutation_rate 0, no fitness_transformation (fitness = total score)",
+        "process": (
+            "MoranProcess, mode bd, mutation_rate 0, no fitness_transformation "
+            "(fitness = the sum of its matches' scores per turn)"
+        ),
         "population": N,
         "turns": TURNS,
         "noise": 0,

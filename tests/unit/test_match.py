@@ -117,3 +117,19 @@ def test_noiseless_fast_path_equals_round_by_round_recording() -> None:
             slow.score_a,
             slow.score_b,
         )
+
+
+def test_a_seeded_game_is_the_same_game_whoever_plays_it() -> None:
+    from harness.agents.strategies import make_spec
+    from harness.game import Horizon, PayoffMatrix
+    from harness.match import play_seeded
+
+    gtft, alld = make_spec("GTFT", {"generous_prob": 0.5}), make_spec("ALLD")
+    horizon = Horizon("geometric", None, 0.1, None)
+    first = play_seeded(gtft, alld, PayoffMatrix(), horizon, 0.1, seed=42)
+    again = play_seeded(gtft, alld, PayoffMatrix(), horizon, 0.1, seed=42)
+    assert (first.moves_a, first.moves_b, first.score_a) == (again.moves_a, again.moves_b, again.score_a)
+    other = play_seeded(gtft, alld, PayoffMatrix(), horizon, 0.1, seed=43)
+    assert (first.moves_a, first.moves_b) != (other.moves_a, other.moves_b)
+    fixed = play_seeded(make_spec("TFT"), alld, PayoffMatrix(), Horizon("fixed", 5), 0.0, seed=0)
+    assert "".join(fixed.moves_a) == "CDDDD" and (fixed.score_a, fixed.score_b) == (4.0, 9.0)

@@ -7,6 +7,7 @@ contract every registered strategy is held to).
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -74,3 +75,41 @@ def test_a_strategy_refuses_another_strategys_parameters() -> None:
 def test_names_are_case_insensitive() -> None:
     assert make_spec("tft").name == "TFT"
     assert make_spec(" gtft ").name == "GTFT"
+
+
+def test_a_strategy_written_on_one_line() -> None:
+    from harness.agents.strategies import parse_spec, spec_label
+
+    assert parse_spec("tft") == make_spec("TFT")
+    assert parse_spec(" GTFT(p=0.3) ") == make_spec("GTFT", {"generous_prob": 0.3})
+    assert parse_spec("RAND(p=0.7)") == make_spec("RAND", {"p": 0.7})
+    assert parse_spec("DONCE(round = 3)") == make_spec("DONCE", {"round": 3})
+    assert parse_spec("GTFT()") == make_spec("GTFT")
+    # the label keeps only settings that differ from the default, under the name a config uses; it reads back
+    for text, label in [
+        ("gtft(p=0.3)", "GTFT(generous_prob=0.3)"),
+        ("RAND(p=0.5)", "RAND"),
+        ("RAND(p=1)", "RAND(p=1)"),
+    ]:
+        assert spec_label(parse_spec(text)) == label
+        assert parse_spec(label) == parse_spec(text)
+    for bad, message in [
+        ("TFT(", "is not a strategy as written on one line"),
+        ("GTFT(p)", "must be key=value pairs separated by commas"),
+        ("GTFT(p=0.1,p=0.2)", "gives the parameter 'p' twice"),
+        ("GTFT(p=true)", "GTFT.p: Input should be a valid number"),
+        ("GTFT(p=2)", "less than or equal to 1"),
+        ("RAND(p=x)", "RAND.p: Input should be a valid number"),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            parse_spec(bad)
+    with pytest.raises(UnknownStrategyError):
+        parse_spec("TIT4TAT(p=1)")
+
+
+def test_gtft_takes_p_for_its_generosity_and_keeps_its_name() -> None:
+    spec = make_spec("GTFT", {"p": 0.2})
+    assert spec.params_dict() == {"generous_prob": 0.2}
+    assert spec.params.model_dump(by_alias=True) == {"generous_prob": 0.2}  # condition names do not change
+    with pytest.raises(ConfigError, match=re.escape("GTFT has no parameter 'q' (parameters: generous_prob (or p))")):
+        make_spec("GTFT", {"q": 0.3})

@@ -2,7 +2,7 @@
 
 ``tests/fixtures/axelrod_moran.json`` was written by ``tests/axelrod_reference/generate_moran_fixture.py`` with
 axelrod 4.14: one mutant among 9 residents (TFT among ALLD, ALLD among TFT), 200 turns, default game, birth-death,
-no mutation, fitness = total score, once per seed over thousands of seeds. axelrod cannot be installed here
+no mutation, no fitness transformation, once per seed over thousands of seeds. axelrod cannot be installed here
 (it needs PyTorch), so its runs are read from the fixture. PDBench runs the same process over its own seeds;
 the two fixation frequencies must agree by a two-proportion z-test (|z| < 3), the mean steps to absorption by
 a two-sample z-test, and each frequency must agree with the exact formula.

@@ -207,3 +207,9 @@ def test_settings_round_trip_through_json() -> None:
     assert EvolutionSettings.model_validate_json(s.model_dump_json()) == s
     with pytest.raises(ConfigError, match="players: List should have at least 2 items"):
         EvolutionSettings.model_validate_json('{"players": ["TFT"], "counts": [1]}')
+
+
+def test_a_replicator_given_shares_only_has_no_individuals_to_count() -> None:
+    s = EvolutionSettings(players=["TFT", "ALLD"], shares=[0.2, 0.8], dynamics="replicator")
+    with pytest.raises(ConfigError, match="shares without a population size"):
+        _ = s.size
