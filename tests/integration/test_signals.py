@@ -27,8 +27,8 @@ import pytest
 from harness.store.catalog import open_run
 
 RUN = "sig"
-# 8 opponents x 25 replicates x 8 rounds at 25 ms a call and 10 games in flight: about 4-5 s of play.
-EVAL = ["eval", "--model", "mock/tft?latency_ms=25", "--rounds", "8", "--replicates", "25", "--run-id", RUN]
+# 9 opponents x 40 replicates x 8 rounds at 25 ms a call and 10 games in flight: about 8 s of play.
+EVAL = ["eval", "--model", "mock/tft?latency_ms=25", "--rounds", "8", "--replicates", "40", "--run-id", RUN]
 
 
 def _env(results: Path) -> dict[str, str]:
@@ -41,7 +41,7 @@ def _cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "harness.entry", *args]
 
 
-def _started(results: Path, proc: subprocess.Popen[bytes], after_s: float = 1.5) -> None:
+def _started(results: Path, proc: subprocess.Popen[bytes], after_s: float = 2.5) -> None:
     """Wait until the run's file exists and games are playing, so that the signal lands mid-run."""
     deadline = time.monotonic() + 60
     while not (results / f"{RUN}.duckdb").exists():
