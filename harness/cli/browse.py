@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -28,6 +29,7 @@ def sql(
     Example: `pdbench sql "select player, median_score_per_turn from tournament order by rank" --format json`
     """
     with Catalog(results_dir(results)) as cat:
+        _note_live(cat)
         for path, reason in cat.skipped:
             err.print(f"[yellow]warning:[/yellow] skipped {path}: {reason}")
         if not cat.attached and not cat.skipped:
@@ -51,6 +53,7 @@ def report(
     """
     existing_run_id(run_id)
     with open_run(results_dir(results), run_id) as cat:
+        _note_live(cat)
         if format is Format.table:
             print_report(cat, run_id)
             return
@@ -63,6 +66,18 @@ def report(
         out.file.write(rows_json(columns, rows) + "\n")
     else:
         print_rows(out, "csv", columns, rows)
+
+
+def _note_live(cat: Catalog) -> None:
+    """Say which runs were read from a live copy, and how old it is (on stderr: ``--format json`` stays JSON)."""
+    now = datetime.now().astimezone()
+    for path, taken_at in cat.live.items():
+        age = max(0.0, (now - taken_at).total_seconds())
+        err.print(
+            f"[cyan]note:[/cyan] run {path.name.removesuffix('.duckdb')} is being written; read from its live copy "
+            f"of {taken_at:%H:%M:%S} ({age:.0f} s ago)",
+            highlight=False,
+        )
 
 
 @app.command()
