@@ -8,17 +8,22 @@ locked reads the newest copy instead (:class:`harness.store.catalog.Catalog` doe
 - ``<run_id>.duckdb.live-wanted``: a reader asks for copies by touching it. The writer looks at its
   modification time (one ``stat``) each time it has committed a batch (every 0.25 s in a model run) and
   publishes only while someone asked within :data:`WANTED_FOR_S`: a run nobody reads pays nothing.
-- ``<run_id>.duckdb.live/``: the copies, one generation each (``<n>.duckdb``, with its ``.wal``), and
-  ``info.json``, which names the newest and says when it was taken (or last found unchanged) and how often
-  the writer publishes, so a reader can tell a copy the writer keeps fresh from one left from a while ago.
+- ``<run_id>.duckdb.live/``: the copy (``<n>.duckdb``, with its ``.wal``), and ``info.json``, which names it
+  and says when it was last brought up to date (or found unchanged) and how often the writer publishes,
+  so a reader can tell a copy the writer keeps fresh from one left from a while ago. The writer creates
+  it once it plays; a reader waits for a copy only from a writer that has (not from another program
+  holding the file, nor from a writer still setting a run up).
 
 A copy is the run file and its write-ahead log as they are between two of the writer's transactions:
 what DuckDB would recover had the writer crashed at that moment, so it holds every committed batch and
 nothing else. A batch is one transaction, so a copy never holds a round without its calls nor a complete
-game without its rounds. The writer's own file is left alone (no extra checkpoint), and a generation
-whose run file is unchanged since the last one (only the log grew) shares that one's copy through a hard
-link, so a copy usually costs the copy of the log (at most about 16 MB, DuckDB's checkpoint threshold).
-A reader replays the log when it opens the copy (some 30 ms for a full log).
+game without its rounds. The writer's own file is left alone (no extra checkpoint). DuckDB only appends
+to the log between two checkpoints, so the writer brings the copy up to date by appending what its log
+gained since (also between two transactions): a copy usually costs a few kilobytes. Only when a
+checkpoint has rewritten the run file does it make a new copy, ``<n+1>.duckdb`` (the old one stays a
+while for readers that chose it just before). A reader that opens a copy while the writer appends to its
+log reads it as DuckDB reads a log cut short by a crash: up to the last whole transaction. It replays
+the log when it opens the copy (some 30 ms for a full log of 16 MB, DuckDB's checkpoint threshold).
 
 The writer publishes at most every :data:`PUBLISH_EVERY_S` seconds, and less often when copies grow
 costly (a large run file rewritten by a checkpoint), so that publishing takes at most a twentieth of the
@@ -126,21 +131,28 @@ class Publisher:
         self._next_check = 0.0
         self._next_publish = 0.0
         self._every = PUBLISH_EVERY_S
-        self._state: _FileState | None = None  # the files' state when the newest copy was taken
-        self._generation = 0
+        self._state: _FileState | None = None  # the files' state when the copy was last brought up to date
+        self._generation = 0  # the copy: a copy of the run file as a checkpoint left it, with the log since
+        self._wal_copied = 0  # bytes of the log appended to the copy's so far
         self._superseded: list[tuple[int, float]] = []  # (generation, when superseded), oldest first
         self._at = 0.0  # when the newest copy was taken or last found current (epoch seconds)
         self.published = 0  # copies published (for tests and benchmarks)
+        self._announced = False
         # The run file, open for copying until the writer has closed it. DuckDB's lock on the file is a POSIX
         # record lock, which the process loses as soon as it closes *any* descriptor of the file: opening and
         # closing the file for each copy would let other processes open the run file while it is written.
         self._source: int | None = None
 
     def open(self) -> None:
-        """Clear what an earlier writer of this run left, and say that this one publishes."""
+        """Clear what an earlier writer of this run left (the file's lock is the caller's: no one else writes it)."""
         self.files.remove()
+
+    def _announce(self) -> None:
+        """Say that this writer publishes copies, so that readers wait for one: done when it first looks for
+        requests, i.e. once it plays (a writer still setting up a run would keep readers waiting in vain)."""
+        self._announced = True
         with contextlib.suppress(OSError):
-            self.files.folder.mkdir()
+            self.files.folder.mkdir(exist_ok=True)
             self._write_info(None)
 
     def close(self) -> None:
@@ -158,6 +170,8 @@ class Publisher:
         if now < self._next_check:
             return False
         self._next_check = now + CHECK_EVERY_S
+        if not self._announced:
+            self._announce()
         try:
             asked = self.files.wanted.stat().st_mtime
         except OSError:
@@ -173,55 +187,74 @@ class Publisher:
         """Publish a copy of the run as committed now (or, if nothing was committed since the last copy, say
         that it is still current). A copy that cannot be made (a full disk) is given up for a while and
         logged: it never stops the run."""
+        if not self._announced:
+            self._announce()
         if self._confirm_if_unchanged():
             return
         started = time.monotonic()
         at = time.time()
-        n = self._generation + 1
-        target = self.files.generation(n)
+        fresh = False
         try:
             state = _FileState.of(self.run_file, self._wal)
-            previous = self.files.generation(self._generation)
-            if not self._link(previous, target, state):
-                if self._source is None:
-                    self._source = os.open(self.run_file, os.O_RDONLY)
-                _copy(self._source, target)
-            if state.wal is not None:
-                fd = os.open(self._wal, os.O_RDONLY)  # not the run file: closing it costs no lock
-                try:
-                    _copy(fd, target.with_name(target.name + ".wal"))
-                finally:
-                    os.close(fd)
+            if self._extends(state):
+                self._append_log(self.files.generation(self._generation), state)
+            else:
+                fresh = True
+                self._copy_anew(self.files.generation(self._generation + 1), state)
         except OSError as exc:
-            _remove_generation(target)
+            self._state = None  # whatever was half-appended, the next copy starts anew
             _log.warning("could not publish a live copy of %s (%s); trying again in %.0f s", self.run_file,
                          exc.strerror or exc, MAX_EVERY_S)  # fmt: skip
             self._next_publish = time.monotonic() + MAX_EVERY_S
             return
         except BaseException:
-            _remove_generation(target)
+            self._state = None
             raise
         cost = time.monotonic() - started
         self._every = min(MAX_EVERY_S, max(PUBLISH_EVERY_S, cost / PUBLISH_SHARE))
         self._next_publish = started + self._every
-        if self._generation:
-            self._superseded.append((self._generation, time.monotonic()))
-        self._generation, self._state, self._at = n, state, at
+        if fresh:
+            if self._generation:
+                self._superseded.append((self._generation, time.monotonic()))
+            self._generation += 1
+        self._state, self._at = state, at
         self.published += 1
         with contextlib.suppress(OSError):
             self._write_info(at)
         self._drop_superseded()
 
-    def _link(self, previous: Path, target: Path, state: _FileState) -> bool:
-        """Share the previous generation's copy of the run file if the file has not changed since."""
+    def _extends(self, state: _FileState) -> bool:
+        """Whether the copy can be brought up to date by appending to its log: the run file is as it was
+        copied (no checkpoint since) and the log only grew."""
         last = self._state
         if last is None or not last.main_settled or last.main != state.main:
             return False
+        if last.wal is None or state.wal is None:
+            return last.wal is None  # a log begun since the copy: appended from its start
+        return state.wal[0] == last.wal[0] and state.wal[1] >= self._wal_copied
+
+    def _copy_anew(self, target: Path, state: _FileState) -> None:
+        """Copy the run file and its log (a checkpoint rewrote the file, or this is the first copy)."""
         try:
-            os.link(previous, target)
-        except OSError:
-            return False  # no hard links on this file system: copy
-        return True
+            if self._source is None:
+                self._source = os.open(self.run_file, os.O_RDONLY)
+            _copy(self._source, target, 0, os.fstat(self._source).st_size)
+            self._wal_copied = 0
+            self._append_log(target, state)
+        except BaseException:
+            _remove_generation(target)
+            raise
+
+    def _append_log(self, target: Path, state: _FileState) -> None:
+        """Append to the copy's log what the run's log gained since the last time."""
+        if state.wal is None or state.wal[1] == self._wal_copied:
+            return
+        fd = os.open(self._wal, os.O_RDONLY)  # not the run file: closing it costs no lock
+        try:
+            _copy(fd, target.with_name(target.name + ".wal"), self._wal_copied, state.wal[1])
+        finally:
+            os.close(fd)
+        self._wal_copied = state.wal[1]
 
     def _confirm_if_unchanged(self) -> bool:
         """If nothing was committed since the newest copy, say (at most every second) that it is still current."""
@@ -259,33 +292,31 @@ def _remove_generation(path: Path) -> None:
             p.unlink(missing_ok=True)
 
 
-def _copy(src: int, dst: Path) -> None:
-    """Copy the file open as ``src`` (read at explicit offsets, up to its size now) to ``dst``: in the kernel,
-    sharing the blocks where the file system can (btrfs, XFS), else by reading."""
-    size = os.fstat(src).st_size
-    with open(dst, "wb") as out:
-        copied = 0
+def _copy(src: int, dst: Path, start: int, end: int) -> None:
+    """Copy bytes ``start`` to ``end`` of the file open as ``src`` to ``dst`` at the same offsets: a new file if
+    ``start`` is 0, else one that must hold exactly the first ``start`` bytes already. In the kernel, sharing
+    blocks where the file system can (btrfs, XFS), else by reading."""
+    out = os.open(dst, os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if start == 0 else 0), 0o644)
+    try:
+        if os.fstat(out).st_size != start:
+            raise OSError(errno.EIO, f"{dst.name} does not hold what was copied to it")
+        done = start
         try:
-            while copied < size:
-                n = os.copy_file_range(src, out.fileno(), size - copied, copied)
+            while done < end:
+                n = os.copy_file_range(src, out, end - done, done, done)
                 if n == 0:
                     break
-                copied += n
+                done += n
         except OSError as exc:
             if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
                 raise
-            copied = -1
-        if copied == size:
-            return
-        out.seek(0)
-        out.truncate()
-        offset = 0
-        while offset < size:
-            chunk = os.pread(src, min(1 << 20, size - offset), offset)
+        while done < end:  # what copy_file_range did not do
+            chunk = os.pread(src, min(1 << 20, end - done), done)
             if not chunk:
-                break
-            out.write(chunk)
-            offset += len(chunk)
+                raise OSError(errno.EIO, f"{dst.name}: the source ended {end - done} bytes early")
+            done += os.pwrite(out, chunk, done)
+    finally:
+        os.close(out)
 
 
 # -- the reader's side ------------------------------------------------------------------------------
