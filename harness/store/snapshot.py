@@ -26,7 +26,7 @@ log reads it as DuckDB reads a log cut short by a crash: up to the last whole tr
 the log when it opens the copy (some 30 ms for a full log of 16 MB, DuckDB's checkpoint threshold).
 
 The writer publishes at most every :data:`PUBLISH_EVERY_S` seconds, and less often when copies grow
-costly (a large run file rewritten by a checkpoint), so that publishing takes at most a twentieth of the
+costly (a large run file rewritten by a checkpoint), so that publishing takes at most a tenth of the
 writer's time. It removes these files when it closes; a killed writer leaves them behind, and they are
 ignored, then removed by the next reader or writer, as soon as the run file itself can be opened.
 """
@@ -46,7 +46,7 @@ from pathlib import Path
 
 PUBLISH_EVERY_S = 1.0  # the shortest interval between two copies
 MAX_EVERY_S = 30.0  # the longest, however costly a copy
-PUBLISH_SHARE = 0.05  # the share of the writer's time publishing may take
+PUBLISH_SHARE = 0.1  # the share of the writer's time publishing may take
 WANTED_FOR_S = 10.0  # a request keeps the writer publishing this long
 CHECK_EVERY_S = 0.2  # how often the writer looks for requests
 CONFIRM_EVERY_S = 1.0  # how often an unchanged copy is said to be still current
@@ -178,7 +178,7 @@ class Publisher:
             return False
         if time.time() - asked > WANTED_FOR_S:
             return False
-        if self._state is not None and now < self._next_publish:
+        if now < self._next_publish:  # too soon after the last copy (or after a copy that failed)
             self._confirm_if_unchanged()
             return False
         return True

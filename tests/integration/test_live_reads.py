@@ -4,7 +4,9 @@ uses them. Writers and readers are real processes here where it matters (DuckDB'
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -369,3 +371,43 @@ def test_a_copy_read_while_its_log_grows_holds_whole_batches(results: Path, tmp_
         assert n_games % 3 == 0 and broken == 0, (cut, n_games, broken)
         seen.add(n_games)
     assert seen == {0, 3, 6, 9, 12, 15}  # every prefix of whole batches, and nothing else
+
+
+def test_a_copy_that_cannot_be_made_never_stops_the_run(
+    results: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A full disk while copying: the copy is given up (nothing half-made is left for readers), said in the log,
+    tried again after a pause; the run goes on and finishes."""
+    from harness.states import RunStatus
+    from harness.store.writer import RunWriter
+    from tests.conftest import write_games
+
+    write_games(results, "full", [("CC", "CD")]).close()
+    writer = RunWriter.reopen(results / "full.duckdb", "full")
+    folder = results / "full.duckdb.live"
+    try:
+        (results / "full.duckdb.live-wanted").touch()
+
+        def disk_full(src: int, dst: Path, start: int, end: int) -> None:
+            dst.write_bytes(b"half a copy")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        with monkeypatch.context() as patched:
+            patched.setattr(snapshot, "_copy", disk_full)
+            assert writer.live.due()
+            writer.publish_live()
+        assert "could not publish a live copy" in caplog.text and "No space left on device" in caplog.text
+        assert sorted(p.name for p in folder.iterdir()) == ["info.json"]  # no copy, and none named in info.json
+        assert json.loads((folder / "info.json").read_text())["generation"] is None
+        writer.live._next_check = 0.0
+        assert not writer.live.due()  # it waits before trying again
+        writer.live._next_check = writer.live._next_publish = 0.0
+        assert writer.live.due()
+        writer.publish_live()
+        assert (folder / "1.duckdb").is_file()
+        with Catalog(results) as cat:
+            assert set(cat.live) == {results / "full.duckdb"} and cat.query("SELECT count(*) FROM games")[1] == [(1,)]
+        assert writer.finish(RunStatus.COMPLETE) == (RunStatus.COMPLETE, None)
+    finally:
+        writer.close()
+    assert live_files(results) == []
