@@ -6,6 +6,7 @@ Each imports what it reads with when it runs (DuckDB and the catalog, the statis
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -30,6 +31,7 @@ def sql(
     from harness.store.catalog import Catalog
 
     with Catalog(results_dir(results)) as cat:
+        _note_live(cat)
         for path, reason in cat.skipped:
             err.print(f"[yellow]warning:[/yellow] skipped {path}: {reason}")
         if not cat.attached and not cat.skipped:
@@ -65,6 +67,7 @@ def report(
 
     existing_run_id(run_id)
     with open_run(results_dir(results), run_id) as cat:
+        _note_live(cat)
         if format is Format.table:
             print_report(cat, run_id)
             return
@@ -77,6 +80,18 @@ def report(
         out.file.write(rows_json(columns, rows) + "\n")
     else:
         print_rows(out, "csv", columns, rows)
+
+
+def _note_live(cat: Catalog) -> None:
+    """Say which runs were read from a live copy, and how old it is (on stderr: ``--format json`` stays JSON)."""
+    now = datetime.now().astimezone()
+    for path, taken_at in cat.live.items():
+        age = max(0.0, (now - taken_at).total_seconds())
+        err.print(
+            f"[cyan]note:[/cyan] run {path.name.removesuffix('.duckdb')} is being written; read from its live copy "
+            f"of {taken_at:%H:%M:%S} ({age:.0f} s ago)",
+            highlight=False,
+        )
 
 
 @app.command()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -41,11 +41,15 @@ class RunRow:
 
 @dataclass(frozen=True, slots=True)
 class Folder:
-    """The runs of a results folder, and the files that could not be read, with why."""
+    """The runs of a results folder, and the files that could not be read, with why.
+
+    ``being_written`` names the run files a writer holds open: those in ``live`` were read from the live
+    copy their writer published (with its time), the others are among ``unreadable`` (no copy came)."""
 
     runs: list[RunRow]
     unreadable: list[tuple[str, str]]  # (file name, reason)
-    being_written: frozenset[str] = frozenset()  # the names among them that a writer holds open
+    being_written: frozenset[str] = frozenset()
+    live: dict[str, datetime] = field(default_factory=dict)  # file name -> time of the live copy read
 
 
 def folder_signature(results_dir: Path) -> tuple[tuple[str, int, int], ...]:
@@ -59,17 +63,19 @@ def folder_signature(results_dir: Path) -> tuple[tuple[str, int, int], ...]:
         except OSError:
             continue
         out.append((path.name, st.st_size, st.st_mtime_ns))
-    for path in sorted(results_dir.glob("*.duckdb.wal")):  # a run being written grows its WAL first
+    # A run being written grows its WAL first, and readers see it through its live copies (one file a copy).
+    for path in sorted([*results_dir.glob("*.duckdb.wal"), *results_dir.glob("*.duckdb.live/*.duckdb")]):
         try:
             st = path.stat()
         except OSError:
             continue
-        out.append((path.name, st.st_size, st.st_mtime_ns))
+        out.append((path.relative_to(results_dir).as_posix(), st.st_size, st.st_mtime_ns))
     return tuple(out)
 
 
 def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
-    """Every readable run, newest first; a run being written by another process is listed as unreadable."""
+    """Every readable run, newest first. A run being written is read from its live copy; one that offers
+    none is listed as unreadable (and, like it, in ``being_written``)."""
     with Catalog(results_dir) as cat:
         where, params = ("WHERE r.kind = ?", [kind]) if kind else ("", [])
         rows = cat.records(
@@ -86,6 +92,7 @@ def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
         )
         unreadable = [(path.name, reason) for path, reason in cat.skipped]
         being_written = frozenset(path.name for path in cat.busy)
+        live = {path.name: at for path, at in cat.live.items()}
     runs = [
         RunRow(
             r["run_id"],
@@ -98,7 +105,7 @@ def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
         )
         for r in rows
     ]
-    return Folder(runs, unreadable, being_written)
+    return Folder(runs, unreadable, being_written, live)
 
 
 @contextmanager

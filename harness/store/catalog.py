@@ -5,11 +5,15 @@ Each ``<run_id>.duckdb`` file is attached read-only; ``runs``, ``games``, ``roun
 :mod:`harness.analysis.views` sit on top. So ``pdbench sql``, ``pdbench report`` and the
 dashboard see exactly what a user's own SQL sees. After setup, the connection is locked
 down: no file can be read, written or attached from user SQL.
+
+A run being written is read through the live copy its writer publishes (see
+:mod:`harness.store.snapshot`): a consistent state of the run a few seconds old.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +21,7 @@ import duckdb
 
 from harness.analysis.views import create_views
 from harness.errors import QueryError, RunNotFoundError, StoreError
+from harness.store import snapshot
 from harness.store.schema import (
     DATA_TABLES,
     MIGRATIONS,
@@ -31,40 +36,86 @@ from harness.store.schema import (
 
 @dataclass
 class Catalog:
-    """A read-only view over the runs of ``results_dir`` (or only ``run_ids`` if given)."""
+    """A read-only view over the runs of ``results_dir`` (or only ``run_ids`` if given).
+
+    A run another process (or thread) is writing is read through its live copy, which its writer publishes
+    on request (:mod:`harness.store.snapshot`): such a run is in ``busy`` and in ``live`` (with the copy's
+    time). A run being written that offers no copy (within a few seconds of asking) is in ``busy`` and in
+    ``skipped``. Opening a catalog may so wait up to :data:`harness.store.snapshot.WAIT_S` seconds.
+    """
 
     results_dir: Path
     run_ids: list[str] | None = None
     con: duckdb.DuckDBPyConnection = field(init=False)
-    attached: dict[str, Path] = field(init=False, default_factory=dict)
+    attached: dict[str, Path] = field(init=False, default_factory=dict)  # alias -> run file
     skipped: list[tuple[Path, str]] = field(init=False, default_factory=list)
-    busy: set[Path] = field(init=False, default_factory=set)  # skipped: another writer has the file open
+    busy: set[Path] = field(init=False, default_factory=set)  # run files a writer holds open
+    live: dict[Path, datetime] = field(init=False, default_factory=dict)  # busy files read from a live copy
 
     def __post_init__(self) -> None:
         self._owners: dict[str, Path] = {}
         self.con = duckdb.connect(":memory:")
         files = self._files()
+        written: dict[Path, str] = {}  # run files a writer holds -> why they cannot be opened
+        unreadable: set[Path] = set()
+        for i, path in enumerate(files):
+            try:
+                self.con.execute(f"ATTACH '{_sql_str(str(path))}' AS run{i} (READ_ONLY)")
+            except duckdb.Error as exc:
+                if _being_written(exc):
+                    written[path] = _unattachable(exc)
+                else:
+                    self.skipped.append((path, _unattachable(exc)))
+                    unreadable.add(path)
+        copies = snapshot.live_copies(list(written)) if written else {}
         for i, path in enumerate(files):
             alias = f"run{i}"
-            try:
-                self.con.execute(f"ATTACH '{_sql_str(str(path))}' AS {alias} (READ_ONLY)")
-            except duckdb.Error as exc:
-                self.skipped.append((path, _unattachable(exc)))
-                if _being_written(exc):
-                    self.busy.add(path)
+            if path in written:
+                if not self._attach_live(alias, path, copies.get(path), written[path]):
+                    continue
+            elif path in unreadable:
                 continue
+            else:
+                snapshot.remove_leftovers(path)  # opened: no one writes this run, so live files are stale
             problem = self._check(alias, path)
             if problem is _OLDER:
-                problem = self._upgrade(alias, path)
+                problem = (self._upgrade(alias, path) if path not in self.live
+                           else "its live copy was written by an older PDBench")  # fmt: skip
             if problem is not None:
                 self.con.execute(f"DETACH DATABASE IF EXISTS {alias}")
                 self.skipped.append((path, problem))
+                self.live.pop(path, None)
                 continue
             self.attached[alias] = path
         self._create_union_views()
         create_views(self.con)
         self.con.execute("SET enable_external_access = false")
         self.con.execute("SET lock_configuration = true")
+
+    def _attach_live(self, alias: str, path: Path, copy: snapshot.LiveCopy | None, reason: str) -> bool:
+        """Attach the live copy of a run being written as ``alias``; or, if its writer has just closed it, the
+        run file itself. False (the run skipped, with ``reason``) if neither can be opened."""
+        for _ in range(3):
+            if copy is None:
+                break
+            try:
+                self.con.execute(f"ATTACH '{_sql_str(str(copy.path))}' AS {alias} (READ_ONLY)")
+            except duckdb.Error:
+                # Gone as it was opened: superseded long ago (a newer one exists), or the writer has closed
+                # (then the run file may be free).
+                copy = snapshot.newest_copy(path)
+            else:
+                self.busy.add(path)
+                self.live[path] = copy.taken_at
+                return True
+        try:
+            self.con.execute(f"ATTACH '{_sql_str(str(path))}' AS {alias} (READ_ONLY)")
+        except duckdb.Error as exc:
+            self.busy.add(path)
+            self.skipped.append((path, _unattachable(exc) if _being_written(exc) else reason))
+            return False
+        snapshot.remove_leftovers(path)
+        return True
 
     def _check(self, alias: str, path: Path) -> str | None:
         """Why an attached file cannot be read as PDBench results (None if it can; ``_OLDER`` if an

@@ -4,6 +4,9 @@ Finished games are buffered as columns and written in one transaction per batch
 (games and their rounds together), so a crash or Ctrl-C leaves every flushed game
 whole and never a game without its rounds. Columnar buffers go to DuckDB as NumPy
 arrays: a 400,000-round tournament is stored in a fraction of a second.
+
+While someone reads the run, the writer also publishes live copies of it between batches
+(:mod:`harness.store.snapshot`), since DuckDB lets no one else open a file being written.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from harness.states import GameStatus, RunStatus
 from harness.store.rows import GAME_COLUMNS, game_row
 from harness.store.run_file import connect_for_writing, disk_full, ensure_results_dir, run_path, utcnow, write_error
 from harness.store.schema import SCHEMA_VERSION, create_schema, migrate
+from harness.store.snapshot import Publisher
 
 FLUSH_ROUNDS = 200_000
 FLUSH_GAMES = 2_000
@@ -42,6 +46,8 @@ class RunWriter:
         self._rounds = _RoundBuffer()
         self.games_written = 0
         self.rounds_written = 0
+        self.live = Publisher(path)
+        self.live.open()  # the file's lock is ours: what an earlier writer left is stale
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -149,7 +155,7 @@ class RunWriter:
         text: it is scrubbed of API keys before it is stored (see harness.keys).
         """
         try:
-            self.flush()
+            self._write_buffered()
         except DiskFull as exc:  # not the run's fault: resume plays the games that were not written
             status, error = RunStatus.INTERRUPTED, str(exc)
             self._games.clear()
@@ -184,8 +190,21 @@ class RunWriter:
         self._games.append(row)
         if self._rounds.size >= FLUSH_ROUNDS or len(self._games) >= FLUSH_GAMES:
             self.flush()
+        elif self.live.due():  # a reader waits: write what is buffered, then publish it
+            self._write_buffered()
+            self.publish_live()
 
     def flush(self) -> None:
+        """Write buffered games and rounds in one transaction; then a live copy, if one is due."""
+        self._write_buffered()
+        if self.live.due():
+            self.publish_live()
+
+    def publish_live(self) -> None:
+        """Publish a live copy of the run for readers (between transactions; see :mod:`harness.store.snapshot`)."""
+        self.live.publish()
+
+    def _write_buffered(self) -> None:
         """Write buffered games and rounds in one transaction."""
         n_games = len(self._games)
         if n_games == 0:
@@ -227,7 +246,10 @@ class RunWriter:
         self.rounds_written += n_rounds
 
     def close(self) -> None:
-        self.con.close()
+        try:
+            self.con.close()
+        finally:
+            self.live.close()
 
     def __enter__(self) -> RunWriter:
         return self
