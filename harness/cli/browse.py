@@ -7,11 +7,14 @@ Each imports what it reads with when it runs (DuckDB and the catalog, the statis
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from harness.cli.base import Format, ResultsOpt, app, err, out
+
+if TYPE_CHECKING:
+    from harness.store.catalog import Catalog
 
 
 @app.command()
