@@ -301,7 +301,7 @@ def test_results_follow_a_running_run_on_their_own(page: Any, server: Server, tm
     select_option(page, "Run", "live")
     expect(page.get_by_text(re.compile(r"is running: 2 of 6 games finished"))).to_be_visible()
     write_games(path, finished / "live.duckdb", upto=5)
-    follow_s = 20  # the page looks every 2.5 s (harness.ui.cached.REFRESH_S), then reruns
+    follow_s = 40  # the page looks every 2.5 s (harness.ui.cached.REFRESH_S), then reruns; room for a loaded machine
     expect(page.get_by_text(re.compile(r"is running: 5 of 6 games finished"))).to_be_visible(timeout=follow_s * 1000)
     write_games(path, finished / "live.duckdb", upto=6, status="complete")
     expect(page.get_by_text(re.compile(r"is running"))).to_have_count(0, timeout=follow_s * 1000)
