@@ -10,6 +10,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.evolution import EvolutionSettings
+from harness.players import split_players
 
 # What --sweep can vary: the option (as typed, with - or _) and how its values are read.
 SWEEPABLE: dict[str, type] = {
@@ -61,7 +62,7 @@ class EvolutionOptions:
 
     def settings(self) -> EvolutionSettings:
         """The settings these options say; a :class:`ConfigError` listing every problem otherwise."""
-        players = [p.strip() for p in self.players.split(",") if p.strip()]
+        players = split_players(self.players)
         data: dict[str, Any] = {"players": players, "seed": self.seed}
         if self.counts is not None:
             data["counts"] = _numbers(self.counts, "--counts", int)

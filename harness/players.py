@@ -28,9 +28,25 @@ def player_agent(player: str) -> dict[str, Any]:
     return {"model": name} if is_model(name) else {"policy": name}
 
 
+def split_players(text: str) -> list[str]:
+    """The items of a comma-separated list of players, trimmed, blanks dropped. A comma inside parentheses
+    separates a strategy's parameters (``GTFT(p=0.3), RAND(p=0.7,x=1)``), not two players."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
 def parse_players(text: str, option: str = "--players") -> list[str]:
     """The players of a comma-separated option, blanks dropped; at least one."""
-    players = [p.strip() for p in text.split(",") if p.strip()]
+    players = split_players(text)
     if not players:
         raise ConfigError(f"{option} needs at least one strategy name, e.g. {option} ALLC,ALLD,TFT")
     return players

@@ -63,8 +63,10 @@ def folder_signature(results_dir: Path) -> tuple[tuple[str, int, int], ...]:
         except OSError:
             continue
         out.append((path.name, st.st_size, st.st_mtime_ns))
-    # A run being written grows its WAL first, and readers see it through its live copies (one file a copy).
-    for path in sorted([*results_dir.glob("*.duckdb.wal"), *results_dir.glob("*.duckdb.live/*.duckdb")]):
+    # A run being written grows its WAL first, and readers see it through its live copies: a file per copy, whose
+    # own WAL grows as the writer brings it up to date.
+    live = [*results_dir.glob("*.duckdb.live/*.duckdb"), *results_dir.glob("*.duckdb.live/*.duckdb.wal")]
+    for path in sorted([*results_dir.glob("*.duckdb.wal"), *live]):
         try:
             st = path.stat()
         except OSError:
@@ -318,10 +320,10 @@ def run_entries(results_dir: Path, kind: str | None = None, limit: int | None = 
     """The runs of ``results_dir`` (of one ``kind``), newest first, at most ``limit``: id, kind, status, when it
     was made, complete games of those planned, what its model calls cost (superseded calls of resumed games
     included: they were paid) and its players from its stored config (:func:`planned_players`), the models
-    apart from the other players (an eval's model and its opponents). Runs being written by another process,
-    which cannot be read yet, come first: they are the ones running now."""
+    apart from the other players (an eval's model and its opponents). A run being written is read from its
+    live copy; runs being written that offer none (so cannot be read yet) come first: they are running now."""
     with Catalog(results_dir) as cat:
-        busy = sorted(cat.busy, key=_modified, reverse=True)
+        busy = sorted(cat.busy - set(cat.live), key=_modified, reverse=True)
         unreadable = [(path.name, reason) for path, reason in cat.skipped if path not in cat.busy]
         where, params = ("WHERE kind = ?", [kind]) if kind else ("", [])
         total = int(cat.query(f"SELECT count(*) FROM runs {where}", params)[1][0][0])

@@ -171,6 +171,7 @@ class EvolutionWriter:
         self.generations_written = self._rows[-1][0]
         self._rows.clear()
         self._fixations.clear()
+        self.writer.committed()
 
     # -- the payoff table ----------------------------------------------------------------
     def write_payoffs(self, table: PayoffTable, *, source_run: str | None = None) -> None:

@@ -146,11 +146,10 @@ class LiveRecorder:
 
     def write(self, batch: _Batch) -> None:
         """Write a batch in one transaction (blocking; may run in a worker thread), then a live copy of the run
-        if a reader waits for one. The scheduler calls this every 0.25 s, batch or not, so a reader is
-        answered even while no game records anything."""
+        if a reader waits for one, and a checkpoint if one is due (:meth:`RunWriter.committed`). The scheduler
+        calls this every 0.25 s, batch or not, so a reader is answered even while no game records anything."""
         self._write(batch)
-        if self.writer.live.due():  # a reader waits for a live copy: publish what was just committed
-            self.writer.publish_live()
+        self.writer.committed()
 
     def _write(self, batch: _Batch) -> None:
         starts, rounds, calls, answers, ends = batch.starts, batch.rounds, batch.calls, batch.answers, batch.ends

@@ -25,10 +25,16 @@ while for readers that chose it just before). A reader that opens a copy while t
 log reads it as DuckDB reads a log cut short by a crash: up to the last whole transaction. It replays
 the log when it opens the copy (some 30 ms for a full log of 16 MB, DuckDB's checkpoint threshold).
 
-The writer publishes at most every :data:`PUBLISH_EVERY_S` seconds, and less often when copies grow
-costly (a large run file rewritten by a checkpoint), so that publishing takes at most a tenth of the
-writer's time. It removes these files when it closes; a killed writer leaves them behind, and they are
-ignored, then removed by the next reader or writer, as soon as the run file itself can be opened.
+The writer publishes at most every :data:`PUBLISH_EVERY_S` seconds, so a reader sees a finished game a
+second or two after it ends, however large the run. What could make copies costly is a checkpoint: it
+rewrites the run file, and the next copy is a whole one (some 0.3 s for 600 MB here). So the writer
+checkpoints itself (:meth:`harness.store.writer.RunWriter.committed`, once its log reaches
+:data:`CHECKPOINT_BYTES`), and while someone reads it asks :meth:`Publisher.may_checkpoint` first, which
+holds checkpoints back until whole copies would take at most :data:`PUBLISH_SHARE` of the writer's time;
+the log meanwhile grows (DuckDB itself checkpoints at :data:`MOST_LOG_BYTES` whatever we hold back). The
+cheap appends are never held back for a costly copy, so visibility does not suffer from one. The writer
+removes these files when it closes; a killed writer leaves them behind, and they are ignored, then
+removed by the next reader or writer, as soon as the run file itself can be opened.
 """
 
 from __future__ import annotations
@@ -45,8 +51,10 @@ from datetime import datetime
 from pathlib import Path
 
 PUBLISH_EVERY_S = 1.0  # the shortest interval between two copies
-MAX_EVERY_S = 30.0  # the longest, however costly a copy
+MAX_EVERY_S = 30.0  # the longest, however costly a copy; and the pause after a copy that failed
 PUBLISH_SHARE = 0.1  # the share of the writer's time publishing may take
+CHECKPOINT_BYTES = 16 << 20  # the writer checkpoints when its log is this large (DuckDB's own default)
+MOST_LOG_BYTES = 64 << 20  # DuckDB checkpoints at this, however long checkpoints are held back for readers
 WANTED_FOR_S = 10.0  # a request keeps the writer publishing this long
 CHECK_EVERY_S = 0.2  # how often the writer looks for requests
 CONFIRM_EVERY_S = 1.0  # how often an unchanged copy is said to be still current
@@ -131,6 +139,8 @@ class Publisher:
         self._next_check = 0.0
         self._next_publish = 0.0
         self._every = PUBLISH_EVERY_S
+        self._wanted = False  # someone asked for copies within WANTED_FOR_S (as of the last look)
+        self._next_checkpoint = 0.0  # while someone reads, no checkpoint before this (monotonic)
         self._state: _FileState | None = None  # the files' state when the copy was last brought up to date
         self._generation = 0  # the copy: a copy of the run file as a checkpoint left it, with the log since
         self._wal_copied = 0  # bytes of the log appended to the copy's so far
@@ -163,25 +173,27 @@ class Publisher:
         self.files.remove()
 
     def due(self) -> bool:
-        """Whether a copy should be published now (then call :meth:`publish`, between transactions). Cheap:
-        looks for requests at most every :data:`CHECK_EVERY_S` and answers False in between; an unchanged
-        copy is said to be still current here."""
+        """Whether a copy should be published now (then call :meth:`publish`, between transactions). Cheap, and
+        the same answer until something changes: looks for requests at most every :data:`CHECK_EVERY_S`, and
+        then says an unchanged copy is still current."""
         now = time.monotonic()
-        if now < self._next_check:
-            return False
-        self._next_check = now + CHECK_EVERY_S
-        if not self._announced:
-            self._announce()
-        try:
-            asked = self.files.wanted.stat().st_mtime
-        except OSError:
-            return False
-        if time.time() - asked > WANTED_FOR_S:
-            return False
-        if now < self._next_publish:  # too soon after the last copy (or after a copy that failed)
-            self._confirm_if_unchanged()
-            return False
-        return True
+        if now >= self._next_check:
+            self._next_check = now + CHECK_EVERY_S
+            if not self._announced:
+                self._announce()
+            try:
+                self._wanted = time.time() - self.files.wanted.stat().st_mtime <= WANTED_FOR_S
+            except OSError:
+                self._wanted = False
+            if self._wanted and now < self._next_publish:  # too soon after the last copy (or a failed one)
+                self._confirm_if_unchanged()
+        return self._wanted and now >= self._next_publish
+
+    def may_checkpoint(self) -> bool:
+        """Whether the writer may checkpoint now. A checkpoint rewrites the run file, so the copy after it is
+        a whole one: while someone reads, checkpoints wait until the last whole copy is far enough behind
+        that whole copies take at most :data:`PUBLISH_SHARE` of the writer's time."""
+        return not self._wanted or time.monotonic() >= self._next_checkpoint
 
     def publish(self) -> None:
         """Publish a copy of the run as committed now (or, if nothing was committed since the last copy, say
@@ -190,12 +202,13 @@ class Publisher:
         if not self._announced:
             self._announce()
         if self._confirm_if_unchanged():
+            self._next_publish = time.monotonic() + CHECK_EVERY_S
             return
         started = time.monotonic()
         at = time.time()
         fresh = False
         try:
-            state = _FileState.of(self.run_file, self._wal)
+            state = self._settled_state()
             if self._extends(state):
                 self._append_log(self.files.generation(self._generation), state)
             else:
@@ -210,18 +223,30 @@ class Publisher:
         except BaseException:
             self._state = None
             raise
-        cost = time.monotonic() - started
-        self._every = min(MAX_EVERY_S, max(PUBLISH_EVERY_S, cost / PUBLISH_SHARE))
-        self._next_publish = started + self._every
-        if fresh:
+        done = time.monotonic()
+        cost = done - started
+        if fresh:  # the next whole copy (after the next checkpoint) waits until this one is a tenth behind
+            self._next_checkpoint = done + cost / PUBLISH_SHARE
             if self._generation:
-                self._superseded.append((self._generation, time.monotonic()))
+                self._superseded.append((self._generation, done))
             self._generation += 1
+        else:  # appending costs milliseconds; were it ever to cost more, publish less often
+            self._every = min(MAX_EVERY_S, max(PUBLISH_EVERY_S, cost / PUBLISH_SHARE))
+        self._next_publish = started + self._every
         self._state, self._at = state, at
         self.published += 1
         with contextlib.suppress(OSError):
             self._write_info(at)
         self._drop_superseded()
+
+    def _settled_state(self) -> _FileState:
+        """The files' state, once the run file has been left alone long enough that a later change will show in
+        its times: waits (at most 0.1 s) only right after a checkpoint DuckDB made on its own."""
+        state = _FileState.of(self.run_file, self._wal)
+        if not state.main_settled:
+            time.sleep(_SETTLED_NS / 1e9)
+            state = _FileState.of(self.run_file, self._wal)
+        return state
 
     def _extends(self, state: _FileState) -> bool:
         """Whether the copy can be brought up to date by appending to its log: the run file is as it was

@@ -6,7 +6,8 @@ whole and never a game without its rounds. Columnar buffers go to DuckDB as NumP
 arrays: a 400,000-round tournament is stored in a fraction of a second.
 
 While someone reads the run, the writer also publishes live copies of it between batches
-(:mod:`harness.store.snapshot`), since DuckDB lets no one else open a file being written.
+(:mod:`harness.store.snapshot`), since DuckDB lets no one else open a file being written. For their
+sake it checkpoints itself (:meth:`RunWriter.committed`) rather than leaving it to DuckDB.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from harness.states import GameStatus, RunStatus
 from harness.store.rows import GAME_COLUMNS, game_row
 from harness.store.run_file import connect_for_writing, disk_full, ensure_results_dir, run_path, utcnow, write_error
 from harness.store.schema import SCHEMA_VERSION, create_schema, migrate
-from harness.store.snapshot import Publisher
+from harness.store.snapshot import CHECKPOINT_BYTES, MOST_LOG_BYTES, Publisher
 
 FLUSH_ROUNDS = 200_000
 FLUSH_GAMES = 2_000
@@ -48,6 +49,12 @@ class RunWriter:
         self.rounds_written = 0
         self.live = Publisher(path)
         self.live.open()  # the file's lock is ours: what an earlier writer left is stale
+        self._wal = path.with_name(path.name + ".wal")
+        try:  # DuckDB checkpoints on its own only past this; below it, committed() decides
+            con.execute(f"SET wal_autocheckpoint = '{MOST_LOG_BYTES}B'")
+        except duckdb.Error as exc:
+            con.close()
+            raise write_error(exc, path, run_id) from None
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -184,25 +191,36 @@ class RunWriter:
         status: GameStatus = GameStatus.COMPLETE,
         error: str | None = None,
     ) -> None:
-        """Buffer one game and all its rounds; written at the next flush."""
+        """Buffer one game and all its rounds; written at the next flush (at once if a reader waits for a copy)."""
         row = game_row(self.run_id, plan, planned_rounds, status, match, error)
         self._rounds.add(plan.game_id, match)
         self._games.append(row)
-        if self._rounds.size >= FLUSH_ROUNDS or len(self._games) >= FLUSH_GAMES:
+        if self._rounds.size >= FLUSH_ROUNDS or len(self._games) >= FLUSH_GAMES or self.live.due():
             self.flush()
-        elif self.live.due():  # a reader waits: write what is buffered, then publish it
-            self._write_buffered()
-            self.publish_live()
 
     def flush(self) -> None:
-        """Write buffered games and rounds in one transaction; then a live copy, if one is due."""
+        """Write buffered games and rounds in one transaction; then what :meth:`committed` does."""
         self._write_buffered()
-        if self.live.due():
-            self.publish_live()
+        self.committed()
 
-    def publish_live(self) -> None:
-        """Publish a live copy of the run for readers (between transactions; see :mod:`harness.store.snapshot`)."""
-        self.live.publish()
+    def committed(self) -> None:
+        """Call after each transaction that wrote results: publishes a live copy of the run if a reader waits
+        for one, then checkpoints if the log has grown to :data:`~harness.store.snapshot.CHECKPOINT_BYTES`
+        and readers do not need it held back (:meth:`~harness.store.snapshot.Publisher.may_checkpoint`).
+
+        The copy goes first, so that it only has to append the log; the whole copy a checkpoint makes
+        necessary then comes at the next publication, a second later."""
+        if self.live.due():
+            self.live.publish()
+        try:
+            log_bytes = self._wal.stat().st_size
+        except FileNotFoundError:
+            return
+        if log_bytes >= CHECKPOINT_BYTES and self.live.may_checkpoint():
+            try:
+                self.con.execute("CHECKPOINT")
+            except duckdb.Error as exc:
+                raise write_error(exc, self.path, self.run_id) from None
 
     def _write_buffered(self) -> None:
         """Write buffered games and rounds in one transaction."""

@@ -21,6 +21,7 @@ import scipy.stats
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.errors import ConfigError
 from harness.evolution import EvolutionSettings, evolve
 from harness.evolution_options import EvolutionOptions, parse_sweep
 from harness.evolution_sweep import plan_sweep, run_local
@@ -236,3 +237,11 @@ def test_a_sweep_id_too_long_for_its_runs_is_refused(results: Path) -> None:
                            "--run-id", "s" * 122, "--results", results)  # fmt: skip
     assert code == 2 and "is too long for the ids of its runs" in err and "_c1_s11" in err
     assert list(results.iterdir()) == []
+
+
+def test_a_strategy_with_parameters_is_one_player_however_many_commas() -> None:
+    """`--players` splits on commas between players, not between a strategy's parameters."""
+    settings = EvolutionOptions("TFT, GTFT(p=0.3), RAND(p=0.7)", counts="2,2,2").settings()
+    assert len(settings.players) == 3
+    with pytest.raises(ConfigError, match="gives the parameter 'p' twice"):
+        EvolutionOptions("TFT,GTFT(p=0.3,p=0.4)", counts="2,2").settings()

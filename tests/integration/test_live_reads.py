@@ -30,12 +30,35 @@ ROOT = Path(__file__).resolve().parents[2]
 LIVE_SUFFIXES = (".live", ".live-wanted")
 
 
-def start_eval(results: Path, run_id: str, *, replicates: int) -> subprocess.Popen[str]:
+# A writer whose run file is checkpointed every 64 KB of log, and whose whole copies (the copy a checkpoint makes
+# necessary) take 0.6 s, as they do for a run file of a gigabyte or two: what a long run's reader lives with.
+COSTLY_CHECKPOINTS = """
+import atexit, runpy, sys, time
+from harness.store import snapshot, writer
+writer.CHECKPOINT_BYTES = 64 << 10
+copy = snapshot._copy
+whole = []
+def slow_copy(src, dst, start, end):
+    if start == 0 and dst.suffix == ".duckdb":
+        whole.append(dst.name)
+        time.sleep(0.6)
+    copy(src, dst, start, end)
+atexit.register(lambda: print(f"whole copies: {len(whole)}", file=sys.stderr))
+snapshot._copy = slow_copy
+sys.argv = ["pdbench", *sys.argv[1:]]
+runpy.run_module("harness.cli", run_name="__main__")
+"""
+
+
+def start_eval(
+    results: Path, run_id: str, *, replicates: int, costly_checkpoints: bool = False
+) -> subprocess.Popen[str]:
     """`pdbench eval` of the mock (answering in 50 ms, 3 requests at a time) against TFT and ALLD, 2 rounds a game,
     in a process of its own: 60 calls a second, so ``replicates`` 150 (300 games) take about 10 s, and games
     finish all along (there are many more of them than games played at once)."""
+    program = ["-c", COSTLY_CHECKPOINTS] if costly_checkpoints else ["-m", "harness.cli"]
     return subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "eval", "--model", "mock/tft?latency_ms=50", "--opponents", "TFT,ALLD",
+        [sys.executable, *program, "eval", "--model", "mock/tft?latency_ms=50", "--opponents", "TFT,ALLD",
          "--rounds", "2", "--replicates", str(replicates), "--concurrency", "3", "--no-cache",
          "--results", str(results), "--run-id", run_id],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -79,10 +102,13 @@ def game_ends(results: Path, run_id: str) -> dict[int, float]:
     return {game_id: end.replace(tzinfo=UTC).timestamp() for game_id, end in rows}
 
 
+@pytest.mark.parametrize("costly_checkpoints", [False, True], ids=["plain", "costly-checkpoints"])
 def test_a_reader_in_another_process_sees_each_finished_game_within_5_s_and_never_a_half_written_state(
-    results: Path,
+    results: Path, costly_checkpoints: bool
 ) -> None:
-    writer = start_eval(results, "watched", replicates=150)
+    """With ``costly_checkpoints`` the run is checkpointed many times and every whole copy takes 0.6 s: games are
+    still seen within 5 s (appends are never held back for a whole copy), and never half-written across copies."""
+    writer = start_eval(results, "watched", replicates=150, costly_checkpoints=costly_checkpoints)
     reader = start_reader(results, "watched", every=0.3)
     try:
         wait_for_games(results, "watched", at_least=3)
@@ -100,8 +126,16 @@ def test_a_reader_in_another_process_sees_each_finished_game_within_5_s_and_neve
         code, out, err = pdbench("report", "watched", "--results", results, "--format", "json")
         assert code == 0, err
         assert "read from its live copy" in err and {r["condition"] for r in json.loads(out)} == {"vs_TFT", "vs_ALLD"}
+        # `pdbench runs` lists it once, as what it is, with the games finished so far.
+        code, out, err = pdbench("runs", "--results", results, "--format", "json")
+        assert code == 0, err
+        (run,) = json.loads(out)
+        assert (run["run_id"], run["kind"], run["status"], run["games_planned"]) == ("watched", "eval", "running", 300)
+        assert 3 <= run["games_done"] < 300 and run["models"] == ["mock/tft?latency_ms=50"]
         _, err_w = writer.communicate(timeout=120)
         assert writer.returncode == 0, err_w
+        if costly_checkpoints:  # copied whole at first, and again after a checkpoint (held back 6 s after each)
+            assert int(err_w.rsplit("whole copies: ", 1)[1].split()[0]) >= 2, err_w
         out_r, err_r = reader.communicate(timeout=60)
         assert reader.returncode == 0, err_r
     finally:
@@ -297,13 +331,13 @@ def test_copies_are_whole_databases_that_stay_as_they_were_published(
         (results / "base.duckdb.live-wanted").touch()
         time.sleep(0.2)  # the run file's times settle (the kernel keeps them coarsely)
         assert writer.live.due()
-        writer.publish_live()
+        writer.live.publish()
         first = folder / "1.duckdb"
         held = duckdb.connect(str(first), read_only=True)  # a reader keeps the first copy open
         try:
             writer.con.execute("UPDATE games SET score_a = score_a + 100")  # to the log only
             writer.live._next_publish = 0.0  # due at once, not after the interval
-            writer.publish_live()
+            writer.live.publish()
             assert writer.live.published == 2 and not (folder / "2.duckdb").exists()  # appended to copy 1's log
             assert held.execute("SELECT sum(score_a) FROM games").fetchone()[0] < 100  # as it was opened
         finally:
@@ -323,7 +357,7 @@ def test_copies_are_whole_databases_that_stay_as_they_were_published(
             writer.con.execute("UPDATE games SET score_b = ?", [score_b])
             time.sleep(0.2)
             writer.live._next_publish = 0.0
-            writer.publish_live()
+            writer.live.publish()
         assert sorted(p.name for p in folder.glob("*.duckdb")) == ["2.duckdb", "3.duckdb"]  # 1 went, 2 stays a while
         con = duckdb.connect(str(folder / "3.duckdb"), read_only=True)
         assert con.execute("SELECT sum(score_a), sum(score_b) FROM games").fetchone()[1] == 0
@@ -331,6 +365,69 @@ def test_copies_are_whole_databases_that_stay_as_they_were_published(
     finally:
         writer.close()
     assert live_files(results) == []
+
+
+def test_checkpoints_wait_for_readers_and_a_costly_copy_never_delays_the_next(
+    results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer checkpoints itself once its log is large enough; while someone reads, only when whole copies
+    (which every checkpoint makes necessary) take at most a tenth of its time; and a costly whole copy does
+    not delay the next publication, which only appends the log."""
+    from harness.store import writer as writer_module
+    from harness.store.writer import RunWriter
+    from tests.conftest import write_games
+
+    monkeypatch.setattr(writer_module, "CHECKPOINT_BYTES", 1)  # any log is large enough
+    write_games(results, "base", [("CC", "CD")]).close()
+    writer = RunWriter.reopen(results / "base.duckdb", "base")
+    wal = results / "base.duckdb.wal"
+    try:
+        assert writer.con.execute("SELECT current_setting('wal_autocheckpoint')").fetchone() == ("64.0 MiB",)
+        writer.con.execute("UPDATE games SET score_a = 1")
+        assert wal.exists()
+        writer.committed()  # no one reads: a checkpoint at once
+        assert not wal.exists() and writer.live.published == 0
+
+        (results / "base.duckdb.live-wanted").touch()
+        time.sleep(0.2)  # the run file's times settle
+        copy = snapshot._copy
+
+        def costly(src: int, dst: Path, start: int, end: int) -> None:
+            if start == 0 and dst.suffix == ".duckdb":
+                time.sleep(0.3)  # a whole copy of a large run file
+            copy(src, dst, start, end)
+
+        monkeypatch.setattr(snapshot, "_copy", costly)
+        writer.con.execute("UPDATE games SET score_a = 2")
+        started = time.monotonic()
+        writer.committed()  # the first copy, whole (0.3 s): checkpoints are held back for 3 s after it
+        assert writer.live.published == 1 and wal.exists()
+        assert not writer.live.may_checkpoint()
+        time.sleep(max(0.0, started + snapshot.PUBLISH_EVERY_S - time.monotonic()) + 0.05)
+        writer.live._next_check = 0.0  # look for the request now, not up to 0.2 s later
+        writer.con.execute("UPDATE games SET score_a = 3")
+        before = browse.folder_signature(results)
+        writer.committed()  # a second later: published by appending the log, and still no checkpoint
+        assert browse.folder_signature(results) != before  # the dashboard's cached reads see the copy grow
+        assert writer.live.published == 2 and wal.exists() and not (results / "base.duckdb.live" / "2.duckdb").exists()
+        with Catalog(results) as cat:
+            assert cat.query("SELECT max(score_a) FROM games")[1] == [(3,)]
+        hold_until = writer.live._next_checkpoint  # the whole copy's end plus ten times what it took
+        assert started + 0.3 + 0.3 / snapshot.PUBLISH_SHARE <= hold_until <= time.monotonic() + 10.0
+        time.sleep(max(0.0, hold_until - time.monotonic()) + 0.05)
+        writer.live._next_check = 0.0
+        assert writer.live.may_checkpoint()
+        writer.committed()  # nothing new to publish; the hold is over: a checkpoint
+        assert not wal.exists()
+        writer.con.execute("UPDATE games SET score_a = 4")
+        time.sleep(0.2)
+        writer.live._next_check = writer.live._next_publish = 0.0
+        writer.committed()  # the copy after a checkpoint is a whole one
+        assert (results / "base.duckdb.live" / "2.duckdb").exists()
+        with Catalog(results) as cat:
+            assert cat.query("SELECT max(score_a) FROM games")[1] == [(4,)]
+    finally:
+        writer.close()
 
 
 def test_a_copy_read_while_its_log_grows_holds_whole_batches(results: Path, tmp_path: Path) -> None:
@@ -395,7 +492,7 @@ def test_a_copy_that_cannot_be_made_never_stops_the_run(
         with monkeypatch.context() as patched:
             patched.setattr(snapshot, "_copy", disk_full)
             assert writer.live.due()
-            writer.publish_live()
+            writer.live.publish()
         assert "could not publish a live copy" in caplog.text and "No space left on device" in caplog.text
         assert sorted(p.name for p in folder.iterdir()) == ["info.json"]  # no copy, and none named in info.json
         assert json.loads((folder / "info.json").read_text())["generation"] is None
@@ -403,7 +500,7 @@ def test_a_copy_that_cannot_be_made_never_stops_the_run(
         assert not writer.live.due()  # it waits before trying again
         writer.live._next_check = writer.live._next_publish = 0.0
         assert writer.live.due()
-        writer.publish_live()
+        writer.live.publish()
         assert (folder / "1.duckdb").is_file()
         with Catalog(results) as cat:
             assert set(cat.live) == {results / "full.duckdb"} and cat.query("SELECT count(*) FROM games")[1] == [(1,)]

@@ -101,5 +101,7 @@ def test_horizon_options_are_checked() -> None:
 
 def test_parse_players_splits_and_trims() -> None:
     assert parse_players(" TFT, mock/tft ,,ALLD ") == ["TFT", "mock/tft", "ALLD"]
+    # A comma between a strategy's parameters does not split it.
+    assert parse_players("GTFT(p=0.3, x=1),RAND(p=0.7) , TFT") == ["GTFT(p=0.3, x=1)", "RAND(p=0.7)", "TFT"]
     with pytest.raises(ConfigError, match="--players needs at least one"):
         parse_players(" , ")
