@@ -27,12 +27,14 @@ the log when it opens the copy (some 30 ms for a full log of 16 MB, DuckDB's che
 
 The writer publishes at most every :data:`PUBLISH_EVERY_S` seconds, so a reader sees a finished game a
 second or two after it ends, however large the run. What could make copies costly is a checkpoint: it
-rewrites the run file, and the next copy is a whole one (some 0.3 s for 600 MB here). So the writer
+rewrites the run file, and the next copy is a whole one (0.3–0.4 s for 330 MB here). So the writer
 checkpoints itself (:meth:`harness.store.writer.RunWriter.committed`, once its log reaches
 :data:`CHECKPOINT_BYTES`), and while someone reads it asks :meth:`Publisher.may_checkpoint` first, which
 holds checkpoints back until whole copies would take at most :data:`PUBLISH_SHARE` of the writer's time;
 the log meanwhile grows (DuckDB itself checkpoints at :data:`MOST_LOG_BYTES` whatever we hold back). The
-cheap appends are never held back for a costly copy, so visibility does not suffer from one. The writer
+cheap appends are never held back for a costly copy, so visibility does not suffer from one. (What does
+delay a game is a checkpoint itself, read or not: no commit is made while one runs, and on a core the
+run keeps busy one can take seconds; see tests/benchmarks/bench_live_reads.py.) The writer
 removes these files when it closes; a killed writer leaves them behind, and they are ignored, then
 removed by the next reader or writer, as soon as the run file itself can be opened.
 """

@@ -20,6 +20,10 @@ long with readers polling, for ``--cycles`` cycles, all in the same run. Then th
    writer, by a wrapper around it) as a share of the writer's CPU time in the reading phases, and the
    time one publication takes (median, maximum). This is the figure other load cannot move: the
    throughput ratios above also carry whatever else the machine runs, readers included.
+4. The writer's own checkpoints (DuckDB's, which it makes each time its log reaches 16 MB): how many
+   and the longest, in the phases without and with readers. No commit can be made while one runs, so
+   a game that ends during one can be seen only after it; the late games (seen 5 s or more after their
+   end) are counted, and how many of them ended during a checkpoint or in the second before it.
 
 Readers (``--reader``): ``catalog``, one process opening a :class:`Catalog` every 0.5 s and listing
 the complete games (what the dashboard does); ``sql``,
@@ -83,17 +87,29 @@ def pinned(cpus: set[int]) -> Callable[[], None]:
     return lambda: os.sched_setaffinity(0, cpus)
 
 
-# The writer, with the time its publishing takes recorded (one line per copy: when, thread CPU s, wall s).
+# The writer, with the time its publishing takes recorded (one line per copy: when, thread CPU s, wall s),
+# and its checkpoints (one line each: when it began, wall s), which hold back every commit while they run.
 WRITER = """
 import os, runpy, sys, time
-from harness.store import snapshot
+from harness.store import snapshot, writer
 log = open(os.environ["BENCH_PUBLISH_LOG"], "a", buffering=1)
+checkpoints = open(os.environ["BENCH_PUBLISH_LOG"] + ".checkpoints", "a", buffering=1)
 publish = snapshot.Publisher.publish
+publishing = [0.0]  # wall seconds spent publishing so far
 def timed(self):
     cpu, wall = time.thread_time(), time.perf_counter()
     publish(self)
+    publishing[0] += time.perf_counter() - wall
     log.write(f"{time.time()} {time.thread_time() - cpu} {time.perf_counter() - wall}\\n")
 snapshot.Publisher.publish = timed
+committed = writer.RunWriter.committed
+def timed_committed(self):
+    size = self._wal.stat().st_size if self._wal.exists() else 0
+    begun, wall, published = time.time(), time.perf_counter(), publishing[0]
+    committed(self)
+    if size and not self._wal.exists() or self._wal.exists() and self._wal.stat().st_size < size:
+        checkpoints.write(f"{begun} {time.perf_counter() - wall - (publishing[0] - published)}\\n")
+writer.RunWriter.committed = timed_committed
 sys.argv = ["pdbench", *sys.argv[1:]]
 runpy.run_module("harness.cli", run_name="__main__")
 """
@@ -187,6 +203,8 @@ def run_profile(name: str, reader: str, phase_s: float, cycles: int) -> dict[str
         writer = start_writer(results, PROFILES[name], writer_cpus, publish_log)
         try:
             while not (results / "bench.duckdb").exists():
+                if writer.poll() is not None:
+                    raise SystemExit(f"the writer stopped (exit {writer.returncode}) before it created its run")
                 time.sleep(0.1)
             time.sleep(phase_s)  # warm-up: the first games of a run all end together
             phases: list[Phase] = []
@@ -220,7 +238,9 @@ def run_profile(name: str, reader: str, phase_s: float, cycles: int) -> dict[str
                 writer.kill()
                 writer.wait()
         publications = [tuple(map(float, line.split())) for line in publish_log.read_text().splitlines()]
-        leftovers = sorted(p.name for p in results.iterdir() if p.name not in ("bench.duckdb", "publish.log"))
+        checkpoint_log = publish_log.with_name(publish_log.name + ".checkpoints")
+        checkpoints = [tuple(map(float, line.split())) for line in checkpoint_log.read_text().splitlines()]
+        leftovers = sorted(p.name for p in results.iterdir() if not p.name.startswith(("bench.duckdb", "publish.log")))
         con = duckdb.connect(str(results / "bench.duckdb"), read_only=True)
         created = [t.replace(tzinfo=UTC).timestamp() for (t,) in con.execute("SELECT created_at FROM calls").fetchall()]
         ends = {g: e.replace(tzinfo=UTC).timestamp() for g, e in con.execute(
@@ -248,6 +268,13 @@ def run_profile(name: str, reader: str, phase_s: float, cycles: int) -> dict[str
     latencies = sorted(first_seen[g] - ends[g] for g, ph in timed if g in first_seen and first_seen[g] <= ph.end)
     unseen = [ph.end - ends[g] for g, ph in timed if g not in first_seen or first_seen[g] > ph.end]
     copies = sorted(readers.live_times)
+    # The writer's checkpoints, in the measured parts of each kind of phase; and the late games (seen 5 s or more
+    # after their end) that ended while a checkpoint ran or in the second before it began (their batch was
+    # committed only after it: no copy could hold them sooner).
+    held = {kind: [s for t, s in checkpoints if any(ph.begin <= t < ph.end for ph in phases if ph.kind == kind)]
+            for kind in ("off", "on")}  # fmt: skip
+    late = [ends[g] for g, ph in timed if g in first_seen and first_seen[g] <= ph.end and first_seen[g] - ends[g] >= 5]
+    late_in_checkpoint = sum(any(t - 1.0 <= e <= t + s for t, s in checkpoints) for e in late)
     return {
         "profile": name,
         "reader": reader,
@@ -268,8 +295,15 @@ def run_profile(name: str, reader: str, phase_s: float, cycles: int) -> dict[str
         "unseen_for_at_least_s": max(unseen, default=None),
         "latency_median_s": statistics.median(latencies) if latencies else None,
         "latency_p90_s": latencies[int(0.9 * (len(latencies) - 1))] if latencies else None,
+        "latency_p99_s": latencies[int(0.99 * (len(latencies) - 1))] if latencies else None,
         "latency_max_s": max(latencies) if latencies else None,
         "copy_interval_median_s": statistics.median([b - a for a, b in pairwise(copies)]) if len(copies) > 2 else None,
+        "checkpoints_alone": len(held["off"]),
+        "checkpoint_max_s_alone": max(held["off"], default=None),
+        "checkpoints_read": len(held["on"]),
+        "checkpoint_max_s_read": max(held["on"], default=None),
+        "games_seen_5s_or_later": len(late),
+        "of_which_ended_by_a_checkpoint": late_in_checkpoint,
         "run_file_mb": round(size_mb, 1),
         "left_beside_the_run": leftovers,
     }
@@ -300,8 +334,8 @@ def main() -> int:
     print()
     print(
         f"{'profile':8} {'reader':8} {'calls/s: alone':>14} {'read':>7} {'ratio':>6} {'per CPU-s':>9} "
-        f"{'publishing':>10}  {'visible: median':>15} {'p90':>5} {'max':>5} {'unseen':>6} {'copy: median':>12} "
-        f"{'max':>5} {'file MB':>7} {'load':>7}"
+        f"{'publishing':>10}  {'visible: median':>15} {'p90':>5} {'p99':>5} {'max':>5} {'unseen':>6} "
+        f"{'copy: median':>12} {'max':>5} {'checkpoints: alone':>18} {'read':>10} {'file MB':>7} {'load':>7}"
     )
 
     def num(value: float | None, fmt: str) -> str:
@@ -313,9 +347,11 @@ def main() -> int:
             f"{r['profile']:8} {r['reader']:8} {statistics.mean(r['calls_per_s_off']):14.1f} "
             f"{statistics.mean(r['calls_per_s_on']):7.1f} {r['ratio']:6.3f} {r['cpu_ratio']:9.3f} "
             f"{num(r['publishing_share_of_writer_cpu'], '10.1%')}  {num(r['latency_median_s'], '13.2f')} s "
-            f"{num(r['latency_p90_s'], '5.2f')} {num(r['latency_max_s'], '5.2f')} "
+            f"{num(r['latency_p90_s'], '5.2f')} {num(r['latency_p99_s'], '5.2f')} {num(r['latency_max_s'], '5.2f')} "
             f"{r['games_unseen_in_their_phase']:6d} "
             f"{num(r['copy_cost_median_s'], '10.3f')} s {num(r['copy_cost_max_s'], '5.2f')} "
+            f"{r['checkpoints_alone']:4d} max {num(r['checkpoint_max_s_alone'], '5.2f')} s "
+            f"{r['checkpoints_read']:2d} max {num(r['checkpoint_max_s_read'], '5.2f')} "
             f"{r['run_file_mb']:7.1f} {load:>7}"
         )
     print(
@@ -324,8 +360,15 @@ def main() -> int:
         "reader's query returning it\n(for `pdbench sql`, the command's end; it took "
         + (", ".join(f"{num(r['sql_command_median_s'], '.2f')} s" for r in rows if r["reader"] == "sql") or "—")
         + " itself, median);\nunseen: games that ended in a reading phase, 5 s or more before its end, and were "
-        "not seen before it ended;\ncopy: the time a copy (or bringing one up to date) took."
+        "not seen before it ended;\ncopy: the time a copy (or bringing one up to date) took;\ncheckpoints: the "
+        "writer's own checkpoints in the phases without and with readers, and the longest (no commit can be made "
+        "while one runs)."
     )
+    for r in rows:
+        if r["games_seen_5s_or_later"]:
+            print(f"{r['profile']}/{r['reader']}: {r['games_seen_5s_or_later']} games seen 5 s or more after their "
+                  f"end, {r['of_which_ended_by_a_checkpoint']} of them ended during a checkpoint or in the second "
+                  "before one began")  # fmt: skip
     worst = min(r["ratio"] for r in rows)
     worst_cpu = min(r["cpu_ratio"] for r in rows)
     print(
