@@ -19,6 +19,8 @@ from typing import Any
 from harness.states import GameStatus, RunStatus
 from harness.store.catalog import Catalog
 
+GAMELESS_KINDS = ("evolution",)  # runs of these kinds play no games of their own (evolution: generations)
+
 
 @dataclass(frozen=True, slots=True)
 class RunRow:
@@ -355,8 +357,10 @@ def run_entries(results_dir: Path, kind: str | None = None, limit: int | None = 
         planned = players.get(r["run_id"], [])
         models = tuple(p.label for p in planned if p.model is not None)
         others = tuple(p.label for p in planned if p.model is None)
-        runs.append(RunEntry(r["run_id"], r["status"], r["kind"], r["created_at"], int(r["games_done"]),
-                             int(r["games_planned"]), r["cost"], models, others))  # fmt: skip
+        played = r["kind"] not in GAMELESS_KINDS
+        runs.append(RunEntry(r["run_id"], r["status"], r["kind"], r["created_at"],
+                             int(r["games_done"]) if played else None, int(r["games_planned"]) if played else None,
+                             r["cost"], models, others))  # fmt: skip
     unknown = len(busy) if kind else 0
     return RunEntries(runs, total + len(writing), unreadable, unknown)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from harness.states import RunStatus
-from harness.store.browse import ConditionRow, Folder, GameRow, RunRow
+from harness.store.browse import GAMELESS_KINDS, ConditionRow, Folder, GameRow, RunRow
 from harness.ui import cached
 from harness.ui.data import newest_with_results, run_label
 
@@ -21,7 +21,6 @@ SELECTED_RUN = "selected_run"
 SELECTED_CONDITION = "selected_condition"
 SELECTED_GAME = "selected_game"
 FIRST_RUN_COMMAND = "pdbench eval --model mock/tft --rounds 20 --replicates 3"
-GAMELESS_KINDS = ("evolution",)  # runs of these kinds play no games: the games views do not list them
 
 
 @dataclass(frozen=True, slots=True)

@@ -264,6 +264,10 @@ def test_an_evolution_run_is_listed_with_its_players_and_not_resumed(results: Pa
     assert code == 0, err
     [entry] = json.loads(out)
     assert (entry["run_id"], entry["models"], entry["opponents"]) == ("ls", ["mock/tft"], ["TFT", "ALLD"])
+    assert (entry["games_done"], entry["games_planned"]) == (None, None)  # generations, not games
+    code, out, err = pdbench("runs", "--results", results)
+    [row] = [line.split() for line in out.splitlines() if line.split()[:1] == ["ls"]]
+    assert code == 0 and "0/0" not in row and "—" in row, out
     code, _, err = pdbench("resume", "ls", "--results", results)
     assert code == 2 and "ls is an evolution run, which is not resumed" in " ".join(err.split())
 
