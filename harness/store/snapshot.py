@@ -19,11 +19,12 @@ what DuckDB would recover had the writer crashed at that moment, so it holds eve
 nothing else. A batch is one transaction, so a copy never holds a round without its calls nor a complete
 game without its rounds. The writer's own file is left alone (no extra checkpoint). DuckDB only appends
 to the log between two checkpoints, so the writer brings the copy up to date by appending what its log
-gained since (also between two transactions): a copy usually costs a few kilobytes. Only when a
-checkpoint has rewritten the run file does it make a new copy, ``<n+1>.duckdb`` (the old one stays a
-while for readers that chose it just before). A reader that opens a copy while the writer appends to its
-log reads it as DuckDB reads a log cut short by a crash: up to the last whole transaction. It replays
-the log when it opens the copy (some 30 ms for a full log of 16 MB, DuckDB's checkpoint threshold).
+gained since (also between two transactions): a copy usually costs a few kilobytes. Only when the run
+file itself changed does it make a new copy, ``<n+1>.duckdb`` (the last :data:`KEEP_COPIES` old ones stay
+a while for readers that chose one just before): after a checkpoint, or after a batch so large (a
+fast strategy run's) that DuckDB wrote it straight to the file. A reader that opens a copy while the
+writer appends to its log reads it as DuckDB reads a log cut short by a crash: up to the last whole
+transaction. It replays the log when it opens the copy (some 30 ms for 16 MB; the log may reach 64 MB).
 
 The writer publishes at most every :data:`PUBLISH_EVERY_S` seconds, so a reader sees a finished game a
 second or two after it ends, however large the run. What could make copies costly is a checkpoint: it
@@ -31,8 +32,10 @@ rewrites the run file, and the next copy is a whole one (0.3–0.4 s for 330 MB 
 checkpoints itself (:meth:`harness.store.writer.RunWriter.committed`, once its log reaches
 :data:`CHECKPOINT_BYTES`), and while someone reads it asks :meth:`Publisher.may_checkpoint` first, which
 holds checkpoints back until whole copies would take at most :data:`PUBLISH_SHARE` of the writer's time;
-the log meanwhile grows (DuckDB itself checkpoints at :data:`MOST_LOG_BYTES` whatever we hold back). The
-cheap appends are never held back for a costly copy, so visibility does not suffer from one. (What does
+the log meanwhile grows (DuckDB itself checkpoints at :data:`MOST_LOG_BYTES` whatever we hold back).
+Whole copies themselves keep to that share whatever made them necessary (a run whose every batch goes
+to the file gets one every ten times what the last took). The cheap appends are never held back for a
+costly copy, so visibility does not suffer from one. (What does
 delay a game is a checkpoint itself, read or not: no commit is made while one runs, and on a core the
 run keeps busy one can take seconds; see tests/benchmarks/bench_live_reads.py.) The writer
 removes these files when it closes; a killed writer leaves them behind, and they are ignored, then
@@ -61,6 +64,7 @@ WANTED_FOR_S = 10.0  # a request keeps the writer publishing this long
 CHECK_EVERY_S = 0.2  # how often the writer looks for requests
 CONFIRM_EVERY_S = 1.0  # how often an unchanged copy is said to be still current
 KEEP_S = 10.0  # how long a superseded generation is kept for readers that just chose it
+KEEP_COPIES = 2  # the most superseded generations kept (each a whole copy of the run)
 WAIT_S = 5.0  # how long a reader waits for a copy it asked for
 QUIET_S = 30.0  # after a wait in vain, how long a process reads without waiting again for that run
 _SETTLED_NS = 100_000_000  # file times are coarse: a file changed within this is not known to be unchanged
@@ -143,6 +147,8 @@ class Publisher:
         self._every = PUBLISH_EVERY_S
         self._wanted = False  # someone asked for copies within WANTED_FOR_S (as of the last look)
         self._next_checkpoint = 0.0  # while someone reads, no checkpoint before this (monotonic)
+        self._next_whole = 0.0  # no whole copy before this (monotonic)
+        self._whole_every = 0.0  # the interval between whole copies while every copy must be whole, else 0
         self._state: _FileState | None = None  # the files' state when the copy was last brought up to date
         self._generation = 0  # the copy: a copy of the run file as a checkpoint left it, with the log since
         self._wal_copied = 0  # bytes of the log appended to the copy's so far
@@ -210,12 +216,18 @@ class Publisher:
         at = time.time()
         fresh = False
         try:
-            state = self._settled_state()
-            if self._extends(state):
-                self._append_log(self.files.generation(self._generation), state)
-            else:
+            state = _FileState.of(self.run_file, self._wal)
+            if not self._extends(state):
+                # A whole copy (the run file changed): as costly as the file is large, so no sooner than the
+                # last one's cost allows (see _next_whole), and only once the file's times can be trusted.
+                if started < self._next_whole:
+                    self._next_publish = self._next_whole
+                    return
                 fresh = True
+                state = self._settled(state)
                 self._copy_anew(self.files.generation(self._generation + 1), state)
+            else:
+                self._append_log(self.files.generation(self._generation), state)
         except OSError as exc:
             self._state = None  # whatever was half-appended, the next copy starts anew
             _log.warning("could not publish a live copy of %s (%s); trying again in %.0f s", self.run_file,
@@ -227,13 +239,17 @@ class Publisher:
             raise
         done = time.monotonic()
         cost = done - started
-        if fresh:  # the next whole copy (after the next checkpoint) waits until this one is a tenth behind
-            self._next_checkpoint = done + cost / PUBLISH_SHARE
+        if fresh:
+            # The next whole copy, and the checkpoint that would make one necessary, wait until this one is a
+            # tenth of the time behind. Readers are told the interval, so they do not wait for a copy sooner.
+            self._whole_every = min(MAX_EVERY_S, cost / PUBLISH_SHARE)
+            self._next_checkpoint = self._next_whole = done + self._whole_every
             if self._generation:
                 self._superseded.append((self._generation, done))
             self._generation += 1
         else:  # appending costs milliseconds; were it ever to cost more, publish less often
             self._every = min(MAX_EVERY_S, max(PUBLISH_EVERY_S, cost / PUBLISH_SHARE))
+            self._whole_every = 0.0
         self._next_publish = started + self._every
         self._state, self._at = state, at
         self.published += 1
@@ -241,10 +257,10 @@ class Publisher:
             self._write_info(at)
         self._drop_superseded()
 
-    def _settled_state(self) -> _FileState:
+    def _settled(self, state: _FileState) -> _FileState:
         """The files' state, once the run file has been left alone long enough that a later change will show in
-        its times: waits (at most 0.1 s) only right after a checkpoint DuckDB made on its own."""
-        state = _FileState.of(self.run_file, self._wal)
+        its times: waits (at most 0.1 s) only when the last commit wrote the run file itself (a checkpoint, or
+        a batch so large that DuckDB wrote it straight to the file)."""
         if not state.main_settled:
             time.sleep(_SETTLED_NS / 1e9)
             state = _FileState.of(self.run_file, self._wal)
@@ -302,14 +318,19 @@ class Publisher:
         return True
 
     def _drop_superseded(self) -> None:
-        """Remove generations superseded more than :data:`KEEP_S` ago (a reader that chose one has opened it)."""
+        """Remove generations superseded more than :data:`KEEP_S` ago (a reader that chose one has opened it) but
+        the last, and all but the last :data:`KEEP_COPIES` however young: each is a whole copy of the run, and a
+        reader whose choice vanished before it opened it takes the newest instead."""
         now = time.monotonic()
-        while len(self._superseded) > 1 and now - self._superseded[0][1] > KEEP_S:
+        while len(self._superseded) > KEEP_COPIES or (
+            len(self._superseded) > 1 and now - self._superseded[0][1] > KEEP_S
+        ):
             _remove_generation(self.files.generation(self._superseded.pop(0)[0]))
 
     def _write_info(self, at: float | None) -> None:
         partial = self.files.folder / "info.json.partial"
-        partial.write_text(json.dumps({"generation": self._generation or None, "at": at, "every": self._every}))
+        every = max(self._every, self._whole_every)
+        partial.write_text(json.dumps({"generation": self._generation or None, "at": at, "every": every}))
         os.replace(partial, self.files.info)
 
 
@@ -329,7 +350,7 @@ def _copy(src: int, dst: Path, start: int, end: int) -> None:
             raise OSError(errno.EIO, f"{dst.name} does not hold what was copied to it")
         done = start
         try:
-            while done < end:
+            while done < end and hasattr(os, "copy_file_range"):  # Linux only
                 n = os.copy_file_range(src, out, end - done, done, done)
                 if n == 0:
                     break

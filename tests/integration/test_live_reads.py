@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from datetime import UTC
+from itertools import pairwise
 from pathlib import Path
 
 import duckdb
@@ -428,6 +429,58 @@ def test_checkpoints_wait_for_readers_and_a_costly_copy_never_delays_the_next(
             assert cat.query("SELECT max(score_a) FROM games")[1] == [(4,)]
     finally:
         writer.close()
+
+
+def test_batches_written_straight_to_the_run_file_get_whole_copies_at_a_tenth_of_the_time(
+    results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of a row group or more (a fast strategy run's) goes straight to the run file, so every copy after
+    one is whole: whole copies then come no sooner than ten times what the last one took, readers are told
+    that interval, and no more than KEEP_COPIES superseded copies stay beside the newest."""
+    from harness.store.writer import RunWriter
+    from tests.conftest import write_games
+
+    monkeypatch.setattr(snapshot, "KEEP_S", 60.0)  # only the cap on their number removes copies here
+    write_games(results, "big", [("CC", "CD")]).close()
+    writer = RunWriter.reopen(results / "big.duckdb", "big")
+    folder = results / "big.duckdb.live"
+    copy = snapshot._copy
+    whole: list[tuple[float, float]] = []  # (start, end) of each whole copy of the run file
+
+    def timed(src: int, dst: Path, start: int, end: int) -> None:
+        began = time.monotonic()
+        if start == 0 and dst.suffix == ".duckdb":
+            time.sleep(0.15)  # a whole copy of a large run file: ten times that is more than the interval
+        copy(src, dst, start, end)
+        if start == 0 and dst.suffix == ".duckdb":
+            whole.append((began, time.monotonic()))
+
+    monkeypatch.setattr(snapshot, "_copy", timed)
+    try:
+        (results / "big.duckdb.live-wanted").touch()
+        most_kept = 0
+        deadline = time.monotonic() + 4.0
+        batch = 0
+        while time.monotonic() < deadline:
+            batch += 1
+            writer.con.execute("INSERT INTO rounds SELECT 'big', 1000 + ?, i, 'C', 'C', 'C', 'C', 3, 3, false, false "
+                               "FROM range(200000) t(i)", [batch])  # fmt: skip
+            writer.committed()
+            most_kept = max(most_kept, len(list(folder.glob("*.duckdb"))))
+        assert batch >= 4 and len(whole) >= 2, (batch, whole)
+        for (began, ended), (next_began, _) in pairwise(whole):
+            assert next_began - ended >= (ended - began) / snapshot.PUBLISH_SHARE * 0.95
+        assert 2 <= most_kept <= 1 + snapshot.KEEP_COPIES
+        info = json.loads((folder / "info.json").read_text())
+        assert info["every"] >= (whole[-1][1] - whole[-1][0]) / snapshot.PUBLISH_SHARE * 0.95
+        time.sleep(max(0.0, writer.live._next_whole - time.monotonic()) + 0.2)
+        writer.live._next_check = writer.live._next_publish = 0.0
+        writer.committed()  # the last batch, once whole copies are allowed again
+        with Catalog(results) as cat:
+            assert cat.query("SELECT count(*) FROM rounds WHERE game_id >= 1000")[1] == [(200000 * batch,)]
+    finally:
+        writer.close()
+    assert live_files(results) == []
 
 
 def test_a_copy_read_while_its_log_grows_holds_whole_batches(results: Path, tmp_path: Path) -> None:
