@@ -197,6 +197,11 @@ class Publisher:
                 self._confirm_if_unchanged()
         return self._wanted and now >= self._next_publish
 
+    @property
+    def wanted(self) -> bool:
+        """Whether someone asked for copies within :data:`WANTED_FOR_S` (as of the last look, see :meth:`due`)."""
+        return self._wanted
+
     def may_checkpoint(self) -> bool:
         """Whether the writer may checkpoint now. A checkpoint rewrites the run file, so the copy after it is
         a whole one: while someone reads, checkpoints wait until the last whole copy is far enough behind

@@ -209,14 +209,17 @@ class RunWriter:
         and readers do not need it held back (:meth:`~harness.store.snapshot.Publisher.may_checkpoint`).
 
         The copy goes first, so that it only has to append the log; the whole copy a checkpoint makes
-        necessary then comes at the next publication, a second later."""
-        if self.live.due():
-            self.live.publish()
+        necessary then comes at the next publication, a second later. While someone reads, a checkpoint is
+        preceded by a copy however recent the last: no commit can be made while one runs (seconds, on a large
+        run and a busy core), so what was committed before it is published before it."""
         try:
             log_bytes = self._wal.stat().st_size
         except OSError:  # no log (nothing since the last checkpoint), or one that cannot be looked at: DuckDB's
-            return  # own checkpoints then keep it in bounds
-        if log_bytes >= CHECKPOINT_BYTES and self.live.may_checkpoint():
+            log_bytes = 0  # own checkpoints then keep it in bounds
+        checkpoint = log_bytes >= CHECKPOINT_BYTES and self.live.may_checkpoint()
+        if self.live.due() or (checkpoint and self.live.wanted):
+            self.live.publish()
+        if checkpoint and self.live.may_checkpoint():  # (a whole copy just made holds it back)
             try:
                 self.con.execute("CHECKPOINT")
             except duckdb.Error as exc:

@@ -418,8 +418,13 @@ def test_checkpoints_wait_for_readers_and_a_costly_copy_never_delays_the_next(
         time.sleep(max(0.0, hold_until - time.monotonic()) + 0.05)
         writer.live._next_check = 0.0
         assert writer.live.may_checkpoint()
-        writer.committed()  # nothing new to publish; the hold is over: a checkpoint
-        assert not wal.exists()
+        writer.con.execute("UPDATE games SET score_a = 35")
+        writer.live._next_publish = time.monotonic() + 60.0  # no copy due ...
+        published = writer.live.published
+        writer.committed()  # ... but the hold is over: a checkpoint, and before it a copy of what it will hold
+        assert not wal.exists() and writer.live.published == published + 1
+        with Catalog(results) as cat:
+            assert cat.query("SELECT max(score_a) FROM games")[1] == [(35,)]
         writer.con.execute("UPDATE games SET score_a = 4")
         time.sleep(0.2)
         writer.live._next_check = writer.live._next_publish = 0.0
