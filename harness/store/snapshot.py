@@ -17,9 +17,9 @@ locked reads the newest copy instead (:class:`harness.store.catalog.Catalog` doe
 A copy is the run file and its write-ahead log as they are between two of the writer's transactions:
 what DuckDB would recover had the writer crashed at that moment, so it holds every committed batch and
 nothing else. A batch is one transaction, so a copy never holds a round without its calls nor a complete
-game without its rounds. The writer's own file is left alone (no extra checkpoint). DuckDB only appends
-to the log between two checkpoints, so the writer brings the copy up to date by appending what its log
-gained since (also between two transactions): a copy usually costs a few kilobytes. Only when the run
+game without its rounds. Copying leaves the writer's own file alone (no checkpoint for a copy's sake).
+DuckDB only appends to the log between two checkpoints, so the writer brings the copy up to date by
+appending what its log gained since (also between two transactions): a copy usually costs kilobytes. Only when the run
 file itself changed does it make a new copy, ``<n+1>.duckdb`` (the last :data:`KEEP_COPIES` old ones stay
 a while for readers that chose one just before): after a checkpoint, or after a batch so large (a
 fast strategy run's) that DuckDB wrote it straight to the file. A reader that opens a copy while the
@@ -35,11 +35,11 @@ holds checkpoints back until whole copies would take at most :data:`PUBLISH_SHAR
 the log meanwhile grows (DuckDB itself checkpoints at :data:`MOST_LOG_BYTES` whatever we hold back).
 Whole copies themselves keep to that share whatever made them necessary (a run whose every batch goes
 to the file gets one every ten times what the last took). The cheap appends are never held back for a
-costly copy, so visibility does not suffer from one. (What does
-delay a game is a checkpoint itself, read or not: no commit is made while one runs, and on a core the
-run keeps busy one can take seconds; see tests/benchmarks/bench_live_reads.py.) The writer
-removes these files when it closes; a killed writer leaves them behind, and they are ignored, then
-removed by the next reader or writer, as soon as the run file itself can be opened.
+costly copy, so visibility does not suffer from one. What does delay a game is a checkpoint itself, read
+or not: no commit is made while one runs, and on a core the run keeps busy one can take seconds (see
+tests/benchmarks/bench_live_reads.py); so while someone reads, the writer publishes just before each.
+The writer removes these files when it closes; a killed writer leaves them behind, and they are ignored,
+then removed by the next reader or writer, as soon as the run file itself can be opened.
 """
 
 from __future__ import annotations
