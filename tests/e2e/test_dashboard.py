@@ -8,6 +8,7 @@ preset, and saves a full-page screenshot of each view (folder printed; $PDBENCH_
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import struct
@@ -121,12 +122,18 @@ def select_option(page: Any, label: str, option: str) -> None:
 
 
 def set_slider(page: Any, label: str, value: int) -> None:
-    """Move the integer slider ``label`` to ``value`` with the keyboard (Home, then one step per arrow press)."""
+    """Move the integer slider ``label`` to ``value`` with the keyboard (Home, then one step per arrow press,
+    each waited for: a press that lands while Streamlit re-renders the slider after the last one is lost,
+    and is made again)."""
     thumb = page.get_by_test_id("stSlider").filter(has=page.get_by_text(label, exact=True)).get_by_role("slider")
     thumb.focus()
     thumb.press("Home")
-    for _ in range(value - int(thumb.get_attribute("min") or 0)):
-        thumb.press("ArrowRight")
+    deadline = time.monotonic() + 30.0
+    while (current := int(thumb.input_value())) != value and time.monotonic() < deadline:
+        thumb.focus()
+        thumb.press("ArrowRight" if current < value else "ArrowLeft")
+        with contextlib.suppress(AssertionError):
+            _expect()(thumb).not_to_have_value(str(current), timeout=2_000)
     _expect()(thumb).to_have_value(str(value))
     settle(page)
 
