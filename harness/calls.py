@@ -40,7 +40,7 @@ from harness.calls_request import (
     take_as_is,
 )
 from harness.calls_retry import AttemptFailed, RetryPolicy, RetrySettings, may_wait, verdict
-from harness.limits import EndpointLimiter
+from harness.limits import EndpointLimiter, LimiterClosed
 from harness.plural import plural
 from harness.pricing import PriceTable
 from harness.providers.base import Completion, Message, PromptFacts, Provider, SamplingParams, estimate_tokens
@@ -289,6 +289,23 @@ class CallPath:
         """One attempt under the endpoint's limiter: the answer, recorded and kept, or an AttemptFailed."""
         self._may_send(exchange.records)
         estimate = estimate_tokens(req.messages) + req.params.max_tokens
+        try:
+            number, completion, started = await self._under_limiter(provider, limiter, req, exchange, facts, estimate)
+        except LimiterClosed:
+            raise Stopped("the run was stopped before this request was sent", exchange.records) from None
+        return await self._answered(provider, req, number, completion, started, exchange, read)
+
+    async def _under_limiter(
+        self,
+        provider: Provider,
+        limiter: EndpointLimiter,
+        req: Request,
+        exchange: _Exchange,
+        facts: PromptFacts | None,
+        estimate: int,
+    ) -> tuple[int, Completion, float]:
+        """Send the request once the limiter admits it, and tell the limiter how it went: the attempt's
+        number, the answer and when it was sent; or an AttemptFailed."""
         async with limiter.acquire(estimate) as permit:
             self._may_send(exchange.records)  # again: the wait for a slot may have outlasted the budget or the run
             number = exchange.next_attempt
@@ -301,15 +318,15 @@ class CallPath:
                 failed = self._failed(provider, req, exc, number, started, exchange)
                 decision = failed.decision
                 if decision.rate_limited:
-                    # The endpoint pauses only for a wait this request sits out (see harness.limits).
+                    # Only the pattern of refusals pauses the endpoint (see harness.limits.adaptation).
                     spent = time.monotonic() - exchange.started
                     waits = failed.retry and may_wait(self.retry, exchange.made, spent)
-                    limiter.on_rate_limited(decision.retry_after, permit=permit, waits=waits)
+                    limiter.on_rate_limited(decision.retry_after, permit=permit, waits=waits, limits=decision.limits)
                 raise failed from exc
             tokens = (completion.input_tokens or 0) + (completion.output_tokens or 0)
             permit.record_usage(tokens or estimate)
-            limiter.on_success()
-        return await self._answered(provider, req, number, completion, started, exchange, read)
+            limiter.on_success(permit)
+        return number, completion, started
 
     async def _generate(self, provider: Provider, req: Request, facts: PromptFacts | None) -> Completion:
         """The provider's answer within a hard deadline, a second after the provider's own timeout (an

@@ -1,14 +1,24 @@
 """How hard the call path tries one request: the bounds, the waits and the loop every attempt runs in.
 
 Only what the provider calls retryable (:class:`~harness.providers.base.Fault`) is tried again,
-bounded in attempts and in total time, with exponential backoff and jitter, and never sooner than
-the server's Retry-After. A wait the server asks for beyond the request's whole time budget is not
-sat out: the request gives up at once (the failure stays a transient one, so a resume replays it).
+bounded in attempts and in total time. A 429 with a Retry-After is tried again after exactly that wait
+plus a jitter of up to a tenth of it (at most ``MAX_JITTER_S``), so that the requests one refusal
+answered do not all come back at once; any other failure after exponential backoff with jitter, never
+sooner than a Retry-After the server sent. A wait the server asks for beyond the request's whole time
+budget is not sat out: the request gives up at once (the failure stays a transient one, so a resume
+replays it).
+
+While a request waits to try again, its game lends its slot (:data:`LEND_SLOT`): a run plays only as
+many games at once as its endpoints can serve, and a game sitting out a Retry-After serves none, so
+another game plays meanwhile and a stray 429 costs its own request seconds, not the run its throughput.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import (
@@ -23,6 +33,12 @@ from tenacity import (
 
 from harness.providers.base import RetryDecision
 from harness.records import CallRecord
+
+MAX_JITTER_S = 1.0
+"""The most a Retry-After is lengthened by its jitter (a tenth of it, drawn at random)."""
+
+LEND_SLOT: ContextVar[Callable[[], AbstractContextManager[object]] | None] = ContextVar("lend_slot", default=None)
+"""Set by the scheduler in each game's task: entered for the time a request of that game waits to retry."""
 
 
 class RetrySettings(BaseModel):
@@ -76,6 +92,7 @@ class RetryPolicy:
         self.settings = settings
         self._sleep = sleep
         self._on_retry = on_retry
+        self._jitter = random.Random()
         self._stop = stop_after_attempt(settings.max_attempts) | stop_after_delay(settings.max_seconds)
         self._backoff = wait_exponential(multiplier=settings.backoff_initial, max=settings.backoff_max) + wait_random(
             0, settings.backoff_initial
@@ -83,10 +100,19 @@ class RetryPolicy:
         self._retry = retry_if_exception(lambda e: isinstance(e, AttemptFailed) and e.retry)
 
     def _wait(self, state: RetryCallState) -> float:
-        """The backoff, never shorter than the server's Retry-After."""
+        """A 429's Retry-After and its jitter; otherwise the backoff, never shorter than a Retry-After."""
         failed = state.outcome.exception() if state.outcome is not None else None
-        server_says = failed.decision.retry_after if isinstance(failed, AttemptFailed) else None
+        decision = failed.decision if isinstance(failed, AttemptFailed) else None
+        server_says = decision.retry_after if decision is not None else None
+        if decision is not None and decision.rate_limited and server_says is not None:
+            return server_says + self._jitter.uniform(0.0, min(server_says / 10, MAX_JITTER_S))
         return max(self._backoff(state), server_says or 0.0)
+
+    async def _lend_and_sleep(self, seconds: float) -> None:
+        """The wait before the next attempt, its game's slot lent meanwhile (see :data:`LEND_SLOT`)."""
+        lend = LEND_SLOT.get()
+        with lend() if lend is not None else nullcontext():
+            await self._sleep(seconds)
 
     def _before_sleep(self, state: RetryCallState) -> None:
         self._on_retry()
@@ -99,6 +125,6 @@ class RetryPolicy:
             wait=self._wait,
             retry=self._retry,
             before_sleep=self._before_sleep,
-            sleep=self._sleep,
+            sleep=self._lend_and_sleep,
             reraise=True,
         )

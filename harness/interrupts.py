@@ -46,14 +46,20 @@ class StopFlag:
         self._event = threading.Event()
         self._forced = threading.Event()
         self._on_force: list[Callable[[], object]] = []
-        self._lock = threading.Lock()
+        self._on_set: list[Callable[[], object]] = []
+        self._lock = threading.RLock()  # re-entrant: a signal handler may set the flag while this thread holds it
         self._finishing = threading.Event()
         self.presses = 0
         self.reason: str | None = None
 
     def set(self, reason: str = "interrupted") -> None:
         self.reason = self.reason or reason
-        self._event.set()
+        with self._lock:
+            first = not self._event.is_set()
+            self._event.set()
+            callbacks = list(self._on_set) if first else []
+        for callback in callbacks:
+            callback()
 
     def is_set(self) -> bool:
         return self._event.is_set()
@@ -80,6 +86,20 @@ class StopFlag:
     @property
     def is_finishing(self) -> bool:
         return self._finishing.is_set()
+
+    @contextmanager
+    def on_set(self, callback: Callable[[], object]) -> Iterator[None]:
+        """Call ``callback`` (from any thread) once when the flag is set while the block runs."""
+        with self._lock:
+            self._on_set.append(callback)
+            already = self._event.is_set()
+        if already:
+            callback()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._on_set.remove(callback)
 
     @contextmanager
     def on_force(self, callback: Callable[[], object]) -> Iterator[None]:

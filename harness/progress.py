@@ -35,6 +35,7 @@ from harness.runner import Monitor
 from harness.scheduler import Progress
 
 WIDE = 100  # from this many columns, each condition's rounds and share are shown too
+STOP_POLL_S = 0.1  # how often the plain display looks for a stop, to say it at once
 SEPARATOR = "  ·  "
 
 
@@ -84,6 +85,24 @@ def pauses(m: Monitor) -> list[str]:
             name = f"{provider} {urlsplit(base_url).netloc or base_url}"
         notes.append(f"{name} paused {math.ceil(snap.paused_for)} s ({snap.pause_reason})")
     return notes
+
+
+def stopping(m: Monitor) -> str | None:
+    """What a stopping run waits for, once it was asked to stop (None before): shown at once, whatever the
+    endpoints are doing, since a request that was not sent is no longer sent (a pause or a rate no longer
+    holds the run) and a retry's wait is cut short."""
+    if m.stop is None or not m.stop.is_set():
+        return None
+    in_flight = sum(lim.in_flight for lim in m.limiters.limiters().values())
+    why = m.stop.reason or "asked to stop"
+    if m.stop.forced:
+        waits = "requests in flight abandoned; saving what was recorded"
+    elif in_flight:
+        waits = (f"waiting for the {plural(in_flight, 'answer')} already sent (paid for, so kept); "
+                 "Ctrl-C twice more abandons them")  # fmt: skip
+    else:
+        waits = "saving what was recorded"
+    return f"Stopping ({why}): no new game, round or request starts; {waits}"
 
 
 def counters(m: Monitor, now: float | None = None) -> list[str]:
@@ -136,6 +155,9 @@ class _View:
         p = self.m.progress
         status = wrap(counters(self.m, self.clock()), width)
         notes = [f"⏸ {note}" for note in pauses(self.m)]
+        stop = stopping(self.m)
+        if stop is not None:
+            notes = [stop]  # a stopped run sends nothing more: its pauses no longer matter
         yield self.headline(width)
         # The headline, the table's header, the counters, the pauses and a spare line for the cursor.
         room = max(1, height - 3 - len(status) - len(notes))
@@ -143,7 +165,7 @@ class _View:
         for line in status:
             yield Text(line, style="dim")
         for note in notes:
-            yield Text(note, style="yellow")
+            yield Text(note, style="bold red" if stop is not None else "yellow")
 
     def headline(self, width: int) -> Table:
         """``run_id  ━━━━━━╺━━━━  37%  ETA 3m05s``: the run's bar by model moves, its share and the time left."""
@@ -202,8 +224,16 @@ def live_display(monitor: Monitor, console: Console, plain_every: float = 5.0) -
     out: IO[str] = console.file
 
     def report() -> None:
-        while not stop.wait(plain_every):
-            print(f"[{monitor.run_id}] {summary_line(monitor)}", file=out, flush=True)
+        told = False
+        next_line = time.monotonic() + plain_every
+        while not stop.wait(min(STOP_POLL_S, max(next_line - time.monotonic(), 0.0))):
+            note = stopping(monitor)
+            if note is not None and not told:  # said at once, not at the next status line
+                told = True
+                print(f"[{monitor.run_id}] {note}", file=out, flush=True)
+            if time.monotonic() >= next_line:
+                next_line += plain_every
+                print(f"[{monitor.run_id}] {summary_line(monitor)}", file=out, flush=True)
 
     thread = threading.Thread(target=report, daemon=True)
     thread.start()

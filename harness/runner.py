@@ -121,6 +121,7 @@ class Monitor:
     progress: Progress
     stats: CallStats
     limiters: LimiterRegistry
+    stop: StopFlag | None = None  # set once the run was asked to stop: the display says what it waits for
 
 
 MonitorFactory = Callable[[Monitor], AbstractContextManager[object]]
@@ -396,7 +397,7 @@ def _play_models(
         finally:
             await players.aclose()
 
-    view = monitor(Monitor(writer.run_id, prog, calls.stats, limiters)) if monitor else contextlib.nullcontext()
+    view = monitor(Monitor(writer.run_id, prog, calls.stats, limiters, stop)) if monitor else contextlib.nullcontext()
     try:
         with _display(view):
             anyio.run(main)

@@ -1,8 +1,10 @@
 """Runs the games of a plan with model players concurrently, under the providers' limits.
 
-Rounds of one game are sequential; games run in parallel on a fixed pool of worker tasks
-that pull the next game from the (lazy) plan, so a plan of 100,000 games never builds
-100,000 coroutines. Both players of a round move at the same time when both are models.
+Rounds of one game are sequential; games run in parallel, at most ``workers`` of them playing at
+once (:class:`GameSlots`), each started when a slot is free from the (lazy) plan, so a plan of
+100,000 games never builds 100,000 coroutines. A game whose request sits out a Retry-After lends
+its slot meanwhile (:data:`~harness.calls_retry.LEND_SLOT`), so the endpoints stay busy.
+Both players of a round move at the same time when both are models.
 One writer task commits what the games record, in batched transactions; a round is
 committed with its calls. When the run is asked to stop (Ctrl-C, ``--max-cost``), no new
 game or round starts, calls already in flight finish and are recorded, and unfinished games
@@ -15,6 +17,7 @@ import asyncio
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,6 +26,7 @@ import anyio
 from harness.agents.llm import GameFailed, LLMAgent, ModelPlayer
 from harness.agents.strategies.base import Strategy
 from harness.calls import BudgetExhausted, CallFailed, CallPath, Stopped
+from harness.calls_retry import LEND_SLOT
 from harness.config import ModelAgentConfig
 from harness.errors import DiskFull
 from harness.interrupts import StopFlag
@@ -146,6 +150,44 @@ def games_in_flight(limiters: LimiterRegistry, cap: int) -> int:
     return max(1, min(cap, slots + (slots + 3) // 4))
 
 
+class GameSlots:
+    """How many games play at once, counting only games that are not waiting to retry a request.
+
+    A game takes a slot to start and gives it back when it ends; while one of its requests waits out a
+    Retry-After it lends the slot (:meth:`lent`), so the next game of the plan starts. A game that comes
+    back from its wait plays on at once even if that briefly makes more games than slots play: no new
+    game starts until the count is below the size again. So the games in memory are at most the size
+    plus those waiting, and no game ever waits for a slot in the middle of its rounds.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.playing = 0
+        self._freed: anyio.Event | None = None
+
+    async def take(self) -> None:
+        """Wait until fewer than ``size`` games play, then count one more."""
+        while self.playing >= self.size:
+            if self._freed is None or self._freed.is_set():
+                self._freed = anyio.Event()
+            await self._freed.wait()
+        self.playing += 1
+
+    def give_back(self) -> None:
+        self.playing -= 1
+        if self._freed is not None:
+            self._freed.set()
+
+    @contextmanager
+    def lent(self) -> Iterator[None]:
+        """The slot of a game whose request waits to retry: free for another game meanwhile."""
+        self.give_back()
+        try:
+            yield
+        finally:
+            self.playing += 1
+
+
 class Scheduler:
     """Plays ``plans`` with ``workers`` games at a time into ``recorder``."""
 
@@ -172,16 +214,27 @@ class Scheduler:
     async def run(self, plans: Iterable[GamePlan]) -> None:
         source = iter(plans)
         finished = anyio.Event()
+        slots = GameSlots(self.workers)
         async with anyio.create_task_group() as writers:
             writers.start_soon(self._write_periodically, finished)
             loop = asyncio.get_running_loop()
             games = anyio.CancelScope()
             try:
-                # A forced stop (Ctrl-C three times) cancels the games, never the writer's batch.
-                with self.stop.on_force(lambda: loop.call_soon_threadsafe(games.cancel)), games:
+                # A stop closes the limiters (no request waiting for one is sent); a forced stop (Ctrl-C three
+                # times) cancels the games, never the writer's batch.
+                with (
+                    self.stop.on_set(lambda: loop.call_soon_threadsafe(self._close_limiters)),
+                    self.stop.on_force(lambda: loop.call_soon_threadsafe(games.cancel)),
+                    games,
+                ):
                     async with anyio.create_task_group() as tg:
-                        for _ in range(self.workers):
-                            tg.start_soon(self._worker, source)
+                        while not self.stop:
+                            await slots.take()
+                            plan = None if self.stop else next(source, None)
+                            if plan is None:
+                                slots.give_back()
+                                break
+                            tg.start_soon(self._play_in_slot, plan, slots)
             finally:
                 finished.set()  # the writer does its last flush and returns; it is never cancelled mid-batch
         if self._writer_error is not None:
@@ -208,12 +261,16 @@ class Scheduler:
         self.recorder.write(batch)
         self.calls.forget_recorded(batch.calls)
 
-    async def _worker(self, source: Iterator[GamePlan]) -> None:
-        while not self.stop:
-            plan = next(source, None)
-            if plan is None:
-                return
+    def _close_limiters(self) -> None:
+        for limiter in self.players.limiters.limiters().values():
+            limiter.close()
+
+    async def _play_in_slot(self, plan: GamePlan, slots: GameSlots) -> None:
+        LEND_SLOT.set(slots.lent)  # this task's own context: only this game's retries lend its slot
+        try:
             await self.play(plan)
+        finally:
+            slots.give_back()
 
     def _player(self, plan: GamePlan, seat: str) -> Strategy | LLMAgent:
         cond = plan.condition

@@ -126,14 +126,24 @@ class ExperimentConfig(Section):
         return out
 
     def warnings(self) -> list[str]:
-        """Things that are allowed but probably unintended (a game that is not a PD)."""
+        """Things that are allowed but probably unintended (a game that is not a PD; agents on one endpoint
+        with different limits, of which the run applies the strictest)."""
+        from harness.limits.registry import limit_disagreements
+
         out = [f"game.payoff_matrix: {w}" for w in self.game.payoff_matrix.warnings()]
+        models = []
         for i, cond in enumerate(self.experiment.conditions):
             if cond.game is not None:
                 out += [
                     f"experiment.conditions[{i}].game.payoff_matrix: {w}" for w in cond.game.payoff_matrix.warnings()
                 ]
-        return out
+            for seat in ("agent_a", "agent_b"):
+                agent = getattr(cond, seat)
+                if isinstance(agent, ModelAgentConfig) and not agent.model.startswith("mock/"):
+                    provider = agent.model.split("/", 1)[0]
+                    where = f"experiment.conditions[{i}].{seat}"
+                    models.append((where, provider, agent.base_url, agent.api_key_env, agent.limits))
+        return out + limit_disagreements(models)
 
     def resolved_dict(self) -> dict[str, Any]:
         """The config with refs expanded and defaults filled: what a run stores and replays."""

@@ -5,10 +5,12 @@ of the process; the call path waits in it, agents never sleep. The modules, one 
 
 * :mod:`harness.limits.settings`: :class:`LimitSettings` (what the user configures) and its bounds.
 * :mod:`harness.limits.pacing`: requests/min and tokens/min (GCRA and a rolling-minute token ledger).
-* :mod:`harness.limits.adaptation`: what a 429 changes (the pause, concurrency and a learned rate, AIMD).
+* :mod:`harness.limits.adaptation`: what a 429 changes (a stray one: nothing; the limit reached: a pause
+  and a learned rate that climbs back).
 * :mod:`harness.limits.endpoint`: :class:`EndpointLimiter`, the FIFO line that admits a request
   when all of these allow it, and its counters for the live display.
-* :mod:`harness.limits.registry`: :class:`LimiterRegistry`, one limiter per provider, base URL and key.
+* :mod:`harness.limits.registry`: :class:`LimiterRegistry`, one limiter per endpoint (provider, normalised
+  URL, key), and which limits apply when agents on one endpoint disagree.
 """
 
 from typing import TYPE_CHECKING
@@ -17,7 +19,7 @@ from harness.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from harness.limits.adaptation import MAX_PAUSE_S
-    from harness.limits.endpoint import Clock, EndpointLimiter, LimiterSnapshot, Permit
+    from harness.limits.endpoint import Clock, EndpointLimiter, LimiterClosed, LimiterSnapshot, Permit
     from harness.limits.registry import LimiterRegistry
     from harness.limits.settings import MAX_CONCURRENCY, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM, LimitSettings
 
@@ -26,7 +28,7 @@ __getattr__ = lazy_exports(
     __name__,
     {
         "MAX_PAUSE_S": "adaptation",
-        **dict.fromkeys(("Clock", "EndpointLimiter", "LimiterSnapshot", "Permit"), "endpoint"),
+        **dict.fromkeys(("Clock", "EndpointLimiter", "LimiterClosed", "LimiterSnapshot", "Permit"), "endpoint"),
         "LimiterRegistry": "registry",
         **dict.fromkeys(("MAX_CONCURRENCY", "MAX_RPM", "MAX_TPM", "MIN_RPM", "MIN_TPM", "LimitSettings"), "settings"),
     },
@@ -42,6 +44,7 @@ __all__ = [
     "Clock",
     "EndpointLimiter",
     "LimitSettings",
+    "LimiterClosed",
     "LimiterRegistry",
     "LimiterSnapshot",
     "Permit",

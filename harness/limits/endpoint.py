@@ -14,9 +14,15 @@ back smaller requests behind it. A caller that finds nobody in line and the limi
 at once, without taking the lock (there is nobody to overtake, and the lock would cost a trip
 through the event loop on every request). A request starts at time ``t`` when all of these hold:
 
-1. **Not paused**: ``t >= paused_until`` (the pause after a 429, :mod:`harness.limits.adaptation`).
-2. **Concurrency**: ``in_flight < concurrency`` (the *current* value, which adapts on 429s).
-3. **Requests per minute** and 4. **tokens per minute** allow it (:mod:`harness.limits.pacing`).
+1. **Not paused**: ``t >= paused_until`` (the pause when a 429 pattern says the limit was reached,
+   :mod:`harness.limits.adaptation`).
+2. **Concurrency**: ``in_flight < concurrency``.
+3. **Requests per minute** (the configured rpm or the rate learned from 429s, the lower) and
+   4. **tokens per minute** allow it (:mod:`harness.limits.pacing`).
+
+:meth:`EndpointLimiter.close` (the run was asked to stop) makes every caller in line, and every later
+one, raise :class:`LimiterClosed` at once: a request that was not sent is not sent, whatever the
+endpoint was waiting for (a pause of up to a minute, a slow rate).
 
 Cancellation while queued or waiting takes nothing: the slot, the rate slot and the tokens
 are all taken in one synchronous step at admission. Leaving the ``async with`` block (by
@@ -40,6 +46,7 @@ import anyio
 from harness.limits.adaptation import Adaptation
 from harness.limits.pacing import Charge, Pacing
 from harness.limits.settings import LimitSettings
+from harness.providers.ratelimit_headers import RateLimitHeaders
 
 Clock = Callable[[], float]
 
@@ -58,6 +65,11 @@ class LimiterSnapshot:
     learned_rpm: float | None
     paused_for: float | None = None  # seconds of the pause left, None if not paused
     pause_reason: str | None = None  # why it is paused (see EndpointLimiter.pause_reason)
+    limit_reached_count: int = 0  # times a 429 pattern said the limit was reached
+
+
+class LimiterClosed(Exception):
+    """The endpoint's limiter was closed (the run is stopping): the request must not be sent."""
 
 
 class Permit:
@@ -128,6 +140,7 @@ class EndpointLimiter:
         self._waiting = 0
         self._pacing = Pacing(settings.tpm)
         self._adaptation = Adaptation(settings)
+        self._closed = False
 
     # ---- counters -------------------------------------------------------------------------
 
@@ -143,8 +156,13 @@ class EndpointLimiter:
 
     @property
     def concurrency(self) -> int | None:
-        """Current (adaptive) concurrency limit; ``None`` if unlimited and never rate limited."""
-        return self._adaptation.concurrency
+        """The concurrency limit; ``None`` if unlimited. It does not adapt: a rate limit is a rate."""
+        return self.settings.concurrency
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called: no request starts any more."""
+        return self._closed
 
     @property
     def paused_until(self) -> float | None:
@@ -154,8 +172,9 @@ class EndpointLimiter:
 
     @property
     def pause_reason(self) -> str | None:
-        """Why the endpoint is paused: ``429 Retry-After`` (the server's wait, ``..., capped`` when it
-        was longer than ``MAX_PAUSE_S``) or ``429 backoff`` (none given); ``None`` if not paused."""
+        """Why the endpoint is paused: ``limit reached, Retry-After`` (the server's wait, ``... capped`` when
+        longer than ``MAX_PAUSE_S``), ``limit reached, rate-limit headers`` or ``limit reached, backoff``
+        (the server said nothing of how long); ``None`` if not paused."""
         a = self._adaptation
         return a.pause_reason if a.paused_until > self._clock() else None
 
@@ -183,7 +202,7 @@ class EndpointLimiter:
         return LimiterSnapshot(
             in_flight=self._in_flight,
             waiting=self._waiting,
-            concurrency=a.concurrency,
+            concurrency=self.settings.concurrency,
             max_concurrency=self.settings.concurrency,
             paused_until=a.paused_until if paused else None,
             rate_limited_count=a.rate_limited_count,
@@ -191,6 +210,7 @@ class EndpointLimiter:
             learned_rpm=a.learned_rpm,
             paused_for=a.paused_until - now if paused else None,
             pause_reason=a.pause_reason if paused else None,
+            limit_reached_count=a.limit_reached_count,
         )
 
     # ---- admission ------------------------------------------------------------------------
@@ -205,6 +225,8 @@ class EndpointLimiter:
         """The fast path of admission: if nobody is in line and the limits allow a start now, FIFO
         order holds and there is nothing to wait for, so the request starts at once, without taking
         the line's lock (a trip through the event loop on every request). Otherwise None."""
+        if self._closed:
+            raise LimiterClosed("the run is stopping: no request is sent")
         if self._waiting:
             return None
         now = self._clock()
@@ -217,12 +239,16 @@ class EndpointLimiter:
         try:
             await self._gate.acquire()
             try:
+                held_back = False  # by the request rate, not the pause nor the concurrency
                 while True:
+                    if self._closed:
+                        raise LimiterClosed("the run is stopping: no request is sent")
                     now = self._clock()
                     ready_at = self._ready_at(now, float(estimated_tokens))
                     if ready_at <= now and self._has_slot():
                         # No await from the checks to here: admission is atomic.
-                        return self._start(now, estimated_tokens)
+                        return self._start(now, estimated_tokens, held_back, queued=True)
+                    held_back |= ready_at > max(now, self._adaptation.paused_until)
                     if self._changed is None or self._changed.is_set():
                         self._changed = anyio.Event()
                     changed = self._changed
@@ -237,21 +263,37 @@ class EndpointLimiter:
             self._waiting -= 1
 
     def _has_slot(self) -> bool:
-        concurrency = self._adaptation.concurrency
+        concurrency = self.settings.concurrency
         return concurrency is None or self._in_flight < concurrency
+
+    def _rpm(self) -> float | None:
+        """:attr:`effective_rpm`, spelled out: it runs on every admission."""
+        rpm, learned = self.settings.rpm, self._adaptation.learned_rpm
+        if learned is not None:
+            rpm = learned if rpm is None else min(rpm, learned)
+        return rpm
 
     def _ready_at(self, now: float, tokens: float) -> float:
         """Earliest time pause, request rate and tokens all allow a start of ``tokens``."""
-        return max(self._adaptation.paused_until, self._pacing.ready_at(now, tokens))
+        return max(self._adaptation.paused_until, self._pacing.ready_at(now, tokens, self._rpm()))
 
-    def _start(self, now: float, estimated_tokens: int) -> Permit:
+    def _start(self, now: float, estimated_tokens: int, held_back: bool = False, queued: bool = False) -> Permit:
         self._in_flight += 1
-        rpm, learned = self.settings.rpm, self._adaptation.learned_rpm  # effective_rpm, inlined: it runs per start
-        if learned is not None:
-            rpm = learned if rpm is None else min(rpm, learned)
-        charge = self._pacing.start(now, estimated_tokens, rpm)
-        self._adaptation.on_start(now)
+        charge = self._pacing.start(now, estimated_tokens, self._rpm(), queued)
+        self._adaptation.on_start(now, held_back and self._adaptation.learned_rpm is not None)
         return Permit(self, now, estimated_tokens, charge)
+
+    def tighten(self, settings: LimitSettings) -> None:
+        """Enforce ``settings`` from now on (the registry's strictest of two agents' limits)."""
+        self.settings = settings
+        self._pacing.set_tpm(settings.tpm)
+        self._adaptation.set_settings(settings)
+        self._notify()
+
+    def close(self) -> None:
+        """No request starts any more: callers in line and later ones raise :class:`LimiterClosed`."""
+        self._closed = True
+        self._notify()
 
     def _release(self) -> None:
         self._in_flight -= 1
@@ -268,20 +310,27 @@ class EndpointLimiter:
 
     # ---- feedback from the call path ------------------------------------------------------
 
-    def on_success(self) -> None:
-        """A request succeeded: recover concurrency and, while it binds, the learned rate."""
-        if self._adaptation.on_success(self._clock()):
+    def on_success(self, permit: Permit | None = None) -> None:
+        """A request succeeded; its ``permit`` says when it was sent (which answers a chain of 429s breaks)."""
+        started_at = permit.started_at if permit is not None else None
+        if self._adaptation.on_success(self._clock(), started_at):
             self._notify()
 
     def on_rate_limited(
-        self, retry_after: float | None = None, *, permit: Permit | None = None, waits: bool = True
+        self,
+        retry_after: float | None = None,
+        *,
+        permit: Permit | None = None,
+        waits: bool = True,
+        limits: RateLimitHeaders | None = None,
     ) -> None:
-        """A request got a 429: pause the endpoint and, on a new overload event, back off.
+        """A request got a 429: counted, and if the pattern says the limit was reached, the endpoint pauses
+        and learns a rate (see :mod:`harness.limits.adaptation`).
 
-        ``retry_after`` is the server's Retry-After in seconds, if it sent one. Passing the
-        ``permit`` of the rejected request tells a new overload from a late answer to an old
-        one more precisely than timing alone. ``waits=False`` says the rejected request gives up
-        instead of waiting: then nothing is paused (see :mod:`harness.limits.adaptation`).
+        ``retry_after`` is the server's Retry-After in seconds, if it sent one; ``limits`` what its
+        rate-limit headers said. Passing the ``permit`` of the rejected request tells which refusal it
+        answers. ``waits=False`` says the rejected request gives up instead of waiting: then its
+        Retry-After does not set a pause.
         """
         self._adaptation.on_rate_limited(
             self._clock(),
@@ -289,4 +338,5 @@ class EndpointLimiter:
             started_at=permit.started_at if permit is not None else None,
             waits=waits,
             in_flight=self._in_flight,
+            limits=limits,
         )

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
+from harness.providers.ratelimit_headers import RateLimitHeaders, parse_rate_limit_headers
+
 Message = dict[str, str]
 
 # Each provider's own endpoint: where its key always may go.
@@ -207,6 +209,8 @@ class RetryDecision:
     fault: Fault
     reason: str
     retry_after: float | None = None
+    limits: RateLimitHeaders | None = None
+    """What the answer's rate-limit headers said (a 429's), for the limiter to tell a spent budget from an overload."""
 
     @property
     def retry(self) -> bool:
@@ -307,6 +311,7 @@ def decide_status(status: int, headers: Mapping[str, str] | None, body: object, 
         fault=fault,
         reason=f"HTTP {status}: {message}"[:500],
         retry_after=retry_after_seconds(headers, body) if fault.retryable else None,
+        limits=parse_rate_limit_headers(headers) if fault is Fault.RATE_LIMITED else None,
     )
 
 
