@@ -12,7 +12,6 @@ import pytest
 
 import harness.cli
 import harness.cli.play
-import harness.limits.adaptation
 from harness.progress import live_display
 from tests.integration.test_cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer
@@ -80,17 +79,17 @@ def test_a_retry_after_longer_than_the_retry_budget_pauses_no_other_game(
     assert [c["game_id"] for c in attempts(results)].count(failed[0]["game_id"]) == limited[0]["round"]
 
 
-def test_a_wait_the_request_sits_out_pauses_the_endpoint_at_most_max_pause(
+def test_a_lone_429_pauses_no_other_game_while_its_request_sits_out_the_retry_after(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The cap is 60 s; a test cannot wait that long, so it is shortened to 1 s, and the server asks 4 s.
+    # A stray 429 (issue 19): before, the whole endpoint paused for the Retry-After (at most 60 s) and its
+    # rate was cut for good. Now only the rejected request waits; the other games go on meanwhile.
     # The plain live display (stderr is no terminal here) prints every 0.2 s instead of every 5 s.
-    monkeypatch.setattr(harness.limits.adaptation, "MAX_PAUSE_S", 1.0)
     monkeypatch.setattr(harness.cli.play, "_monitor", lambda m: live_display(m, harness.cli.err, plain_every=0.2))
     server.configure(retry_after_s=4)
     server.fail_next("openai", [429])
 
-    elapsed, shown = evaluate(results, "capped", rounds=30)
+    elapsed, shown = evaluate(results, "stray", rounds=30)
 
     assert [g["status"] for g in games(results)] == ["complete"] * 4
     calls = attempts(results)
@@ -100,8 +99,7 @@ def test_a_wait_the_request_sits_out_pauses_the_endpoint_at_most_max_pause(
     retried = [c for c in calls if (c["game_id"], c["round"]) == (game, round_)]
     assert [(c["attempt"], c["outcome"]) for c in retried] == [(1, "rate_limited"), (2, "ok")]
     assert "retries 1 | 429s 1" in shown  # the retry counted, in the live display's last line
-    assert "| openai paused 1 s (429 Retry-After 4 s, capped)" in shown  # the pause, while it lasted
-    assert "paused" not in shown.splitlines()[-1]
+    assert "paused" not in shown  # a lone 429 pauses nothing
     # From the server's log: when the 429 went out, when the rejected request came back, and what the
     # other games sent in between.
     log = server.requests
@@ -109,10 +107,7 @@ def test_a_wait_the_request_sits_out_pauses_the_endpoint_at_most_max_pause(
     back_at = log[[r.status for r in log].index(429) + 1 :]
     others = [r.time - rejected_at for r in back_at]
     assert elapsed >= 4  # the rejected request sat out the whole Retry-After ...
-    during_pause = [t for t in others if 0.2 < t < 0.9]
-    after_pause = [t for t in others if 1.0 <= t < 3.8]
-    assert not during_pause  # ... the endpoint paused for the capped second ...
-    assert len(after_pause) >= 10  # ... and then the other games went on while it waited
+    assert len([t for t in others if 0.0 < t < 3.8]) >= 20  # ... while the other games went on at once
 
 
 # ---- point 8: a 200 that is not the API's JSON ---------------------------------------------------------

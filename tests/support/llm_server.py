@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import itertools
 import json
 import math
@@ -158,6 +159,8 @@ class ServerConfig:
     seed: int = 0  # seeds error_rate's draws, so a flaky run can be replayed
     timeout_s: float = 30.0  # how long a scripted "timeout" holds its answer back
     retry_after_s: float = 1.0  # retry-after sent with scripted (not rpm-limit) 429s
+    stray_429_rate: float = 0.0  # share of admitted requests refused at once with a 429 (retry_after_s): overload
+    ratelimit_headers: bool = False  # send the provider's rate-limit headers (limit, remaining, reset) of rpm_limit
     require_key: bool = True  # False: answer requests without a key too, as local servers (vLLM, Ollama) do
 
     def __post_init__(self) -> None:
@@ -169,6 +172,8 @@ class ServerConfig:
             raise ValueError("rpm_limit must be >= 1, or None for no limit")
         if not 0.0 <= self.error_rate <= 1.0:
             raise ValueError("error_rate must be between 0 and 1")
+        if not 0.0 <= self.stray_429_rate <= 1.0:
+            raise ValueError("stray_429_rate must be between 0 and 1")
         if min(self.rate_window_s, self.timeout_s, self.retry_after_s) <= 0:
             raise ValueError("rate_window_s, timeout_s and retry_after_s must be > 0")
 
@@ -188,8 +193,9 @@ class RecordedRequest:
     time: float  # wall clock at arrival
     has_auth: bool
     status: int | None = None  # None while the answer is pending, or if it was never sent
-    fault: str | None = None  # auth, invalid, rate_limit, scripted, random, timeout, corrupt, html, responder
+    fault: str | None = None  # auth, invalid, rate_limit, stray, scripted, random, timeout, corrupt, html, responder
     response_text: str | None = None
+    retry_after: float | None = None  # the wait a 429 asked for
 
 
 class _Setting:
@@ -218,6 +224,8 @@ class FakeLLM:
     responder = _Setting()
     latency_ms = _Setting()
     rpm_limit = _Setting()
+    stray_429_rate = _Setting()
+    ratelimit_headers = _Setting()
     rate_window_s = _Setting()
     error_rate = _Setting()
     timeout_s = _Setting()
@@ -322,6 +330,22 @@ class FakeLLM:
         window.append(now)
         return None
 
+    def _limit_headers(self, provider: str, cfg: ServerConfig) -> dict[str, str]:
+        """The rate-limit headers of the rpm window as it stands (after this request's admission), in the
+        provider's own spelling; none unless ``ratelimit_headers`` and ``rpm_limit`` are set."""
+        if not cfg.ratelimit_headers or cfg.rpm_limit is None:
+            return {}
+        window = self._windows[provider]
+        remaining = max(cfg.rpm_limit - len(window), 0)
+        reset = window[0] + cfg.rate_window_s - time.monotonic() if window else 0.0
+        if provider == "anthropic":
+            at = datetime.datetime.fromtimestamp(time.time() + reset, datetime.UTC).isoformat().replace("+00:00", "Z")
+            return {"anthropic-ratelimit-requests-limit": str(cfg.rpm_limit),
+                    "anthropic-ratelimit-requests-remaining": str(remaining),
+                    "anthropic-ratelimit-requests-reset": at}  # fmt: skip
+        return {"x-ratelimit-limit-requests": str(cfg.rpm_limit), "x-ratelimit-remaining-requests": str(remaining),
+                "x-ratelimit-reset-requests": f"{max(reset, 0.0):.3f}s"}  # fmt: skip
+
     def _update(self, ticket: tuple[int, int], **changes: Any) -> None:
         with self._lock:
             generation, index = ticket
@@ -354,9 +378,18 @@ class FakeLLM:
             return finish(error_response(provider, 401, message), "auth")
         with self._lock:
             wait = self._admit(provider, cfg)
+            limits = self._limit_headers(provider, cfg)
         if wait is not None:
             message = f"Rate limit reached: {cfg.rpm_limit} requests per {cfg.rate_window_s:g} s."
-            return finish(rate_limited_response(provider, wait, message), "rate_limit")
+            self._update(ticket, retry_after=wait)
+            return finish(rate_limited_response(provider, wait, message, limits), "rate_limit")
+        if cfg.stray_429_rate:
+            with self._lock:
+                stray = self._rng.random() < cfg.stray_429_rate
+            if stray:
+                message = "The server is overloaded (stray_429_rate)."
+                self._update(ticket, retry_after=cfg.retry_after_s)
+                return finish(rate_limited_response(provider, cfg.retry_after_s, message), "stray")
         problem = _invalid(provider, body)
         if problem:
             return finish(error_response(provider, 400, problem), "invalid")
@@ -489,10 +522,14 @@ def error_response(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def rate_limited_response(provider: str, wait_s: float, message: str) -> JSONResponse:
+def rate_limited_response(
+    provider: str, wait_s: float, message: str, limits: dict[str, str] | None = None
+) -> JSONResponse:
     """A 429 whose wait is in ``retry-after`` (whole seconds, rounded up), ``retry-after-ms`` (what
-    both SDKs prefer) and the body's ``retry_after``, for clients that read any one of them."""
+    both SDKs prefer) and the body's ``retry_after``, for clients that read any one of them; with the
+    rate-limit headers ``limits`` if given."""
     headers = {"retry-after": str(max(1, math.ceil(wait_s))), "retry-after-ms": str(max(1, math.ceil(wait_s * 1000)))}
+    headers.update(limits or {})
     text = f"{message} Please try again in {wait_s:.3f}s."
     return error_response(provider, 429, text, headers=headers, extra={"retry_after": round(wait_s, 3)})
 
@@ -751,7 +788,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--error-rate", type=float, default=0.0, help="share of requests answered 500")
     parser.add_argument("--seed", type=int, default=0, help="seed for --error-rate")
     parser.add_argument("--timeout-s", type=float, default=30.0, help="how long a scripted timeout waits")
-    parser.add_argument("--retry-after-s", type=float, default=1.0, help="retry-after of scripted 429s")
+    parser.add_argument("--retry-after-s", type=float, default=1.0, help="retry-after of scripted and stray 429s")
+    parser.add_argument("--stray-429-rate", type=float, default=0.0, help="share of requests refused 429 at random")
+    parser.add_argument("--ratelimit-headers", action="store_true", help="send rate-limit headers of --rpm-limit")
     parser.add_argument("--reply", action="append", default=[], help="answer text; repeat to cycle through several")
     parser.add_argument("--garbage-first", type=int, default=0, help="unparseable answers before the real ones")
     args = parser.parse_args(argv)
@@ -764,6 +803,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         seed=args.seed,
         timeout_s=args.timeout_s,
         retry_after_s=args.retry_after_s,
+        stray_429_rate=args.stray_429_rate,
+        ratelimit_headers=args.ratelimit_headers,
     )
     sock = _listen(args.port)
     print(f"LISTENING http://{HOST}:{sock.getsockname()[1]}", flush=True)

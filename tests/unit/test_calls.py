@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import astuple
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
-from harness.calls import CallFailed, CallPath, CallTag, Reading, RetrySettings, record_from_ledger
+from harness.calls import CallFailed, CallPath, CallTag, Reading, RetrySettings, Stopped, record_from_ledger
+from harness.calls_retry import LEND_SLOT
 from harness.limits import EndpointLimiter, LimitSettings
 from harness.pricing import DEFAULT_PRICES, Price, PriceTable
 from harness.providers.base import (
@@ -297,23 +300,41 @@ class Limited(EchoProvider):
         return super().should_retry(error)
 
 
-async def test_the_endpoint_pauses_only_for_the_waits_a_request_sits_out() -> None:
+async def test_a_429_is_retried_after_its_retry_after_and_a_jitter_with_the_slot_lent_and_nothing_paused() -> None:
     now = [0.0]
+    lent: list[float] = []
 
     async def sleep(seconds: float) -> None:
         now[0] += seconds  # the limiter's clock; nothing really waits
 
+    @contextmanager
+    def lend() -> Iterator[None]:
+        lent.append(now[0])
+        yield
+
     def fresh() -> EndpointLimiter:
         return EndpointLimiter(LimitSettings(concurrency=4), clock=lambda: now[0])
 
-    # Two attempts allowed: the first 429 is sat out (5 s, the endpoint pauses with it), the second,
-    # on the last attempt, is not (its request gives up, so the endpoint must not pause).
+    # Two attempts allowed: the first 429 is sat out (5 s and up to a tenth more, the game's slot lent
+    # meanwhile); the second, on the last attempt, is not: its request gives up. A stray 429 pauses nothing.
     provider = Limited([RateLimited(5.0), RateLimited(7.0)])
     calls = path(retry=RetrySettings(max_attempts=2, backoff_initial=0.0, backoff_max=0.0), sleep=sleep)
     limiter = fresh()
-    with pytest.raises(CallFailed, match="gave up after 2 attempts"):
-        await calls.request(provider, limiter, MESSAGES, SamplingParams(), TAG, 1)
-    assert now[0] == 5.0 and limiter.paused_until is None and limiter.rate_limited_count == 2
+    token = LEND_SLOT.set(lend)
+    try:
+        with pytest.raises(CallFailed, match="gave up after 2 attempts"):
+            await calls.request(provider, limiter, MESSAGES, SamplingParams(), TAG, 1)
+    finally:
+        LEND_SLOT.reset(token)
+    assert 5.0 <= now[0] <= 5.5 and lent == [0.0]
+    assert limiter.paused_until is None and limiter.rate_limited_count == 2 and limiter.learned_rpm is None
+
+    # A long Retry-After is sat out exactly, lengthened by at most a second.
+    provider = Limited([RateLimited(30.0)])
+    calls = path(sleep=sleep)
+    start = now[0]
+    await calls.request(provider, fresh(), MESSAGES, SamplingParams(), TAG, 1)
+    assert 30.0 <= now[0] - start <= 31.0
 
     # A wait beyond the retry budget is never sat out: no retry, and no pause.
     provider = Limited([RateLimited(99999999.0)])
@@ -323,6 +344,15 @@ async def test_the_endpoint_pauses_only_for_the_waits_a_request_sits_out() -> No
         await calls.request(provider, limiter, MESSAGES, SamplingParams(), TAG, 1)
     assert provider.calls == 1 and limiter.paused_until is None and limiter.rate_limited_count == 1
     assert calls.stats.retries == 0 and calls.stats.rate_limited == 1
+
+
+async def test_a_request_waiting_in_a_closed_limiter_is_stopped_unsent() -> None:
+    provider = EchoProvider()
+    limiter = EndpointLimiter(LimitSettings(concurrency=1))
+    limiter.close()
+    with pytest.raises(Stopped):
+        await path().request(provider, limiter, MESSAGES, SamplingParams(), TAG, 1)
+    assert provider.calls == 0
 
 
 async def test_a_failure_that_is_not_retryable_fails_at_once() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from itertools import pairwise
 
 import anyio
 import pytest
@@ -323,7 +324,7 @@ def _simulate(*, limit: int | None, stray: float, minutes: int = 6, seed: int = 
             for _ in range(16):
                 tg.start_soon(game)
         late = [t for t in ok if t >= 60]
-        gaps = [b - a for a, b in zip(late, late[1:], strict=False)]
+        gaps = [b - a for a, b in pairwise(late)]
         achieved = len(late) / (minutes - 1)
         return {
             "share": achieved / limit if limit else achieved,

@@ -11,8 +11,11 @@ from rich.console import Console
 from harness.calls import CallStats
 from harness.limits import LimiterRegistry, LimitSettings
 from harness.progress import _View, pauses, summary_line
+from harness.providers.ratelimit_headers import RateLimitHeaders
 from harness.runner import Monitor
 from harness.scheduler import Progress
+
+SPENT = RateLimitHeaders(requests_remaining=0)  # a 429 whose headers say the limit was reached
 
 
 def monitor(now: list[float]) -> tuple[Monitor, LimiterRegistry]:
@@ -28,13 +31,16 @@ def test_a_paused_endpoint_is_shown_with_the_seconds_left_and_the_reason() -> No
     registry.get("anthropic", "https://api.anthropic.com", "sk-b", LimitSettings())
     assert pauses(m) == [] and "paused" not in summary_line(m)
 
-    openai.on_rate_limited(12.0)
-    assert pauses(m) == ["openai paused 12 s (429 Retry-After)"]
-    assert summary_line(m).endswith(" | ETA — | openai paused 12 s (429 Retry-After)")
+    openai.on_rate_limited(12.0)  # a stray 429: only its own request waits
+    assert pauses(m) == []
+    openai.on_rate_limited(12.0, limits=SPENT)
+    assert pauses(m) == ["openai paused 12 s (limit reached, Retry-After)"]
+    assert summary_line(m).endswith(" | ETA — | openai paused 12 s (limit reached, Retry-After)")
+    now[0] += 12.5
+    assert pauses(m) == []
+    openai.on_rate_limited(3600.0, limits=SPENT)
     now[0] += 2.5
-    assert pauses(m) == ["openai paused 10 s (429 Retry-After)"]  # 9.5 s left, rounded up
-    openai.on_rate_limited(3600.0)
-    assert pauses(m) == ["openai paused 60 s (429 Retry-After 3600 s, capped)"]
+    assert pauses(m) == ["openai paused 58 s (limit reached, Retry-After 3600 s, capped)"]  # 57.5 s left
     now[0] += 60
     assert pauses(m) == [] and "paused" not in summary_line(m)
 
@@ -44,18 +50,18 @@ def test_two_endpoints_of_one_provider_are_told_apart_by_host() -> None:
     m, registry = monitor(now)
     local = registry.get("openai", "http://127.0.0.1:8000/v1", None, LimitSettings())
     registry.get("openai", "https://api.openai.com/v1", "sk-a", LimitSettings())
-    local.on_rate_limited(None)
-    assert pauses(m) == ["openai 127.0.0.1:8000 paused 1 s (429 backoff)"]
+    local.on_rate_limited(None, limits=SPENT)
+    assert pauses(m) == ["openai 127.0.0.1:8000 paused 1 s (limit reached, backoff)"]
 
 
 def test_the_terminal_view_shows_the_pause_on_its_own_line() -> None:
     now = [0.0]
     m, registry = monitor(now)
-    registry.get("openai", None, "sk-a", LimitSettings()).on_rate_limited(12.0)
+    registry.get("openai", None, "sk-a", LimitSettings()).on_rate_limited(12.0, limits=SPENT)
     out = io.StringIO()
     Console(file=out, width=200, color_system=None).print(_View(m))
     lines = out.getvalue().splitlines()
-    assert "⏸ openai paused 12 s (429 Retry-After)" in lines
+    assert "⏸ openai paused 12 s (limit reached, Retry-After)" in lines
     assert sum("paused" in line for line in lines) == 1  # not repeated in the dim summary line
 
 
@@ -134,3 +140,54 @@ def test_the_eta_of_a_tournament_with_a_model_never_grows_at_a_steady_rate() -> 
     assert all(eta is not None and abs(t + eta - 40.0) < 1e-9 for t, eta in etas)  # 80 moves at 2/s: 40 s in all
     assert p.seconds_left(t) is None  # every move made
     assert max(b - a for a, b in itertools.pairwise(by_games)) > 0  # the old count in games grew
+
+
+# -- a stop is said at once, with what the run waits for ------------------------------------------------------
+
+
+def test_a_stop_is_shown_at_once_with_what_the_run_waits_for_instead_of_the_pauses() -> None:
+    from harness.interrupts import StopFlag
+    from harness.progress import stopping
+
+    now = [0.0]
+    m, registry = monitor(now)
+    m.stop = StopFlag()
+    limiter = registry.get("openai", None, "sk-a", LimitSettings())
+    limiter.on_rate_limited(30.0, limits=SPENT)  # paused for 30 s ...
+    limiter._start(0.0, 0)  # ... with one answer still to come
+    assert stopping(m) is None
+    m.stop.set("interrupted by the user (Ctrl-C)")
+    note = stopping(m)
+    assert note == (
+        "Stopping (interrupted by the user (Ctrl-C)): no new game, round or request starts; waiting for the 1 answer "
+        "already sent (paid for, so kept); Ctrl-C twice more abandons them"
+    )
+    out = io.StringIO()
+    Console(file=out, width=300, color_system=None).print(_View(m))
+    lines = out.getvalue().splitlines()
+    assert note in lines and not any("paused" in line for line in lines)  # the pause no longer holds the run
+    limiter._release()
+    assert stopping(m) == (
+        "Stopping (interrupted by the user (Ctrl-C)): no new game, round or request starts; saving what was recorded"
+    )
+
+
+def test_off_a_terminal_a_stop_is_printed_before_the_next_status_line() -> None:
+    import time
+
+    from harness.interrupts import StopFlag
+    from harness.progress import live_display
+
+    now = [0.0]
+    m, _ = monitor(now)
+    m.stop = StopFlag()
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False)
+    with live_display(m, console, plain_every=3600.0):  # no status line for an hour
+        m.stop.set("interrupted by the user (Ctrl-C)")
+        deadline = time.monotonic() + 30  # a bound for a stalled machine, not the promise (0.1 s polls)
+        while "Stopping" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        lines = out.getvalue().splitlines()
+    assert lines == ["[r1] Stopping (interrupted by the user (Ctrl-C)): no new game, round or request starts; "
+                     "saving what was recorded"]  # fmt: skip

@@ -28,6 +28,7 @@ from harness.calls import CallStats
 from harness.evaluation import eval_config
 from harness.limits import LimiterRegistry, LimitSettings
 from harness.progress import _View, counters
+from harness.providers.ratelimit_headers import RateLimitHeaders
 from harness.render import label
 from harness.runner import EngineOptions, Monitor, run_experiment
 from harness.scheduler import Progress
@@ -67,7 +68,9 @@ def monitor() -> Monitor:
     stats = CallStats(calls=1_898, cached=120, retries=3, rate_limited=2, parse_failures=4, input_tokens=812_345,
                       output_tokens=10_234, cost_usd=0.1234)  # fmt: skip
     registry = LimiterRegistry(clock=lambda: NOW)
-    registry.get("openai", "https://api.openai.com/v1", "sk-a", LimitSettings()).on_rate_limited(12.0)
+    registry.get("openai", "https://api.openai.com/v1", "sk-a", LimitSettings()).on_rate_limited(
+        12.0, limits=RateLimitHeaders(requests_remaining=0)
+    )
     return Monitor(run_id="eval_20261123_101500", progress=p, stats=stats, limiters=registry)
 
 
@@ -90,7 +93,7 @@ def test_the_live_view_fits_the_terminal(width: int, height: int) -> None:
     text = "\n".join(lines)
     for counter in counters(m, NOW):  # every counter is shown, none split across lines
         assert any(counter in line for line in lines), counter
-    assert "⏸ openai paused 12 s (429 Retry-After)" in text
+    assert "⏸ openai paused 12 s (limit reached, Retry-After)" in text
     rows = [line for line in lines if line.startswith(" vs_") or line.startswith(" openai/")]
     if height == 24:  # 30 conditions do not fit: the rest are summed on one line
         assert len(rows) == 16 and "+ 14 more conditions" in text
