@@ -85,3 +85,25 @@ def test_stray_429s_cost_only_their_own_waits_and_teach_no_rate(tmp_path: Path, 
     assert refused > 0
     assert {c["outcome"]: c["n"] for c in calls} == {"ok": 40, "rate_limited": refused}
     assert games == [{"status": "complete", "n": 8}]
+
+
+def test_validate_says_which_limits_apply_when_agents_on_one_endpoint_disagree(tmp_path: Path) -> None:
+    from tests.integration.test_cli import pdbench
+
+    config = tmp_path / "two_limits.yaml"
+    config.write_text(
+        "horizon: {type: fixed, n_rounds: 3}\n"
+        "experiment:\n"
+        "  replicates: 1\n"
+        "  conditions:\n"
+        "    - agent_a: {model: openai/m, base_url: 'http://localhost:8000/v1', limits: {concurrency: 8, rpm: 500}}\n"
+        "      agent_b: {policy: TFT}\n"
+        "    - agent_a: {model: openai/m, base_url: 'http://127.0.0.1:8000/v1/', limits: {concurrency: 4, tpm: 90000}}\n"
+        "      agent_b: {policy: ALLD}\n"
+    )
+    code, out, err = pdbench("validate", config)
+    assert code == 0, err
+    text = " ".join((out + err).split())
+    assert "set different limits" in text
+    assert "the run applies the strictest of each: concurrency 4, rpm 500, tpm 90000" in text
+    assert "openai at http://127.0.0.1:8000/v1" in text  # one endpoint, however it was spelled
