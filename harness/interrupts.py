@@ -3,7 +3,9 @@
 Inside :func:`graceful_interrupt`:
 
 1. the first SIGINT only sets a flag: no new game, round or attempt starts, retry waits
-   are cut short, and the requests already sent are answered and recorded;
+   are cut short, requests waiting for a pause or a rate are not sent (the run's callbacks,
+   :meth:`StopFlag.on_set`, close the limiters), the live display says at once what the run
+   still waits for, and the requests already sent are answered and recorded;
 2. the second SIGINT says why the run is still waiting: the requests in flight are paid for
    whether or not their answers are read, so their answers are awaited (each is bounded by the
    request timeout) and kept, rather than bought again by ``pdbench resume``;

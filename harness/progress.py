@@ -71,7 +71,7 @@ def run_share(p: Progress) -> float:
 
 
 def pauses(m: Monitor) -> list[str]:
-    """One note per paused endpoint, e.g. ``openai paused 12 s (429 Retry-After)``. An endpoint is
+    """One note per paused endpoint, e.g. ``openai paused 12 s (limit reached, Retry-After)``. An endpoint is
     named by its provider, and by its host too when the run uses several endpoints of that provider."""
     limiters = m.limiters.limiters()
     providers = [provider for provider, _, _ in limiters]
