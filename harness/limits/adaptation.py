@@ -15,8 +15,10 @@ its cause requires (the constants are below; the README's "Rate limits and 429s"
    * *a chain*: ``CHAIN_MIN`` (4) refusals in a row of requests sent after the previous refusal arrived,
      or more where stray refusals are common: as many as make a chain of strays a one-in-a-million
      event (``CHAIN_ODDS``) at the share of refusals measured outside chains (5 at 5 %, 9 at 20 %; at most
-     ``CHAIN_MAX``). Answers to requests sent before the refusal arrived are left out, since a limit
-     refuses at once while earlier requests may still succeed;
+     ``CHAIN_MAX``), with no success of a request sent since the chain began. Answers to requests sent
+     before a refusal arrived are left out, since a limit refuses at once while earlier requests may
+     still succeed; a success of a request sent since the chain's first refusal breaks it, since a
+     reached limit refuses everything sent after it;
    * *a share*: at least ``SATURATED_SHARE`` (3/4) of the last ``SHARE_WINDOW`` (40) answers, or twice
      the requests in flight if more, were refusals (a server that lets a trickle through).
 3. **Only then does the endpoint pause**, until the longest Retry-After of the event (at most
@@ -84,6 +86,7 @@ class Adaptation:
         self._busy_since = -math.inf  # first start after a minute without any
         self._last_refusal_at = -math.inf  # when the latest 429 arrived
         self._chain = 0  # refusals in a row of requests sent after the previous refusal arrived
+        self._chain_began_at = -math.inf  # when the chain's first refusal arrived
         self._stray_share = 0.0  # moving average of the refusal share over STRAY_MEMORY answers
         self._recent: deque[bool] = deque(maxlen=4 * SHARE_WINDOW)  # recent answers, True for a refusal
         self._event_at = -math.inf  # when the limit was last reached
@@ -117,8 +120,8 @@ class Adaptation:
         self._prune(now)
         self._successes.append(now)
         self._backoff_events = 0
-        if started_at is None or started_at >= self._last_refusal_at:
-            self._chain = 0
+        if started_at is None or started_at >= self._chain_began_at:
+            self._chain = 0  # the endpoint accepted a request sent since the chain began: no limit
         if started_at is None or started_at >= self._event_at:
             self._answered(refused=False)
         return self._maybe_raise(now)
@@ -144,6 +147,8 @@ class Adaptation:
         sent_after = started_at is None or started_at >= self._last_refusal_at
         self._last_refusal_at = max(self._last_refusal_at, now)
         if sent_after:
+            if self._chain == 0:
+                self._chain_began_at = now
             self._chain += 1
         if fresh:
             self._answered(refused=True, stray=self._chain <= 1)

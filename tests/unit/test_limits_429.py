@@ -91,6 +91,22 @@ def test_a_success_of_a_later_request_breaks_the_chain() -> None:
     assert h.limiter.snapshot().limit_reached_count == 0
 
 
+def test_a_success_sent_since_the_chain_began_breaks_it_though_refusals_came_in_between() -> None:
+    """Strays at a busy endpoint: refusals arrive while requests sent after the first of them are still
+    out. Those requests' successes show the endpoint accepts what is sent: no chain of strays adds up."""
+    h = Hand()
+    h.successes(20, 0.1)
+    for _ in range(10):
+        h.refusal(1.0)  # a stray ...
+        sent = h.limiter._start(h.now + 0.01, 0)  # ... a request sent after it ...
+        h.now += 0.05
+        h.refusal(1.0)  # ... another stray, sent after the first, arrives first ...
+        h.now += 0.05
+        h.limiter._release()
+        h.limiter.on_success(sent)  # ... and the request sent since the chain began succeeds
+    assert h.limiter.snapshot().limit_reached_count == 0
+
+
 def test_the_chain_needed_grows_with_the_share_of_stray_refusals() -> None:
     """At 5 % strays, four in a row happen once in 160,000 sequences; one in a million needs five."""
     h = Hand()
