@@ -98,7 +98,8 @@ def test_validate_says_which_limits_apply_when_agents_on_one_endpoint_disagree(t
         "  conditions:\n"
         "    - agent_a: {model: openai/m, base_url: 'http://localhost:8000/v1', limits: {concurrency: 8, rpm: 500}}\n"
         "      agent_b: {policy: TFT}\n"
-        "    - agent_a: {model: openai/m, base_url: 'http://127.0.0.1:8000/v1/', limits: {concurrency: 4, tpm: 90000}}\n"
+        "    - agent_a: {model: openai/m, base_url: 'http://127.0.0.1:8000/v1/',\n"
+        "               limits: {concurrency: 4, tpm: 90000}}\n"
         "      agent_b: {policy: ALLD}\n"
     )
     code, out, err = pdbench("validate", config)
