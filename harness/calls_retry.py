@@ -104,7 +104,7 @@ class RetryPolicy:
         failed = state.outcome.exception() if state.outcome is not None else None
         decision = failed.decision if isinstance(failed, AttemptFailed) else None
         server_says = decision.retry_after if decision is not None else None
-        if decision is not None and decision.rate_limited and server_says is not None:
+        if decision is not None and decision.rate_limited and server_says:  # a wait of 0 is no wait: back off
             return server_says + self._jitter.uniform(0.0, min(server_says / 10, MAX_JITTER_S))
         return max(self._backoff(state), server_says or 0.0)
 

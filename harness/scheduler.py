@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -153,39 +153,64 @@ def games_in_flight(limiters: LimiterRegistry, cap: int) -> int:
 class GameSlots:
     """How many games play at once, counting only games that are not waiting to retry a request.
 
-    A game takes a slot to start and gives it back when it ends; while one of its requests waits out a
-    Retry-After it lends the slot (:meth:`lent`), so the next game of the plan starts. A game that comes
-    back from its wait plays on at once even if that briefly makes more games than slots play: no new
-    game starts until the count is below the size again. So the games in memory are at most the size
-    plus those waiting, and no game ever waits for a slot in the middle of its rounds.
+    A game takes a slot to start and gives it back when it ends; while its requests wait out a Retry-After
+    it lends the slot (:meth:`Lease.lent`, once however many of its seats wait), so the next game of the
+    plan starts. A game that comes back from its wait plays on at once even if that briefly makes more
+    games than slots play: no new game starts until the count is below the size again. At most ``size``
+    slots are lent at once, so the games in memory are at most twice the size, and no game ever waits for
+    a slot in the middle of its rounds.
     """
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.playing = 0
+        self.lent_out = 0
         self._freed: anyio.Event | None = None
 
-    async def take(self) -> None:
-        """Wait until fewer than ``size`` games play, then count one more."""
+    async def take(self) -> Lease:
+        """Wait until fewer than ``size`` games play, then count one more: the new game's lease."""
         while self.playing >= self.size:
             if self._freed is None or self._freed.is_set():
                 self._freed = anyio.Event()
             await self._freed.wait()
         self.playing += 1
+        return Lease(self)
 
     def give_back(self) -> None:
         self.playing -= 1
         if self._freed is not None:
             self._freed.set()
 
+
+class Lease:
+    """One game's slot: lent while any of its requests waits to retry (see :class:`GameSlots`)."""
+
+    def __init__(self, slots: GameSlots) -> None:
+        self._slots = slots
+        self._waiting = 0  # this game's requests waiting to retry
+        self._lent = False
+
     @contextmanager
     def lent(self) -> Iterator[None]:
         """The slot of a game whose request waits to retry: free for another game meanwhile."""
-        self.give_back()
+        slots = self._slots
+        self._waiting += 1
+        if self._waiting == 1 and slots.lent_out < slots.size:
+            self._lent = True
+            slots.lent_out += 1
+            slots.give_back()
         try:
             yield
         finally:
-            self.playing += 1
+            self._waiting -= 1
+            if self._waiting == 0 and self._lent:
+                self._lent = False
+                slots.lent_out -= 1
+                slots.playing += 1
+
+    def end(self) -> None:
+        """The game ended: its slot is free."""
+        self._slots.give_back()
 
 
 class Scheduler:
@@ -223,18 +248,18 @@ class Scheduler:
                 # A stop closes the limiters (no request waiting for one is sent); a forced stop (Ctrl-C three
                 # times) cancels the games, never the writer's batch.
                 with (
-                    self.stop.on_set(lambda: loop.call_soon_threadsafe(self._close_limiters)),
+                    self.stop.on_set(lambda: _soon(loop, self._close_limiters)),
                     self.stop.on_force(lambda: loop.call_soon_threadsafe(games.cancel)),
                     games,
                 ):
                     async with anyio.create_task_group() as tg:
                         while not self.stop:
-                            await slots.take()
+                            lease = await slots.take()
                             plan = None if self.stop else next(source, None)
                             if plan is None:
-                                slots.give_back()
+                                lease.end()
                                 break
-                            tg.start_soon(self._play_in_slot, plan, slots)
+                            tg.start_soon(self._play_in_slot, plan, lease)
             finally:
                 finished.set()  # the writer does its last flush and returns; it is never cancelled mid-batch
         if self._writer_error is not None:
@@ -265,12 +290,12 @@ class Scheduler:
         for limiter in self.players.limiters.limiters().values():
             limiter.close()
 
-    async def _play_in_slot(self, plan: GamePlan, slots: GameSlots) -> None:
-        LEND_SLOT.set(slots.lent)  # this task's own context: only this game's retries lend its slot
+    async def _play_in_slot(self, plan: GamePlan, lease: Lease) -> None:
+        LEND_SLOT.set(lease.lent)  # this task's own context (its seats' tasks copy it): only this game's retries
         try:
             await self.play(plan)
         finally:
-            slots.give_back()
+            lease.end()
 
     def _player(self, plan: GamePlan, seat: str) -> Strategy | LLMAgent:
         cond = plan.condition
@@ -342,6 +367,12 @@ class Scheduler:
         if status is not GameStatus.INTERRUPTED:
             self.progress.games_done += 1
             self.progress.per_condition_done[cond.name] += 1
+
+
+def _soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:
+    """Run ``callback`` on ``loop`` from any thread; nothing if the loop has closed meanwhile (the run ended)."""
+    with suppress(RuntimeError):
+        loop.call_soon_threadsafe(callback)
 
 
 def sample_seed(run_seed: int, sample: Sample) -> int:

@@ -12,13 +12,12 @@ its cause requires (the constants are below; the README's "Rate limits and 429s"
 
    * *headers*: the provider's rate-limit headers say nothing remains of a budget
      (:mod:`harness.providers.ratelimit_headers`);
-   * *a chain*: ``CHAIN_MIN`` (4) refusals in a row of requests sent after the previous refusal arrived,
-     or more where stray refusals are common: as many as make a chain of strays a one-in-a-million
-     event (``CHAIN_ODDS``) at the share of refusals measured outside chains (5 at 5 %, 9 at 20 %; at most
-     ``CHAIN_MAX``), with no success of a request sent since the chain began. Answers to requests sent
-     before a refusal arrived are left out, since a limit refuses at once while earlier requests may
-     still succeed; a success of a request sent since the chain's first refusal breaks it, since a
-     reached limit refuses everything sent after it;
+   * *a chain*: a refusal and then ``CHAIN_MIN - 1`` (3) more of requests sent after it arrived, with no
+     success of such a request in between (a reached limit refuses everything sent after it; a stray
+     refusal is followed by successes); more where stray refusals are common: as many as make a chain
+     of strays a one-in-a-million event (``CHAIN_ODDS``) at the share of refusals measured outside
+     chains (5 at 5 %, 9 at 20 %; at most ``CHAIN_MAX``). Answers to requests sent before the chain's
+     first refusal arrived are left out: a limit refuses at once while earlier requests may still succeed;
    * *a share*: at least ``SATURATED_SHARE`` (3/4) of the last ``SHARE_WINDOW`` (40) answers, or twice
      the requests in flight if more, were refusals (a server that lets a trickle through).
 3. **Only then does the endpoint pause**, until the longest Retry-After of the event (at most
@@ -27,13 +26,18 @@ its cause requires (the constants are below; the README's "Rate limits and 429s"
 4. **Only then is a request rate learned**: ``LEARN_SHARE`` (0.95) of the limit the headers state, or of
    the successes of the last minute over the span they fill (the time busy plus the pause, at most a
    minute), which for a server counting a rolling minute is exactly its limit: it refused when its window
-   was full, and it says how long until the window's oldest request leaves it. If the limit is reached
-   again, the rate is learned again, never higher than ``LEARN_SHARE`` of the rate it replaces.
-5. **The learned rate climbs back** by additive increase: ``RAISE_STEP`` (5 %) of the rate first learned,
-   after each ``RAISE_EVERY_S`` (60 s) in which the limit was not reached and the rate held requests
-   back. A raise that reaches the limit again is undone by step 4, and the wait before the next raise
-   doubles, up to ``MAX_RAISE_EVERY_S`` (5 minutes). A learned rate that reaches a configured rpm is
-   dropped.
+   was full, and it says how long until the window's oldest request leaves it. The headers' request limit
+   is used only when requests ran out and it resets within a minute (a limit per day says nothing of a
+   rate, nor one of requests when the tokens ran out). If the limit is reached again, the rate is learned
+   again, never higher than ``LEARN_SHARE`` of the rate it replaces.
+5. **The learned rate climbs back** after each ``RAISE_EVERY_S`` (60 s) in which the limit was not reached
+   and the rate held requests back: by doubling, up to the *good* rate (the highest that went a clean
+   interval), so an overload spell that drove it down costs minutes, not the run; beyond it by additive
+   increase, ``RAISE_STEP`` (5 %). A raise beyond the good rate that reaches the limit again is undone
+   by step 4, and the wait before the next raise doubles, up to ``MAX_RAISE_EVERY_S`` (5 minutes); the
+   limit reached at the good rate or below (a spell, or a limit that was lowered) lowers the good rate
+   by ``LEARN_SHARE`` and starts recovery again at the shortest wait. A learned rate that reaches a
+   configured rpm is dropped.
 6. **What the workload set is never learned**: only the patterns of step 2 teach a rate, so a slow
    workload (few games left, games waiting on each other) never passes its own pace off as the limit.
 
@@ -84,18 +88,18 @@ class Adaptation:
         self._successes: deque[float] = deque()  # success times in the last minute
         self._last_start = -math.inf
         self._busy_since = -math.inf  # first start after a minute without any
-        self._last_refusal_at = -math.inf  # when the latest 429 arrived
-        self._chain = 0  # refusals in a row of requests sent after the previous refusal arrived
+        self._chain = 0  # refusals of requests sent since the chain's first refusal arrived, that one included
         self._chain_began_at = -math.inf  # when the chain's first refusal arrived
         self._stray_share = 0.0  # moving average of the refusal share over STRAY_MEMORY answers
         self._recent: deque[bool] = deque(maxlen=4 * SHARE_WINDOW)  # recent answers, True for a refusal
         self._event_at = -math.inf  # when the limit was last reached
         self._event_retry_after = 0.0  # the longest Retry-After of that event
         self._backoff_events = 0  # events since the last success (doubles the default pause)
-        self._first_learned: float | None = None  # the rate first learned: the step of the increase
+        self._good_rpm = math.inf  # the highest learned rate that went a clean interval (or the first learned)
         self._raise_every = RAISE_EVERY_S
         self._next_raise_at = math.inf
         self._held_back = False  # the learned rate held a request back since the last raise
+        self._clean_since_event = True  # a clean interval passed since the limit was last reached
 
     def set_settings(self, settings: LimitSettings) -> None:
         """The limits the user configured changed (tightened): a learned rate above the new rpm is dropped."""
@@ -144,14 +148,13 @@ class Adaptation:
         """
         self.rate_limited_count += 1
         fresh = started_at is None or started_at >= self._event_at  # not an answer to a request of the last event
-        sent_after = started_at is None or started_at >= self._last_refusal_at
-        self._last_refusal_at = max(self._last_refusal_at, now)
-        if sent_after:
-            if self._chain == 0:
-                self._chain_began_at = now
-            self._chain += 1
+        began = self._chain == 0
+        if began:
+            self._chain, self._chain_began_at = 1, now  # any refusal may begin a chain
+        elif started_at is None or started_at >= self._chain_began_at:
+            self._chain += 1  # sent since the chain began, and refused too
         if fresh:
-            self._answered(refused=True, stray=self._chain <= 1)
+            self._answered(refused=True, stray=began)
         stated = limits is not None and limits.exhausted
         if now < self.paused_until:
             if waits and fresh and retry_after is not None:  # a later answer of this event asks for longer
@@ -165,8 +168,8 @@ class Adaptation:
     # ---- the pattern --------------------------------------------------------------------------
 
     def _answered(self, *, refused: bool, stray: bool = True) -> None:
-        """Note an answer for the share rule and, unless it is a later link of a chain, for the stray share
-        (a chain's own refusals would otherwise raise the bar it has to clear)."""
+        """Note an answer for the share rule and, for the stray share, a success or a refusal that began a
+        chain (the refusals during a chain would otherwise raise the bar it has to clear)."""
         self._recent.append(refused)
         if stray:
             self._stray_share += (float(refused) - self._stray_share) / STRAY_MEMORY
@@ -222,34 +225,48 @@ class Adaptation:
             self._next_raise_at = max(self._next_raise_at, until + self._raise_every)
 
     def _learn(self, now: float, pause: float, limits: RateLimitHeaders | None) -> None:
-        stated = limits.requests_limit if limits is not None else None
-        if stated is not None and stated > 0:
+        stated = _stated_rpm(limits)
+        if stated is not None:
             rate: float | None = LEARN_SHARE * stated
         else:
             measured = self._measured_rpm(now, pause)
             rate = None if measured is None else LEARN_SHARE * measured
         previous = self.learned_rpm
         if previous is not None:
-            self._raise_every = min(2 * self._raise_every, MAX_RAISE_EVERY_S)  # the last raise went too far
+            if previous > self._good_rpm * (1 + 1e-9):
+                self._raise_every = min(2 * self._raise_every, MAX_RAISE_EVERY_S)  # the last raise went too far
+            else:
+                # Reached at (or below) the rate known to be good: an overload spell, or a limit that was lowered.
+                # The good rate gives a step, not more, and recovery starts again at the shortest wait.
+                if previous >= self._good_rpm * (1 - 1e-9) and self._clean_since_event:
+                    self._good_rpm = LEARN_SHARE * previous  # once a spell: its later events find it lowered
+                self._raise_every = RAISE_EVERY_S
             rate = LEARN_SHARE * previous if rate is None else min(rate, LEARN_SHARE * previous)
         if rate is None:
             return  # too few successes to tell: the pause alone acts
         self._set_learned_rpm(rate)
-        if self._first_learned is None or previous is None:
-            self._first_learned = self.learned_rpm
+        if previous is None and self.learned_rpm is not None:
+            self._good_rpm = self.learned_rpm
         self._held_back = False
+        self._clean_since_event = False
         self._next_raise_at = self.paused_until + self._raise_every
 
     def _maybe_raise(self, now: float) -> bool:
-        """Additive increase after a clean interval in which the learned rate held requests back."""
-        if self.learned_rpm is None or now < self._next_raise_at:
+        """After a clean interval in which the learned rate held requests back: back to the good rate by
+        doubling, then additive increase beyond it (see the module doc)."""
+        rate = self.learned_rpm
+        if rate is None or now < self._next_raise_at:
             return False
         self._next_raise_at = now + self._raise_every
+        self._clean_since_event = True
         if not self._held_back:
             return False  # the workload set the pace: nothing to learn about the limit
         self._held_back = False
-        step = RAISE_STEP * (self._first_learned or self.learned_rpm)
-        self._set_learned_rpm(self.learned_rpm + step)
+        if rate < self._good_rpm:
+            self._set_learned_rpm(min(self._good_rpm, 2 * rate))
+        else:
+            self._good_rpm = rate  # a clean interval at this rate: it is good
+            self._set_learned_rpm(rate + RAISE_STEP * rate)
         return True
 
     def _set_learned_rpm(self, rpm: float) -> None:
@@ -268,3 +285,15 @@ class Adaptation:
         """Forget the successes that left the rolling minute."""
         while self._successes and self._successes[0] + WINDOW_S <= now:
             self._successes.popleft()
+
+
+def _stated_rpm(limits: RateLimitHeaders | None) -> float | None:
+    """The request limit the headers state, when it is the budget that ran out and it is a per-minute one (its
+    reset within a minute): a limit per day (some servers send that), or one of requests when the tokens ran
+    out, says nothing of the rate to keep."""
+    if limits is None or limits.requests_limit is None or limits.requests_limit <= 0:
+        return None
+    if limits.requests_remaining != 0:
+        return None
+    reset = limits.requests_reset_s
+    return limits.requests_limit if reset is None or reset <= WINDOW_S else None

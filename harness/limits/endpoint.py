@@ -248,7 +248,7 @@ class EndpointLimiter:
                     if ready_at <= now and self._has_slot():
                         # No await from the checks to here: admission is atomic.
                         return self._start(now, estimated_tokens, held_back, queued=True)
-                    held_back |= ready_at > max(now, self._adaptation.paused_until)
+                    held_back |= self._pacing.request_ready_at(self._rpm()) > max(now, self._adaptation.paused_until)
                     if self._changed is None or self._changed.is_set():
                         self._changed = anyio.Event()
                     changed = self._changed

@@ -71,14 +71,19 @@ class Pacing:
         """Enforce another tokens-per-minute limit from now on (the ledger keeps what was charged)."""
         self._tpm = tpm
 
+    def request_ready_at(self, rpm: float | None) -> float:
+        """Earliest time the request rate ``rpm`` alone allows a start (pacing and window)."""
+        if rpm is None:
+            return -math.inf
+        ready = self._next_request_at
+        allowed = _starts_a_window(rpm)
+        if len(self._starts) >= allowed:
+            ready = max(ready, self._starts[-allowed] + WINDOW_S + WINDOW_MARGIN_S)
+        return ready
+
     def ready_at(self, now: float, tokens: float, rpm: float | None) -> float:
         """Earliest time the request rate ``rpm`` and the tokens allow a start of ``tokens``."""
-        ready = -math.inf
-        if rpm is not None:
-            ready = self._next_request_at
-            allowed = _starts_a_window(rpm)
-            if len(self._starts) >= allowed:
-                ready = max(ready, self._starts[-allowed] + WINDOW_S + WINDOW_MARGIN_S)
+        ready = self.request_ready_at(rpm)
         tpm = self._tpm
         if tpm is not None:
             ready = max(ready, self._next_token_at)

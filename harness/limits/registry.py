@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import os
 import re
 import socket
 import time
@@ -23,17 +24,18 @@ from urllib.parse import urlsplit
 
 from harness.limits.endpoint import Clock, EndpointLimiter
 from harness.limits.settings import LimitSettings
-from harness.providers.base import key_id
+from harness.providers.base import DEFAULT_BASE_URLS, key_id
 
 EndpointKey = tuple[str, str | None, str | None]  # provider, normalised URL, key id
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def endpoint_url(base_url: str | None) -> str | None:
+def endpoint_url(base_url: str | None, *, resolve: bool = True) -> str | None:
     """``scheme://address:port/path`` of a base URL, the host resolved to its address (an IPv4 one where it
     has one), so that every spelling of one server names one endpoint; the URL as written (trimmed) if it
-    cannot be read."""
+    cannot be read. ``resolve=False`` asks no name server: only ``localhost`` and addresses are read (for
+    ``pdbench validate``, which must not look up the hosts of a file it checks)."""
     if not base_url:
         return None
     try:
@@ -43,7 +45,7 @@ def endpoint_url(base_url: str | None) -> str | None:
         port = parts.port or DEFAULT_PORTS.get(scheme)
     except ValueError:
         return base_url.strip().rstrip("/")
-    address = _address(host)
+    address = _address(host) if resolve else _literal(host)
     if ":" in address:
         address = f"[{address}]"
     path = re.sub("/{2,}", "/", parts.path).rstrip("/")
@@ -67,6 +69,18 @@ def _address(host: str) -> str:
     v4 = sorted(a for a in addresses if a.version == 4)
     v6 = sorted(a for a in addresses if a.version == 6)
     return str((v4 or v6)[0]) if addresses else host
+
+
+def _literal(host: str) -> str:
+    """The host's address without asking a name server: an address as it is, ``localhost`` as 127.0.0.1,
+    any other name in lower case."""
+    host = host.lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return "127.0.0.1"
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
 
 
 def strictest(a: LimitSettings, b: LimitSettings) -> LimitSettings:
@@ -93,10 +107,13 @@ def describe(settings: LimitSettings) -> str:
 def limit_disagreements(agents: Iterable[tuple[str, str, str | None, str | None, LimitSettings]]) -> list[str]:
     """A warning for each endpoint whose agents configure different limits, naming the limits that apply.
 
-    ``agents``: (where in the config, provider, base URL, name of the key's variable, limits)."""
+    ``agents``: (where in the config, provider, base URL, name of the key's variable, limits). An agent
+    without a base URL goes where the run would send it: the environment's (``OPENAI_BASE_URL``), else
+    the provider's own endpoint."""
     groups: dict[tuple[str, str | None, str | None], list[tuple[str, LimitSettings]]] = {}
     for where, provider, base_url, key_env, settings in agents:
-        groups.setdefault((provider, endpoint_url(base_url), key_env), []).append((where, settings))
+        url = base_url or os.environ.get(f"{provider.upper()}_BASE_URL") or DEFAULT_BASE_URLS.get(provider)
+        groups.setdefault((provider, endpoint_url(url, resolve=False), key_env), []).append((where, settings))
     out = []
     for (provider, url, _), members in groups.items():
         distinct = {settings.model_dump_json() for _, settings in members}

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_DURATION = re.compile(rf"(?:{_NUMBER}d)?(?:{_NUMBER}h)?(?:{_NUMBER}m(?!s))?(?:{_NUMBER}s)?(?:{_NUMBER}ms)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +69,9 @@ def parse_rate_limit_headers(headers: Mapping[str, str] | None, now: float | Non
         requests_remaining=_number(
             h.get("x-ratelimit-remaining-requests") or h.get("anthropic-ratelimit-requests-remaining")
         ),
-        requests_reset_s=_duration(h.get("x-ratelimit-reset-requests"))
-        or _until(h.get("anthropic-ratelimit-requests-reset"), wall),
+        requests_reset_s=_first(
+            _duration(h.get("x-ratelimit-reset-requests")), _until(h.get("anthropic-ratelimit-requests-reset"), wall)
+        ),
         tokens_limit=_number(h.get("x-ratelimit-limit-tokens") or h.get("anthropic-ratelimit-tokens-limit")),
         tokens_remaining=_lowest(
             h.get("x-ratelimit-remaining-tokens"),
@@ -77,15 +79,21 @@ def parse_rate_limit_headers(headers: Mapping[str, str] | None, now: float | Non
             h.get("anthropic-ratelimit-input-tokens-remaining"),
             h.get("anthropic-ratelimit-output-tokens-remaining"),
         ),
-        tokens_reset_s=_duration(h.get("x-ratelimit-reset-tokens"))
-        or _latest(
-            wall,
-            h.get("anthropic-ratelimit-tokens-reset"),
-            h.get("anthropic-ratelimit-input-tokens-reset"),
-            h.get("anthropic-ratelimit-output-tokens-reset"),
+        tokens_reset_s=_first(
+            _duration(h.get("x-ratelimit-reset-tokens")),
+            _latest(
+                wall,
+                h.get("anthropic-ratelimit-tokens-reset"),
+                h.get("anthropic-ratelimit-input-tokens-reset"),
+                h.get("anthropic-ratelimit-output-tokens-reset"),
+            ),
         ),
     )
     return None if state.empty else state
+
+
+def _first(*values: float | None) -> float | None:
+    return next((v for v in values if v is not None), None)
 
 
 def _number(text: str | None) -> float | None:
@@ -105,7 +113,7 @@ def _lowest(*texts: str | None) -> float | None:
 
 
 def _duration(text: str | None) -> float | None:
-    """OpenAI's reset: ``1s``, ``6m0s``, ``20ms``, ``1h2m3.5s``, or plain seconds; None if unreadable."""
+    """OpenAI's reset: ``1s``, ``6m0s``, ``20ms``, ``1h2m3.5s``, ``1d2h``, or plain seconds; None if unreadable."""
     if text is None:
         return None
     text = text.strip()
@@ -114,8 +122,8 @@ def _duration(text: str | None) -> float | None:
     match = _DURATION.fullmatch(text)
     if not text or match is None or not any(match.groups()):
         return None
-    hours, minutes, seconds, millis = (float(g) if g else 0.0 for g in match.groups())
-    return hours * 3600 + minutes * 60 + seconds + millis / 1000
+    days, hours, minutes, seconds, millis = (float(g) if g else 0.0 for g in match.groups())
+    return days * 86400 + hours * 3600 + minutes * 60 + seconds + millis / 1000
 
 
 def _until(text: str | None, now: float) -> float | None:

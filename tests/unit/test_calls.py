@@ -346,6 +346,19 @@ async def test_a_429_is_retried_after_its_retry_after_and_a_jitter_with_the_slot
     assert calls.stats.retries == 0 and calls.stats.rate_limited == 1
 
 
+async def test_a_429_asking_for_no_wait_is_retried_after_the_backoff_not_at_once() -> None:
+    now = [0.0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    provider = Limited([RateLimited(0.0)])
+    calls = path(retry=RetrySettings(backoff_initial=0.5, backoff_max=10.0), sleep=sleep)
+    await calls.request(provider, EndpointLimiter(LimitSettings(), clock=lambda: now[0]), MESSAGES, SamplingParams(),
+                        TAG, 1)  # fmt: skip
+    assert now[0] >= 0.5
+
+
 async def test_a_request_waiting_in_a_closed_limiter_is_stopped_unsent() -> None:
     provider = EchoProvider()
     limiter = EndpointLimiter(LimitSettings(concurrency=1))

@@ -155,6 +155,21 @@ def test_headers_that_say_nothing_remains_tell_the_limit_at_once() -> None:
     assert snap.learned_rpm == pytest.approx(LEARN_SHARE * 500)  # the limit the headers state
 
 
+def test_a_request_limit_is_learned_only_when_requests_ran_out_within_a_minute() -> None:
+    """Tokens ran out (the request limit says nothing of the rate to keep), or the request limit is per day:
+    the rate is learned from what the server accepted instead."""
+    for spent in (
+        RateLimitHeaders(requests_limit=50, requests_remaining=12, tokens_remaining=0, tokens_reset_s=45.0),
+        RateLimitHeaders(requests_limit=14400, requests_remaining=0, requests_reset_s=6 * 3600.0),
+    ):
+        h = Hand()
+        h.successes(300, 15.0 / 300)
+        h.refusal(45.0, limits=spent)
+        snap = h.limiter.snapshot()
+        assert snap.limit_reached_count == 1
+        assert snap.learned_rpm == pytest.approx(LEARN_SHARE * 300, rel=0.01)  # 300 over 15 s + 45 s
+
+
 def test_headers_with_budget_left_make_a_429_a_stray_one() -> None:
     h = Hand()
     h.successes(10, 0.1)
@@ -238,7 +253,7 @@ def test_the_learned_rate_climbs_after_each_clean_minute_in_which_it_held_reques
         h.now += RAISE_EVERY_S
         h.successes(1, 0.0)
         rates.append(h.limiter.learned_rpm)
-    assert rates == pytest.approx([first + k * RAISE_STEP * first for k in (1, 2, 3)])
+    assert rates == pytest.approx([first * (1 + RAISE_STEP) ** k for k in (1, 2, 3)])  # 5 % of the good rate
 
 
 def test_a_rate_the_workload_set_is_never_learned_nor_raised() -> None:
@@ -258,23 +273,48 @@ def test_a_rate_the_workload_set_is_never_learned_nor_raised() -> None:
 
 def test_a_raise_that_reaches_the_limit_again_is_undone_and_the_next_waits_twice_as_long() -> None:
     h = _learned_at_300()
-    first = h.limiter.learned_rpm
-    assert first is not None
-    h.limiter._adaptation.on_start(h.now, held_back_by_rate=True)
-    h.now += RAISE_EVERY_S
-    h.successes(1, 0.0)
-    raised = h.limiter.learned_rpm
-    assert raised == pytest.approx(first * (1 + RAISE_STEP))
-    for _ in range(CHAIN_MIN):
-        h.refusal(0.5)
-    assert h.limiter.learned_rpm is not None and h.limiter.learned_rpm <= LEARN_SHARE * raised
     adaptation = h.limiter._adaptation
-    assert adaptation._raise_every == 2 * RAISE_EVERY_S
-    for _ in range(5):
-        h.now = max(h.now, h.limiter.paused_until or 0.0) + 1
+    good = h.limiter.learned_rpm
+    assert good is not None
+    waits = []
+    for _ in range(4):
+        while True:  # clean intervals in which the rate held requests back, until a raise goes beyond the good rate
+            h.limiter._adaptation.on_start(h.now, held_back_by_rate=True)
+            h.now = max(h.now, adaptation._next_raise_at)
+            h.successes(1, 0.0)
+            if (h.limiter.learned_rpm or 0) > good * 1.001:
+                break
+        raised = h.limiter.learned_rpm
+        assert raised == pytest.approx(good * (1 + RAISE_STEP))
+        for _ in range(CHAIN_MIN):
+            h.refusal(0.5)  # ... and reaches the limit
+        assert h.limiter.learned_rpm is not None and h.limiter.learned_rpm <= LEARN_SHARE * raised
+        waits.append(adaptation._raise_every)
+        h.now = (h.limiter.paused_until or h.now) + 0.01
+    assert waits == [2 * RAISE_EVERY_S, 4 * RAISE_EVERY_S, MAX_RAISE_EVERY_S, MAX_RAISE_EVERY_S]
+
+
+def test_a_spell_of_refusals_at_the_good_rate_lowers_it_a_step_and_recovery_doubles_back() -> None:
+    h = _learned_at_300()
+    adaptation = h.limiter._adaptation
+    good = h.limiter.learned_rpm
+    assert good is not None
+    h.now = adaptation._next_raise_at  # a clean interval at the good rate ...
+    h.successes(1, 0.0)
+    for _ in range(6):  # ... then an overload spell: the limit "reached" again and again, below the true one
         for _ in range(CHAIN_MIN):
             h.refusal(0.5)
-    assert adaptation._raise_every == MAX_RAISE_EVERY_S
+        h.now = (h.limiter.paused_until or h.now) + 0.01
+    low = h.limiter.learned_rpm
+    assert low is not None and low <= LEARN_SHARE**5 * good
+    assert adaptation._raise_every == RAISE_EVERY_S and adaptation._good_rpm == pytest.approx(LEARN_SHARE * good)
+    minutes = 0
+    while (h.limiter.learned_rpm or 0) < LEARN_SHARE * good * 0.999:
+        h.limiter._adaptation.on_start(h.now, held_back_by_rate=True)
+        h.now = max(h.now, adaptation._next_raise_at)
+        h.successes(1, 0.0)
+        minutes += 1
+    assert minutes <= 4  # back to the good rate by doubling, in minutes
 
 
 def test_a_learned_rate_that_reaches_the_configured_rpm_is_dropped() -> None:
@@ -294,12 +334,21 @@ def test_a_learned_rate_that_reaches_the_configured_rpm_is_dropped() -> None:
 # ---- whole runs on virtual time ---------------------------------------------------------------------
 
 
-def _simulate(*, limit: int | None, stray: float, minutes: int = 6, seed: int = 0) -> dict[str, float]:
+def _simulate(
+    *,
+    limit: int | None,
+    stray: float,
+    minutes: int = 6,
+    seed: int = 0,
+    spell: tuple[float, float, float] | None = None,
+    after: float = 60.0,
+) -> dict[str, float]:
     """16 games against a server allowing ``limit`` requests per rolling minute (None: no limit), refusing
     ``stray`` of the others at random (Retry-After 1 s); latency 1 s, concurrency 8. Each refused request
     sits out its Retry-After plus a jitter, as the call path does. Returns the achieved share of the limit
     after the first minute, 429s, the longest gap between successes after the first minute, and the
-    longest Retry-After sent."""
+    longest Retry-After sent. ``spell`` (start, end, share): refuse that share at random in that time;
+    ``after``: where the achieved share is counted from (the first minute by default)."""
     duration = 60.0 * minutes
     rng = random.Random(seed)
 
@@ -315,7 +364,8 @@ def _simulate(*, limit: int | None, stray: float, minutes: int = 6, seed: int = 
                 window.popleft()
             if limit is not None and len(window) >= limit:
                 return window[0] + 60 - t
-            if rng.random() < stray:
+            share = spell[2] if spell is not None and spell[0] <= t < spell[1] else stray
+            if rng.random() < share:
                 return 1.0
             window.append(t)
             return None
@@ -339,9 +389,9 @@ def _simulate(*, limit: int | None, stray: float, minutes: int = 6, seed: int = 
         async with anyio.create_task_group() as tg:
             for _ in range(16):
                 tg.start_soon(game)
-        late = [t for t in ok if t >= 60]
+        late = [t for t in ok if t >= after]
         gaps = [b - a for a, b in pairwise(late)]
-        achieved = len(late) / (minutes - 1)
+        achieved = len(late) / ((duration - after) / 60)
         return {
             "share": achieved / limit if limit else achieved,
             "refused": refused,
@@ -351,6 +401,45 @@ def _simulate(*, limit: int | None, stray: float, minutes: int = 6, seed: int = 
         }
 
     return run_virtual(main)
+
+
+@pytest.mark.parametrize("concurrency", [1, 4, 8, 32, 64])
+def test_a_limit_that_refuses_everything_is_told_by_the_chain_within_a_few_refusals(concurrency: int) -> None:
+    """From t = 10 s the server refuses every request (no Retry-After, no headers): the chain tells it after
+    a few refusals of requests sent since the first, whatever the requests in flight."""
+
+    async def main(clock: Clock) -> int:
+        limiter = EndpointLimiter(LimitSettings(concurrency=concurrency), clock=clock)
+        refused = 0
+
+        async def game() -> None:
+            nonlocal refused
+            while not limiter.snapshot().limit_reached_count:
+                async with limiter.acquire() as permit:
+                    await anyio.sleep(0.2)
+                    if clock() < 10:
+                        limiter.on_success(permit)
+                        continue
+                    if not limiter.snapshot().limit_reached_count:  # answers still in flight after it don't count
+                        refused += 1
+                        limiter.on_rate_limited(None, permit=permit)
+                await anyio.sleep(0.05)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(concurrency):
+                tg.start_soon(game)
+        return refused
+
+    refused = run_virtual(main)
+    # The requests in flight when the first refusal came (at most the concurrency), then the chain's links.
+    assert refused <= concurrency + CHAIN_MIN
+
+
+def test_a_spell_of_overload_costs_minutes_not_the_run() -> None:
+    """A server allowing 400 a minute refuses 70 % of requests at random for a minute (an overload spell):
+    the rate learned during it comes back within a few minutes."""
+    result = _simulate(limit=400, stray=0.0, minutes=12, spell=(120.0, 180.0, 0.7), after=480.0)
+    assert result["share"] >= 0.9
 
 
 @pytest.mark.parametrize("limit", [60, 200, 400])
@@ -433,7 +522,7 @@ def test_closing_a_paused_limiter_releases_every_waiter_at_once() -> None:
 
 async def test_a_game_waiting_to_retry_lends_its_slot_to_the_next_game() -> None:
     slots = GameSlots(2)
-    await slots.take()
+    first = await slots.take()
     await slots.take()
     started = anyio.Event()
 
@@ -445,8 +534,9 @@ async def test_a_game_waiting_to_retry_lends_its_slot_to_the_next_game() -> None
         tg.start_soon(third)
         await anyio.sleep(0.01)
         assert not started.is_set()  # both slots play
-        with slots.lent():  # a game sits out a Retry-After
+        with first.lent(), first.lent():  # both seats of a game sit out a Retry-After: one slot lent, once
             await started.wait()
+            assert (slots.playing, slots.lent_out) == (2, 1)
         assert slots.playing == 3  # back from its wait, it plays on at once ...
         late = anyio.Event()
 
@@ -457,9 +547,19 @@ async def test_a_game_waiting_to_retry_lends_its_slot_to_the_next_game() -> None
         tg.start_soon(fourth)
         await anyio.sleep(0.01)
         assert not late.is_set()  # ... and no new game starts until fewer than two play
-        slots.give_back()
+        first.end()
         slots.give_back()
         await late.wait()
+
+
+async def test_at_most_as_many_slots_are_lent_as_there_are() -> None:
+    slots = GameSlots(2)
+    games = [await slots.take(), await slots.take()]
+    with games[0].lent(), games[1].lent():
+        games += [await slots.take(), await slots.take()]  # two lent slots, two more games
+        assert slots.lent_out == 2
+        with games[2].lent():  # a third wait lends nothing: four games in memory at most
+            assert (slots.playing, slots.lent_out) == (2, 2)
 
 
 # ---- the headers -----------------------------------------------------------------------------------
@@ -490,3 +590,5 @@ def test_openai_and_anthropic_rate_limit_headers_are_read() -> None:
     assert parse_rate_limit_headers({"x-ratelimit-reset-requests": "1h2m3.5s"}) == RateLimitHeaders(
         requests_reset_s=3723.5
     )
+    assert parse_rate_limit_headers({"x-ratelimit-reset-requests": "0s"}) == RateLimitHeaders(requests_reset_s=0.0)
+    assert parse_rate_limit_headers({"x-ratelimit-reset-tokens": "1d2h"}) == RateLimitHeaders(tokens_reset_s=93600.0)
