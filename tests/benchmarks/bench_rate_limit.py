@@ -17,6 +17,9 @@ beyond it), 50 ms latency, concurrency 64, at least 2,000 calls, while another p
 core busy (``--no-busy`` to leave it quiet). Reported: achieved requests/min / 1,200 (target
 >= 0.97) and 429s sent (target 0).
 
+C, Ctrl-C: a real ``pdbench eval`` whose endpoint is paused (limit reached, a minute to wait) gets a
+SIGINT; reported: the seconds until its display says "Stopping" (target <= 0.5) and until it ends.
+
 B, no rpm (the limit unknown to the harness; concurrency 64), stopped after 3 minutes.
 Reported: the achieved rate after the first minute (target >= 0.9 of the limit) and the longest
 gap between answered requests after it, against the longest Retry-After the server sent (target:
@@ -262,6 +265,48 @@ def busy_core() -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
+def run_ctrl_c(server: Any, results: Path, trials: int) -> dict[str, Any]:
+    """Scenario C: a real ``pdbench eval`` whose endpoint is paused (the server's limit of 2 a minute reached,
+    its headers saying so); a SIGINT; how long until the display says "Stopping", and until the process ends."""
+    said: list[float] = []
+    ended: list[float] = []
+    for i in range(trials):
+        server.reset()
+        server.configure(rpm_limit=2, ratelimit_headers=True, latency_ms=5, stray_429_rate=0.0)
+        env = dict(os.environ, PDBENCH_RESULTS=str(results), NO_COLOR="1")
+        cmd = [sys.executable, "-m", "harness.entry", "eval", "--model", "openai/bench", "--opponents", "TFT,ALLD",
+               "--rounds", "5", "--replicates", "4", "--run-id", f"bench_c_{i}", "--no-cache"]  # fmt: skip
+        proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while server.rate_limited_count == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)  # the endpoint is paused now, for most of a minute
+        seen = threading.Event()
+        pressed = time.monotonic()
+        lines: list[str] = []
+
+        def read(stream: Any, lines: list[str], seen: threading.Event, pressed: float) -> None:
+            for raw in stream:
+                lines.append(raw.decode("utf-8", "replace"))
+                if "Stopping" in lines[-1] and not seen.is_set():
+                    said.append(time.monotonic() - pressed)
+                    seen.set()
+
+        reader = threading.Thread(target=read, args=(proc.stderr, lines, seen, pressed), daemon=True)
+        reader.start()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
+        ended.append(time.monotonic() - pressed)
+        reader.join(timeout=5)
+        stopping = [line for line in lines if "Stopping" in line]
+        print(f"  trial {i}: {stopping[0].strip() if stopping else 'no Stopping line: ' + ''.join(lines)[-500:]}")
+    return {
+        "seconds from SIGINT to the 'Stopping' line (each)": ", ".join(f"{x:.2f}" for x in said),
+        "most seconds to the 'Stopping' line": max(said, default=float("nan")),
+        "seconds from SIGINT to the process's end (each)": ", ".join(f"{x:.2f}" for x in ended),
+    }
+
+
 def run_strays(server: Any, results: Path, pairs: int) -> dict[str, Any]:
     """Scenario S: clean and 5 % stray 429s, alternately, on the same 600-call plan."""
     times: dict[str, list[float]] = {"clean": [], "strays": []}
@@ -329,7 +374,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short smoke run (~2 min); figures are not meaningful")
     parser.add_argument("--results", type=Path, default=None, help="keep the run files here (default: a temp dir)")
-    parser.add_argument("--only", default="S,A,B", help="the scenarios to run, e.g. S or A,B (default all)")
+    parser.add_argument("--only", default="S,A,B,C", help="the scenarios to run, e.g. S or A,B (default all)")
     parser.add_argument("--pairs", type=int, default=3, help="clean/strays pairs in scenario S (default 3)")
     parser.add_argument("--no-busy", action="store_true", help="scenario A without another process busy on a core")
     args = parser.parse_args()
@@ -355,6 +400,7 @@ def main() -> None:
     rs: dict[str, Any] = {}
     ra: dict[str, Any] = {}
     rb: dict[str, Any] = {}
+    rc: dict[str, Any] = {}
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="pdbench_ratelimit_") as tmp:
         results = args.results or Path(tmp)
@@ -370,7 +416,10 @@ def main() -> None:
                 )
                 rs = run_strays(server, results, 1 if args.quick else args.pairs)
 
-            server.configure(rpm_limit=LIMIT_RPM, latency_ms=LATENCY_MS, stray_429_rate=0.0)
+            if "C" in only:
+                print("\nScenario C: Ctrl-C while the endpoint is paused (limit reached), 3 trials ...", flush=True)
+                rc = run_ctrl_c(server, results, 1 if args.quick else 3)
+            server.configure(rpm_limit=LIMIT_RPM, latency_ms=LATENCY_MS, stray_429_rate=0.0, ratelimit_headers=False)
             if "A" in only:
                 busy = None if args.no_busy else busy_core()
                 print(
@@ -414,6 +463,8 @@ def main() -> None:
     rows = [("scenario", "figure", "value", "vs limit / target")]
     for k, v in rs.items():
         rows.append(("S strays", k, fmt(v), "target <= 1.3" if k.startswith("ratio") else ""))
+    for k, v in rc.items():
+        rows.append(("C Ctrl-C", k, fmt(v), "target <= 0.5" if k.startswith("most") else ""))
     for k, v in ra.items():
         note = ""
         if k.startswith("rate"):
@@ -436,6 +487,9 @@ def main() -> None:
     if rs:
         ratio = rs["ratio strays / clean"]
         print(f"  S time with 5 % stray 429s / clean {ratio:.3f} <= 1.3: {'MET' if ratio <= 1.3 else 'MISSED'}")
+    if rc:
+        most = rc["most seconds to the 'Stopping' line"]
+        print(f"  C Ctrl-C acknowledged within {most:.2f} s <= 0.5 s: {'MET' if most <= 0.5 else 'MISSED'}")
     if ra:
         steady = ra["rate, steady (server span minus first and last 10 s)"] / LIMIT_RPM
         print(f"  A achieved/limit (steady) {steady:.3f} >= 0.97: {'MET' if steady >= 0.97 else 'MISSED'}")
