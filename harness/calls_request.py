@@ -10,7 +10,7 @@ reading of the answer when it answered (see :class:`Reading`).
 No key leaves or is stored through a request: one whose messages hold a key this process knows
 (:func:`harness.keys.key_in`: the environment's provider keys, keys named by ``api_key_env``) is refused
 when it is made (:class:`KeyInPrompt`, before any cache lookup or send), whatever put the key there (a
-template, a persona, a file copied into one), and every row is scrubbed of keys as it is made.
+template, a persona, a file copied into one), and the answer and error of every row are scrubbed of keys.
 """
 
 from __future__ import annotations
@@ -167,14 +167,17 @@ class Request:
         cost_usd: float | None = None,
         cached: bool = False,
     ) -> CallRecord:
-        """The ``calls`` row of one attempt (every row of a request is made here), scrubbed of keys."""
+        """The ``calls`` row of one attempt (every row of a request is made here), its texts scrubbed of keys.
+
+        ``request_json`` holds no key whole, or the request would have been refused when it was made; it is
+        stored as sent, since resume finds answers by it (and scanning every prompt for pieces of keys
+        would cost more than the rest of a mock call)."""
         if reading is not None and reading.unreadable is not None:
             error = reading.unreadable
         t = self.tag
         return CallRecord(
             game_id=t.game_id, round=t.round, player=t.player, attempt=attempt, provider=self.provider,
-            model=self.model, request_json=scrub(self.request_json),
-            response_text=None if text is None else scrub(text),
+            model=self.model, request_json=self.request_json, response_text=None if text is None else scrub(text),
             action=reading.action if reading is not None else None, outcome=outcome(fault, reading),
             error=None if error is None else scrub(error),
             duration_ms=duration_ms, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd,

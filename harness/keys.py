@@ -196,7 +196,7 @@ def key_in(text: str) -> str | None:
 
     Whole keys, not runs of :data:`MIN_FRAGMENT` characters, decide what may not be sent: a prompt file that
     copied a key holds all of it, while an ordinary word can match eight characters of a placeholder key
-    (``sk-no-key-required``). What is stored is scrubbed of the runs as well (:func:`scrub`)."""
+    (``sk-no-key-required``). Answers and errors are stored scrubbed of the runs as well (:func:`scrub`)."""
     for form, variable in list(_whole_forms.items()):
         if form in text:
             return variable
