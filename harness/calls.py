@@ -14,12 +14,17 @@
 * **record** (:class:`~harness.calls_request.Request`): every attempt, failed ones included, becomes
   a ``calls`` row whose outcome is decided in one place, from the provider's fault or, for an
   answer, from the caller's reading of it (``read``).
+
+Keys (:mod:`harness.keys`): a request whose messages hold a key is refused before any of these steps
+(:class:`~harness.calls_request.KeyInPrompt`), and an answer that quotes a key is scrubbed before it is
+read, recorded or cached, so that the cache and the results file hold the same text.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
@@ -34,12 +39,14 @@ from harness.calls_request import (
     CallResult,
     CallStats,
     CallTag,
+    KeyInPrompt,
     Reading,
     Request,
     Stopped,
     take_as_is,
 )
 from harness.calls_retry import AttemptFailed, RetryPolicy, RetrySettings, may_wait, verdict
+from harness.keys import remember_environment_keys, scrub
 from harness.limits import EndpointLimiter, LimiterClosed
 from harness.plural import plural
 from harness.pricing import PriceTable
@@ -54,6 +61,7 @@ __all__ = [
     "CallResult",
     "CallStats",
     "CallTag",
+    "KeyInPrompt",
     "Reading",
     "RetrySettings",
     "Stopped",
@@ -98,10 +106,14 @@ class CallPath:
         ledger_run: str | None = None,
         recorded: dict[tuple[str, str, str], str] | None = None,
         on_disk_full: Callable[[str], None] | None = None,
+        key_variables: Iterable[str] = (),
     ) -> None:
         """``ledger_run`` ("<absolute results file>#<run id>") has every paid answer written to the cache's
         ledger with its calls row; ``recorded`` answers requests (by provider, model and request JSON) from
-        the run's own results file, for a resume whose cache lost them; ``on_disk_full`` stops the run."""
+        the run's own results file, for a resume whose cache lost them; ``on_disk_full`` stops the run.
+        ``key_variables`` (the ``api_key_env`` of the run's players) hold keys too: with the environment's
+        provider keys, no request may carry them and nothing stored may hold them (see the module docstring)."""
+        remember_environment_keys(key_variables)
         self._should_stop = should_stop or (lambda: False)
         self.answers = KnownAnswers(cache, ledger_run=ledger_run, recorded=recorded or {},
                                     on_disk_full=on_disk_full or (lambda reason: None),
@@ -359,6 +371,8 @@ class CallPath:
     ) -> CallResult[T]:
         """An answer: read, priced, recorded, and kept (cache or memory) before the call returns."""
         duration_ms = (time.perf_counter() - started) * 1000
+        if (text := scrub(completion.text)) != completion.text:  # an answer quoting a key is kept without it
+            completion = dataclasses.replace(completion, text=text)
         reading = self._read(completion.text, read)
         cost = self.prices.cost(req.name, completion.input_tokens, completion.output_tokens)
         self.stats.input_tokens += completion.input_tokens or 0

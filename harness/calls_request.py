@@ -6,6 +6,11 @@ really sent and the sample identity, as ``json.dumps`` writes them; the ``calls`
 by its cache key (:func:`harness.store.cache_keys.cache_key`, which also names the provider, model and base
 URL). An attempt's outcome follows from the provider's fault when it failed, and from the caller's
 reading of the answer when it answered (see :class:`Reading`).
+
+No key leaves or is stored through a request: one whose messages hold a key this process knows
+(:func:`harness.keys.key_in`: the environment's provider keys, keys named by ``api_key_env``) is refused
+when it is made (:class:`KeyInPrompt`, before any cache lookup or send), whatever put the key there (a
+template, a persona, a file copied into one), and the answer and error of every row are scrubbed of keys.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
+from harness.keys import key_in, scrub
 from harness.providers.base import FailureKind, Fault, Message, Provider, Sample, SamplingParams
 from harness.records import CallRecord
 from harness.states import CallOutcome
@@ -49,6 +55,11 @@ class CallFailed(Exception):
         self.reason = reason
         self.records = records or []
         self.kind = kind
+
+
+class KeyInPrompt(CallFailed):
+    """The messages of a request hold an API key: nothing was sent or stored, and the game fails with the
+    reason (a prompt that holds a key would hold it in every round)."""
 
 
 class BudgetExhausted(CallFailed):
@@ -133,6 +144,12 @@ class Request:
         sent = {k: v for k, v in all_params.items() if k not in unsupported}
         sample = tag.sample.as_dict()
         self.request_json = json.dumps({"messages": messages, "params": sent, "sample": sample}, ensure_ascii=False)
+        if (variable := key_in(self.request_json)) is not None:
+            raise KeyInPrompt(
+                f"{self.name}: the prompt holds the key in {variable}, so it was not sent and is not stored. Something "
+                "copied the key into the prompt: check this player's prompt templates (template_dir) and persona "
+                "for a key pasted into them or a file they include"
+            )
         self.key = cache_key(provider.name, provider.model, provider.endpoint.base_url, messages, all_params, sample)
         self.created_at = _now()
 
@@ -150,14 +167,19 @@ class Request:
         cost_usd: float | None = None,
         cached: bool = False,
     ) -> CallRecord:
-        """The ``calls`` row of one attempt (every row of a request is made here)."""
+        """The ``calls`` row of one attempt (every row of a request is made here), its texts scrubbed of keys.
+
+        ``request_json`` holds no key whole, or the request would have been refused when it was made; it is
+        stored as sent, since resume finds answers by it (and scanning every prompt for pieces of keys
+        would cost more than the rest of a mock call)."""
         if reading is not None and reading.unreadable is not None:
             error = reading.unreadable
         t = self.tag
         return CallRecord(
             game_id=t.game_id, round=t.round, player=t.player, attempt=attempt, provider=self.provider,
-            model=self.model, request_json=self.request_json, response_text=text,
-            action=reading.action if reading is not None else None, outcome=outcome(fault, reading), error=error,
+            model=self.model, request_json=self.request_json, response_text=None if text is None else scrub(text),
+            action=reading.action if reading is not None else None, outcome=outcome(fault, reading),
+            error=None if error is None else scrub(error),
             duration_ms=duration_ms, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd,
             cached=cached, created_at=self.created_at, purpose=t.purpose, option_order=t.option_order,
         )  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from harness.config import ExperimentConfig, GameOptions, ModelAgentConfig, options_config
@@ -9,7 +10,7 @@ from harness.errors import ConfigError
 from harness.panels import DEFAULT_PANEL
 from harness.players import check_players
 from harness.pricing import PriceTable
-from harness.providers.registry import ProviderSettings, check_credentials
+from harness.providers.registry import ProviderSettings, check_credentials, key_destination_problem
 
 
 def eval_config(
@@ -46,9 +47,8 @@ def eval_config(
                           fix_hint="see `pdbench eval --help`")  # fmt: skip
 
 
-def check_models(config: ExperimentConfig) -> None:
-    """Every model's name and key, checked before anything starts (all problems at once)."""
-    problems: list[str] = []
+def _model_settings(config: ExperimentConfig) -> Iterator[tuple[ModelAgentConfig, ProviderSettings]]:
+    """Each distinct model player (model, base URL, key variable, key rule) with its provider settings."""
     seen: set[str] = set()
     for cond in config.experiment.conditions:
         for agent in (cond.agent_a, cond.agent_b):
@@ -57,14 +57,31 @@ def check_models(config: ExperimentConfig) -> None:
                 if key in seen:
                     continue
                 seen.add(key)
-                settings = ProviderSettings(base_url=agent.base_url, api_key_env=agent.api_key_env,
-                                            key_only_to_configured=bool(agent.key_only_to_configured))  # fmt: skip
-                try:
-                    check_credentials([agent.model], settings)
-                except ConfigError as exc:
-                    problems.extend(exc.problems or [str(exc)])
+                yield agent, ProviderSettings(base_url=agent.base_url, api_key_env=agent.api_key_env,
+                                              key_only_to_configured=bool(agent.key_only_to_configured))  # fmt: skip
+
+
+def check_models(config: ExperimentConfig) -> None:
+    """Every model's name and key, and where the key goes, checked before anything starts (all problems at once)."""
+    problems: list[str] = []
+    for agent, settings in _model_settings(config):
+        try:
+            check_credentials([agent.model], settings)
+        except ConfigError as exc:
+            problems.extend(exc.problems or [str(exc)])
     if problems:
         raise ConfigError("some models cannot be used as configured; fix this before any game starts:", problems)
+
+
+def check_key_destinations(config: ExperimentConfig) -> None:
+    """Where the keys the file names (``api_key_env``) would go, checked without reading them (``pdbench
+    validate``): a key named by a file goes only where the user's own configuration or command line says
+    (see :func:`harness.providers.registry.key_destination_problem`)."""
+    problems = [problem for agent, settings in _model_settings(config)
+                if (problem := key_destination_problem(agent.model.strip().partition("/")[0], settings,
+                                                       label=agent.model)) is not None]  # fmt: skip
+    if problems:
+        raise ConfigError("a key named by this file would go to a server it names; nothing was sent:", problems)
 
 
 def check_prices(config: ExperimentConfig, prices: PriceTable) -> None:

@@ -2,9 +2,13 @@
 
 The user's ``template_dir`` comes first (its templates override the shipped ones in ``prompts/``),
 and each template folder may hold a ``personas/`` folder searched before the shipped ``personas/``.
-Only files meant to be prompts are read, as a prompt is sent to the model: templates and personas
-are regular files of at most 1 MB (:func:`harness.userfiles.read_user_file`), never dotfiles (a
-``.env`` holds keys), and a persona given as a path must be a ``.md`` file.
+Only files meant to be prompts are read, as a prompt is sent to the model and stored with the run: a
+config from elsewhere once named ``template_dir: /proc/self, system_template: environ`` and sent every
+key of the environment. So (:func:`prompt_path_problem`) templates are ``.j2`` files and personas ``.md``
+files, regular files of at most 1 MB (:func:`harness.userfiles.read_user_file`), whose real path (links
+followed) has no component starting with a dot (``.env``, ``~/.aws/``, ``~/.ssh/``) and is not under
+``/proc``, ``/sys`` or ``/dev``; the same holds for the user's template folder itself. The shipped
+``prompts/`` and ``personas/`` are PDBench's own and trusted wherever it is installed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from harness.userfiles import read_user_file
 _ROOT = Path(__file__).resolve().parents[1]
 PROMPTS_DIR = _ROOT / "prompts"
 PERSONAS_DIR = _ROOT / "personas"
+TEMPLATE_SUFFIX = ".j2"
+PERSONA_SUFFIX = ".md"
+SYSTEM_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+"""Folders of the kernel's and devices' files: never a prompt (``/proc/self/environ`` holds every key)."""
 MAX_PERSONA_NAME = 100
 _PERSONA_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_PERSONA_NAME - 1}}}")
 
@@ -42,6 +50,11 @@ def template_dirs(template_dir: str | None) -> list[Path]:
             raise ConfigError(f"prompt template_dir {str(user)[:200]!r} cannot be used: {os_reason(exc)}") from None
         if not is_dir:
             raise ConfigError(f"prompt template_dir {str(user)!r} is not a folder: create it or fix the path")
+        if (problem := prompt_path_problem(user)) is not None:
+            raise ConfigError(
+                f"prompt template_dir {str(user)[:200]!r} {problem}; templates are sent to the model and stored "
+                f"with the run, so only a folder of your own templates (*{TEMPLATE_SUFFIX}) may be template_dir"
+            )
         dirs.append(user)
     if PROMPTS_DIR.is_dir():
         dirs.append(PROMPTS_DIR)
@@ -77,7 +90,7 @@ def _environment(template_folders: tuple[Path, ...], persona_folders: tuple[Path
     return BoundedEnvironment(
         loader=ChoiceLoader(
             [
-                PrefixLoader({"personas": PromptFileLoader(list(persona_folders))}),
+                PrefixLoader({"personas": PromptFileLoader(list(persona_folders), PERSONA_SUFFIX)}),
                 PromptFileLoader(list(template_folders)),
             ]
         ),
@@ -102,12 +115,17 @@ def find_persona(persona: str, folders: list[Path]) -> str | Path:
             "Use one of these names or a path to a .md file."
         )
     path = Path(persona).expanduser()
-    if path.suffix.lower() != ".md" or path.name.startswith("."):
+    if path.suffix.lower() != PERSONA_SUFFIX or path.name.startswith("."):
         shown = persona if len(persona) <= 80 else persona[:77] + "..."
         raise ConfigError(
             f"persona {shown!r} is neither a persona name (letters, digits, '_' and '-', at most "
             f"{MAX_PERSONA_NAME} characters, e.g. cooperative) nor the path of a markdown file (ending in .md, "
             "not a dotfile): the persona's text is sent to the model, so only persona files are read"
+        )
+    if (problem := prompt_path_problem(path, PERSONA_SUFFIX)) is not None:
+        raise ConfigError(
+            f"persona file {str(path)[:200]!r} {problem}; the persona's text is sent to the model and stored with "
+            "the run, so only persona files are read: move it to a folder of your own or use a persona name"
         )
     return path
 
@@ -129,13 +147,49 @@ def available_personas(dirs: list[Path] | None = None) -> list[str]:
     return sorted({p.stem for d in folders if d.is_dir() for p in d.glob("*.md")})
 
 
+def prompt_path_problem(path: Path, suffix: str | None = None) -> str | None:
+    """Why ``path`` may not be read as a prompt file (a template folder when ``suffix`` is None), or None.
+
+    Judged on the real path, links followed, so that a link named ``system.j2`` cannot point at
+    ``/proc/self/environ`` or ``~/.aws/credentials``: no component may start with a dot, nothing under
+    :data:`SYSTEM_ROOTS`, and a file must end in ``suffix`` (as named and as linked to). Anything inside the
+    shipped ``prompts/`` and ``personas/`` is PDBench's own and accepted."""
+    try:
+        real = Path(os.path.realpath(path))
+    except (OSError, ValueError) as exc:
+        return f"cannot be used: {os_reason(exc)}"
+    for shipped in (PROMPTS_DIR, PERSONAS_DIR):
+        if real.is_relative_to(shipped.resolve()):
+            return None
+    for root in SYSTEM_ROOTS:
+        if real.is_relative_to(root):
+            return f"is under {root}, where the system's and the process's own files are (its environment holds keys)"
+    hidden = [part for part in real.parts if part.startswith(".")]
+    if hidden:
+        return (
+            f"has {hidden[0]!r} in its real path: dotfiles and dot-folders hold settings and keys "
+            "(.env, ~/.aws, ~/.ssh)"
+        )
+    if suffix is not None:
+        for name in dict.fromkeys((Path(path).name, real.name)):
+            if not name.lower().endswith(suffix):
+                return f"is not a {suffix} file ({name!r})"
+    return None
+
+
 def os_reason(exc: BaseException) -> str:
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 class PromptFileLoader(FileSystemLoader):
-    """Jinja's file loader, reading only what may be a prompt: no dotfile (``.env`` holds keys), no
-    device or pipe, nothing over 1 MB (see :func:`harness.userfiles.read_user_file`)."""
+    """Jinja's file loader, reading only what may be a prompt (see :func:`prompt_path_problem`): files
+    ending in ``suffix`` (``.j2`` templates, ``.md`` personas), no dotfile or dot-folder (``.env`` holds
+    keys), nothing under ``/proc``, ``/sys`` or ``/dev``, no device or pipe, nothing over 1 MB (see
+    :func:`harness.userfiles.read_user_file`)."""
+
+    def __init__(self, searchpath: list[Path], suffix: str = TEMPLATE_SUFFIX) -> None:
+        super().__init__(searchpath)
+        self.suffix = suffix
 
     def get_source(self, environment: Any, template: str) -> tuple[str, str, Callable[[], bool]]:
         pieces = split_template_path(template)
@@ -144,12 +198,21 @@ class PromptFileLoader(FileSystemLoader):
                 f"prompt template {template!r} is a dotfile; templates are sent to the model, and dotfiles "
                 "(.env) hold settings and keys: name a template file that does not start with '.'"
             )
+        if not template.lower().endswith(self.suffix):
+            if self.suffix != TEMPLATE_SUFFIX:
+                raise TemplateNotFound(template)  # personas/<name>.j2 is a template's name: the next loader's
+            raise ConfigError(
+                f"prompt template {template!r} does not end in {self.suffix}; templates are sent to the model and "
+                f"stored with the run, so only template files (*{self.suffix}) are read: name one, or rename yours"
+            )
         for folder in self.searchpath:
             filename = posixpath.join(folder, *pieces)
             if os.path.isfile(filename):
                 break
         else:
             raise TemplateNotFound(template)
+        if (problem := prompt_path_problem(Path(filename), self.suffix)) is not None:
+            raise ConfigError(f"prompt template {filename!r} {problem}: only your own template files are read")
         try:
             text = read_user_file(Path(filename), "prompt template")
         except (OSError, UnicodeDecodeError) as exc:

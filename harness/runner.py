@@ -341,6 +341,12 @@ def _play_strategies(
     return done, rounds
 
 
+def _key_variables(config: ExperimentConfig) -> list[str]:
+    """The variables the run's model players name with ``api_key_env``: what they hold is a key."""
+    agents = (agent for cond in config.experiment.conditions for agent in (cond.agent_a, cond.agent_b))
+    return [name for agent in agents if (name := getattr(agent, "api_key_env", None))]
+
+
 def _play_models(
     config: ExperimentConfig,
     writer: RunWriter,
@@ -372,7 +378,7 @@ def _play_models(
         raise
     calls = CallPath(cache=cache, prices=prices, retry=engine.retry, max_cost=engine.max_cost,
                      should_stop=stop.is_set, ledger_run=ledger_run if cache is not None else None,
-                     recorded=recorded, on_disk_full=stop.set)  # fmt: skip
+                     recorded=recorded, on_disk_full=stop.set, key_variables=_key_variables(config))  # fmt: skip
     calls.stats.cost_usd = resume.spent(writer)  # a resumed run's budget counts what was spent before
     limiters = LimiterRegistry()
     players = ModelPlayers(limiters, http_client=engine.http_client)

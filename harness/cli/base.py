@@ -115,3 +115,12 @@ MaxCostOpt = Annotated[
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")]
 PricesOpt = Annotated[Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")]
 OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing run with the same id.")]
+AllowKeyToOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-key-to",
+        metavar="HOST",
+        help="Let a key the experiment names (api_key_env) go to this host (HOST or HOST:PORT), a base_url of the "
+        "file's that is neither the provider's own endpoint nor $OPENAI_BASE_URL/$ANTHROPIC_BASE_URL. Repeatable.",
+    ),
+]

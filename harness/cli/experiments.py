@@ -14,6 +14,7 @@ import typer
 
 from harness.bounds import MAX_CONCURRENCY, MAX_REPLICATES, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
 from harness.cli.base import (
+    AllowKeyToOpt,
     MaxCostOpt,
     MaxRoundsOpt,
     NoCacheOpt,
@@ -46,15 +47,20 @@ def _warn(config: ExperimentConfig) -> None:
 @app.command()
 def validate(
     file: Annotated[Path, typer.Argument(help="Experiment YAML file.")],
+    allow_key_to: AllowKeyToOpt = None,
 ) -> None:
     """Check an experiment file and report every problem at once.
 
     Example: `pdbench validate configs/experiment.yaml`
     """
     from harness.config import load_experiment
+    from harness.evaluation import check_key_destinations
     from harness.plan import summarize
+    from harness.providers.registry import allow_keys_to
 
+    allow_keys_to(allow_key_to or [])
     config = load_experiment(file)
+    check_key_destinations(config)
     _warn(config)
     s = summarize(config)
     out.print(
@@ -86,6 +92,7 @@ def run(
     max_cost: MaxCostOpt = None,
     no_cache: NoCacheOpt = False,
     prices: PricesOpt = None,
+    allow_key_to: AllowKeyToOpt = None,
 ) -> None:
     """Play every condition × replicate of an experiment and store it in DuckDB.
 
@@ -94,9 +101,11 @@ def run(
     from harness.cli.play import EngineFlags, chosen_run_id, play
     from harness.cli.show import show_report
     from harness.config import load_experiment
+    from harness.providers.registry import allow_keys_to
     from harness.runner import default_run_id
     from harness.settings import results_dir, run_id_prefix
 
+    allow_keys_to(allow_key_to or [])
     config = load_experiment(file)
     _warn(config)
     folder = results_dir(results, config)
@@ -295,14 +304,17 @@ def resume_(
             "are always played again.",
         ),
     ] = False,
+    allow_key_to: AllowKeyToOpt = None,
 ) -> None:
     """Continue an interrupted, crashed or partly failed run; recorded answers come from the cache, not the API.
 
     Example: `pdbench resume eval_20261122_120000`
     """
     from harness.cli.play import EngineFlags, resume
+    from harness.providers.registry import allow_keys_to
     from harness.settings import existing_run_id, results_dir
 
+    allow_keys_to(allow_key_to or [])
     existing_run_id(run_id)
     folder = results_dir(results)
     resume(folder, run_id, flags=EngineFlags(max_cost, no_cache, prices), retry_failed=retry_failed, show=_show_run)

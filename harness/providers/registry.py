@@ -12,6 +12,13 @@ given by someone else (typed into the dashboard, which anyone who reaches the pa
 set in the environment or ``.env`` (:func:`key_origins`); requests to any other address go without
 a key, so a visitor cannot collect the user's keys by typing their own server's address.
 
+A key named by a file (``api_key_env`` in an experiment file, which may come from anyone) goes only to
+the provider's own endpoint, to the base URL set in the environment or ``.env``, or to a host the user
+allowed on the command line (``--allow-key-to HOST``, :func:`allow_keys_to`); otherwise the run is
+refused before any request (:func:`key_destination_problem`), for a downloaded config could otherwise
+send ``AWS_SECRET_ACCESS_KEY`` as the Bearer token to its own server. Every key a player names is
+remembered (:func:`harness.keys.remember_key`), sent or not, so that no prompt carries it.
+
 :func:`check_credentials` exists so that a missing key is reported, with every other problem,
 before the first game starts rather than as a failed call an hour into a run. The SDKs are
 imported only when a provider of theirs is made, so mock-only runs need neither installed.
@@ -75,6 +82,68 @@ class ProviderSettings(BaseModel):
         return value
 
 
+ALLOW_FLAG = "--allow-key-to"
+_allowed_hosts: frozenset[tuple[str, int | None]] = frozenset()  # (host, port or None for any port)
+
+
+def allow_keys_to(hosts: Iterable[str]) -> None:
+    """The hosts the user allowed on the command line (``--allow-key-to``) to receive a key named by a file's
+    ``api_key_env`` (each ``HOST``, ``HOST:PORT`` or a URL), for the rest of the command; replaces any earlier
+    allowance. Process-wide, as the command line is; raises ConfigError for a value that names no host."""
+    global _allowed_hosts
+    _allowed_hosts = frozenset(_allowed(text) for text in hosts)
+
+
+def _allowed(text: str) -> tuple[str, int | None]:
+    value = text.strip()
+    try:
+        parts = urlsplit(value if "://" in value else f"//{value}")
+        host, port = (parts.hostname or "").rstrip("."), parts.port
+    except ValueError:
+        host, port = "", None
+    if not host or (parts.path not in ("", "/") and "://" not in value):
+        raise ConfigError(
+            f"{ALLOW_FLAG} takes a host name or address, optionally with :PORT (e.g. {ALLOW_FLAG} 127.0.0.1:8000 or "
+            f"{ALLOW_FLAG} llm.my-lab.org), got {text!r}"
+        )
+    return host.lower(), port
+
+
+def _host_text(found: tuple[str, str, int | None]) -> str:
+    """``host`` or ``host:port`` (a port other than the scheme's own), as --allow-key-to takes it."""
+    scheme, host, port = found
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port == {"http": 80, "https": 443}.get(scheme) else f"{shown}:{port}"
+
+
+def key_destination_problem(
+    provider: str, settings: ProviderSettings | None, environ: Mapping[str, str] = os.environ, *, label: str = ""
+) -> str | None:
+    """Why the key a file names (``settings.api_key_env``) may not go where the settings send it, or None.
+
+    It may go to the provider's own endpoint and to the base URL of the environment (:func:`key_origins`,
+    the dashboard's rule), and to a host allowed with ``--allow-key-to``; anywhere else is refused, whoever
+    wrote the file, before the key is read. A player with ``key_only_to_configured`` sends no key there, so
+    nothing is refused for it."""
+    if provider not in KEY_ENV or settings is None or not settings.api_key_env or settings.key_only_to_configured:
+        return None
+    base_url = settings.base_url or (environ.get(BASE_URL_ENV[provider]) or "").strip() or None
+    if sends_key(provider, base_url, environ):
+        return None
+    found = origin(base_url or "")
+    if found is not None and any(found[1].lower() == host and port in (None, found[2])
+                                 for host, port in _allowed_hosts):  # fmt: skip
+        return None
+    host = _host_text(found) if found is not None else str(base_url)
+    return (
+        f"{label or provider}: the key in {settings.api_key_env} (named by api_key_env) would be sent to {host} "
+        f"({base_url}), which is neither {provider}'s own endpoint nor the {BASE_URL_ENV[provider]} of your "
+        "environment. A config file can name any variable and any server, so nothing was sent. If that server is "
+        f"yours and may have this key, allow it on the command line: {ALLOW_FLAG} {host} (or set "
+        f"{BASE_URL_ENV[provider]} to its URL in the environment or .env)"
+    )
+
+
 def parse_model_name(name: str) -> tuple[str, str]:
     """``"openai/gpt-4o-mini"`` -> ``("openai", "gpt-4o-mini")``.
 
@@ -121,13 +190,15 @@ def resolve_credentials(
             f"{label}: {base_env} must be a URL starting with http:// or https:// "
             f"(for example http://localhost:8000/v1), got {base_url!r}"
         )
-    if settings.key_only_to_configured and not sends_key(provider, base_url, environ):
-        return None, base_url
+    if (problem := key_destination_problem(provider, settings, environ, label=label)) is not None:
+        raise ConfigError(problem)
     key_env = settings.api_key_env or KEY_ENV[provider]
     api_key = (environ.get(key_env) or "").strip() or None
+    remember_key(api_key, key_env)  # sent or not, no prompt may carry it
+    if settings.key_only_to_configured and not sends_key(provider, base_url, environ):
+        return None, base_url
     if api_key is None:
         raise ConfigError(_missing_key_message(provider, label, key_env, base_url))
-    remember_key(api_key)
     return check_key(api_key, key_env, label), base_url
 
 

@@ -62,18 +62,20 @@ def server(fake: FakeLLMServer) -> FakeLLMServer:
 
 
 class RawServer:
-    """A loopback HTTP server that records each request's headers exactly as sent and answers with
+    """A loopback HTTP server that records each request's headers and body exactly as sent and answers with
     ``respond(headers) -> (status, json body)``."""
 
     def __init__(self, respond: Callable[[dict[str, str]], tuple[int, dict[str, Any]]]) -> None:
         self.headers: list[dict[str, str]] = []
+        self.bodies: list[str] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length") or 0))
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 outer.headers.append(headers)
+                outer.bodies.append(body.decode("utf-8", "replace"))
                 status, body = respond(headers)
                 data = json.dumps(body).encode()
                 self.send_response(status)
@@ -143,7 +145,7 @@ experiment:
     - {name: c, agent_a: {model: openai/llama, base_url: "http://127.0.0.1:9/v1", api_key_env: MY_LAB_KEY},
        agent_b: {policy: TFT}}
 """)
-    code, out, err = pdbench("run", config, "--results", results, "--no-cache")  # every request sent
+    code, out, err = pdbench("run", config, "--results", results, "--no-cache", "--allow-key-to", "127.0.0.1:9")
     assert code == 2 and "the key in MY_LAB_KEY has a character outside ASCII (U+2019) at position 8" in err
     assert not leaked(out + err, "sk-lab-\u2019key-0123456789") and not (results / "lab.duckdb").exists()
 

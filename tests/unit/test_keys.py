@@ -6,12 +6,16 @@ what must remain of the text around it.
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
+import random
+from typing import Any
 
 import pytest
 
 from harness.errors import ConfigError
-from harness.keys import MASK, Scrubber, check_key, key_problem, remember_key, scrub
+from harness.keys import MASK, Scrubber, check_key, key_forms, key_in, key_problem, remember_key, scrub
 
 # A damaged key: a line break pasted into it, as `echo`ed into .env from two lines.
 DAMAGED = "sk-live-0123456789abcdef\nTAIL-secret-XYZ"
@@ -120,3 +124,55 @@ def test_remembered_keys_are_scrubbed_from_log_records_and_their_tracebacks(capl
     assert "request failed: header 'Bearer ***\\n' rejected" in text
     assert "RuntimeError: refused '***'" in text and "the run stopped" in text
     assert not windows(key) & windows(text)
+
+
+# --- base64 forms, whole keys in prompts, and the scan that skips text holding no key ----------------------
+
+
+@pytest.mark.parametrize("prefix", ["", "u:", "ab:", "Bearer ", "user:"])
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
+def test_a_key_base64_encoded_alone_or_inside_longer_credentials_is_masked(prefix: str, encode: Any) -> None:
+    encoded = encode(f"{prefix}{SOUND}".encode()).decode()
+    masked = Scrubber([SOUND])(f"header: {encoded} (end)")
+    assert masked.startswith("header: ") and masked.endswith(" (end)") and MASK in masked
+    # Only the groups that also encode the prefix or the padding may remain: at most 8 characters each side.
+    assert len(masked) <= len("header:  (end)") + len(MASK) + 16
+
+
+def test_key_in_names_the_variable_of_a_whole_key_in_any_form_and_ignores_fragments() -> None:
+    key = "sk-lab-Pq7Xe2Vn9Ry4Kb5"
+    remember_key(key, "LOCAL_KEY")
+    assert key_in(f"prompt: {key}.") == "LOCAL_KEY"
+    assert key_in(json.dumps({"content": f"x {key}"})) == "LOCAL_KEY"
+    assert key_in(base64.b64encode(key.encode()).decode()) == "LOCAL_KEY"
+    assert key_in("a code Pq7Xe2Vn9 only") is None  # nine characters of it, not the key: sent
+    assert scrub("a code Pq7Xe2Vn9 only") == "a code *** only"  # but what is stored is scrubbed of runs too
+
+
+def test_the_skipping_scan_masks_exactly_what_a_scan_of_every_position_masks() -> None:
+    scrubber = Scrubber([SOUND, "sk-ant-Hy3Rk6Jd1Fs5Gc0P"])
+    forms = sorted(key_forms(SOUND))
+    rng = random.Random(7)
+    for _ in range(2000):
+        parts = []
+        for _ in range(rng.randint(1, 6)):
+            if rng.random() < 0.4:
+                form = rng.choice(forms)
+                start = rng.randint(0, len(form))
+                parts.append(form[start : start + rng.randint(0, 30)])
+            else:
+                parts.append("".join(rng.choice("abcXY01 -_sk/+=") for _ in range(rng.randint(0, 15))))
+        text = "".join(parts)
+        every = [i for i in range(len(text) - 7) if text[i : i + 8] in scrubber._windows]
+        spans: list[list[int]] = []
+        for i in every:
+            if spans and i <= spans[-1][1]:
+                spans[-1][1] = i + 8
+            else:
+                spans.append([i, i + 8])
+        expected, last = "", 0
+        for start, end in spans:
+            expected += text[last:start] + MASK
+            last = end
+        expected += text[last:]
+        assert scrubber._mask_runs(text) == expected, text

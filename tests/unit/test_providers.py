@@ -29,6 +29,7 @@ from harness.providers.mock import MockProvider
 from harness.providers.openai import OpenAIProvider
 from harness.providers.registry import (
     ProviderSettings,
+    allow_keys_to,
     check_credentials,
     key_origins,
     make_provider,
@@ -538,10 +539,45 @@ def test_credentials_come_from_the_environment() -> None:
     assert resolve_credentials("mock", None, {}) == (None, None)
 
 
-def test_settings_override_the_environment() -> None:
+@pytest.fixture
+def loopback_allowed() -> Iterator[None]:
+    """``--allow-key-to 127.0.0.1``: keys named by api_key_env may go to a server on this machine."""
+    allow_keys_to(["127.0.0.1"])
+    yield
+    allow_keys_to([])
+
+
+def test_settings_override_the_environment(loopback_allowed: None) -> None:
     env = {**ENV, "OPENAI_BASE_URL": "http://env.test/v1", "VLLM_KEY": "sk-vllm "}
     settings = ProviderSettings(base_url="http://127.0.0.1:9000/v1", api_key_env="VLLM_KEY")
     assert resolve_credentials("openai", settings, env) == ("sk-vllm", "http://127.0.0.1:9000/v1")
+
+
+def test_a_key_named_by_api_key_env_goes_to_another_server_only_when_allowed() -> None:
+    env = {**ENV, "OPENAI_BASE_URL": "http://env.test/v1", "VLLM_KEY": "sk-vllm"}
+    elsewhere = ProviderSettings(base_url="http://10.0.0.7:9000/v1", api_key_env="VLLM_KEY")
+    with pytest.raises(
+        ConfigError, match=r"VLLM_KEY .* would be sent to 10\.0\.0\.7:9000 .* --allow-key-to 10\.0\.0\.7:9000"
+    ):
+        resolve_credentials("openai", elsewhere, env)
+    for allowed in (["10.0.0.7"], ["10.0.0.7:9000"], ["http://10.0.0.7:9000/v1"]):
+        allow_keys_to(allowed)
+        try:
+            assert resolve_credentials("openai", elsewhere, env) == ("sk-vllm", "http://10.0.0.7:9000/v1")
+        finally:
+            allow_keys_to([])
+    allow_keys_to(["10.0.0.7:9001"])  # another port is another server
+    try:
+        with pytest.raises(ConfigError, match="would be sent to"):
+            resolve_credentials("openai", elsewhere, env)
+    finally:
+        allow_keys_to([])
+    # Its own endpoint, the environment's base URL, and a player that sends no key there need no allowance.
+    assert resolve_credentials("openai", ProviderSettings(api_key_env="VLLM_KEY"), env)[0] == "sk-vllm"
+    assert resolve_credentials("openai", ProviderSettings(base_url="http://env.test/v1", api_key_env="VLLM_KEY"),
+                               env)[0] == "sk-vllm"  # fmt: skip
+    keyless = ProviderSettings(base_url="http://10.0.0.7:9000/v1", api_key_env="VLLM_KEY", key_only_to_configured=True)
+    assert resolve_credentials("openai", keyless, env) == (None, "http://10.0.0.7:9000/v1")
 
 
 def test_a_missing_key_says_what_to_set() -> None:
@@ -638,7 +674,7 @@ def test_check_credentials_passes_when_all_is_set_and_never_prints_a_key() -> No
     assert KEY not in str(caught.value) and str(caught.value).startswith("one model cannot")
 
 
-def test_settings_can_be_given_per_model_or_per_provider() -> None:
+def test_settings_can_be_given_per_model_or_per_provider(loopback_allowed: None) -> None:
     local = ProviderSettings(base_url="http://127.0.0.1:8000/v1", api_key_env="LOCAL_KEY")
     per_provider = ProviderSettings(api_key_env="TEAM_KEY")
     table = {"openai/llama": local, "openai": per_provider}
