@@ -32,6 +32,7 @@ from harness.plan import GamePlan, ModelPlan, condition_plans, iter_games, skip_
 from harness.plural import plural
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import FailureKind
+from harness.records import Answer
 from harness.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
 from harness.states import RunStatus
 from harness.store import resume
@@ -356,7 +357,7 @@ def _play_models(
     cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None else None
     recorder = LiveRecorder(writer)
     ledger_run = f"{writer.path.resolve()}#{writer.run_id}#{writer.created_at()}"
-    recorded: dict[tuple[str, str, str], str] = {}
+    recorded: dict[tuple[str, str, str], Answer] = {}
     try:
         if replayed is not None:
             if cache is not None:  # what a crashed session paid for but never recorded

@@ -120,17 +120,25 @@ class PromptFacts:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
+    """The model's answer. ``refusal`` says why the provider withheld it (its content filter: OpenAI's
+    ``finish_reason: content_filter`` or ``message.refusal``, Anthropic's ``stop_reason: refusal``), None
+    when it answered: a refusal is an outcome of its own (``calls.outcome = 'refused'``), not an empty
+    answer, and ``text`` holds whatever came with it."""
+
     text: str
     input_tokens: int | None
     output_tokens: int | None
     model: str
     finish_reason: str | None = None
+    refusal: str | None = None
 
 
 class MalformedResponse(Exception):
     """A 2xx answer whose body is not the API's JSON: corrupted on the way, an HTML page from a proxy
-    or captive portal, or JSON of another shape. Worth another attempt, like an answer cut short
-    (which the SDKs report as a lost connection): the request was fine, its answer was damaged."""
+    or captive portal, JSON of another shape, or an answer without the answer (no ``choices``, an empty
+    list of them, null content with no refusal to explain it). Worth another attempt, like an answer cut
+    short (which the SDKs report as a lost connection): the request was fine, its answer was damaged.
+    Never the model's empty answer: that would be cached for good and played as a fallback move."""
 
 
 def well_formed(completion: Completion) -> Completion:
@@ -144,6 +152,7 @@ def well_formed(completion: Completion) -> Completion:
         and isinstance(completion.model, str)
         and all(t is None or _whole_count(t) for t in tokens)
         and (completion.finish_reason is None or isinstance(completion.finish_reason, str))
+        and (completion.refusal is None or isinstance(completion.refusal, str))
     ):
         raise MalformedResponse(f"the answer has fields of the wrong type: {completion!r}"[:300])
     if any(type(t) is float for t in tokens):
