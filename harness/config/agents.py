@@ -120,9 +120,10 @@ class ModelAgentConfig(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be a URL starting with http:// or https:// (e.g. "
-                             f"http://127.0.0.1:8000/v1), got {value!r}")  # fmt: skip
+        from harness.providers.base import URL_EXAMPLE, url_problem
+
+        if value is not None and (problem := url_problem(value)) is not None:
+            raise ValueError(f"base_url {value!r} is not a server's URL: {problem} (e.g. {URL_EXAMPLE})")
         return value
 
     @field_validator("model")

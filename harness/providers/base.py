@@ -18,11 +18,37 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 Message = dict[str, str]
 
 # Each provider's own endpoint: where its key always may go.
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+URL_EXAMPLE = "http://127.0.0.1:8000/v1"
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a base URL, or None if it can: checked wherever a base URL comes from (the
+    command line, an experiment file, the environment, the dashboard) before any run starts, since the SDKs
+    find out only when the first request is sent, and then fail the game with a traceback's words."""
+    if not url.startswith(("http://", "https://")):
+        return "it does not start with http:// or https://"
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "it holds spaces or control characters"
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        return f"it cannot be read ({exc})"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        return "its port is not a number from 1 to 65535"
+    if not parts.hostname:
+        return "it names no host"
+    return None
+
 
 # Transient statuses worth another attempt; every other 4xx is the caller's mistake.
 RETRYABLE_STATUS = frozenset({408, 409, 429, 529})  # and every 5xx

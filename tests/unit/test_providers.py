@@ -558,7 +558,7 @@ def test_a_missing_key_says_what_to_set() -> None:
 
 
 def test_a_base_url_must_be_a_url() -> None:
-    with pytest.raises(ConfigError, match="OPENAI_BASE_URL must be a URL"):
+    with pytest.raises(ConfigError, match="OPENAI_BASE_URL 'localhost:8000' is not a server's URL: it does not start"):
         resolve_credentials("openai", None, {**ENV, "OPENAI_BASE_URL": "localhost:8000"})
     with pytest.raises(pydantic.ValidationError):
         ProviderSettings(base_url="localhost:8000")

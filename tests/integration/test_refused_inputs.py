@@ -1,0 +1,35 @@
+"""Issue 19, point 12: inputs that used to crash a run, or to be read into something they do not say, each
+through the command line: refused before any run with a clear one-paragraph error, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_bad_inputs import config, refused
+
+BAD_URLS = {
+    "http://[::1": "it cannot be read (Invalid IPv6 URL)",  # used to print httpx2's traceback
+    "http://127.0.0.1:99999/v1": "its port is not a number from 1 to 65535",  # failed every game: "ExceptionGroup"
+    "http://127.0.0.1:0/v1": "its port is not a number from 1 to 65535",
+    "http:///v1": "it names no host",
+    "http://127.0.0.1:8000/my v1": "it holds spaces or control characters",
+}
+
+
+@pytest.mark.parametrize("url", BAD_URLS)
+def test_a_base_url_that_is_no_server_is_refused_before_any_run(
+    url: str, tmp_path: Path, results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-key-1234")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    why = BAD_URLS[url]
+    play = ("--opponents", "TFT", "--rounds", "2", "--results", results)
+    refused("eval", "--model", "openai/m", "--base-url", url, *play, says=[f"base_url {url!r} is not a server's", why])
+    exp = config(tmp_path, f"experiment:\n  conditions:\n    - {{agent_a: {{model: openai/m, base_url: '{url}'}}, "
+                           "agent_b: {policy: TFT}}\n")  # fmt: skip
+    refused("run", exp, "--results", results, says=why)
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    refused("eval", "--model", "openai/m", *play, says=[f"OPENAI_BASE_URL {url!r} is not a server's URL", why])
+    assert not list(results.glob("*.duckdb"))  # no run was started
