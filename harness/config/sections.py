@@ -3,9 +3,10 @@ the bounds every number in a config is held to."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import unicodedata
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.bounds import MAX_GAMES as MAX_GAMES
 from harness.bounds import MAX_PLAN_ROUNDS as MAX_PLAN_ROUNDS
@@ -15,6 +16,26 @@ from harness.game import MAX_ROUNDS, Horizon, PayoffMatrix
 
 MIN_UNCAPPED_STOP_PROB = 1e-4  # below this, a geometric game may exceed MAX_ROUNDS: ask for max_rounds
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+
+
+def printable(value: str) -> str:
+    """``value`` if every character of it shows as itself. Names (conditions, players, models) are printed
+    on the terminal, in reports and in the dashboard: an escape sequence in one would clear the screen or
+    rewrite what is shown, a line break or an invisible character would make two names look alike. They
+    are refused where they enter, so no printer needs to guard against them."""
+    for i, char in enumerate(value, start=1):
+        if not char.isprintable():
+            what = {"\n": "a line break", "\r": "a line break", "\t": "a tab"}.get(char)
+            if what is None:
+                kind = "a space other than ' '" if unicodedata.category(char) == "Zs" else "a control character"
+                what = f"{kind} (U+{ord(char):04X})"
+            raise ValueError(f"{value!r} has {what} at position {i}: a name is shown as it is written, so use "
+                             "visible characters and plain spaces")  # fmt: skip
+    return value
+
+
+Label = Annotated[str, AfterValidator(printable)]
+"""A name shown to users (a condition's, a player's): printable characters only (see :func:`printable`)."""
 
 
 class Section(BaseModel):

@@ -33,3 +33,29 @@ def test_a_base_url_that_is_no_server_is_refused_before_any_run(
     monkeypatch.setenv("OPENAI_BASE_URL", url)
     refused("eval", "--model", "openai/m", *play, says=[f"OPENAI_BASE_URL {url!r} is not a server's URL", why])
     assert not list(results.glob("*.duckdb"))  # no run was started
+
+
+@pytest.mark.parametrize(
+    ("where", "what"),
+    [
+        ("{name: 'evil\\e[2J\\e[31mred', agent_a: {policy: TFT}, agent_b: {policy: ALLD}}", "U+001B"),  # clears
+        ("{name: 'a\\x9b2Jb', agent_a: {policy: TFT}, agent_b: {policy: ALLD}}", "U+009B"),  # the one-byte CSI
+        ("{name: 'two\\nlines', agent_a: {policy: TFT}, agent_b: {policy: ALLD}}", "a line break"),
+        ("{agent_a: {policy: TFT, name: 'T\\u202eFT'}, agent_b: {policy: ALLD}}", "U+202E"),  # text reversed
+        ("{agent_a: {policy: TFT}, agent_b: {model: 'mock/tft\\e]0;title\\a'}}", "U+001B"),
+    ],
+)
+def test_a_name_with_control_characters_is_refused_where_it_enters(
+    where: str, what: str, tmp_path: Path, results: Path
+) -> None:
+    # They used to reach the terminal as they were: the screen cleared, the text turned red, a title was set.
+    exp = config(tmp_path, f"experiment:\n  conditions:\n    - {where.replace(chr(39), chr(34))}\n")
+    for command in (("validate", exp), ("run", exp, "--results", results)):
+        err = refused(*command, says=[what, "a name is shown as it is written"])
+        assert "\x1b" not in err and "\x9b" not in err and "\u202e" not in err  # the refusal shows it escaped
+    assert not list(results.glob("*.duckdb"))
+
+
+def test_a_model_name_with_an_escape_sequence_is_refused_on_the_command_line(results: Path) -> None:
+    err = refused("eval", "--model", "mock/tft\x1b[2J", "--results", results, says="U+001B")
+    assert "\x1b" not in err
