@@ -14,6 +14,7 @@ from harness.bounds import MAX_REPLICATES as MAX_REPLICATES
 from harness.bounds import MAX_SEED as MAX_SEED
 from harness.game import MAX_ROUNDS, Horizon, PayoffMatrix
 
+DEFAULT_ROUNDS = 50  # a fixed horizon's rounds when n_rounds is left out
 MIN_UNCAPPED_STOP_PROB = 1e-4  # below this, a geometric game may exceed MAX_ROUNDS: ask for max_rounds
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 
@@ -77,7 +78,12 @@ class HorizonSection(Section):
             if extra:
                 raise ValueError(f"{' and '.join(extra)} only apply to type: geometric (this horizon is fixed)")
             if self.n_rounds is None:
-                self.n_rounds = 50
+                if "n_rounds" in self.model_fields_set:  # written, but empty: not a wish for the default
+                    raise ValueError(
+                        f"n_rounds is empty (null): give the number of rounds (1 to {MAX_ROUNDS:,}), or leave "
+                        f"n_rounds out for the default of {DEFAULT_ROUNDS}"
+                    )
+                self.n_rounds = DEFAULT_ROUNDS
             return self
         if self.n_rounds is not None:
             raise ValueError("n_rounds only applies to type: fixed; a geometric horizon has stop_prob and max_rounds")

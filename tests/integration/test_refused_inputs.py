@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_bad_inputs import config, refused
+from tests.integration.test_bad_inputs import TFT_VS_ALLD, config, refused
 
 BAD_URLS = {
     "http://[::1": "it cannot be read (Invalid IPv6 URL)",  # used to print httpx2's traceback
@@ -59,3 +59,20 @@ def test_a_name_with_control_characters_is_refused_where_it_enters(
 def test_a_model_name_with_an_escape_sequence_is_refused_on_the_command_line(results: Path) -> None:
     err = refused("eval", "--model", "mock/tft\x1b[2J", "--results", results, says="U+001B")
     assert "\x1b" not in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "horizon: {n_rounds: null}\n" + TFT_VS_ALLD,
+        "horizon:\n  type: fixed\n  n_rounds:\n" + TFT_VS_ALLD,  # the same, as YAML often writes it
+        "experiment:\n  conditions:\n    - {agent_a: {policy: TFT}, agent_b: {policy: ALLD}, horizon: {n_rounds: ~}}\n",
+    ],
+)
+def test_an_empty_number_of_rounds_is_refused_not_read_as_the_default(text: str, tmp_path: Path, results: Path) -> None:
+    # It used to mean 50 rounds without a word.
+    exp = config(tmp_path, text)
+    says = ["n_rounds is empty (null): give the number of rounds", "leave n_rounds out for the default of 50"]
+    refused("validate", exp, says=says)
+    refused("run", exp, "--results", results, says=says)
+    assert not list(results.glob("*.duckdb"))
