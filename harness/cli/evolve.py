@@ -108,7 +108,7 @@ def evolve(
     )  # fmt: skip
     flags = EngineFlags(max_cost, no_cache, prices)
     rid = chosen_run_id(run_id)
-    if sweep or seeds is not None or ray is not None or workers is not None:
+    if sweep:
         _check_sweep_options(seeds, workers)
         cells = parse_sweep(sweep or [])
         folder = results_dir(results)
@@ -116,11 +116,27 @@ def evolve(
         with graceful_interrupt(stop):
             _sweep(options, cells, seeds or 1, rid, folder, workers, ray, overwrite, flags, stop)
         return
+    _refuse_sweep_only(seeds=seeds, workers=workers, ray=ray)
     settings = options.settings()
     folder = results_dir(results)
     stop = StopFlag()
     with graceful_interrupt(stop):
         _single(settings, rid, folder, overwrite, flags, stop)
+
+
+def _refuse_sweep_only(**given: object) -> None:
+    """Options of a sweep given without ``--sweep``: refused, rather than turning one evolution into a sweep
+    of one cell (other run ids, other processes) without a word."""
+    from harness.errors import ConfigError
+
+    names = [f"--{name}" for name, value in given.items() if value is not None]
+    if names:
+        them = "them" if len(names) > 1 else "it"
+        raise ConfigError(
+            f"{' and '.join(names)} only appl{'y' if len(names) > 1 else 'ies'} to a sweep: add --sweep KEY=V1,V2,... "
+            f"(one value is a sweep too: --sweep selection=1 --seeds 20 plays 20 seeds at selection 1), or leave "
+            f"{them} out to run one evolution"
+        )
 
 
 def _check_sweep_options(seeds: int | None, workers: int | None) -> None:

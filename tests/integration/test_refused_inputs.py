@@ -76,3 +76,18 @@ def test_an_empty_number_of_rounds_is_refused_not_read_as_the_default(text: str,
     refused("validate", exp, says=says)
     refused("run", exp, "--results", results, says=says)
     assert not list(results.glob("*.duckdb"))
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--workers", "1"], "--workers only applies to a sweep"),
+        (["--seeds", "3"], "--seeds only applies to a sweep"),
+        (["--seeds", "2", "--ray", "127.0.0.1:1"], "--seeds and --ray only apply to a sweep"),
+    ],
+)
+def test_sweep_options_without_a_sweep_are_refused(extra: list[str], says: str, results: Path) -> None:
+    # `--workers 1` used to turn one evolution into a sweep of one cell, under another run id.
+    refused("evolve", "--counts", "2,2,2,2", "--generations", "3", *extra, "--results", results, "--run-id", "one",
+            says=[says, "add --sweep KEY=V1,V2"])  # fmt: skip
+    assert not list(results.glob("*.duckdb"))
