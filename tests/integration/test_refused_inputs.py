@@ -91,3 +91,14 @@ def test_sweep_options_without_a_sweep_are_refused(extra: list[str], says: str, 
     refused("evolve", "--counts", "2,2,2,2", "--generations", "3", *extra, "--results", results, "--run-id", "one",
             says=[says, "add --sweep KEY=V1,V2"])  # fmt: skip
     assert not list(results.glob("*.duckdb"))
+
+
+def test_a_price_table_that_is_none_is_refused_even_when_no_price_is_needed(tmp_path: Path, results: Path) -> None:
+    # It used to be read only by a run that needed a price: a strategy tournament took /etc/passwd.
+    passwd = config(tmp_path, "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n", "passwd")
+    says = [f"{passwd} is not a price table", "{input: $/Mtok, output: $/Mtok}"]
+    refused("tournament", "--players", "TFT,ALLD", "--rounds", "2", "--prices", passwd, "--results", results, says=says)
+    refused("evolve", "--counts", "2,2", "--players", "TFT,ALLD", "--prices", passwd, "--results", results, says=says)
+    refused("eval", "--model", "mock/tft", "--prices", tmp_path / "missing.yaml", "--results", results,
+            says="cannot read the price table")  # fmt: skip
+    assert not list(results.glob("*.duckdb"))
