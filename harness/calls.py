@@ -5,6 +5,7 @@
 * **known answer** (:mod:`harness.calls_answers`): an identical request (provider, model, base URL,
   messages, sampling parameters, sample identity) already answered, in the shared response cache,
   in memory or in the results file being resumed, is answered from there (``cached = true``, free);
+  an offline provider's answers (the mock's) are computed again instead, never cached;
 * **one sender**: the same request in flight in this process is awaited, not sent twice; across
   processes, the shared cache's claim does the same;
 * **retry loop** (:mod:`harness.calls_retry`): every attempt runs inside one tenacity loop, bounded
@@ -82,6 +83,12 @@ class _Exchange:
     def made(self) -> int:
         """Attempts made so far."""
         return self.next_attempt - self.first_attempt
+
+
+def offline(provider: Provider) -> bool:
+    """Whether ``provider`` computes its answers here (the mock): free and the same every time, they are
+    neither looked up nor kept (cache, memory, ledger). Every other provider's answers are paid for."""
+    return bool(getattr(provider, "offline", False))
 
 
 class CallPath:
@@ -189,9 +196,12 @@ class CallPath:
         Always a checkpoint: it lets the other games run (and can be cancelled) even when the
         answer needs no waiting at all (a cache hit, a model that answers instantly).
         """
+        req = Request(provider, messages, params, tag)
+        if offline(provider):  # computed here, free and the same every time: nothing to look up or keep
+            await anyio.lowlevel.checkpoint()
+            return await self._send(provider, limiter, req, first_attempt, facts, read)
         if not self.answers.uses_cache:
             await anyio.lowlevel.checkpoint()  # with a cache, looking the answer up is one
-        req = Request(provider, messages, params, tag)
         async with self._one_sender(req.key):
             if self.answers.uses_cache:
                 return await self._send_claimed(provider, limiter, req, first_attempt, facts, read)
@@ -363,5 +373,6 @@ class CallPath:
                             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
                             cost_usd=cost, refusal=refusal)  # fmt: skip
         exchange.records.append(record)
-        await self.answers.keep(req.key, provider.name, completion, record, refusal)
+        if not offline(provider):
+            await self.answers.keep(req.key, provider.name, completion, record, refusal)
         return CallResult(text=completion.text, reading=reading, records=exchange.records, cached=False)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from harness.calls import CallPath, CallStats, RetrySettings, record_from_ledger
-from harness.config import ExperimentConfig, parse_experiment
+from harness.config import ExperimentConfig, ModelAgentConfig, parse_experiment
 from harness.errors import DiskFull, RunNotFoundError, StoreError
 from harness.evaluation import check_models
 from harness.interrupts import StopFlag, graceful_interrupt
@@ -341,6 +341,12 @@ def _play_strategies(
     return done, rounds
 
 
+def _models(config: ExperimentConfig) -> set[str]:
+    """The model names of the run's players (``provider/model``)."""
+    return {agent.model.strip() for cond in config.experiment.conditions for agent in (cond.agent_a, cond.agent_b)
+            if isinstance(agent, ModelAgentConfig)}  # fmt: skip
+
+
 def _play_models(
     config: ExperimentConfig,
     writer: RunWriter,
@@ -354,7 +360,9 @@ def _play_models(
     replayed: list[int] | None,
 ) -> tuple[int, int]:
     prices = PriceTable.load(*engine.prices)
-    cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None else None
+    # Only answers that are paid for are cached: a run of mock models alone does not open the shared cache.
+    served = any(not model.startswith("mock/") for model in _models(config))
+    cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None and served else None
     recorder = LiveRecorder(writer)
     ledger_run = f"{writer.path.resolve()}#{writer.run_id}#{writer.created_at()}"
     recorded: dict[tuple[str, str, str], Answer] = {}
