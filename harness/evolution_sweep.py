@@ -103,7 +103,7 @@ def resume_sweep(jobs: list[Job], results_dir: Path, sweep_id: str) -> tuple[lis
     """The jobs of a sweep run again with the same command: those still to play (an unfinished run, stopped or
     killed, is played again: ``rerun``) and the results of the complete runs, kept. A run of the sweep's id
     with other settings (another grid, other options) is refused: replacing it needs ``--overwrite``."""
-    from harness.store.evolution import list_evolution_runs
+    from harness.store.evolution import held_runs, list_evolution_runs
     from harness.store.run_file import run_path
 
     taken = {j.run_id for j in jobs if run_path(results_dir, j.run_id).exists()}
@@ -123,6 +123,12 @@ def resume_sweep(jobs: list[Job], results_dir: Path, sweep_id: str) -> tuple[lis
             kept.append(JobResult(job.run_id, job.cell.index, job.seed, run.status, run.generations, {}, run.fixation))
         else:
             todo.append(replace(job, rerun=True))
+    running = [j.run_id for j in todo if j.rerun and stored[j.run_id].status == RunStatus.RUNNING]
+    if held := held_runs(results_dir, running):
+        raise RunExistsError(
+            f"sweep {sweep_id!r} is being played by another process now ({', '.join(sorted(held)[:3])}"
+            f"{' ...' if len(held) > 3 else ''} being written); let it end, or stop it, then run the command again"
+        )
     if other:
         raise RunExistsError(
             f"sweep {sweep_id!r} has runs of other settings already ({', '.join(other[:3])}"
