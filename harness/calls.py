@@ -5,6 +5,7 @@
 * **known answer** (:mod:`harness.calls_answers`): an identical request (provider, model, base URL,
   messages, sampling parameters, sample identity) already answered, in the shared response cache,
   in memory or in the results file being resumed, is answered from there (``cached = true``, free);
+  an offline provider's answers (the mock's) are computed again instead, never cached;
 * **one sender**: the same request in flight in this process is awaited, not sent twice; across
   processes, the shared cache's claim does the same;
 * **retry loop** (:mod:`harness.calls_retry`): every attempt runs inside one tenacity loop, bounded
@@ -43,6 +44,8 @@ from harness.calls_request import (
     Reading,
     Request,
     Stopped,
+    refusal_reason,
+    refused,
     take_as_is,
 )
 from harness.calls_retry import AttemptFailed, RetryPolicy, RetrySettings, may_wait, verdict
@@ -51,7 +54,7 @@ from harness.limits import EndpointLimiter, LimiterClosed
 from harness.plural import plural
 from harness.pricing import PriceTable
 from harness.providers.base import Completion, Message, PromptFacts, Provider, SamplingParams, estimate_tokens
-from harness.records import CallRecord
+from harness.records import Answer, CallRecord
 from harness.store.cache import ResponseCache
 
 __all__ = [
@@ -90,6 +93,12 @@ class _Exchange:
         return self.next_attempt - self.first_attempt
 
 
+def offline(provider: Provider) -> bool:
+    """Whether ``provider`` computes its answers here (the mock): free and the same every time, they are
+    neither looked up nor kept (cache, memory, ledger). Every other provider's answers are paid for."""
+    return bool(getattr(provider, "offline", False))
+
+
 class CallPath:
     """Shared by every model call of a run."""
 
@@ -104,7 +113,7 @@ class CallPath:
         sleep: Callable[[float], Awaitable[None]] | None = None,
         should_stop: Callable[[], bool] | None = None,
         ledger_run: str | None = None,
-        recorded: dict[tuple[str, str, str], str] | None = None,
+        recorded: dict[tuple[str, str, str], Answer] | None = None,
         on_disk_full: Callable[[str], None] | None = None,
         key_variables: Iterable[str] = (),
     ) -> None:
@@ -199,9 +208,12 @@ class CallPath:
         Always a checkpoint: it lets the other games run (and can be cancelled) even when the
         answer needs no waiting at all (a cache hit, a model that answers instantly).
         """
+        req = Request(provider, messages, params, tag)
+        if offline(provider):  # computed here, free and the same every time: nothing to look up or keep
+            await anyio.lowlevel.checkpoint()
+            return await self._send(provider, limiter, req, first_attempt, facts, read)
         if not self.answers.uses_cache:
             await anyio.lowlevel.checkpoint()  # with a cache, looking the answer up is one
-        req = Request(provider, messages, params, tag)
         async with self._one_sender(req.key):
             if self.answers.uses_cache:
                 return await self._send_claimed(provider, limiter, req, first_attempt, facts, read)
@@ -227,16 +239,23 @@ class CallPath:
             if (waiting := in_flight.pop(key)) is not None:
                 waiting.set()
 
-    def _from_known(self, req: Request, attempt: int, text: str, read: Callable[[str], Reading[T]]) -> CallResult[T]:
-        """The result of a request answered without sending it: free, and recorded as cached."""
+    def _from_known(
+        self, req: Request, attempt: int, known: Answer, read: Callable[[str], Reading[T]]
+    ) -> CallResult[T]:
+        """The result of a request answered without sending it: free, and recorded as cached (a refusal as
+        a refusal)."""
         self.stats.calls += 1
         self.stats.cached += 1
-        reading = self._read(text, read)
+        text = known.text
+        reading = self._read(text, read, known.refusal)
         record = req.record(attempt, text=text, reading=reading, duration_ms=0.0, input_tokens=0, output_tokens=0,
-                            cost_usd=0.0, cached=True)  # fmt: skip
+                            cost_usd=0.0, cached=True, refusal=known.refusal)  # fmt: skip
         return CallResult(text=text, reading=reading, records=[record], cached=True)
 
-    def _read(self, text: str, read: Callable[[str], Reading[T]]) -> Reading[T]:
+    def _read(self, text: str, read: Callable[[str], Reading[T]], refusal: str | None = None) -> Reading[T]:
+        """The caller's reading of an answer; of a withheld one (``refusal``), no move (see ``refused``)."""
+        if refusal is not None:
+            return refused(read, refusal)
         reading = read(text)
         if reading.unreadable is not None:
             self.stats.parse_failures += 1
@@ -369,18 +388,22 @@ class CallPath:
         exchange: _Exchange,
         read: Callable[[str], Reading[T]],
     ) -> CallResult[T]:
-        """An answer: read, priced, recorded, and kept (cache or memory) before the call returns."""
+        """An answer: read, priced, recorded, and kept (cache or memory) before the call returns. An answer
+        the provider withheld is one too (it was paid for, and asking again draws the same): recorded as
+        ``refused``, and kept as a refusal."""
         duration_ms = (time.perf_counter() - started) * 1000
         if (text := scrub(completion.text)) != completion.text:  # an answer quoting a key is kept without it
             completion = dataclasses.replace(completion, text=text)
-        reading = self._read(completion.text, read)
+        refusal = refusal_reason(completion.refusal) if completion.refusal is not None else None
+        reading = self._read(completion.text, read, refusal)
         cost = self.prices.cost(req.name, completion.input_tokens, completion.output_tokens)
         self.stats.input_tokens += completion.input_tokens or 0
         self.stats.output_tokens += completion.output_tokens or 0
         self.stats.cost_usd += cost or 0.0
         record = req.record(number, text=completion.text, reading=reading, duration_ms=duration_ms,
                             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
-                            cost_usd=cost)  # fmt: skip
+                            cost_usd=cost, refusal=refusal)  # fmt: skip
         exchange.records.append(record)
-        await self.answers.keep(req.key, provider.name, completion, record)
+        if not offline(provider):
+            await self.answers.keep(req.key, provider.name, completion, record, refusal)
         return CallResult(text=completion.text, reading=reading, records=exchange.records, cached=False)

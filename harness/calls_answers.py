@@ -25,7 +25,7 @@ import anyio.to_thread
 from harness.calls_request import Stopped
 from harness.errors import CacheLost, DiskFull, StoreError
 from harness.providers.base import Completion
-from harness.records import CallRecord
+from harness.records import Answer, CallRecord
 from harness.states import CallOutcome
 from harness.store.cache import CachedResponse, ResponseCache
 from harness.store.cache_file import set_aside
@@ -47,7 +47,7 @@ class KnownAnswers:
         cache: ResponseCache | None,
         *,
         ledger_run: str | None,
-        recorded: dict[tuple[str, str, str], str],
+        recorded: dict[tuple[str, str, str], Answer],
         on_disk_full: Callable[[str], None],
         should_stop: Callable[[], bool],
     ) -> None:
@@ -60,7 +60,7 @@ class KnownAnswers:
         self._on_disk_full = on_disk_full
         self._should_stop = should_stop
         self._renewing = anyio.Lock()
-        self._answered: OrderedDict[str, str] = OrderedDict()
+        self._answered: OrderedDict[str, Answer] = OrderedDict()
         self._warned: set[str] = set()
 
     def _warn_once(self, what: str, message: str) -> None:
@@ -68,7 +68,7 @@ class KnownAnswers:
             self._warned.add(what)
             log.warning(message)
 
-    def find(self, key: str, provider: str, model: str, request_json: str) -> str | None:
+    def find(self, key: str, provider: str, model: str, request_json: str) -> Answer | None:
         """The answer to a request if this run knows it without its cache: from memory (a run without a
         cache, or whose cache failed) or from the results file being resumed. The cache is asked by
         :meth:`claim`, with the claim on sending the request."""
@@ -78,22 +78,27 @@ class KnownAnswers:
             return self.recorded.get((provider, model, request_json))
         return None
 
-    async def keep(self, key: str, provider: str, completion: Completion, record: CallRecord) -> None:
-        """Keep a paid answer: in the cache with its ledger entry (``record``), else in memory."""
+    async def keep(
+        self, key: str, provider: str, completion: Completion, record: CallRecord, refusal: str | None = None
+    ) -> None:
+        """Keep a paid answer: in the cache with its ledger entry (``record``), else in memory. A refusal
+        (``refusal``: why the provider withheld the answer) is kept as one, in the cache's ``raw``."""
+        answer = Answer(completion.text, refusal)
         if not self.uses_cache:
-            self._remember(key, completion.text)
+            self._remember(key, answer)
             return
         response = CachedResponse(text=completion.text, input_tokens=completion.input_tokens,
                                   output_tokens=completion.output_tokens, model=completion.model, provider=provider,
-                                  created_at=datetime.now(UTC), raw=None)  # fmt: skip
-        await self._cache_put(key, response, record)
+                                  created_at=datetime.now(UTC),
+                                  raw=None if refusal is None else {REFUSAL: refusal})  # fmt: skip
+        await self._cache_put(key, response, record, answer)
 
-    def _remember(self, key: str, text: str) -> None:
-        self._answered[key] = text
+    def _remember(self, key: str, answer: Answer) -> None:
+        self._answered[key] = answer
         if len(self._answered) > ANSWERED_IN_MEMORY:
             self._answered.popitem(last=False)
 
-    async def claim(self, key: str, provider: str, model: str, request_json: str, lease: float) -> str | None:
+    async def claim(self, key: str, provider: str, model: str, request_json: str, lease: float) -> Answer | None:
         """The answer to a request if this run knows it already, else the claim on sending it. Returns the
         answer (from the shared cache, from :meth:`find`, or from another process that was sending the same
         request), or None when this process is to send.
@@ -119,7 +124,7 @@ class KnownAnswers:
                 self._warn_once("claim", f"requests in flight cannot be shared with other processes: {exc}")
                 break
             if stored is not None:
-                return stored.text
+                return cached_answer(stored)
             if (known := self.find(key, provider, model, request_json)) is not None:
                 if claim is Claim.CLAIMED:
                     await self.release(key)
@@ -138,7 +143,7 @@ class KnownAnswers:
             if claim is Claim.ANSWERED:
                 # Stored but unreadable here (a damaged row): send rather than wait for ever.
                 hit = await self._cache_get(key)
-                return hit.text if hit is not None else None
+                return cached_answer(hit) if hit is not None else None
         return self.find(key, provider, model, request_json)
 
     async def release(self, key: str) -> None:
@@ -170,7 +175,7 @@ class KnownAnswers:
                     return None
         return None
 
-    async def _cache_put(self, key: str, response: CachedResponse, record: CallRecord) -> None:
+    async def _cache_put(self, key: str, response: CachedResponse, record: CallRecord, answer: Answer) -> None:
         """Store a paid answer, with its ledger entry (the calls row it belongs in) in the same transaction.
 
         A cache that vanished or broke is replaced by a fresh one and the answer written there; a full disk
@@ -187,7 +192,7 @@ class KnownAnswers:
             except CacheLost as exc:
                 await self._renew_cache(cache, exc)
             except DiskFull as exc:
-                self._remember(key, response.text)
+                self._remember(key, answer)
                 self._on_disk_full(str(exc))
                 return
             except StoreError as exc:
@@ -195,7 +200,7 @@ class KnownAnswers:
                     self._warn_once("put", "the response cache could not be written; answers are recorded but "
                                            f"not cached: {exc}")  # fmt: skip
                     break
-        self._remember(key, response.text)
+        self._remember(key, answer)
 
     async def _current_cache(self) -> ResponseCache | None:
         """The cache in use, once any renewal under way has finished (None: the run goes without one)."""
@@ -237,6 +242,16 @@ class KnownAnswers:
             self.renewals += 1
         log.warning("%s PDBench goes on with a fresh cache at %s; answers recorded so far are kept in the run's "
                     "results file, and `pdbench resume` takes them from there.", exc, broken.path)  # fmt: skip
+
+
+REFUSAL = "refusal"
+"""The key of a withheld answer's reason in the cache's ``raw`` extras."""
+
+
+def cached_answer(stored: CachedResponse) -> Answer:
+    """A stored answer as the call path takes it again: a refusal stays a refusal."""
+    refusal = stored.raw.get(REFUSAL) if stored.raw else None
+    return Answer(stored.text, refusal if isinstance(refusal, str) else None)
 
 
 def _fresh_cache(path: Path, vanished: bool) -> ResponseCache:

@@ -16,7 +16,8 @@ template, a persona, a file copied into one), and the answer and error of every 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
@@ -99,6 +100,18 @@ def take_as_is(text: str) -> Reading[str]:
     return Reading(text)
 
 
+def refusal_reason(kind: str) -> str:
+    """What ``calls.error`` says of an answer the provider withheld (``kind``: its finish or stop reason)."""
+    return f"the provider refused to answer ({kind})"
+
+
+def refused(read: Callable[[str], Reading[T]], refusal: str) -> Reading[T]:
+    """The reading of a withheld answer: no move and nothing read, whatever text came with the refusal (an
+    answer cut short by a content filter is not the model's choice); the caller sees what it sees of an
+    empty answer (a re-ask, then its fallback), and the record says it was refused."""
+    return replace(read(""), action=None, unreadable=refusal)
+
+
 @dataclass(frozen=True, slots=True)
 class CallResult(Generic[T]):
     text: str
@@ -107,14 +120,17 @@ class CallResult(Generic[T]):
     cached: bool
 
 
-def outcome(fault: Fault | None, reading: Reading[object] | None) -> CallOutcome:
-    """The outcome of one attempt: from its fault when it failed, else from the caller's reading."""
+def outcome(fault: Fault | None, reading: Reading[object] | None, refusal: str | None = None) -> CallOutcome:
+    """The outcome of one attempt: from its fault when it failed, a refusal when the provider withheld the
+    answer, else from the caller's reading."""
     if fault is Fault.RATE_LIMITED:
         return CallOutcome.RATE_LIMITED
     if fault is Fault.TIMEOUT:
         return CallOutcome.TIMEOUT
     if fault is not None:
         return CallOutcome.ERROR
+    if refusal is not None:
+        return CallOutcome.REFUSED
     if reading is not None and reading.unreadable is not None:
         return CallOutcome.UNPARSEABLE
     return CallOutcome.OK
@@ -166,8 +182,10 @@ class Request:
         output_tokens: int | None = None,
         cost_usd: float | None = None,
         cached: bool = False,
+        refusal: str | None = None,
     ) -> CallRecord:
-        """The ``calls`` row of one attempt (every row of a request is made here), its texts scrubbed of keys.
+        """The ``calls`` row of one attempt (every row of a request is made here), its texts scrubbed of keys;
+        ``refusal`` (see :func:`refusal_reason`) for an answer the provider withheld.
 
         ``request_json`` holds no key whole, or the request would have been refused when it was made; it is
         stored as sent, since resume finds answers by it (and scanning every prompt for pieces of keys
@@ -178,7 +196,7 @@ class Request:
         return CallRecord(
             game_id=t.game_id, round=t.round, player=t.player, attempt=attempt, provider=self.provider,
             model=self.model, request_json=self.request_json, response_text=None if text is None else scrub(text),
-            action=reading.action if reading is not None else None, outcome=outcome(fault, reading),
+            action=reading.action if reading is not None else None, outcome=outcome(fault, reading, refusal),
             error=None if error is None else scrub(error),
             duration_ms=duration_ms, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd,
             cached=cached, created_at=self.created_at, purpose=t.purpose, option_order=t.option_order,

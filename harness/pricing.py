@@ -41,7 +41,10 @@ class PriceTable:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else yaml_message(exc)
                 raise ConfigError(f"cannot read the price table {path}: {reason}") from None
             if not isinstance(data, dict):
-                raise ConfigError(f"{path} must map model patterns to {{input: $/Mtok, output: $/Mtok}}")
+                raise ConfigError(
+                    f"{path} is not a price table: it must map model patterns to {{input: $/Mtok, output: $/Mtok}}, "
+                    f"as {DEFAULT_PRICES.name} in configs/ does"
+                )
             for pattern, price in data.items():
                 if (
                     not isinstance(price, dict)

@@ -32,3 +32,13 @@ class CallRecord:
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC).replace(tzinfo=None))
     purpose: str = "move"  # move | comprehension (a question about the rules, see harness.comprehension)
     option_order: str | None = None  # CD | DC: the order the two options were shown in; None when not shuffled
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An answer already paid for, as the call path takes it again (from the cache, memory or the results
+    file): its text and, when the provider withheld the answer, why (``refusal``, the ``calls.error`` of a
+    ``refused`` call), so that a refusal taken again is recorded as a refusal, not as an empty answer."""
+
+    text: str
+    refusal: str | None = None

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from harness.calls import CallPath, CallStats, RetrySettings, record_from_ledger
-from harness.config import ExperimentConfig, parse_experiment
+from harness.config import ExperimentConfig, ModelAgentConfig, parse_experiment
 from harness.errors import DiskFull, RunNotFoundError, StoreError
 from harness.evaluation import check_models
 from harness.interrupts import StopFlag, graceful_interrupt
@@ -32,6 +32,7 @@ from harness.plan import GamePlan, ModelPlan, condition_plans, iter_games, skip_
 from harness.plural import plural
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import FailureKind
+from harness.records import Answer
 from harness.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
 from harness.states import RunStatus
 from harness.store import resume
@@ -347,6 +348,12 @@ def _key_variables(config: ExperimentConfig) -> list[str]:
     return [name for agent in agents if (name := getattr(agent, "api_key_env", None))]
 
 
+def _models(config: ExperimentConfig) -> set[str]:
+    """The model names of the run's players (``provider/model``)."""
+    return {agent.model.strip() for cond in config.experiment.conditions for agent in (cond.agent_a, cond.agent_b)
+            if isinstance(agent, ModelAgentConfig)}  # fmt: skip
+
+
 def _play_models(
     config: ExperimentConfig,
     writer: RunWriter,
@@ -360,10 +367,12 @@ def _play_models(
     replayed: list[int] | None,
 ) -> tuple[int, int]:
     prices = PriceTable.load(*engine.prices)
-    cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None else None
+    # Only answers that are paid for are cached: a run of mock models alone does not open the shared cache.
+    served = any(not model.startswith("mock/") for model in _models(config))
+    cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None and served else None
     recorder = LiveRecorder(writer)
     ledger_run = f"{writer.path.resolve()}#{writer.run_id}#{writer.created_at()}"
-    recorded: dict[tuple[str, str, str], str] = {}
+    recorded: dict[tuple[str, str, str], Answer] = {}
     try:
         if replayed is not None:
             if cache is not None:  # what a crashed session paid for but never recorded

@@ -33,6 +33,7 @@ class CallOutcome(StrEnum):
 
     OK = "ok"  # an answer that was read as a move (or a comprehension answer)
     UNPARSEABLE = "unparseable"  # an answer, but no move could be read from it
+    REFUSED = "refused"  # the provider withheld the answer (its content filter): no move; the error says why
     RATE_LIMITED = "rate_limited"  # a 429 (or 529), retried
     TIMEOUT = "timeout"
     ERROR = "error"  # any other failed attempt

@@ -40,7 +40,8 @@ of the distinct players played through the engine first (`--replicates` games a 
 
 Sweeps: `--sweep noise=0,0.05,0.1 --seeds 20` runs every cell × seed (in `--workers` processes, or on a Ray
 cluster with `--ray ADDRESS`), each its own run `<sweep id>_c<cell>_s<seed>`; `pdbench report <sweep id>`
-gives each player's final share per cell with a 95% confidence interval over seeds.
+gives each player's final share per cell with a 95% confidence interval over seeds. A sweep stopped or killed
+is resumed by the same command (with its `--run-id`): complete runs are kept, the others played again.
 """
 
 
@@ -107,7 +108,7 @@ def evolve(
     )  # fmt: skip
     flags = EngineFlags(max_cost, no_cache, prices)
     rid = chosen_run_id(run_id)
-    if sweep or seeds is not None or ray is not None or workers is not None:
+    if sweep:
         _check_sweep_options(seeds, workers)
         cells = parse_sweep(sweep or [])
         folder = results_dir(results)
@@ -115,11 +116,27 @@ def evolve(
         with graceful_interrupt(stop):
             _sweep(options, cells, seeds or 1, rid, folder, workers, ray, overwrite, flags, stop)
         return
+    _refuse_sweep_only(seeds=seeds, workers=workers, ray=ray)
     settings = options.settings()
     folder = results_dir(results)
     stop = StopFlag()
     with graceful_interrupt(stop):
         _single(settings, rid, folder, overwrite, flags, stop)
+
+
+def _refuse_sweep_only(**given: object) -> None:
+    """Options of a sweep given without ``--sweep``: refused, rather than turning one evolution into a sweep
+    of one cell (other run ids, other processes) without a word."""
+    from harness.errors import ConfigError
+
+    names = [f"--{name}" for name, value in given.items() if value is not None]
+    if names:
+        them = "them" if len(names) > 1 else "it"
+        raise ConfigError(
+            f"{' and '.join(names)} only appl{'y' if len(names) > 1 else 'ies'} to a sweep: add --sweep KEY=V1,V2,... "
+            f"(one value is a sweep too: --sweep selection=1 --seeds 20 plays 20 seeds at selection 1), or leave "
+            f"{them} out to run one evolution"
+        )
 
 
 def _check_sweep_options(seeds: int | None, workers: int | None) -> None:
@@ -193,45 +210,47 @@ def _sweep(options: EvolutionOptions, cells: list[Cell], seeds: int, rid: str | 
            workers: int | None, ray: str | None, overwrite: bool, flags: EngineFlags,
            stop: StopFlag) -> None:  # fmt: skip
     import time
+    from dataclasses import replace
 
     from harness.cli.evolve_view import sweep_done, sweep_line
-    from harness.errors import RunExistsError
-    from harness.evolution_sweep import JobResult, plan_sweep, run_local, run_ray
+    from harness.evolution_sweep import JobResult, plan_sweep, resume_sweep, run_local, run_ray
+    from harness.plural import plural
     from harness.runner import default_run_id
-    from harness.store.run_file import run_path
 
     sweep_id = rid or default_run_id("sweep", folder)
-    jobs = plan_sweep(options, cells, range(options.seed, options.seed + seeds), sweep_id)
-    taken = [j.run_id for j in jobs if run_path(folder, j.run_id).exists()]
-    if taken and not overwrite:
-        raise RunExistsError(
-            f"sweep {sweep_id!r} has runs already ({', '.join(taken[:3])}{' ...' if len(taken) > 3 else ''}); "
-            "choose another sweep id (--run-id), or pass --overwrite to replace them"
-        )
-    if jobs[0].settings.models:
-        jobs = _sweep_payoffs(jobs, sweep_id, folder, overwrite, flags, stop)
+    planned = plan_sweep(options, cells, range(options.seed, options.seed + seeds), sweep_id)
+    # The same command again resumes the sweep: complete runs are kept, unfinished ones played again.
+    jobs, kept = (planned, []) if overwrite else resume_sweep(planned, folder, sweep_id)
+    if not jobs:
+        err.print(f"Sweep {sweep_id}: its {plural(len(kept), 'run')} are complete already.", highlight=False)
+    if jobs and jobs[0].settings.models:  # the whole sweep's payoff runs (kept ones reused), in the same order
+        paid = {j.run_id: j for j in _sweep_payoffs(planned, sweep_id, folder, overwrite, flags, stop)}
+        jobs = [replace(paid[j.run_id], rerun=j.rerun) for j in jobs]
     n_workers = workers or os.cpu_count() or 1
     where = f"the Ray cluster at {ray}" if ray else f"{min(n_workers, len(jobs))} processes"
-    err.print(f"Sweep {sweep_id}: {len(cells)} cells × {seeds} seeds = {len(jobs)} runs on {where}.", highlight=False)
+    resumed = f" ({len(kept)} complete already, kept; {len(jobs)} to play)" if kept and jobs else ""
+    if jobs:
+        err.print(f"Sweep {sweep_id}: {len(cells)} cells × {seeds} seeds = {len(planned)} runs on {where}{resumed}.",
+                  highlight=False)  # fmt: skip
     started = time.monotonic()
-    done: list[JobResult] = []
+    done: list[JobResult] = list(kept)
 
     def on_done(result: JobResult) -> None:
         done.append(result)
         lead = max(result.final_shares, key=result.final_shares.__getitem__) if result.final_shares else None
-        err.print(sweep_line(len(done), len(jobs), result.run_id, result.status, lead, time.monotonic() - started),
+        err.print(sweep_line(len(done), len(planned), result.run_id, result.status, lead, time.monotonic() - started),
                   highlight=False)  # fmt: skip
         if result.reason and result.status != "complete":
             err.print(f"  {result.reason}", highlight=False)
 
-    if ray:
+    if jobs and ray:
         run_ray(jobs, address=ray, results_dir=folder, sweep_id=sweep_id, stop=stop, on_done=on_done,
                 overwrite=overwrite)  # fmt: skip
-    else:
+    elif jobs:
         run_local(jobs, results_dir=folder, sweep_id=sweep_id, workers=n_workers, stop=stop, on_done=on_done,
                   overwrite=overwrite)  # fmt: skip
     out.print(sweep_done(len(done), len(cells), seeds, sweep_id, started), highlight=False)
-    if stop.is_set() or any(r.status != "complete" for r in done) or len(done) < len(jobs):
+    if stop.is_set() or any(r.status != "complete" for r in done) or len(done) < len(planned):
         raise typer.Exit(130 if stop.is_set() else 1)
 
 

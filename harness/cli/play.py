@@ -37,6 +37,12 @@ class EngineFlags:
     no_cache: bool = False
     prices: Path | None = None
 
+    def __post_init__(self) -> None:
+        # A price table the user names is read at once, needed or not: a wrong file (a typo, another file
+        # altogether) is a mistake either way, and would otherwise surface only in the run that needs a price.
+        if self.prices is not None:
+            PriceTable.load(self.prices)
+
     def options(self, folder: Path) -> EngineOptions:
         return engine_options(folder, no_cache=self.no_cache, max_cost=self.max_cost, prices=self.prices)
 

@@ -19,6 +19,7 @@ from pydantic import (
 
 from harness.agents.strategies import StrategySpec, get_strategy, make_spec
 from harness.comprehension import ComprehensionSettings
+from harness.config.sections import Label
 from harness.errors import ConfigError
 from harness.limits import LimitSettings
 from harness.parsing import ParsePolicy
@@ -31,7 +32,7 @@ class PolicyAgentConfig(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     policy: str
-    name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the policy")
+    name: Label | None = Field(None, min_length=1, description="label stored as the player's name; default: the policy")
     type: Literal["policy"] | None = None
     _spec: StrategySpec = PrivateAttr()  # the strategy with its parameters, built once by validation
 
@@ -96,8 +97,8 @@ class ModelAgentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    model: str
-    name: str | None = Field(None, min_length=1, description="label stored as the player's name; default: the model")
+    model: Label
+    name: Label | None = Field(None, min_length=1, description="label stored as the player's name; default: the model")
     base_url: str | None = Field(None, description="an OpenAI-compatible server (vLLM, llama.cpp, Ollama)")
     api_key_env: str | None = Field(None, description="environment variable holding the key")
     key_only_to_configured: bool | None = Field(
@@ -120,9 +121,10 @@ class ModelAgentConfig(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be a URL starting with http:// or https:// (e.g. "
-                             f"http://127.0.0.1:8000/v1), got {value!r}")  # fmt: skip
+        from harness.providers.base import URL_EXAMPLE, url_problem
+
+        if value is not None and (problem := url_problem(value)) is not None:
+            raise ValueError(f"base_url {value!r} is not a server's URL: {problem} (e.g. {URL_EXAMPLE})")
         return value
 
     @field_validator("model")

@@ -16,6 +16,7 @@ from harness.config.sections import (
     RUN_ID_PATTERN,
     GameSection,
     HorizonSection,
+    Label,
     MetricsSection,
     NoiseSection,
     RunSection,
@@ -27,7 +28,7 @@ from harness.plural import plural
 
 
 class ConditionConfig(Section):
-    name: str | None = Field(None, min_length=1)
+    name: Label | None = Field(None, min_length=1)
     agent_a: AgentConfig
     agent_b: AgentConfig
     game: GameSection | None = Field(None, description="override the run's payoffs for this condition")

@@ -25,7 +25,14 @@ def condition_name(cond: ConditionConfig) -> str:
         overrides.update({f"horizon.{k}": v for k, v in cond.horizon.model_dump(exclude_none=True).items()})
     if cond.noise is not None:
         overrides["noise"] = cond.noise.prob
-    return name + (f"[{_settings(overrides)}]" if overrides else "")
+    return visible(name + (f"[{_settings(overrides)}]" if overrides else ""))
+
+
+def visible(text: str) -> str:
+    """``text`` with each character that would not show as itself (a control character, a line break, an
+    invisible one: see :func:`harness.config.sections.printable`) written as its escape (``\\x1f``): a name
+    derived from settings (labels, template names) is printed as names are, so it is held to their rule."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _agent_spec(agent: PolicyAgentConfig | ModelAgentConfig) -> str:

@@ -3,9 +3,10 @@ the bounds every number in a config is held to."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import unicodedata
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.bounds import MAX_GAMES as MAX_GAMES
 from harness.bounds import MAX_PLAN_ROUNDS as MAX_PLAN_ROUNDS
@@ -13,8 +14,29 @@ from harness.bounds import MAX_REPLICATES as MAX_REPLICATES
 from harness.bounds import MAX_SEED as MAX_SEED
 from harness.game import MAX_ROUNDS, Horizon, PayoffMatrix
 
+DEFAULT_ROUNDS = 50  # a fixed horizon's rounds when n_rounds is left out
 MIN_UNCAPPED_STOP_PROB = 1e-4  # below this, a geometric game may exceed MAX_ROUNDS: ask for max_rounds
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+
+
+def printable(value: str) -> str:
+    """``value`` if every character of it shows as itself. Names (conditions, players, models) are printed
+    on the terminal, in reports and in the dashboard: an escape sequence in one would clear the screen or
+    rewrite what is shown, a line break or an invisible character would make two names look alike. They
+    are refused where they enter, so no printer needs to guard against them."""
+    for i, char in enumerate(value, start=1):
+        if not char.isprintable():
+            what = {"\n": "a line break", "\r": "a line break", "\t": "a tab"}.get(char)
+            if what is None:
+                kind = "a space other than ' '" if unicodedata.category(char) == "Zs" else "a control character"
+                what = f"{kind} (U+{ord(char):04X})"
+            raise ValueError(f"{value!r} has {what} at position {i}: a name is shown as it is written, so use "
+                             "visible characters and plain spaces")  # fmt: skip
+    return value
+
+
+Label = Annotated[str, AfterValidator(printable)]
+"""A name shown to users (a condition's, a player's): printable characters only (see :func:`printable`)."""
 
 
 class Section(BaseModel):
@@ -56,7 +78,12 @@ class HorizonSection(Section):
             if extra:
                 raise ValueError(f"{' and '.join(extra)} only apply to type: geometric (this horizon is fixed)")
             if self.n_rounds is None:
-                self.n_rounds = 50
+                if "n_rounds" in self.model_fields_set:  # written, but empty: not a wish for the default
+                    raise ValueError(
+                        f"n_rounds is empty (null): give the number of rounds (1 to {MAX_ROUNDS:,}), or leave "
+                        f"n_rounds out for the default of {DEFAULT_ROUNDS}"
+                    )
+                self.n_rounds = DEFAULT_ROUNDS
             return self
         if self.n_rounds is not None:
             raise ValueError("n_rounds only applies to type: fixed; a geometric horizon has stop_prob and max_rounds")

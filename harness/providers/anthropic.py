@@ -20,6 +20,7 @@ from harness.providers.base import (
     KEYLESS_PLACEHOLDER,
     Completion,
     Endpoint,
+    MalformedResponse,
     Message,
     PromptFacts,
     RetryDecision,
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 DEFAULT_BASE_URL = DEFAULT_BASE_URLS["anthropic"]
 
 log = logging.getLogger(__name__)
+
+REFUSAL = "refusal"
+"""The ``stop_reason`` of an answer Anthropic's safety classifiers withheld (or cut short)."""
 
 
 class AnthropicProvider:
@@ -113,7 +117,9 @@ class AnthropicProvider:
         )
         # A body of another shape (the SDK does not validate it) is a MalformedResponse, asked again.
         try:
-            blocks = response.content or []
+            blocks = response.content
+            if blocks is None:  # a damaged answer, not an empty one (an empty list is the model's own)
+                raise MalformedResponse(f"the answer has no content (stop_reason {response.stop_reason!r})")
             if not isinstance(blocks, list):
                 raise TypeError(f"content is a {type(blocks).__name__}, not a list of blocks")
             text = "".join(block.text for block in blocks if isinstance(block, anthropic.types.TextBlock))
@@ -124,6 +130,8 @@ class AnthropicProvider:
                 output_tokens=usage.output_tokens if usage is not None else None,
                 model=response.model or self.model,
                 finish_reason=response.stop_reason,
+                # Withheld by the safety classifiers: an outcome of its own, not an empty answer.
+                refusal=REFUSAL if response.stop_reason == REFUSAL else None,
             )
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from harness.providers.ratelimit_headers import RateLimitHeaders, parse_rate_limit_headers
 
@@ -25,6 +26,31 @@ Message = dict[str, str]
 
 # Each provider's own endpoint: where its key always may go.
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+URL_EXAMPLE = "http://127.0.0.1:8000/v1"
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a base URL, or None if it can: checked wherever a base URL comes from (the
+    command line, an experiment file, the environment, the dashboard) before any run starts, since the SDKs
+    find out only when the first request is sent, and then fail the game with a traceback's words."""
+    if not url.startswith(("http://", "https://")):
+        return "it does not start with http:// or https://"
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "it holds spaces or control characters"
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        return f"it cannot be read ({exc})"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        return "its port is not a number from 1 to 65535"
+    if not parts.hostname:
+        return "it names no host"
+    return None
+
 
 # Transient statuses worth another attempt; every other 4xx is the caller's mistake.
 RETRYABLE_STATUS = frozenset({408, 409, 429, 529})  # and every 5xx
@@ -122,17 +148,25 @@ class PromptFacts:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
+    """The model's answer. ``refusal`` says why the provider withheld it (its content filter: OpenAI's
+    ``finish_reason: content_filter`` or ``message.refusal``, Anthropic's ``stop_reason: refusal``), None
+    when it answered: a refusal is an outcome of its own (``calls.outcome = 'refused'``), not an empty
+    answer, and ``text`` holds whatever came with it."""
+
     text: str
     input_tokens: int | None
     output_tokens: int | None
     model: str
     finish_reason: str | None = None
+    refusal: str | None = None
 
 
 class MalformedResponse(Exception):
     """A 2xx answer whose body is not the API's JSON: corrupted on the way, an HTML page from a proxy
-    or captive portal, or JSON of another shape. Worth another attempt, like an answer cut short
-    (which the SDKs report as a lost connection): the request was fine, its answer was damaged."""
+    or captive portal, JSON of another shape, or an answer without the answer (no ``choices``, an empty
+    list of them, null content with no refusal to explain it). Worth another attempt, like an answer cut
+    short (which the SDKs report as a lost connection): the request was fine, its answer was damaged.
+    Never the model's empty answer: that would be cached for good and played as a fallback move."""
 
 
 def well_formed(completion: Completion) -> Completion:
@@ -146,6 +180,7 @@ def well_formed(completion: Completion) -> Completion:
         and isinstance(completion.model, str)
         and all(t is None or _whole_count(t) for t in tokens)
         and (completion.finish_reason is None or isinstance(completion.finish_reason, str))
+        and (completion.refusal is None or isinstance(completion.refusal, str))
     ):
         raise MalformedResponse(f"the answer has fields of the wrong type: {completion!r}"[:300])
     if any(type(t) is float for t in tokens):

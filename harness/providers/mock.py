@@ -123,6 +123,9 @@ class MockProvider:
     """A deterministic stand-in for a chat model; see the module docstring."""
 
     name = "mock"
+    offline = True
+    """Its answers are computed here, free and the same every time: the call path neither caches nor looks
+    them up (a run of 100,000 mock games would otherwise fill the shared cache with what costs nothing)."""
 
     def __init__(self, model: str) -> None:
         self.model = model

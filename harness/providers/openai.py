@@ -19,6 +19,7 @@ from harness.providers.base import (
     KEYLESS_PLACEHOLDER,
     Completion,
     Endpoint,
+    MalformedResponse,
     Message,
     PromptFacts,
     RetryDecision,
@@ -109,19 +110,18 @@ class OpenAIProvider:
             extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
             **extra,
         )
-        # Compatible servers are not always complete: tolerate missing choices, content and usage. A body
-        # of another shape (the SDK does not validate it) is a MalformedResponse, asked again.
+        # A body of another shape (the SDK does not validate it), or one without an answer in it, is a
+        # MalformedResponse, asked again (see read_choice); compatible servers may leave usage out.
         try:
-            choices = response.choices or []
-            first = choices[0] if choices else None
-            text = (first.message.content if first is not None and first.message is not None else None) or ""
+            text, finish_reason, refusal = read_choice(response.choices)
             usage = response.usage
             completion = Completion(
                 text=text,
                 input_tokens=usage.prompt_tokens if usage is not None else None,
                 output_tokens=usage.completion_tokens if usage is not None else None,
                 model=response.model or self.model,
-                finish_reason=first.finish_reason if first is not None else None,
+                finish_reason=finish_reason,
+                refusal=refusal,
             )
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
@@ -147,3 +147,36 @@ class OpenAIProvider:
         """Never let a key (this one, in any form, or another one the run uses) into a reason that ends up
         in the results database, a log or the terminal."""
         return scrub(self._scrubber(text))
+
+
+CONTENT_FILTER = "content_filter"
+"""The ``finish_reason`` of an answer the provider's content filter withheld (or cut short)."""
+
+
+def read_choice(choices: object) -> tuple[str, str | None, str | None]:
+    """The text, finish reason and refusal (see :attr:`Completion.refusal`) of a reply's first choice.
+
+    A reply without a choice, or whose message or content is missing with nothing to explain it, is
+    not the model's empty answer but a damaged one (a server or proxy fault that passes): it raises
+    :class:`MalformedResponse` (a body of another shape: TypeError or AttributeError, for the caller to
+    wrap), so the call path asks again and never caches it. Null content is
+    explained by a refusal (``finish_reason: content_filter``, or ``message.refusal`` as structured
+    outputs send it) or by the length cap (``finish_reason: length``: a model whose budget went to
+    reasoning has nothing more to say, and asking again would pay for the same)."""
+    if choices is None or choices == []:
+        raise MalformedResponse("the answer has no choices")
+    if not isinstance(choices, list):
+        raise TypeError(f"choices is a {type(choices).__name__}, not a list")
+    first = choices[0]
+    message = first.message
+    finish_reason = first.finish_reason
+    if message is None:
+        raise MalformedResponse(f"the answer's choice has no message (finish_reason {finish_reason!r})")
+    content, withheld = message.content, getattr(message, "refusal", None)
+    if finish_reason == CONTENT_FILTER:
+        return content or withheld or "", finish_reason, CONTENT_FILTER
+    if isinstance(withheld, str) and withheld:
+        return content or withheld, finish_reason, "refusal"
+    if content is None and finish_reason != "length":
+        raise MalformedResponse(f"the answer's message has no content (finish_reason {finish_reason!r})")
+    return content or "", finish_reason, None

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from harness.errors import ConfigError
 from harness.keys import check_key, remember_key
-from harness.providers.base import DEFAULT_BASE_URLS, Provider
+from harness.providers.base import DEFAULT_BASE_URLS, URL_EXAMPLE, Provider, url_problem
 from harness.providers.mock import BEHAVIOURS, MockOptions, MockProvider
 
 if TYPE_CHECKING:
@@ -77,8 +77,8 @@ class ProviderSettings(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
+        if value is not None and (problem := url_problem(value)) is not None:
+            raise ValueError(f"base_url {value!r} is not a server's URL: {problem} (e.g. {URL_EXAMPLE})")
         return value
 
 
@@ -185,10 +185,10 @@ def resolve_credentials(
     label = model or f"{provider}/<model>"
     base_env = BASE_URL_ENV[provider]
     base_url = settings.base_url or (environ.get(base_env) or "").strip() or None
-    if base_url is not None and not base_url.startswith(("http://", "https://")):
+    if base_url is not None and (problem := url_problem(base_url)) is not None:
+        where = "its base_url" if settings.base_url else base_env
         raise ConfigError(
-            f"{label}: {base_env} must be a URL starting with http:// or https:// "
-            f"(for example http://localhost:8000/v1), got {base_url!r}"
+            f"{label}: {where} {base_url!r} is not a server's URL: {problem}; set it to one such as {URL_EXAMPLE}"
         )
     if (problem := key_destination_problem(provider, settings, environ, label=label)) is not None:
         raise ConfigError(problem)

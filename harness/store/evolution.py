@@ -286,6 +286,15 @@ def list_evolution_runs(results_dir: Path, *, sweep_id: str | None = None) -> li
     return [_run(r) for r in rows]
 
 
+def held_runs(results_dir: Path, run_ids: list[str]) -> set[str]:
+    """Those of ``run_ids`` whose file a writer holds open now: a process is playing them (a ``running`` run
+    that no process holds was cut off, by kill -9 or a crash)."""
+    if not run_ids:
+        return set()
+    with Catalog(results_dir, run_ids) as cat:
+        return {path.stem for path in cat.busy}
+
+
 def read_evolution(results_dir: Path, run_id: str) -> tuple[EvolutionRun, Trajectory]:
     """An evolution run and its trajectory, as stored.
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from harness.errors import RunNotFoundError, StoreError
 from harness.providers.base import FailureKind
+from harness.records import Answer
 from harness.states import CallOutcome, GameStatus, RunStatus
 from harness.store.run_file import utcnow, write_error
 from harness.store.schema import missing_run
@@ -109,19 +110,19 @@ def discard_unfinished(writer: RunWriter, *, retry_failed: bool = False) -> list
     return ids
 
 
-def recorded_answers(writer: RunWriter, game_ids: list[int]) -> dict[tuple[str, str, str], str]:
+def recorded_answers(writer: RunWriter, game_ids: list[int]) -> dict[tuple[str, str, str], Answer]:
     """The answers the run received in ``game_ids`` (games a resume replays), by (provider, model, request
     JSON): a replayed request is the same request, so its recorded answer serves it when the response cache
-    has lost it."""
+    has lost it. A refusal is one too, and stays one (its reason is the call's ``error``)."""
     if not game_ids:
         return {}
     rows = writer.con.execute(
-        "SELECT provider, model, request_json::VARCHAR, response_text FROM superseded_calls "
+        "SELECT provider, model, request_json::VARCHAR, response_text, outcome, error FROM superseded_calls "
         "WHERE run_id = ? AND list_contains(?, game_id) AND response_text IS NOT NULL "
-        f"AND outcome IN ('{CallOutcome.OK}', '{CallOutcome.UNPARSEABLE}')",
+        f"AND outcome IN ('{CallOutcome.OK}', '{CallOutcome.UNPARSEABLE}', '{CallOutcome.REFUSED}')",
         [writer.run_id, game_ids],
     ).fetchall()
-    return {(p, m, r): t for p, m, r, t in rows}
+    return {(p, m, r): Answer(t, e if o == CallOutcome.REFUSED else None) for p, m, r, t, o, e in rows}
 
 
 def spent(writer: RunWriter) -> float:

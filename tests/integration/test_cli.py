@@ -128,7 +128,7 @@ def test_tournament_players_may_be_models(results: Path) -> None:
     assert board[0]["median_score_per_turn"] == pytest.approx(3.4) and board[0]["cooperation_rate"] == 0
     calls = sql_json(results, "select count(*) as n, count(distinct model) as models from calls")[0]
     assert calls == {"n": 20, "models": 1}  # 5 rounds vs TFT, 5 vs ALLC, 2 seats x 5 in self-play
-    assert (results / ".cache" / "responses.sqlite").is_file()  # model runs use the shared response cache
+    assert not (results / ".cache" / "responses.sqlite").exists()  # mock answers are computed, never cached
 
 
 def test_tournament_with_models_takes_the_engine_options(results: Path, tmp_path: Path) -> None:

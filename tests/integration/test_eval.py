@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 from pathlib import Path
@@ -10,6 +11,8 @@ import duckdb
 import pytest
 
 from tests.integration.test_cli import pdbench, sql_json
+from tests.integration.test_engine_server import server  # noqa: F401  (the loopback server fixture)
+from tests.support.llm_server import FakeLLMServer
 
 PRICES = "mock/*: {input: 1000.0, output: 1000.0}\n"  # fake dollars, so that --max-cost has something to count
 
@@ -116,10 +119,23 @@ def test_a_missing_key_is_reported_before_anything_starts(results: Path, monkeyp
     assert not (results / "nokey.duckdb").exists()
 
 
-def test_max_cost_stops_the_run_and_resume_finishes_it_without_paying_twice(tmp_path: Path, results: Path) -> None:
+def _coin(provider: str, request: dict) -> str:
+    """A served model whose move is a fixed draw of its request (messages and sampling seed), as mock/random's."""
+    digest = hashlib.sha256(json.dumps([request["messages"], request.get("seed")], sort_keys=True).encode()).digest()
+    return f"Final answer: {'CD'[digest[0] & 1]}"
+
+
+def test_max_cost_stops_the_run_and_resume_finishes_it_without_paying_twice(
+    server: FakeLLMServer,  # noqa: F811
+    tmp_path: Path,
+    results: Path,
+) -> None:
+    # A served model: only paid answers are cached (a mock's are computed again, free), so only they can be
+    # paid twice.
+    server.responder = _coin
     prices = tmp_path / "prices.yaml"
-    prices.write_text(PRICES)
-    base = ["--model", "mock/random", "--opponents", "TFT,ALLD", "--rounds", "10", "--replicates", "2",
+    prices.write_text("openai/*: {input: 1000.0, output: 1000.0}\n")
+    base = ["--model", "openai/test-model", "--opponents", "TFT,ALLD", "--rounds", "10", "--replicates", "2",
             "--seed", "9", "--results", results, "--prices", prices]  # fmt: skip
     code, _, err = pdbench("eval", *base, "--run-id", "capped", "--max-cost", "5")
     assert code == 130, err
@@ -182,13 +198,13 @@ def test_resuming_a_tournament_prints_its_leaderboard(results: Path) -> None:
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 24
 
 
-def test_cache_stats_and_clear(results: Path) -> None:
-    assert pdbench("eval", "--model", "mock/tft", "--opponents", "TFT", "--rounds", "3", "--replicates", "1",
+def test_cache_stats_and_clear(server: FakeLLMServer, results: Path) -> None:  # noqa: F811
+    assert pdbench("eval", "--model", "openai/test-model", "--opponents", "TFT", "--rounds", "3", "--replicates", "1",
                    "--results", results, "--run-id", "c1")[0] == 0  # fmt: skip
     code, out, _ = pdbench("cache", "stats", "--results", results)
     assert code == 0 and ": 3 answers, " in out
-    # The mock reports its model as mock/tft: named once, not mock/mock/tft.
-    assert "  mock/tft: 3" in out.splitlines() and "mock/mock" not in out
+    # The server reports its model as test-model: named once with its provider, not openai/openai/test-model.
+    assert "  openai/test-model: 3" in out.splitlines() and "openai/openai" not in out
     code, out, _ = pdbench("cache", "clear", "--results", results)
     assert code == 0 and "Deleted" in out
     code, out, _ = pdbench("cache", "stats", "--results", results)
@@ -228,4 +244,5 @@ experiment:
 
 def test_a_base_url_that_is_not_a_url_is_a_clear_error(results: Path) -> None:
     code, out, err = pdbench("eval", "--model", "mock/tft", "--base-url", "localhost:8000", "--results", results)
-    assert code == 2 and "base_url must be a URL" in err and "Traceback" not in out + err
+    assert code == 2 and "is not a server's URL: it does not start with http://" in err
+    assert "Traceback" not in out + err

@@ -98,11 +98,13 @@ def test_the_interval_is_cut_at_0_and_1() -> None:
     assert (est.low, est.high) == (0.0, 1.0)
 
 
-def test_a_sweep_refuses_runs_it_would_overwrite_and_bad_seed_counts(results: Path) -> None:
+def test_a_sweep_refuses_runs_of_other_settings_it_would_overwrite_and_bad_seed_counts(results: Path) -> None:
     code, _, err = pdbench(*SWEEP, "--workers", "1", "--results", results, "--run-id", "dup")
     assert code == 0, err
-    code, _, err = pdbench(*SWEEP, "--results", results, "--run-id", "dup")
-    assert code == 2 and "sweep 'dup' has runs already" in err
+    code, _, err = pdbench(*SWEEP, "--results", results, "--run-id", "dup")  # the same command: nothing to do
+    assert code == 0 and "Sweep dup: its 6 runs are complete already." in err, err
+    code, _, err = pdbench(*SWEEP, "--mutation", "0.01", "--results", results, "--run-id", "dup")
+    assert code == 2 and "sweep 'dup' has runs of other settings already (dup_c0_s10, dup_c0_s11" in err, err
     code, _, err = pdbench("evolve", "--counts", "2,2,2,2", "--sweep", "noise=0", "--seeds", "0", "--results", results)
     assert code == 2 and "--seeds 0" in err
 
@@ -125,6 +127,69 @@ def test_a_stopped_sweep_interrupts_the_runs_playing_and_starts_no_other(results
     for r in done:
         run, stored = read_evolution(results, r.run_id)
         assert run.status == RunStatus.INTERRUPTED and stored.generations == r.generations
+
+
+def _children(pid: int) -> set[int]:
+    """The live processes whose parent is ``pid`` (Linux's /proc; a zombie is no live process)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
+def test_a_killed_sweep_takes_its_workers_with_it_and_the_same_command_resumes_it(results: Path) -> None:
+    # Before: the workers outlived a kill -9 of the sweep, played every queued run and stayed alive; the same
+    # command then refused to run ("has runs already") without --overwrite, which threw the finished runs away.
+    sweep = ["evolve", "--players", "TFT,ALLD,ALLC,GRIM", "--counts", "100,100,100,100", "--dynamics", "moran",
+             "--sweep", "generations=10,11,30000", "--workers", "2", "--results", str(results),
+             "--run-id", "k"]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", *sweep], stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    deadline = time.monotonic() + 60
+    while not (any(line.startswith("[2/3]") for line in lines) and (results / "k_c2_s0.duckdb").exists()):
+        assert proc.poll() is None and time.monotonic() < deadline, "".join(lines)
+        time.sleep(0.02)
+    workers = _children(proc.pid)
+    assert workers, "the sweep's worker processes were not found"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(workers), f"workers {sorted(_alive(workers))} outlived the sweep's process"
+    runs = {r.run_id: r for r in list_evolution_runs(results, sweep_id="k")}
+    assert [runs[f"k_c{c}_s0"].status for c in range(3)] == ["complete", "complete", "interrupted"]
+    kept = {rid: runs[rid].created_at for rid in ("k_c0_s0", "k_c1_s0")}
+
+    code, _, err = pdbench(*sweep)
+
+    assert code == 0, err
+    assert "3 runs on 1 processes (2 complete already, kept; 1 to play)" in err and "[3/3] k_c2_s0: complete" in err
+    runs = {r.run_id: r for r in list_evolution_runs(results, sweep_id="k")}
+    assert {r.status for r in runs.values()} == {RunStatus.COMPLETE} and len(runs) == 3
+    assert {rid: runs[rid].created_at for rid in kept} == kept  # reused, not played again
+    assert runs["k_c2_s0"].generations == 30000
 
 
 # -- on a Ray cluster ------------------------------------------------------------------------------------

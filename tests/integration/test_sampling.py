@@ -16,7 +16,7 @@ from harness.store.cache import ResponseCache
 from harness.store.catalog import Catalog
 from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_engine_server import server  # noqa: F401  (the loopback server fixture)
-from tests.support.llm_server import FakeLLMServer
+from tests.support.llm_server import FakeLLMServer, sequence
 
 
 def self_play(model: str, rounds: int, replicates: int = 1, seed: int = 0) -> dict:
@@ -47,12 +47,13 @@ def test_mock_self_play_at_one_half_disagrees_in_about_half_the_rounds(tmp_path:
     assert 160 <= coop_a <= 240 and 160 <= coop_b <= 240
 
 
-def test_the_same_experiment_run_again_is_answered_from_the_cache(tmp_path: Path) -> None:
-    """Another run id, same experiment: every answer comes from the cache, and the games are identical."""
-    config = parse_experiment(self_play("mock/random?p=0.5", rounds=20, replicates=2))
+def _twice(config: dict, tmp_path: Path) -> tuple[list[tuple], dict[str, list[tuple]]]:
+    """Run ``config`` as run ``first``, then as ``second`` on the same cache: the second's (calls, cached) and
+    both runs' moves."""
+    experiment = parse_experiment(config)
     engine = EngineOptions(cache_path=tmp_path / "cache.sqlite")
-    run_experiment(config, results_dir=tmp_path, run_id="first", engine=engine)
-    run_experiment(config, results_dir=tmp_path, run_id="second", engine=engine)
+    run_experiment(experiment, results_dir=tmp_path, run_id="first", engine=engine)
+    run_experiment(experiment, results_dir=tmp_path, run_id="second", engine=engine)
     with Catalog(tmp_path) as cat:
         second = cat.query("SELECT count(*), count(*) FILTER (WHERE cached) FROM calls WHERE run_id = 'second'")[1]
         moves = {
@@ -62,8 +63,27 @@ def test_the_same_experiment_run_again_is_answered_from_the_cache(tmp_path: Path
             )[1]
             for run in ("first", "second")
         }
-    assert second == [(80, 80)]
+    return second, moves
+
+
+def test_the_same_experiment_run_again_is_answered_from_the_cache(
+    server: FakeLLMServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Another run id, same experiment: every answer comes from the cache, and the games are identical."""
+    server.responder = sequence(["C", "D", "D", "C", "C"])
+    second, moves = _twice(self_play("openai/test-model", rounds=20, replicates=2), tmp_path)
+    assert second == [(80, 80)] and server.count(status=200) == 80
     assert moves["first"] == moves["second"]
+
+
+def test_a_mock_model_is_computed_again_and_never_fills_the_shared_cache(tmp_path: Path) -> None:
+    """Issue 19: mock answers are computed offline, free: they are neither cached nor looked up (a run of 100,000
+    mock games filled the shared cache with 121 MB), and the same experiment again plays the same games."""
+    second, moves = _twice(self_play("mock/random?p=0.5", rounds=20, replicates=2), tmp_path)
+    assert second == [(80, 0)]
+    assert moves["first"] == moves["second"]
+    assert not (tmp_path / "cache.sqlite").exists()
 
 
 def test_self_play_against_a_server_sends_one_request_per_model_move(
@@ -98,9 +118,12 @@ def test_eval_asks_round_one_separately_for_every_opponent(server: FakeLLMServer
     assert sql_json(results, "select count(*) as n from calls where round = 1 and not cached")[0]["n"] == 4
 
 
-def test_identical_prompts_of_two_seats_are_two_cache_entries(tmp_path: Path) -> None:
+def test_identical_prompts_of_two_seats_are_two_cache_entries(
+    server: FakeLLMServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
     """The cache holds one answer per draw: a self-play run of r rounds stores 2 r answers, not r."""
-    config = parse_experiment(self_play("mock/random?p=0.5", rounds=5))
+    config = parse_experiment(self_play("openai/test-model", rounds=5))
     run_experiment(config, results_dir=tmp_path, run_id="s", engine=EngineOptions(cache_path=tmp_path / "c.sqlite"))
     with ResponseCache(tmp_path / "c.sqlite") as cache:
         assert cache.stats().entries == 10

@@ -83,11 +83,17 @@ Responder = Callable[[str, dict[str, Any]], str]
 """``(provider, request_json) -> answer text``; called on the server's event loop, so keep it quick."""
 Failure = int | str
 """A scripted failure: an HTTP status (400-599) answered once, or one of :data:`FAULTS`."""
-FAULTS = ("timeout", "corrupt", "html")
+FAULTS = ("timeout", "corrupt", "html", "no_choices", "empty_choices", "null_content", "refusal")
 """Scripted faults besides a status: ``timeout`` holds the answer back ``timeout_s``; ``corrupt`` answers
 200 with the completion's JSON corrupted (the colon after its first key replaced, so it is never valid
 JSON, with an honest content-length: the body arrives whole, unlike a dropped connection); ``html``
-answers 200 with an HTML page, as a captive portal or a misconfigured proxy does."""
+answers 200 with an HTML page, as a captive portal or a misconfigured proxy does. Valid JSON without
+the answer in it: ``no_choices`` leaves OpenAI's ``choices`` (Anthropic's ``content``) out,
+``empty_choices`` sends ``choices: []``, ``null_content`` a message whose content is null (finish reason
+``stop``; Anthropic: ``content: null``). ``refusal`` is the provider's content filter withholding the
+answer: OpenAI's null content with ``finish_reason: content_filter``, Anthropic's ``stop_reason: refusal``
+with no text."""
+_ANSWERLESS = frozenset(FAULTS[3:])
 
 
 # --------------------------------------------------------------------------- responders
@@ -419,6 +425,8 @@ class FakeLLM:
         if failure == "html":
             page = "<html><body><h1>Sign in to continue</h1></body></html>"
             return finish(Response(page, media_type="text/html"), "html")
+        if failure in _ANSWERLESS:
+            return finish(JSONResponse(answerless_json(provider, body, str(failure), request_id)), str(failure))
         try:
             text = cfg.responder(provider, body)
         except Exception as exc:  # a broken responder is a test bug: say so in the answer
@@ -501,6 +509,27 @@ def completion_json(provider: str, body: dict[str, Any], text: str, request_id: 
         "stop_sequence": None,
         "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
     }
+
+
+def answerless_json(provider: str, body: dict[str, Any], fault: str, request_id: str) -> dict[str, Any]:
+    """A 200 in the provider's shape without the answer in it (see :data:`FAULTS`)."""
+    reply = completion_json(provider, body, "", request_id)
+    if provider == "openai":
+        choice = reply["choices"][0]
+        if fault == "no_choices":
+            del reply["choices"]
+        elif fault == "empty_choices":
+            reply["choices"] = []
+        else:
+            choice["message"]["content"] = None
+            choice["finish_reason"] = "content_filter" if fault == "refusal" else "stop"
+    elif fault == "no_choices":
+        del reply["content"]
+    elif fault == "refusal":
+        reply.update(content=[], stop_reason="refusal")
+    else:  # empty_choices, null_content: Anthropic has one list of blocks, null here
+        reply["content"] = None
+    return reply
 
 
 def error_response(

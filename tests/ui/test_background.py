@@ -48,7 +48,7 @@ def test_a_strategy_run_completes_with_its_counters(tmp_path: Path) -> None:
         assert cat.records("SELECT status, games_planned FROM runs") == [{"status": "complete", "games_planned": 12}]
 
 
-def test_a_mock_model_run_counts_calls_then_serves_them_from_the_cache(tmp_path: Path) -> None:
+def test_a_mock_model_run_counts_calls_and_computes_them_again(tmp_path: Path) -> None:
     config = tournament_config(["mock/tft", "ALLD"], rounds=5, self_play=False)
     c = finished(background.start(config, tmp_path, "first")).counters()
     assert (c.games_done, c.games_total, c.rounds, c.calls, c.cached, c.cost_usd) == (1, 1, 5, 5, 0, 0.0)
@@ -57,7 +57,8 @@ def test_a_mock_model_run_counts_calls_then_serves_them_from_the_cache(tmp_path:
     assert background.Counters(2, 3, rounds=30, calls=30, rounds_expected=120).fraction == 2 / 3
     assert background.Counters(0, 3, rounds=300, rounds_expected=120).fraction == 1.0  # a geometric horizon ran long
     again = finished(background.start(config, tmp_path, "second")).counters()
-    assert (again.calls, again.cached) == (5, 5)  # the shared response cache, as the CLI uses it
+    assert (again.calls, again.cached) == (5, 0)  # a mock's answers are computed, never cached, as in the CLI
+    assert not (tmp_path / "cache.sqlite").exists()
 
 
 def test_stop_ends_the_run_interrupted_and_resume_finishes_it(tmp_path: Path) -> None:

@@ -195,7 +195,7 @@ def test_a_mock_model_plays_in_the_tournament(app: App, tmp_path: Path) -> None:
     with Catalog(tmp_path) as cat:
         calls = cat.records("SELECT count(*) AS n, any_value(provider || '/' || model) AS model FROM calls")[0]
     assert calls == {"n": 20, "model": "mock/defector"}  # 5 vs TFT, 5 vs ALLC, 2 seats x 5 in self-play
-    assert (tmp_path / ".cache" / "responses.sqlite").is_file()  # the shared cache, as the CLI uses it
+    assert not (tmp_path / ".cache" / "responses.sqlite").exists()  # mock answers are never cached, as in the CLI
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from harness.calls import CallPath, ledger_json, record_from_ledger
 from harness.calls_request import Request
 from harness.pricing import DEFAULT_PRICES, PriceTable
 from harness.providers.base import Sample, SamplingParams
+from harness.records import Answer
 from harness.store.cache import CachedResponse, ResponseCache
 from harness.store.cache_keys import cache_key
 from harness.store.claims import Claim
@@ -102,7 +103,7 @@ async def test_an_answer_of_the_resumed_results_file_ends_the_claim_made_for_it(
         provider = EchoProvider()
         path = CallPath(cache=cache, prices=PriceTable(DEFAULT_PRICES))
         req_json = Request(provider, MESSAGES, SamplingParams(), TAG).request_json
-        path.answers.recorded = {(provider.name, provider.model, req_json): "recorded answer"}
+        path.answers.recorded = {(provider.name, provider.model, req_json): Answer("recorded answer")}
         result = await path.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
         assert (result.text, result.cached, provider.calls) == ("recorded answer", True, 0)
         assert cache._connect().execute("SELECT count(*) FROM claims").fetchone() == (0,)

@@ -594,7 +594,7 @@ def test_a_missing_key_says_what_to_set() -> None:
 
 
 def test_a_base_url_must_be_a_url() -> None:
-    with pytest.raises(ConfigError, match="OPENAI_BASE_URL must be a URL"):
+    with pytest.raises(ConfigError, match="OPENAI_BASE_URL 'localhost:8000' is not a server's URL: it does not start"):
         resolve_credentials("openai", None, {**ENV, "OPENAI_BASE_URL": "localhost:8000"})
     with pytest.raises(pydantic.ValidationError):
         ProviderSettings(base_url="localhost:8000")
@@ -773,3 +773,35 @@ def test_a_damaged_key_is_refused_by_the_registry_before_a_provider_exists() -> 
     assert [p.split(" has ")[1].split(",")[0] for p in caught.value.problems] == [
         "a tab at position 5 of 6", "an invisible control character (U+0000) at position 2 of 2"
     ]  # fmt: skip
+
+
+def _choice(content: str | None, finish_reason: str | None, refusal: str | None = None) -> list[Any]:
+    from types import SimpleNamespace
+
+    message = SimpleNamespace(content=content, refusal=refusal)
+    return [SimpleNamespace(message=message, finish_reason=finish_reason)]
+
+
+@pytest.mark.parametrize(
+    ("choices", "read"),
+    [
+        (_choice("C", "stop"), ("C", "stop", None)),
+        (_choice("", "stop"), ("", "stop", None)),  # the model's own empty answer
+        (_choice(None, "length"), ("", "length", None)),  # its budget went to reasoning: asking again pays the same
+        (_choice(None, "content_filter"), ("", "content_filter", "content_filter")),
+        (_choice("I'll coop", "content_filter"), ("I'll coop", "content_filter", "content_filter")),  # cut short
+        (_choice(None, "stop", refusal="I can't help"), ("I can't help", "stop", "refusal")),  # structured outputs
+    ],
+)
+def test_an_openai_choice_is_an_answer_an_empty_answer_or_a_refusal(choices: list[Any], read: tuple) -> None:
+    from harness.providers.openai import read_choice
+
+    assert read_choice(choices) == read
+
+
+@pytest.mark.parametrize("choices", [None, [], _choice(None, "stop"), _choice(None, None)])
+def test_an_openai_reply_without_its_answer_is_malformed_not_empty(choices: list[Any] | None) -> None:
+    from harness.providers.openai import read_choice
+
+    with pytest.raises(MalformedResponse, match=r"no (choices|content)"):
+        read_choice(choices)
