@@ -67,6 +67,7 @@ def report(
     Example: `pdbench report tournament_20261122_120000`
     """
     from harness.cli.sweep_report import report_sweep
+    from harness.errors import StoreError
     from harness.settings import results_dir as folder_of
 
     if report_sweep(run_id, folder_of(results), format.value):
@@ -82,9 +83,13 @@ def report(
         _note_live(cat)
         if format is Format.table:
             print_report(cat, run_id)
-            return
-        cat.require_run(run_id)
-        summaries = condition_summaries(cat, run_id)
+        else:
+            cat.require_run(run_id)
+            summaries = condition_summaries(cat, run_id)
+        for _path, reason in cat.skipped:  # the run's file, found damaged by a query: what was shown is not the run
+            raise StoreError(f"cannot read run {run_id!r}: {reason}.")
+    if format is Format.table:
+        return
     dicts = [s.as_dict() for s in summaries]
     columns = list(dicts[0]) if dicts else ["condition"]
     rows = [[d.get(c) for c in columns] for d in dicts]

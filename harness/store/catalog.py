@@ -296,10 +296,15 @@ class Catalog:
         return [dict(zip(cols, row, strict=True)) for row in rows]
 
     def require_run(self, run_id: str) -> dict[str, Any]:
+        """The run's row, its status as shown (:meth:`shown_status`); an error that says why if it cannot be read
+        (its file was found damaged) or is not there."""
         rows = self.records("SELECT * FROM runs WHERE run_id = ?", [run_id])
         if not rows:
+            for path, reason in self.skipped:
+                if path.name == f"{run_id}.duckdb":
+                    raise StoreError(f"cannot read run {run_id!r}: {reason}.")
             raise RunNotFoundError(_not_found(run_id, self.results_dir))
-        return rows[0]
+        return {**rows[0], "status": self.shown_status(run_id, rows[0]["status"]).value}
 
     def close(self) -> None:
         self.con.close()
