@@ -253,9 +253,12 @@ class Catalog:
         any was found. Reads every file once: only done after a query met damage, which names no file."""
         try:
             self.con.execute("SELECT 1").fetchall()
+        except duckdb.InterruptException:
+            raise
         except duckdb.Error:
             return False  # the connection itself is lost (a fatal error), not one file
-        found = {alias: error for alias in self.attached if (error := unreadable(self.con, alias)) is not None}
+        found = {alias: error for alias in self.attached
+                 if (error := unreadable(self.con, alias)) is not None and is_damage(error)}  # fmt: skip
         for alias, error in found.items():
             path = self.attached.pop(alias)
             self.con.execute(f"DETACH DATABASE IF EXISTS {alias}")

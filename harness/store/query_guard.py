@@ -2,14 +2,15 @@
 
 While DuckDB works, the Python thread that asked waits in C code, so a Ctrl-C only sets a flag that Python
 looks at once the query is over, however long that takes (a cross join of two big tables: hours). So on the
-main thread the query runs on a helper thread while the main thread waits, which a Ctrl-C does interrupt; it
-then stops the query with ``connection.interrupt()`` and says so (:class:`QueryInterrupted`). A time limit
-(off the main thread too: the dashboard's scripts run on their own threads) interrupts it the same way
-(:class:`~harness.errors.QueryTimeout`).
+main thread the query runs on a helper thread while the main thread waits with a Ctrl-C handler of its own,
+which stops the query with ``connection.interrupt()``; it then says so (:class:`QueryInterrupted`, exit code
+130). A time limit (off the main thread too: the dashboard's scripts run on threads of their own) interrupts
+it the same way (:class:`~harness.errors.QueryTimeout`).
 """
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +23,8 @@ import duckdb
 from harness.errors import QueryInterrupted, QueryTimeout
 
 T = TypeVar("T")
+
+_AGAIN_S = 0.1  # once stopped, how often the work is interrupted again until it ends
 
 
 class Stop(StrEnum):
@@ -47,6 +50,13 @@ class _Interrupter:
                 self.why = why
                 self.con.interrupt()
 
+    def again(self) -> None:
+        """Interrupt once more: an interrupt that came as the work was between two queries (or before its first)
+        found none to stop."""
+        with self.lock:
+            if self.running:
+                self.con.interrupt()
+
     def done(self) -> None:
         with self.lock:
             self.running = False
@@ -66,7 +76,9 @@ def guarded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], timeout_s: fl
     try:
         if timer is not None:
             timer.start()
-        if threading.current_thread() is threading.main_thread():
+        if threading.current_thread() is threading.main_thread() and (
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):  # a Ctrl-C would be a KeyboardInterrupt (a run in progress handles its own: it is left to it)
             return _on_helper_thread(work, interrupter)
         return work()
     except duckdb.InterruptException:
@@ -86,12 +98,12 @@ def guarded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], timeout_s: fl
 
 
 def _on_helper_thread(work: Callable[[], T], interrupter: _Interrupter) -> T:
-    """Run ``work`` on a helper thread; a Ctrl-C while it runs interrupts its query, and this waits for it to end.
-    After a Ctrl-C the query's outcome is DuckDB's ``InterruptException`` (turned into a clear line by
-    :func:`guarded`), whatever the query did meanwhile.
+    """Run ``work`` on a helper thread while this (the main) thread waits, with a Ctrl-C handler of its own that
+    interrupts the query; until the work ends. After a Ctrl-C its outcome is DuckDB's ``InterruptException``
+    (turned into a clear line by :func:`guarded`), whatever the query did meanwhile.
 
-    It waits on an event, not on ``Thread.join``: a join that a Ctrl-C interrupts can take the thread for ended
-    while it still runs (Python before 3.13), and the connection would then be used while still busy."""
+    A handler rather than KeyboardInterrupt: that exception can land anywhere, in starting the thread too, and
+    leave a query running on a connection about to be closed."""
     result: list[T] = []
     error: list[BaseException] = []
     ended = threading.Event()
@@ -104,16 +116,17 @@ def _on_helper_thread(work: Callable[[], T], interrupter: _Interrupter) -> T:
         finally:
             ended.set()
 
-    threading.Thread(target=run, name="pdbench-query", daemon=True).start()
-    try:
-        ended.wait()
-    except KeyboardInterrupt:
+    def on_ctrl_c(signum: int, frame: object) -> None:
         interrupter.stop(Stop.CTRL_C)
-        while not ended.is_set():  # DuckDB stops the query within moments; more Ctrl-Cs do not cut this short
-            try:
-                ended.wait()
-            except KeyboardInterrupt:
-                continue
+
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        threading.Thread(target=run, name="pdbench-query", daemon=True).start()
+        while not ended.wait(_AGAIN_S):
+            if interrupter.why is not None:
+                interrupter.again()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     if interrupter.why is Stop.CTRL_C:
         raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
     if error:

@@ -327,6 +327,8 @@ def unreadable(con: duckdb.DuckDBPyConnection, database: str) -> duckdb.Error | 
                                             "ORDER BY table_name", [database]).fetchall()]  # fmt: skip
         for table in tables:
             con.execute(f'SELECT count(*), max(hash(t)) FROM "{database}".main."{table}" AS t').fetchall()
+    except duckdb.InterruptException:
+        raise  # stopped (Ctrl-C, a time limit): says nothing about the file
     except duckdb.Error as exc:
         return exc
     return None
