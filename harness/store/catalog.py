@@ -58,6 +58,7 @@ class Catalog:
     skipped: list[tuple[Path, str]] = field(init=False, default_factory=list)
     busy: set[Path] = field(init=False, default_factory=set)  # run files a writer holds open
     live: dict[Path, datetime] = field(init=False, default_factory=dict)  # busy files read from a live copy
+    left_out: list[tuple[Path, str]] = field(init=False, default_factory=list)  # found damaged by a query (in skipped)
 
     def __post_init__(self) -> None:
         self._owners: dict[str, Path] = {}
@@ -263,8 +264,10 @@ class Catalog:
             path = self.attached.pop(alias)
             self.con.execute(f"DETACH DATABASE IF EXISTS {alias}")
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            self.skipped.append((path, f"it is damaged and cannot be read ({reason}); left out. Restore it from a "
-                                       "backup if you have one, or move it out of the folder"))  # fmt: skip
+            why = (f"it is damaged and cannot be read ({reason}); left out. Restore it from a backup if you have "
+                   "one, or move it out of the folder")  # fmt: skip
+            self.skipped.append((path, why))
+            self.left_out.append((path, why))
             self.live.pop(path, None)
             self._owners = {run_id: p for run_id, p in self._owners.items() if p != path}
         if found:

@@ -368,3 +368,21 @@ def test_results_open_on_the_newest_run_with_finished_games(
     runs.select("cut").run()
     assert at.selectbox(key="results_run").value == "cut"
     assert any("has no recorded games yet" in i.value for i in at.info)
+
+
+def test_a_run_whose_file_a_read_finds_damaged_is_named_with_what_to_do(app: App, tmp_path: Path) -> None:
+    """Issue 19, point 9, in the dashboard: a damaged block its pages meet (a game's calls) is an error that names the
+    file and what to do, not a traceback (the folder's other runs: tests/integration/test_damaged_files.py)."""
+    from tests.integration.test_cli import pdbench
+    from tests.integration.test_damaged_files import damage_rows_of
+
+    folder = tmp_path / "results"
+    code, _out, err = pdbench("eval", "--model", "mock/random", "--opponents", "TFT", "--rounds", "20",
+                              "--replicates", "1", "--results", folder, "--run-id", "bad")  # fmt: skip
+    assert code == 0, err
+    damage_rows_of(folder / "bad.duckdb", "calls")
+    at = app(folder, RESULTS)
+    assert at.selectbox(key="results_run").options[0].startswith("bad · ")  # its runs and games can still be read
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("Run `bad` cannot be read: it is damaged and cannot be read (Corrupt database file")
+    assert "Restore it from a backup if you have one, or move it out of the folder" in error
