@@ -107,6 +107,10 @@ def remove_leftovers(run_file: Path) -> None:
     files = LiveFiles.of(run_file)
     if files.folder.exists() or files.wanted.exists():
         files.remove()
+    beside_link = run_file.with_name(run_file.name + ".live-wanted")  # asked for there before links were followed
+    if beside_link != files.wanted:
+        with contextlib.suppress(OSError):
+            beside_link.unlink(missing_ok=True)
 
 
 # -- the writer's side ------------------------------------------------------------------------------

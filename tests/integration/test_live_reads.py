@@ -605,3 +605,6 @@ def test_a_run_file_reached_through_a_symbolic_link_is_read_live_and_leaves_no_r
         writer.stdin.close()
         writer.wait(timeout=30)
     assert live_files(kept) == [] and live_files(results) == []  # the writer took the request away as it closed
+    (results / "linked.duckdb.live-wanted").touch()  # as a reader left it before links were followed
+    code, _out, err = pdbench("sql", "select count(*) from runs", "--results", results)
+    assert code == 0 and "live copy" not in err and live_files(results) == [], err  # removed once the file opened
