@@ -61,3 +61,13 @@ class RunNotFoundError(StoreError):
 
 class QueryError(PDBenchError):
     """A user's SQL failed."""
+
+
+class QueryTimeout(QueryError):
+    """A query ran past its time limit and was stopped (``pdbench sql --timeout``)."""
+
+
+class QueryInterrupted(PDBenchError):
+    """A query was stopped by Ctrl-C: nothing to fix, so the CLI prints one line and exits 130."""
+
+    exit_code = 130

@@ -11,12 +11,15 @@ from enum import StrEnum
 
 
 class RunStatus(StrEnum):
-    """``runs.status``: a run is written while ``running`` and ends in one of the other three."""
+    """``runs.status``: a run is written while ``running`` and ends complete, interrupted or failed."""
 
     RUNNING = "running"
     COMPLETE = "complete"
     INTERRUPTED = "interrupted"  # stopped (Ctrl-C, budget, outage, disk full): `pdbench resume` continues it
     FAILED = "failed"  # the engine itself broke: the reason is in runs.error
+    # Never stored: how a run whose file says `running` is shown once no process holds that file (its writer was
+    # killed before it could write how the run ended; see harness.store.catalog.Catalog.held). Resume continues it.
+    CRASHED = "crashed"
 
 
 class GameStatus(StrEnum):

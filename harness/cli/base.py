@@ -16,7 +16,7 @@ from typer.core import TyperGroup, TyperOption
 
 from harness import __version__
 from harness.bounds import MAX_SEED
-from harness.errors import PDBenchError
+from harness.errors import PDBenchError, QueryInterrupted
 from harness.game import MAX_ROUNDS
 from harness.keys import scrub
 
@@ -51,6 +51,9 @@ class _Commands(TyperGroup):
     def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
         try:
             return super().invoke(ctx)
+        except QueryInterrupted as exc:  # the user stopped a query: nothing went wrong, so no "error:"
+            print(f"pdbench: {exc}", file=sys.stderr, flush=True)
+            raise typer.Exit(exc.exit_code) from None
         except PDBenchError as exc:
             err.print(f"[bold red]error:[/bold red] {escape(scrub(str(exc)))}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None

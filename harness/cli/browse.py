@@ -13,6 +13,9 @@ import typer
 
 from harness.cli.base import Format, ResultsOpt, app, err, out
 
+DEFAULT_TIMEOUT_S = 300.0  # `pdbench sql`'s time limit: a runaway query (a cross join) ends on its own
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
 if TYPE_CHECKING:
     from harness.store.catalog import Catalog
 
@@ -24,8 +27,12 @@ def sql(
     format: Annotated[
         Format, typer.Option("--format", help="table for people; csv or json for scripts.")
     ] = Format.table,
+    timeout: Annotated[
+        float,
+        typer.Option(min=0.0, max=MAX_TIMEOUT_S, help="Stop the query after this many seconds (0: no limit)."),
+    ] = DEFAULT_TIMEOUT_S,
 ) -> None:
-    """Run read-only SQL over every run in the results folder at once.
+    """Run read-only SQL over every run in the results folder at once. Ctrl-C stops a query.
 
     Example: `pdbench sql "select player, median_score_per_turn from tournament order by rank" --format json`
     """
@@ -35,14 +42,16 @@ def sql(
 
     with Catalog(results_dir(results)) as cat:
         _note_live(cat)
-        for path, reason in cat.skipped:
-            err.print(f"[yellow]warning:[/yellow] skipped {path}: {reason}")
         if not cat.attached and not cat.skipped:
             err.print(
                 f"[yellow]note:[/yellow] no runs in {cat.results_dir} yet; create one with "
                 f"`pdbench tournament` or `pdbench run configs/experiment.yaml`."
             )
-        columns, rows = cat.query(query)
+        try:
+            columns, rows = cat.query(query, timeout_s=timeout or None)
+        finally:  # after the query: it may have found a damaged file, and left it out
+            for path, reason in cat.skipped:
+                err.print(f"[yellow]warning:[/yellow] skipped {path}: {reason}")
     print_rows(out, format.value, columns, rows)
 
 
@@ -58,6 +67,7 @@ def report(
     Example: `pdbench report tournament_20261122_120000`
     """
     from harness.cli.sweep_report import report_sweep
+    from harness.errors import StoreError
     from harness.settings import results_dir as folder_of
 
     if report_sweep(run_id, folder_of(results), format.value):
@@ -73,9 +83,13 @@ def report(
         _note_live(cat)
         if format is Format.table:
             print_report(cat, run_id)
-            return
-        cat.require_run(run_id)
-        summaries = condition_summaries(cat, run_id)
+        else:
+            cat.require_run(run_id)
+            summaries = condition_summaries(cat, run_id)
+        for _path, reason in cat.skipped:  # the run's file, found damaged by a query: what was shown is not the run
+            raise StoreError(f"cannot read run {run_id!r}: {reason}.")
+    if format is Format.table:
+        return
     dicts = [s.as_dict() for s in summaries]
     columns = list(dicts[0]) if dicts else ["condition"]
     rows = [[d.get(c) for c in columns] for d in dicts]

@@ -9,6 +9,7 @@ import typer
 
 from harness.cli.base import Format, ResultsOpt, app, err, out
 from harness.plural import plural
+from harness.states import RunStatus
 
 
 class Kind(StrEnum):
@@ -54,6 +55,9 @@ def runs(
                   "`pdbench tournament`.", highlight=False)  # fmt: skip
     else:
         out.print(RunList(listing.runs))
+    for entry in listing.runs:
+        if entry.status == RunStatus.CRASHED:
+            out.print(f"Run {entry.run_id} crashed: {entry.note}.", highlight=False)
     if listing.total > len(listing.runs):
         out.print(f"[dim]The {len(listing.runs)} newest of {plural(listing.total, 'run')}; `--limit "
                   f"{listing.total}` lists them all.[/dim]")  # fmt: skip

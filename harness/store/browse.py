@@ -79,10 +79,11 @@ def folder_signature(results_dir: Path) -> tuple[tuple[str, int, int], ...]:
 
 def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
     """Every readable run, newest first. A run being written is read from its live copy; one that offers
-    none is listed as unreadable (and, like it, in ``being_written``)."""
+    none is listed as unreadable (and, like it, in ``being_written``). A ``running`` run no process holds is
+    listed as ``crashed`` (:meth:`Catalog.shown_status`)."""
     with Catalog(results_dir) as cat:
         where, params = ("WHERE r.kind = ?", [kind]) if kind else ("", [])
-        rows = cat.records(
+        rows = cat.consistent(lambda c: c.records(
             f"""
             SELECT r.run_id, r.kind, r.status, r.created_at, r.games_planned,
                    (SELECT count(*) FROM games g WHERE g.run_id = r.run_id AND g.status = ?) AS games_done,
@@ -93,7 +94,8 @@ def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
             ORDER BY r.created_at DESC, r.run_id
             """,
             [GameStatus.COMPLETE.value, *params],
-        )
+        ))  # fmt: skip
+        statuses = {r["run_id"]: cat.shown_status(r["run_id"], r["status"]) for r in rows}
         unreadable = [(path.name, reason) for path, reason in cat.skipped]
         being_written = frozenset(path.name for path in cat.busy)
         live = {path.name: at for path, at in cat.live.items()}
@@ -101,7 +103,7 @@ def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
         RunRow(
             r["run_id"],
             r["kind"],
-            RunStatus(r["status"]),
+            statuses[r["run_id"]],
             r["created_at"],
             r["games_planned"],
             r["games_done"],
@@ -323,46 +325,61 @@ def run_entries(results_dir: Path, kind: str | None = None, limit: int | None = 
     was made, complete games of those planned, what its model calls cost (superseded calls of resumed games
     included: they were paid) and its players from its stored config (:func:`planned_players`), the models
     apart from the other players (an eval's model and its opponents). A run being written is read from its
-    live copy; runs being written that offer none (so cannot be read yet) come first: they are running now."""
+    live copy; runs being written that offer none (so cannot be read yet) come first: they are running now.
+    A ``running`` run whose file no process holds is ``crashed``, with what it cost so far and how to resume it.
+    A file found damaged on the way is left out, and listed among the unreadable ones."""
     with Catalog(results_dir) as cat:
+        total, rows, players = cat.consistent(lambda c: _entries(c, kind, limit))
         busy = sorted(cat.busy - set(cat.live), key=_modified, reverse=True)
         unreadable = [(path.name, reason) for path, reason in cat.skipped if path not in cat.busy]
-        where, params = ("WHERE kind = ?", [kind]) if kind else ("", [])
-        total = int(cat.query(f"SELECT count(*) FROM runs {where}", params)[1][0][0])
-        writing = [] if kind else [RunEntry(path.name.removesuffix(".duckdb"), RunStatus.RUNNING.value,
-                                            note="being written by another process") for path in busy]  # fmt: skip
-        room = None if limit is None else max(limit - len(writing), 0)
-        rows = cat.records(
-            f"""
-            WITH listed AS (
-                SELECT run_id, kind, status, created_at, games_planned FROM runs {where}
-                ORDER BY created_at DESC, run_id LIMIT ?
-            ), done AS (
-                SELECT run_id, count(*) AS games_done FROM games
-                WHERE status = ? AND run_id IN (SELECT run_id FROM listed) GROUP BY run_id
-            ), spent AS (
-                SELECT run_id, sum(cost_usd) AS cost FROM (
-                    SELECT run_id, cost_usd FROM calls UNION ALL SELECT run_id, cost_usd FROM superseded_calls)
-                WHERE run_id IN (SELECT run_id FROM listed) GROUP BY run_id
-            )
-            SELECT l.*, coalesce(d.games_done, 0) AS games_done, s.cost
-            FROM listed l LEFT JOIN done d USING (run_id) LEFT JOIN spent s USING (run_id)
-            ORDER BY l.created_at DESC, l.run_id
-            """,
-            [*params, total if room is None else room, GameStatus.COMPLETE.value],
-        )
-        players = planned_players(cat, [r["run_id"] for r in rows])
+        statuses = {r["run_id"]: cat.shown_status(r["run_id"], r["status"]) for r in rows}
+    writing = [] if kind else [RunEntry(path.name.removesuffix(".duckdb"), RunStatus.RUNNING.value,
+                                        note="being written by another process") for path in busy]  # fmt: skip
     runs = [*writing]
-    for r in rows:
+    for r in rows[: None if limit is None else max(limit - len(writing), 0)]:
         planned = players.get(r["run_id"], [])
         models = tuple(p.label for p in planned if p.model is not None)
         others = tuple(p.label for p in planned if p.model is None)
         played = r["kind"] not in GAMELESS_KINDS
-        runs.append(RunEntry(r["run_id"], r["status"], r["kind"], r["created_at"],
+        status = statuses[r["run_id"]]
+        note = None
+        if status is RunStatus.CRASHED:
+            then = f"`pdbench resume {r['run_id']}` continues it" if played else "run it again"
+            note = f"its process ended without finishing it; {then}"
+        runs.append(RunEntry(r["run_id"], status.value, r["kind"], r["created_at"],
                              int(r["games_done"]) if played else None, int(r["games_planned"]) if played else None,
-                             r["cost"], models, others))  # fmt: skip
+                             r["cost"], models, others, note))  # fmt: skip
     unknown = len(busy) if kind else 0
     return RunEntries(runs, total + len(writing), unreadable, unknown)
+
+
+def _entries(
+    cat: Catalog, kind: str | None, limit: int | None
+) -> tuple[int, list[dict[str, Any]], dict[str, list[PlannedPlayer]]]:
+    """How many runs (of ``kind``) the readable files hold, the newest ``limit`` of them with their complete games
+    and cost, and their players."""
+    where, params = ("WHERE kind = ?", [kind]) if kind else ("", [])
+    total = int(cat.query(f"SELECT count(*) FROM runs {where}", params)[1][0][0])
+    rows = cat.records(
+        f"""
+        WITH listed AS (
+            SELECT run_id, kind, status, created_at, games_planned FROM runs {where}
+            ORDER BY created_at DESC, run_id LIMIT ?
+        ), done AS (
+            SELECT run_id, count(*) AS games_done FROM games
+            WHERE status = ? AND run_id IN (SELECT run_id FROM listed) GROUP BY run_id
+        ), spent AS (
+            SELECT run_id, sum(cost_usd) AS cost FROM (
+                SELECT run_id, cost_usd FROM calls UNION ALL SELECT run_id, cost_usd FROM superseded_calls)
+            WHERE run_id IN (SELECT run_id FROM listed) GROUP BY run_id
+        )
+        SELECT l.*, coalesce(d.games_done, 0) AS games_done, s.cost
+        FROM listed l LEFT JOIN done d USING (run_id) LEFT JOIN spent s USING (run_id)
+        ORDER BY l.created_at DESC, l.run_id
+        """,
+        [*params, total if limit is None else limit, GameStatus.COMPLETE.value],
+    )
+    return total, rows, planned_players(cat, [r["run_id"] for r in rows])
 
 
 def _modified(path: Path) -> float:

@@ -12,16 +12,19 @@ A run being written is read through the live copy its writer publishes (see
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 
 from harness.analysis.views import create_views
 from harness.errors import QueryError, RunNotFoundError, StoreError
+from harness.states import RunStatus
 from harness.store import snapshot
+from harness.store.query_guard import guarded
 from harness.store.schema import (
     DATA_TABLES,
     MIGRATIONS,
@@ -30,8 +33,12 @@ from harness.store.schema import (
     data_tables,
     file_problem,
     file_schema_version,
+    is_damage,
     migrate,
+    unreadable,
 )
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -51,6 +58,7 @@ class Catalog:
     skipped: list[tuple[Path, str]] = field(init=False, default_factory=list)
     busy: set[Path] = field(init=False, default_factory=set)  # run files a writer holds open
     live: dict[Path, datetime] = field(init=False, default_factory=dict)  # busy files read from a live copy
+    left_out: list[tuple[Path, str]] = field(init=False, default_factory=list)  # found damaged by a query (in skipped)
 
     def __post_init__(self) -> None:
         self._owners: dict[str, Path] = {}
@@ -184,7 +192,10 @@ class Catalog:
         return sorted(self.results_dir.glob("*.duckdb"))
 
     def _create_union_views(self) -> None:
+        """The data tables as views over every attached file (made again when a damaged file is left out)."""
         con = self.con
+        for name in DATA_TABLES:
+            con.execute(f"DROP VIEW IF EXISTS {name}")
         if not self.attached:
             # An empty folder still answers queries, with empty tables of the right shape.
             con.execute(TABLES["move"])
@@ -196,46 +207,110 @@ class Catalog:
             con.execute(f"CREATE VIEW {name} AS {union}")
 
     # -- queries ---------------------------------------------------------------------------
-    def query(self, sql: str, params: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def query(
+        self, sql: str, params: list[Any] | None = None, *, timeout_s: float | None = None
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run read-only SQL; returns the last statement's (column names, rows).
 
         Only queries are allowed (SELECT, WITH, FROM, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, PRAGMA):
         results are evidence, and nothing typed at ``pdbench sql`` may change or add to them.
-        A failing query is a QueryError with DuckDB's explanation, not a crash.
+        A failing query is a QueryError with DuckDB's explanation, not a crash. A query that meets a damaged
+        file (a block whose checksum does not match: attaching reads only the file's catalog) is answered
+        from the other files: the damaged one is left out, and in ``skipped`` with why.
+        A Ctrl-C (on the main thread) or ``timeout_s`` stops it (:func:`harness.store.query_guard.guarded`).
         """
         try:
             statements = self.con.extract_statements(sql)
-            if not statements:
-                raise QueryError("the query is empty; write a SELECT, e.g. `select * from runs`.")
-            for stmt in statements:
-                if stmt.type not in _READ_ONLY:
-                    raise QueryError(
-                        f"only queries are allowed here (SELECT, DESCRIBE, SHOW, EXPLAIN...), not "
-                        f"{stmt.type.name}: the results folder is read-only to `pdbench sql`."
-                    )
-            cur = None
-            for i, stmt in enumerate(statements):
-                cur = self.con.execute(stmt, (params or []) if i == len(statements) - 1 else [])
         except duckdb.Error as exc:
-            raise QueryError(
-                f"the query failed: {str(exc).strip()}. Tables: runs, games, rounds, "
-                f"calls; views: player_metrics, cooperation_over_time, tournament, matchups, "
-                f"behaviour_profile, strategy_fit, strategy_attribution, model_parsing, player_parsing "
-                f"(see README, 'Results')."
-            ) from None
-        if cur is None or cur.description is None:
-            return [], []
-        return [d[0] for d in cur.description], cur.fetchall()
+            raise _failed(exc) from None
+        if not statements:
+            raise QueryError("the query is empty; write a SELECT, e.g. `select * from runs`.")
+        for stmt in statements:
+            if stmt.type not in _READ_ONLY:
+                raise QueryError(
+                    f"only queries are allowed here (SELECT, DESCRIBE, SHOW, EXPLAIN...), not "
+                    f"{stmt.type.name}: the results folder is read-only to `pdbench sql`."
+                )
+        return guarded(self.con, lambda: self._answer(statements, params or []), timeout_s)
+
+    def _answer(self, statements: list[duckdb.Statement], params: list[Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """The statements' answer; a file found damaged on the way is left out and the statements run again."""
+        while True:
+            try:
+                cur = None
+                for i, stmt in enumerate(statements):
+                    cur = self.con.execute(stmt, params if i == len(statements) - 1 else [])
+                if cur is None or cur.description is None:
+                    return [], []
+                return [d[0] for d in cur.description], cur.fetchall()
+            except duckdb.InterruptException:
+                raise  # stopped on purpose: see guarded
+            except duckdb.Error as exc:
+                if not (is_damage(exc) and self._leave_out_damaged()):
+                    raise _failed(exc) from None
+
+    def _leave_out_damaged(self) -> bool:
+        """Find the attached files that cannot be read whole, detach them and say why (in ``skipped``); whether
+        any was found. Reads every file once: only done after a query met damage, which names no file."""
+        try:
+            self.con.execute("SELECT 1").fetchall()
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error:
+            return False  # the connection itself is lost (a fatal error), not one file
+        found = {alias: error for alias in self.attached
+                 if (error := unreadable(self.con, alias)) is not None and is_damage(error)}  # fmt: skip
+        for alias, error in found.items():
+            path = self.attached.pop(alias)
+            self.con.execute(f"DETACH DATABASE IF EXISTS {alias}")
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            why = (f"it is damaged and cannot be read ({reason}); left out. Restore it from a backup if you have "
+                   "one, or move it out of the folder")  # fmt: skip
+            self.skipped.append((path, why))
+            self.left_out.append((path, why))
+            self.live.pop(path, None)
+            self._owners = {run_id: p for run_id, p in self._owners.items() if p != path}
+        if found:
+            self._create_union_views()
+        return bool(found)
+
+    def held(self, run_id: str) -> bool:
+        """Whether a process holds the file of ``run_id`` open for writing. DuckDB locks a file for its writer
+        and the lock goes with the process, however it ends: so a file this catalog opened itself (rather than
+        its live copy) is held by no one, and a ``running`` run in it was left so by a writer killed (kill -9,
+        a power cut) before it could say how the run ended."""
+        path = self._owners.get(run_id)
+        return path is not None and path in self.busy
+
+    def shown_status(self, run_id: str, stored: str) -> RunStatus:
+        """A run's status as the run lists show it: its stored one, but ``crashed`` for a ``running`` run no
+        process holds (:meth:`held`). The file is left as it is: ``pdbench resume`` continues the run."""
+        status = RunStatus(stored)
+        return RunStatus.CRASHED if status is RunStatus.RUNNING and not self.held(run_id) else status
+
+    def consistent(self, reads: Callable[[Catalog], T]) -> T:
+        """``reads(self)``, done again if a file was found damaged meanwhile (and left out): so that several
+        queries that must agree (a list of runs and their total) all read the same files."""
+        while True:
+            before = len(self.skipped)
+            out = reads(self)
+            if len(self.skipped) == before:
+                return out
 
     def records(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
         cols, rows = self.query(sql, params)
         return [dict(zip(cols, row, strict=True)) for row in rows]
 
     def require_run(self, run_id: str) -> dict[str, Any]:
+        """The run's row, its status as shown (:meth:`shown_status`); an error that says why if it cannot be read
+        (its file was found damaged) or is not there."""
         rows = self.records("SELECT * FROM runs WHERE run_id = ?", [run_id])
         if not rows:
+            for path, reason in self.skipped:
+                if path.name == f"{run_id}.duckdb":
+                    raise StoreError(f"cannot read run {run_id!r}: {reason}.")
             raise RunNotFoundError(_not_found(run_id, self.results_dir))
-        return rows[0]
+        return {**rows[0], "status": self.shown_status(run_id, rows[0]["status"]).value}
 
     def close(self) -> None:
         self.con.close()
@@ -272,6 +347,15 @@ def _unattachable(exc: duckdb.Error) -> str:
     if _being_written(exc):
         return "it is being written by another PDBench process; try again when it ends"
     return str(exc).splitlines()[0]
+
+
+def _failed(exc: duckdb.Error) -> QueryError:
+    return QueryError(
+        f"the query failed: {str(exc).strip()}. Tables: runs, games, rounds, "
+        f"calls; views: player_metrics, cooperation_over_time, tournament, matchups, "
+        f"behaviour_profile, strategy_fit, strategy_attribution, model_parsing, player_parsing "
+        f"(see README, 'Results')."
+    )
 
 
 def _sql_str(s: str) -> str:

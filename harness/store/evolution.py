@@ -283,6 +283,8 @@ def list_evolution_runs(results_dir: Path, *, sweep_id: str | None = None) -> li
     with Catalog(results_dir) as cat:
         where, params = ("AND r.config_json->>'sweep_id' = ?", [sweep_id]) if sweep_id else ("", [])
         rows = cat.records(_RUNS_SQL.format(where=where), params)
+        for row in rows:  # a run no process holds is no longer running (Catalog.shown_status)
+            row["status"] = cat.shown_status(row["run_id"], row["status"])
     return [_run(r) for r in rows]
 
 
@@ -314,6 +316,7 @@ def read_evolution(results_dir: Path, run_id: str) -> tuple[EvolutionRun, Trajec
                 "not an evolution run; list evolution runs with "
                 "`pdbench sql \"select run_id, status from runs where kind = 'evolution'\"`."
             )
+        rows[0]["status"] = cat.shown_status(run_id, rows[0]["status"])
         run = _run(rows[0])
         _, population = cat.query(
             "SELECT generation, player, count, share FROM population WHERE run_id = ? ORDER BY generation", [run_id]

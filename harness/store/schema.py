@@ -313,17 +313,25 @@ def verify_readable(con: duckdb.DuckDBPyConnection, path: str) -> None:
     """Read every row of every table, so that a damaged file (a block whose checksum does not match) is
     refused before a resume changes anything in it. Damage in a block no query reads (an index, free
     space) only shows when it is written; :func:`is_damage` recognises it then."""
-    tables = [
-        r[0]
-        for r in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY table_name"
-        ).fetchall()
-    ]
+    database = con.execute("SELECT current_database()").fetchone()
+    failure = unreadable(con, str(database[0]) if database else "main")
+    if failure is not None:
+        raise StoreError(damaged(path, failure)) from None
+
+
+def unreadable(con: duckdb.DuckDBPyConnection, database: str) -> duckdb.Error | None:
+    """The error met reading every row of every table of ``database`` (attached to ``con``), if any: how a
+    reader finds which of its files a failing query met damage in (a checksum that does not match)."""
     try:
+        tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ? "
+                                            "ORDER BY table_name", [database]).fetchall()]  # fmt: skip
         for table in tables:
-            con.execute(f'SELECT count(*), max(hash("{table}")) FROM "{table}"').fetchall()
+            con.execute(f'SELECT count(*), max(hash(t)) FROM "{database}".main."{table}" AS t').fetchall()
+    except duckdb.InterruptException:
+        raise  # stopped (Ctrl-C, a time limit): says nothing about the file
     except duckdb.Error as exc:
-        raise StoreError(damaged(path, exc)) from None
+        return exc
+    return None
 
 
 def is_damage(exc: BaseException) -> bool:

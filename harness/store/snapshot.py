@@ -83,7 +83,10 @@ class LiveFiles:
 
     @classmethod
     def of(cls, run_file: Path) -> LiveFiles:
-        return cls(run_file.with_name(run_file.name + ".live"), run_file.with_name(run_file.name + ".live-wanted"))
+        """Beside the file itself, not a link to it: a reader through a symbolic link (a results folder that
+        links runs kept elsewhere) must ask, and look, where the writer of the file does."""
+        real = run_file.resolve()
+        return cls(real.with_name(real.name + ".live"), real.with_name(real.name + ".live-wanted"))
 
     @property
     def info(self) -> Path:
@@ -104,6 +107,10 @@ def remove_leftovers(run_file: Path) -> None:
     files = LiveFiles.of(run_file)
     if files.folder.exists() or files.wanted.exists():
         files.remove()
+    beside_link = run_file.with_name(run_file.name + ".live-wanted")  # asked for there before links were followed
+    if beside_link != files.wanted:
+        with contextlib.suppress(OSError):
+            beside_link.unlink(missing_ok=True)
 
 
 # -- the writer's side ------------------------------------------------------------------------------

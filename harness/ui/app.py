@@ -17,6 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from harness.errors import StoreError
 from harness.ui import views
 from harness.ui.views import LAST_VIEW, PENDING_VIEW, VIEW, VIEWS
 
@@ -49,7 +50,10 @@ def main() -> None:
     if choice is None:  # clicking the selected view again deselects it; stay where we were
         choice = last
     st.session_state[LAST_VIEW] = choice
-    views.render(choice, folder)
+    try:
+        views.render(choice, folder)
+    except StoreError as exc:  # a run file found damaged as the view read it (harness.ui.cached)
+        st.error(str(exc), icon="🧱")
     views.preload()
     _warm_charts()
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from harness.analysis.report import ConditionSummary
+from harness.errors import StoreError
 from harness.store import browse
 from harness.store.catalog import Catalog
 from harness.ui import data
@@ -67,11 +68,16 @@ def reading(folder: Path) -> Iterator[RunSource]:
 
 @contextmanager
 def _catalog(folder: Path, run_id: str, source: RunSource | None) -> Iterator[Catalog]:
+    """The run's catalog for one read. A read that found the run's file damaged is an error that names it (the
+    page shows it, :func:`harness.ui.app.main`): what it read is not the run."""
     if source is not None:
-        yield source.catalog(run_id)
+        cat = source.catalog(run_id)
+        yield cat
     else:
         with browse.run_catalog(folder, run_id) as cat:
             yield cat
+    for _path, reason in cat.left_out:
+        raise StoreError(f"Run `{run_id}` cannot be read: {reason}.")
 
 
 def signature(folder: Path) -> Signature:

@@ -308,7 +308,10 @@ def _show(folder: Path, run: EvolutionRun) -> None:
     """The chosen run: how it ended, its lesson if it is a preset's, the animated frame and the shares over time."""
     _, trajectory = cached.evolution(folder, cached.signature(folder), run.run_id)
     settings = run.settings
-    if run.status is not RunStatus.COMPLETE:
+    if run.status is RunStatus.CRASHED:
+        st.warning(f"Run `{run.run_id}` **crashed**: its process ended without finishing it (killed, or the machine "
+                   "stopped). What it recorded is shown below.")  # fmt: skip
+    elif run.status is not RunStatus.COMPLETE:
         st.warning(f"Run `{run.run_id}` is **{run.status}**" + (f": {run.error}" if run.error else "") + ".")
     if trajectory.generations < 0 or not len(trajectory.population):
         st.info("This run recorded no generation.")

@@ -101,6 +101,12 @@ def run_notes(folder: Path, run: RunRow, kind: str | None = None) -> None:
         st.progress(min(done, 1.0), text=f"⏳ Run `{run.run_id}` is **running**: {run.games_done:,} of "
                     f"{run.games_planned:,} games finished. This page follows it, looking again every "
                     f"{cached.REFRESH_S:g} s.")  # fmt: skip
+    elif run.status is RunStatus.CRASHED:
+        st.warning(
+            f"Run `{run.run_id}` **crashed**: its process ended without finishing it (killed, or the machine "
+            f"stopped), with {run.games_done:,} of {run.games_planned:,} games complete. Continue it with "
+            f"`pdbench resume {run.run_id} --results {folder}`."
+        )
     elif run.status is not RunStatus.COMPLETE:
         st.info(
             f"Run `{run.run_id}` is **{run.status}**: {run.games_done} of {run.games_planned} games complete. "

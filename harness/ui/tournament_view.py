@@ -316,8 +316,9 @@ def missing_text(missing: list[str], run: RunRow, folder: Path) -> str:
     progress = f"{run.games_done:,} of {run.games_planned:,} games finished"
     if run.status is RunStatus.RUNNING:
         return f"{head} yet. The tournament is still playing ({progress})."
-    if run.status is RunStatus.INTERRUPTED:
-        return (f"{head}. The tournament was stopped with {progress}; "
+    if run.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):
+        how = "was stopped" if run.status is RunStatus.INTERRUPTED else "crashed (its process ended unfinished)"
+        return (f"{head}. The tournament {how} with {progress}; "
                 f"`pdbench resume {run.run_id} --results {folder}` plays the rest.")  # fmt: skip
     return f"{head}: every such game failed ({progress}; 🎬 Animated Replay shows each failed game's error)."
 

@@ -28,7 +28,7 @@ from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DE
 from harness.ui.evolution_setup import PRESETS_BY_KEY, same_settings
 from harness.ui.views import EVOLUTION, REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
 from tests.e2e.conftest import Server, ui_command, ui_env
-from tests.support.running_run import running_copy, write_games
+from tests.support.running_run import running_copy
 
 pytestmark = pytest.mark.e2e
 
@@ -302,14 +302,14 @@ def test_results_follow_a_running_run_on_their_own(page: Any, server: Server, tm
     expect = _expect()
     finished = tmp_path / "finished"
     run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
-    path = running_copy(finished / "live.duckdb", server.results, keep=2)
+    held = running_copy(finished / "live.duckdb", server.results, keep=2)  # held open by its writer, in this process
     page.goto(server.url)
     open_view(page, RESULTS)
     select_option(page, "Run", "live")
     expect(page.get_by_text(re.compile(r"is running: 2 of 6 games finished"))).to_be_visible()
-    write_games(path, finished / "live.duckdb", upto=5)
+    held.write_games(finished / "live.duckdb", upto=5)
     follow_s = 40  # the page looks every 2.5 s (harness.ui.cached.REFRESH_S), then reruns; room for a loaded machine
     expect(page.get_by_text(re.compile(r"is running: 5 of 6 games finished"))).to_be_visible(timeout=follow_s * 1000)
-    write_games(path, finished / "live.duckdb", upto=6, status="complete")
+    held.write_games(finished / "live.duckdb", upto=6, status="complete")  # and its writer closes the file
     expect(page.get_by_text(re.compile(r"is running"))).to_have_count(0, timeout=follow_s * 1000)
     expect(page.get_by_role("combobox", name="Run", exact=True)).to_have_value(re.compile(r"complete 6/6"))

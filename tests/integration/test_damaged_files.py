@@ -1,9 +1,11 @@
 """Issue 9, point 11: `pdbench resume` (and the commands that read runs) on results files that are damaged,
 empty, half set up or edited: one paragraph that says what to do, never a traceback; and a results file is
-set up in one transaction, so a kill while setting it up leaves a file that resume explains."""
+set up in one transaction, so a kill while setting it up leaves a file that resume explains. Issue 19, point 9:
+damage met by a query, not when the file is attached, leaves that file out, not the whole folder."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -163,3 +165,52 @@ def test_kill_9_while_setting_up_files_leaves_only_whole_or_empty_ones(results: 
         last = files[-1] if len(files) == 1 else max(files, key=lambda p: int(p.stem[1:]))
         code, _out, err = pdbench("resume", last.stem, "--results", folder)
         assert code != 0 and "before" in err and "--overwrite" in err, err
+
+
+def damage_rows_of(path: Path, table: str) -> None:
+    """Flip bytes in every block that holds ``table``'s rows and no row of the tables read when a file is
+    attached (``runs``, ``pdbench_meta``): the file still attaches, and a query that reads ``table`` meets a
+    checksum that does not match."""
+    with duckdb.connect(str(path), read_only=True) as con:
+
+        def blocks(name: str) -> set[int]:
+            return {r[0] for r in con.execute(f"select block_id from pragma_storage_info('{name}') "
+                                              "where block_id >= 0").fetchall()}  # fmt: skip
+
+        hit = blocks(table) - blocks("runs") - blocks("pdbench_meta")
+        size = con.execute("select block_size from pragma_database_size()").fetchone()[0]
+    assert hit, f"no block of {table} alone"
+    data = bytearray(path.read_bytes())
+    for block in hit:
+        start = 3 * 4096 + block * size  # after the file's three headers
+        for i in range(start + 64, start + 4096):
+            data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_block_a_query_meets_leaves_out_that_file_not_the_folder(results: Path) -> None:
+    """Issue 19, point 9: damage that attaching does not see (the rows of `calls`) broke every query that read
+    them: `pdbench runs` listed no run and `pdbench sql` over `calls` failed for every run. Now the file is left
+    out, with a warning naming it, and the rest answered, in the CLI and in what the dashboard lists."""
+    from harness.store.browse import list_runs
+
+    for run_id in ("good", "bad"):
+        code, _out, err = pdbench("eval", "--model", "mock/random", "--opponents", "TFT,ALLD", "--rounds", "20",
+                                  "--replicates", "1", "--results", results, "--run-id", run_id)  # fmt: skip
+        assert code == 0, err
+    damage_rows_of(results / "bad.duckdb", "calls")
+    damage_rows_of(results / "bad.duckdb", "games")  # what the dashboard's list of runs reads
+    warning = "bad.duckdb: it is damaged and cannot be read (Corrupt database file"
+
+    code, out, err = pdbench("runs", "--results", results, "--format", "json")
+    assert code == 0, err
+    assert [r["run_id"] for r in json.loads(out)] == ["good"] and f"skipped {warning}" in " ".join(err.split()), err
+
+    code, out, err = pdbench("sql", "select run_id, count(*) as n from calls group by run_id", "--results", results,
+                             "--format", "json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out) == [{"run_id": "good", "n": 40}] and f"skipped {results}/{warning}" in " ".join(err.split())
+
+    folder = list_runs(results)  # the dashboard's listing
+    assert [r.run_id for r in folder.runs] == ["good"]
+    assert [name for name, _ in folder.unreadable] == ["bad.duckdb"]

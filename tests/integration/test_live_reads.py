@@ -566,3 +566,45 @@ def test_a_copy_that_cannot_be_made_never_stops_the_run(
     finally:
         writer.close()
     assert live_files(results) == []
+
+
+HOLD = """
+import sys
+from pathlib import Path
+from tests.support.running_run import HeldRun
+held = HeldRun(Path(sys.argv[1]))
+print("held", flush=True)
+sys.stdin.read()
+held.close()
+"""
+
+
+def test_a_run_file_reached_through_a_symbolic_link_is_read_live_and_leaves_no_request_behind(
+    results: Path, tmp_path: Path
+) -> None:
+    """Issue 19, point 12: a results folder that links a run file kept elsewhere. Its reader asked for a live copy
+    beside the link, where the writer never looks: the run was skipped, and the request stayed there for good."""
+    from tests.conftest import write_games
+
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    write_games(kept, "linked", [("CC", "CD"), ("DD", "CC")]).close()
+    (results / "linked.duckdb").symlink_to(kept / "linked.duckdb")
+    writer = subprocess.Popen([sys.executable, "-c", HOLD, str(kept / "linked.duckdb")], cwd=ROOT,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "held\n"
+        code, out, err = pdbench("sql", "select run_id, (select count(*) from games) as games from runs",
+                                 "--results", results, "--format", "json")  # fmt: skip
+        assert code == 0 and json.loads(out) == [{"run_id": "linked", "games": 2}], err
+        assert "run linked is being written; read from its live copy" in err and "skipped" not in err, err
+        assert live_files(results) == []  # nothing asked for beside the link
+        assert "linked.duckdb.live-wanted" in live_files(kept)  # but beside the file, where its writer looks
+    finally:
+        assert writer.stdin is not None
+        writer.stdin.close()
+        writer.wait(timeout=30)
+    assert live_files(kept) == [] and live_files(results) == []  # the writer took the request away as it closed
+    (results / "linked.duckdb.live-wanted").touch()  # as a reader left it before links were followed
+    code, _out, err = pdbench("sql", "select count(*) from runs", "--results", results)
+    assert code == 0 and "live copy" not in err and live_files(results) == [], err  # removed once the file opened

@@ -1,14 +1,17 @@
 """``pdbench runs``: every run of the results folder, newest first, with its kind, players, status, games,
-cost and date; a kind filter and a limit; a run another process is writing listed as running; and a table
-that fits 80 columns."""
+cost and date; a kind filter and a limit; a run another process is writing listed as running, and one whose
+writer was killed as crashed; and a table that fits 80 columns."""
 
 from __future__ import annotations
 
 import io
 import itertools
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -141,3 +144,48 @@ def test_the_table_fits_80_columns_and_uses_120(results: Path) -> None:
         else:  # one line a row, the date in its own column
             assert gaps == [1, 1] and "created" in lines[rows[0] - 2]
             assert "mock/tft, nice" in lines[rows[0]]
+
+
+def test_a_run_killed_by_kill_9_is_listed_as_crashed_with_its_cost_so_far_and_resumes(
+    tmp_path: Path, results: Path
+) -> None:
+    """Issue 19, point 10: a run whose writer was killed (so its file still says running, though no process holds
+    it) was listed as running for ever. It is crashed, with what it cost so far and how to resume it; the file is
+    left as it was, and resume completes the run."""
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    args = ["--model", "mock/random?latency_ms=50", "--opponents", "TFT,ALLD", "--rounds", "8", "--replicates", "8",
+            "--concurrency", "2", "--results", str(results), "--prices", str(prices)]  # fmt: skip
+    env = dict(os.environ, NO_COLOR="1")
+    env.pop("PDBENCH_CACHE", None)
+    proc = subprocess.Popen([sys.executable, "-m", "harness.entry", "eval", *args, "--run-id", "killed"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (results / "killed.duckdb").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.05)
+        while not [e for e in run_entries(results).runs if e.games_done]:  # read through its live copy, as it plays
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "no game finished within 60 s"
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    (run,) = runs_json(results)
+    assert run["status"] == "crashed" and run["note"] == (
+        "its process ended without finishing it; `pdbench resume killed` continues it")  # fmt: skip
+    paid = sql_json(results, "select sum(cost_usd) as usd, count(*) as calls from calls")[0]
+    assert run["cost_usd"] == paid["usd"] > 0 and 0 < run["games_done"] < 16
+    assert sql_json(results, "select status from runs") == [{"status": "running"}]  # shown crashed, stored as it was
+    code, out, err = pdbench("runs", "--results", results)
+    assert code == 0 and "crashed" in out, err
+    assert "Run killed crashed: its process ended without finishing it; `pdbench resume killed` continues it." in (
+        " ".join(out.split()))  # fmt: skip
+
+    code, _out, err = pdbench("resume", "killed", "--results", results, "--prices", prices)
+    assert code == 0, err
+    (run,) = runs_json(results)
+    assert (run["status"], run["games_done"], run["note"]) == ("complete", 16, None)

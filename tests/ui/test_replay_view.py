@@ -454,13 +454,16 @@ def test_a_running_run_is_followed_while_paused_not_while_playing(
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=10), results_dir=finished, run_id="live")
     folder = tmp_path / "results"
     folder.mkdir()
-    running_copy(finished / "live.duckdb", folder, keep=2)
-    follow = ("harness.ui.follow.follow.<locals>.watch", cached.REFRESH_S)
-    at = open_game(app, folder, "TFT_vs_ALLD")
-    assert follow in fragments
-    fragments.clear()
-    click(at, "replay_play")
-    at.run()
-    assert at.session_state[PLAYING] and follow not in fragments
-    click(at, "replay_pause")
-    assert follow in fragments and not at.session_state[PLAYING]
+    held = running_copy(finished / "live.duckdb", folder, keep=2)
+    try:
+        follow = ("harness.ui.follow.follow.<locals>.watch", cached.REFRESH_S)
+        at = open_game(app, folder, "TFT_vs_ALLD")
+        assert follow in fragments
+        fragments.clear()
+        click(at, "replay_play")
+        at.run()
+        assert at.session_state[PLAYING] and follow not in fragments
+        click(at, "replay_pause")
+        assert follow in fragments and not at.session_state[PLAYING]
+    finally:
+        held.close()

@@ -22,7 +22,7 @@ from harness.settings import engine_options
 from harness.tournament import tournament_config
 from harness.ui import cached
 from harness.ui.views import RESULTS
-from tests.support.running_run import running_copy, write_games
+from tests.support.running_run import running_copy
 from tests.ui.conftest import picker
 
 Fragments = list[tuple[str, float | None]]
@@ -165,7 +165,7 @@ def test_a_running_run_shows_its_progress_and_is_followed_until_it_ends(
     run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
     folder = tmp_path / "results"
     folder.mkdir()
-    path = running_copy(finished / "live.duckdb", folder, keep=2)
+    held = running_copy(finished / "live.duckdb", folder, keep=2)
     at = app(folder, RESULTS)
     bar = at.get("progress")
     assert len(bar) == 1 and "`live` is **running**: 2 of 6 games finished" in bar[0].proto.text
@@ -173,19 +173,36 @@ def test_a_running_run_shows_its_progress_and_is_followed_until_it_ends(
     assert (FOLLOW, cached.REFRESH_S) in fragments
     assert "live · TFT, ALLD, GRIM · running 2/6" in at.selectbox(key="results_run").options[0]
 
-    write_games(path, finished / "live.duckdb", upto=5)
+    held.write_games(finished / "live.duckdb", upto=5)
     fragments.clear()
     at.run()  # what the timer's rerun does
     assert "5 of 6 games finished" in at.get("progress")[0].proto.text
     assert len(picker(at, "results_condition_").options) == 5  # the games recorded so far: GRIM_vs_GRIM is next
     assert (FOLLOW, cached.REFRESH_S) in fragments
 
-    write_games(path, finished / "live.duckdb", upto=6, status="complete")
+    held.write_games(finished / "live.duckdb", upto=6, status="complete")  # and its writer closes the file
     fragments.clear()
     at.run()
     assert not at.get("progress")
     assert not [f for f in fragments if f[0] == FOLLOW]
     assert "live · TFT, ALLD, GRIM · complete 6/6" in at.selectbox(key="results_run").options[0]
+
+
+def test_a_running_run_whose_writer_was_killed_is_shown_as_crashed_with_how_to_resume_it(
+    app: App, tmp_path: Path, fragments: Fragments
+) -> None:
+    """Issue 19, point 10: a file that says running, which no process holds (its writer was killed, so it never
+    wrote how the run ended), is a crashed run: the way to resume it, no progress bar, and not followed."""
+    finished = tmp_path / "finished"
+    run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    running_copy(finished / "live.duckdb", folder, keep=2).close()  # released, status still running
+    at = app(folder, RESULTS)
+    assert "live · TFT, ALLD, GRIM · crashed 2/6" in at.selectbox(key="results_run").options[0]
+    (note,) = [w.value for w in at.warning if "crashed" in w.value]
+    assert "2 of 6 games complete" in note and f"`pdbench resume live --results {folder}`" in note
+    assert not at.get("progress") and not [f for f in fragments if f[0] == FOLLOW]
 
 
 def test_what_a_followed_page_shows_changes_with_status_games_and_files_in_progress() -> None:
@@ -351,3 +368,21 @@ def test_results_open_on_the_newest_run_with_finished_games(
     runs.select("cut").run()
     assert at.selectbox(key="results_run").value == "cut"
     assert any("has no recorded games yet" in i.value for i in at.info)
+
+
+def test_a_run_whose_file_a_read_finds_damaged_is_named_with_what_to_do(app: App, tmp_path: Path) -> None:
+    """Issue 19, point 9, in the dashboard: a damaged block its pages meet (a game's calls) is an error that names the
+    file and what to do, not a traceback (the folder's other runs: tests/integration/test_damaged_files.py)."""
+    from tests.integration.test_cli import pdbench
+    from tests.integration.test_damaged_files import damage_rows_of
+
+    folder = tmp_path / "results"
+    code, _out, err = pdbench("eval", "--model", "mock/random", "--opponents", "TFT", "--rounds", "20",
+                              "--replicates", "1", "--results", folder, "--run-id", "bad")  # fmt: skip
+    assert code == 0, err
+    damage_rows_of(folder / "bad.duckdb", "calls")
+    at = app(folder, RESULTS)
+    assert at.selectbox(key="results_run").options[0].startswith("bad · ")  # its runs and games can still be read
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("Run `bad` cannot be read: it is damaged and cannot be read (Corrupt database file")
+    assert "Restore it from a backup if you have one, or move it out of the folder" in error

@@ -365,13 +365,13 @@ def test_a_tournament_still_playing_is_followed_and_says_who_is_not_ranked_yet(
     """A tournament whose file says running (as a writer leaves it mid-run): its leaderboard so far, the players
     not ranked yet and why, its progress, and a timer that looks again; nothing of the kind once it is complete."""
     from harness.ui import cached
-    from tests.support.running_run import running_copy, write_games
+    from tests.support.running_run import running_copy
 
     finished = tmp_path / "finished"
     runner.run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
     folder = tmp_path / "results"
     folder.mkdir()
-    path = running_copy(finished / "live.duckdb", folder, keep=2)  # TFT_vs_TFT and TFT_vs_ALLD so far
+    held = running_copy(finished / "live.duckdb", folder, keep=2)  # TFT_vs_TFT and TFT_vs_ALLD so far
     at = app(folder, view=TOURNAMENT)
     assert sorted(board(at)["player"]) == ["😈 ALLD", "🪞 TFT"]
     note = next(w.value for w in at.warning if "not on the leaderboard" in w.value)
@@ -381,7 +381,7 @@ def test_a_tournament_still_playing_is_followed_and_says_who_is_not_ranked_yet(
     follow = ("harness.ui.follow.follow.<locals>.watch", cached.REFRESH_S)
     assert follow in fragments
 
-    write_games(path, finished / "live.duckdb", upto=6, status="complete")
+    held.write_games(finished / "live.duckdb", upto=6, status="complete")
     fragments.clear()
     at.run()  # what the timer's rerun does
     assert sorted(board(at)["player"]) == ["💀 GRIM", "😈 ALLD", "🪞 TFT"]
