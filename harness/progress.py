@@ -223,14 +223,18 @@ def live_display(monitor: Monitor, console: Console, plain_every: float = 5.0) -
     stop = threading.Event()
     out: IO[str] = console.file
 
+    told = threading.Event()  # the stop was said
+
+    def tell_stop() -> None:
+        note = stopping(monitor)
+        if note is not None and not told.is_set():  # said at once, not at the next status line
+            told.set()
+            print(f"[{monitor.run_id}] {note}", file=out, flush=True)
+
     def report() -> None:
-        told = False
         next_line = time.monotonic() + plain_every
         while not stop.wait(min(STOP_POLL_S, max(next_line - time.monotonic(), 0.0))):
-            note = stopping(monitor)
-            if note is not None and not told:  # said at once, not at the next status line
-                told = True
-                print(f"[{monitor.run_id}] {note}", file=out, flush=True)
+            tell_stop()
             if time.monotonic() >= next_line:
                 next_line += plain_every
                 print(f"[{monitor.run_id}] {summary_line(monitor)}", file=out, flush=True)
@@ -242,4 +246,5 @@ def live_display(monitor: Monitor, console: Console, plain_every: float = 5.0) -
     finally:
         stop.set()
         thread.join()
+        tell_stop()  # a run that stopped between two looks still says so
         print(f"[{monitor.run_id}] {summary_line(monitor)}", file=out, flush=True)

@@ -269,6 +269,9 @@ def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
         bar = at.get("progress")
         assert len(bar) == 1 and "Tournament `tournament_" in bar[0].proto.text
         assert at.button(key="tour_run").disabled  # one tournament at a time
+        ready = time.monotonic() + 60  # the strategies' games (milliseconds) end before Stop, however loaded
+        while job.counters().games_done < 3 and time.monotonic() < ready:
+            time.sleep(0.05)
         at.button(key="tour_stop").click().run()
         assert any("Stopping" in c.value for c in at.caption)
         deadline = time.monotonic() + 60
