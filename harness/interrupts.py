@@ -34,7 +34,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from types import FrameType
 
 TERM_GRACE_S = 5.0
@@ -89,33 +89,29 @@ class StopFlag:
     def is_finishing(self) -> bool:
         return self._finishing.is_set()
 
-    @contextmanager
-    def on_set(self, callback: Callable[[], object]) -> Iterator[None]:
+    def on_set(self, callback: Callable[[], object]) -> AbstractContextManager[None]:
         """Call ``callback`` (from any thread) once when the flag is set while the block runs."""
-        with self._lock:
-            self._on_set.append(callback)
-            already = self._event.is_set()
-        if already:
-            callback()
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._on_set.remove(callback)
+        return self._subscribed(self._on_set, self._event, callback)
+
+    def on_force(self, callback: Callable[[], object]) -> AbstractContextManager[None]:
+        """Call ``callback`` (from any thread) if the stop is forced while the block runs."""
+        return self._subscribed(self._on_force, self._forced, callback)
 
     @contextmanager
-    def on_force(self, callback: Callable[[], object]) -> Iterator[None]:
-        """Call ``callback`` (from any thread) if the stop is forced while the block runs."""
+    def _subscribed(
+        self, callbacks: list[Callable[[], object]], event: threading.Event, callback: Callable[[], object]
+    ) -> Iterator[None]:
+        """``callback`` in ``callbacks`` while the block runs; called at once if ``event`` is already set."""
         with self._lock:
-            self._on_force.append(callback)
-            already = self._forced.is_set()
+            callbacks.append(callback)
+            already = event.is_set()
         if already:
             callback()
         try:
             yield
         finally:
             with self._lock:
-                self._on_force.remove(callback)
+                callbacks.remove(callback)
 
 
 WAITING = (
