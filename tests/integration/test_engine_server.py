@@ -18,18 +18,12 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_cli import ROOT, pdbench, sql_json
-from tests.support.llm_server import FakeLLMServer, garbage_then
+from tests.support.llm_server import FakeLLMServer, garbage_then, served_to_the_cli
 
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-key-1234")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret-5678")
-    monkeypatch.setenv("PDBENCH_BACKOFF", "0.01")
-    monkeypatch.setenv("PDBENCH_TIMEOUT", "1")
-    with FakeLLMServer() as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.openai_base_url)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.anthropic_base_url)
+    with served_to_the_cli(monkeypatch, timeout_s=1) as srv:
         yield srv
 
 

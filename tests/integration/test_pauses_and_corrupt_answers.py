@@ -14,20 +14,14 @@ import harness.cli
 import harness.cli.play
 from harness.progress import live_display
 from tests.integration.test_cli import pdbench, sql_json
-from tests.support.llm_server import FakeLLMServer
+from tests.support.llm_server import FakeLLMServer, served_to_the_cli
 
 OPPONENTS = "TFT,ALLD,GRIM,ALLC"  # four games, played side by side at --concurrency 4
 
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-key-1234")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret-5678")
-    monkeypatch.setenv("PDBENCH_BACKOFF", "0.01")
-    monkeypatch.setenv("PDBENCH_TIMEOUT", "2")
-    with FakeLLMServer(latency_ms=20) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.openai_base_url)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.anthropic_base_url)
+    with served_to_the_cli(monkeypatch, timeout_s=2, latency_ms=20) as srv:
         yield srv
 
 

@@ -44,7 +44,7 @@ import time
 import urllib.request
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import FrameType
@@ -843,3 +843,17 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@contextlib.contextmanager
+def served_to_the_cli(monkeypatch: Any, *, timeout_s: float = 2.0, **options: Any) -> Iterator[FakeLLMServer]:
+    """A FakeLLMServer that ``pdbench`` run in-process (or its children) talks to: test keys, both base URLs
+    pointed at it, short backoff and per-attempt timeout (``monkeypatch``: pytest's fixture)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-key-1234")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret-5678")
+    monkeypatch.setenv("PDBENCH_BACKOFF", "0.01")
+    monkeypatch.setenv("PDBENCH_TIMEOUT", f"{timeout_s:g}")
+    with FakeLLMServer(**options) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.openai_base_url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.anthropic_base_url)
+        yield srv
