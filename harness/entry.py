@@ -1,7 +1,7 @@
 """The ``pdbench`` console script, kept apart from :mod:`harness.cli` so that Ctrl-C is one line at any moment.
 
 Importing the command line takes about a second (DuckDB, pydantic, Rich, Typer); a Ctrl-C in that
-second, or anywhere before a run installs its own handler (see :mod:`harness.interrupts`), would
+second, or anywhere before a run installs its own handler (see :mod:`harness.engine.interrupts`), would
 otherwise end in a KeyboardInterrupt traceback. This module imports nothing heavy itself.
 """
 

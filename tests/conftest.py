@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness.config import parse_experiment
-from harness.game import PayoffMatrix
-from harness.match import Match
-from harness.plan import iter_games
+from harness.config.plan import iter_games
+from harness.game.match import Match
+from harness.game.rules import PayoffMatrix
 from harness.states import RunStatus
 from harness.store.catalog import Catalog
 from harness.store.writer import RunWriter

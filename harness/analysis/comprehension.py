@@ -13,23 +13,6 @@ from typing import Any
 
 from harness.store.catalog import Catalog
 
-COMPREHENSION_VIEWS: dict[str, str] = {
-    "comprehension_accuracy": """
-        WITH answers AS (
-            SELECT c.run_id, CASE c.player WHEN 'a' THEN g.player_a ELSE g.player_b END AS player_name,
-                   c.kind, c.answer, c.correct
-            FROM comprehension c JOIN games g ON g.run_id = c.run_id AND g.game_id = c.game_id
-        )
-        SELECT run_id, player_name,
-               CASE WHEN GROUPING(kind) = 1 THEN 'all' ELSE kind END AS kind,
-               COUNT(*) AS questions,
-               COUNT(answer) AS answered,
-               COUNT(*) FILTER (WHERE correct) AS correct,
-               COUNT(*) FILTER (WHERE correct) / COUNT(*) AS accuracy
-        FROM answers
-        GROUP BY GROUPING SETS ((run_id, player_name, kind), (run_id, player_name))""",
-}
-
 _KIND_ORDER = "CASE kind WHEN 'all' THEN 0 WHEN 'payoff' THEN 1 WHEN 'horizon' THEN 2 ELSE 3 END"
 
 

@@ -24,17 +24,6 @@ from harness.analysis.stats import Estimate, mean_ci
 if TYPE_CHECKING:
     from harness.store.catalog import Catalog
 
-EVOLUTION_VIEWS: dict[str, str] = {
-    "population_shares": """
-        SELECT p.run_id, p.generation, p.player, p.count,
-               coalesce(p.share, p.count::DOUBLE / sum(p.count) OVER (PARTITION BY p.run_id, p.generation)) AS share
-        FROM population p""",
-    "time_to_fixation": """
-        SELECT run_id, arg_min(player, generation) AS player, min(generation) AS generation
-        FROM fixation
-        GROUP BY run_id""",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class CellSummary:

@@ -9,6 +9,9 @@ One module per concern: :mod:`~harness.cli.base` (the app, its consoles and shar
 (validate, run, tournament, eval, resume), :mod:`~harness.cli.evolve` (evolve), :mod:`~harness.cli.browse`
 (sql, report, strategies),
 :mod:`~harness.cli.runs` (runs), :mod:`~harness.cli.cache_commands` (cache) and :mod:`~harness.cli.dashboard` (ui).
+
+May import: errors, states, util, game, providers, calls, players, config, evolution, store, analysis,
+engine, ui.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import sys
 import traceback
 
 from harness.cli.base import INTERRUPTED, app, err, out
-from harness.keys import scrub
+from harness.providers.keys import scrub
 
 # Importing a command module registers its commands, in this order in `pdbench --help`.
 # isort: off
@@ -34,7 +37,7 @@ __all__ = ["INTERRUPTED", "app", "err", "main", "out"]
 
 def main() -> None:
     """Entry point of the ``pdbench`` script. A bug's traceback is printed as Python prints it, but without
-    any API key in it (an exception's text may quote one; see harness.keys)."""
+    any API key in it (an exception's text may quote one; see harness.providers.keys)."""
     try:
         app()
     except Exception as exc:

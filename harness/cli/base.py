@@ -15,10 +15,10 @@ from rich.markup import escape
 from typer.core import TyperGroup, TyperOption
 
 from harness import __version__
-from harness.bounds import MAX_SEED
 from harness.errors import PDBenchError, QueryInterrupted
-from harness.game import MAX_ROUNDS
-from harness.keys import scrub
+from harness.game.rules import MAX_ROUNDS
+from harness.providers.keys import scrub
+from harness.util.bounds import MAX_SEED
 
 INTERRUPTED = (
     "pdbench: interrupted (Ctrl-C). Nothing is lost: a run that had started is kept, and "
@@ -46,7 +46,7 @@ _flags_without_metavar()
 
 class _Commands(TyperGroup):
     """Prints a user error as one paragraph and exits with its code, for every command; Ctrl-C outside a
-    run (which handles its own, see harness.interrupts) is one line and exit code 130."""
+    run (which handles its own, see harness.engine.interrupts) is one line and exit code 130."""
 
     def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
         try:

@@ -36,8 +36,8 @@ def sql(
 
     Example: `pdbench sql "select player, median_score_per_turn from tournament order by rank" --format json`
     """
-    from harness.render import print_rows
-    from harness.settings import results_dir
+    from harness.cli.render import print_rows
+    from harness.config.run_settings import results_dir
     from harness.store.catalog import Catalog
 
     with Catalog(results_dir(results)) as cat:
@@ -67,15 +67,15 @@ def report(
     Example: `pdbench report tournament_20261122_120000`
     """
     from harness.cli.sweep_report import report_sweep
+    from harness.config.run_settings import results_dir as folder_of
     from harness.errors import StoreError
-    from harness.settings import results_dir as folder_of
 
     if report_sweep(run_id, folder_of(results), format.value):
         return
     from harness.analysis.report import condition_summaries
+    from harness.cli.render import print_rows, rows_json
     from harness.cli.show import print_report
-    from harness.render import print_rows, rows_json
-    from harness.settings import existing_run_id, results_dir
+    from harness.config.run_settings import existing_run_id, results_dir
     from harness.store.catalog import open_run
 
     existing_run_id(run_id)
@@ -119,7 +119,7 @@ def strategies() -> None:
     """
     from rich.table import Table
 
-    from harness.agents.strategies import STRATEGIES
+    from harness.players.strategies import STRATEGIES
 
     table = Table(header_style="bold")
     for col in ("name", "", "strategy", "description", "parameters"):

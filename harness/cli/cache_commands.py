@@ -9,7 +9,7 @@ import typer
 
 from harness.cli.base import MAX_DAYS, ResultsOpt, app, out
 from harness.errors import StoreError
-from harness.plural import plural
+from harness.util.plural import plural
 
 cache_app = typer.Typer(help="The shared response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
@@ -21,8 +21,8 @@ def cache_stats(results: ResultsOpt = None) -> None:
 
     Example: `pdbench cache stats`
     """
-    from harness.settings import cache_file, results_dir
-    from harness.store.cache import ResponseCache
+    from harness.calls.cache.cache import ResponseCache
+    from harness.config.run_settings import cache_file, results_dir
 
     path = cache_file(results_dir(results))
     if not path.exists():
@@ -56,9 +56,9 @@ def cache_clear(
 
     Example: `pdbench cache clear --older-than-days 30`
     """
-    from harness.settings import cache_file, results_dir
-    from harness.store.cache import ResponseCache
-    from harness.store.cache_file import delete_cache
+    from harness.calls.cache.cache import ResponseCache
+    from harness.calls.cache.file import delete_cache
+    from harness.config.run_settings import cache_file, results_dir
 
     path = cache_file(results_dir(results))
     if not path.exists():

@@ -28,7 +28,7 @@ def ui(
 
     Example: `pdbench ui --results results --port 8501`, then open http://127.0.0.1:8501
     """
-    from harness.settings import results_dir
+    from harness.config.run_settings import results_dir
     from harness.ui.host_guard import is_loopback
     from harness.ui.launch import serve
 

@@ -18,10 +18,10 @@ from harness.cli.base import MaxCostOpt, NoCacheOpt, OverwriteOpt, PricesOpt, Re
 
 if TYPE_CHECKING:
     from harness.cli.play import EngineFlags
+    from harness.engine.evolution.options import Cell, EvolutionOptions
+    from harness.engine.evolution.sweep import Job
+    from harness.engine.interrupts import StopFlag
     from harness.evolution import EvolutionSettings, PayoffTable
-    from harness.evolution_options import Cell, EvolutionOptions
-    from harness.evolution_sweep import Job
-    from harness.interrupts import StopFlag
 
 EVOLVE_HELP = """Evolve a population of strategies (and models) by selection, after The Evolution of Trust.
 
@@ -98,9 +98,9 @@ def evolve(
     prices: PricesOpt = None,
 ) -> None:
     from harness.cli.play import EngineFlags, chosen_run_id
-    from harness.evolution_options import EvolutionOptions, parse_sweep
-    from harness.interrupts import StopFlag, graceful_interrupt
-    from harness.settings import results_dir
+    from harness.config.run_settings import results_dir
+    from harness.engine.evolution.options import EvolutionOptions, parse_sweep
+    from harness.engine.interrupts import StopFlag, graceful_interrupt
 
     options = EvolutionOptions(
         players, counts, shares, population, generations, dynamics, rounds, stop_prob, max_rounds, noise, payoffs,
@@ -140,8 +140,8 @@ def _refuse_sweep_only(**given: object) -> None:
 
 
 def _check_sweep_options(seeds: int | None, workers: int | None) -> None:
+    from harness.engine.evolution.options import MAX_SEEDS
     from harness.errors import ConfigError
-    from harness.evolution_options import MAX_SEEDS
 
     if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
         raise ConfigError(f"--seeds {seeds}: give between 1 and {MAX_SEEDS:,} seeds per cell")
@@ -152,9 +152,9 @@ def _check_sweep_options(seeds: int | None, workers: int | None) -> None:
 def _single(settings: EvolutionSettings, rid: str | None, folder: Path, overwrite: bool, flags: EngineFlags,
             stop: StopFlag) -> None:  # fmt: skip
     from harness.cli.evolve_view import LiveView, live, print_outcome
+    from harness.engine.evolution.run import run_evolution
+    from harness.engine.runner import default_run_id
     from harness.errors import RunExistsError
-    from harness.evolution_run import run_evolution
-    from harness.runner import default_run_id
     from harness.store.run_file import run_path
 
     rid = rid or default_run_id("evolution", folder)
@@ -179,11 +179,11 @@ def _single(settings: EvolutionSettings, rid: str | None, folder: Path, overwrit
 def _model_payoffs(settings: EvolutionSettings, rid: str, folder: Path, overwrite: bool, flags: EngineFlags,
                    stop: StopFlag, payoff_id: str | None = None) -> tuple[PayoffTable, str]:  # fmt: skip
     """Check the models' keys, then play (or resume, or reuse) the payoff tournament; exits 130 if it stopped."""
+    from harness.calls.pricing import PriceTable
     from harness.cli.play import announce
-    from harness.evaluation import check_models, check_prices
-    from harness.evolution_models import payoff_run_id, payoff_tournament, payoffs_from_run, play_payoffs
-    from harness.pricing import PriceTable
-    from harness.progress import live_display
+    from harness.cli.progress import live_display
+    from harness.engine.evolution.models import payoff_run_id, payoff_tournament, payoffs_from_run, play_payoffs
+    from harness.engine.preflight import check_models, check_prices
 
     engine = flags.options(folder)
     config = payoff_tournament(settings)
@@ -213,9 +213,9 @@ def _sweep(options: EvolutionOptions, cells: list[Cell], seeds: int, rid: str | 
     from dataclasses import replace
 
     from harness.cli.evolve_view import sweep_done, sweep_line
-    from harness.evolution_sweep import JobResult, plan_sweep, resume_sweep, run_local, run_ray
-    from harness.plural import plural
-    from harness.runner import default_run_id
+    from harness.engine.evolution.sweep import JobResult, plan_sweep, resume_sweep, run_local, run_ray
+    from harness.engine.runner import default_run_id
+    from harness.util.plural import plural
 
     sweep_id = rid or default_run_id("sweep", folder)
     planned = plan_sweep(options, cells, range(options.seed, options.seed + seeds), sweep_id)

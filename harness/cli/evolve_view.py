@@ -15,10 +15,10 @@ from rich.markup import escape
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 
+from harness.engine.evolution.run import EvolutionOutcome
 from harness.evolution import EvolutionSettings
-from harness.evolution_run import EvolutionOutcome
-from harness.plural import plural
 from harness.states import RunStatus
+from harness.util.plural import plural
 
 BAR_WIDTH = 40
 PLAIN_EVERY = 5.0  # seconds between status lines off a terminal

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.bounds import MAX_CONCURRENCY, MAX_REPLICATES, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
 from harness.cli.base import (
     AllowKeyToOpt,
     MaxCostOpt,
@@ -28,15 +27,16 @@ from harness.cli.base import (
     err,
     out,
 )
-from harness.game import MAX_ROUNDS
-from harness.panels import DEFAULT_PANEL, DEFAULT_PLAYERS
-from harness.plural import plural
-from harness.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
+from harness.config.presets.panels import DEFAULT_PANEL, DEFAULT_PLAYERS
+from harness.config.presets.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
+from harness.game.rules import MAX_ROUNDS
+from harness.util.bounds import MAX_CONCURRENCY, MAX_REPLICATES, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
+from harness.util.plural import plural
 
 if TYPE_CHECKING:
     from harness.cli.play import EngineFlags
     from harness.config import ExperimentConfig
-    from harness.runner import RunResult
+    from harness.engine.runner import RunResult
 
 
 def _warn(config: ExperimentConfig) -> None:
@@ -54,8 +54,8 @@ def validate(
     Example: `pdbench validate configs/experiment.yaml`
     """
     from harness.config import load_experiment
-    from harness.evaluation import check_key_destinations
-    from harness.plan import summarize
+    from harness.config.plan import summarize
+    from harness.engine.preflight import check_key_destinations
     from harness.providers.registry import allow_keys_to
 
     allow_keys_to(allow_key_to or [])
@@ -101,9 +101,9 @@ def run(
     from harness.cli.play import EngineFlags, chosen_run_id, play
     from harness.cli.show import show_report
     from harness.config import load_experiment
+    from harness.config.run_settings import results_dir, run_id_prefix
+    from harness.engine.runner import default_run_id
     from harness.providers.registry import allow_keys_to
-    from harness.runner import default_run_id
-    from harness.settings import results_dir, run_id_prefix
 
     allow_keys_to(allow_key_to or [])
     config = load_experiment(file)
@@ -119,8 +119,8 @@ def run(
 
 
 def _print_plan(file: Path, config: ExperimentConfig, replicates: int | None, folder: Path, rid: str | None) -> None:
-    from harness.plan import summarize
-    from harness.render import label
+    from harness.cli.render import label
+    from harness.config.plan import summarize
 
     s = summarize(config, replicates)
     out.print(f"Plan for {file} (nothing played):")
@@ -177,8 +177,8 @@ def tournament(
     (add a model as a player: `--players TFT,ALLD,mock/tft`)
     """
     from harness.cli.play import EngineFlags
-    from harness.players import parse_players
-    from harness.tournament import tournament_config
+    from harness.config.presets.players import parse_players
+    from harness.config.presets.tournament import tournament_config
 
     config = tournament_config(parse_players(players), rounds=rounds, stop_prob=stop_prob, max_rounds=max_rounds,
                                replicates=replicates, noise=noise, seed=seed, self_play=self_play)  # fmt: skip
@@ -240,8 +240,8 @@ def eval_(
     results: ResultsOpt = None,
 ) -> None:
     from harness.cli.play import EngineFlags
-    from harness.evaluation import comprehension_rounds, eval_config
-    from harness.players import parse_players
+    from harness.config.presets.evaluation import comprehension_rounds, eval_config
+    from harness.config.presets.players import parse_players
 
     limits = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
     checked = comprehension_rounds(comprehension)
@@ -266,8 +266,8 @@ def _play_built_in(
     print its leaderboard or scorecard."""
     from harness.cli.play import chosen_run_id, play
     from harness.cli.show import show_for
-    from harness.runner import default_run_id
-    from harness.settings import results_dir
+    from harness.config.run_settings import results_dir
+    from harness.engine.runner import default_run_id
 
     rid = chosen_run_id(run_id)
     folder = results_dir(results)
@@ -311,8 +311,8 @@ def resume_(
     Example: `pdbench resume eval_20261122_120000`
     """
     from harness.cli.play import EngineFlags, resume
+    from harness.config.run_settings import existing_run_id, results_dir
     from harness.providers.registry import allow_keys_to
-    from harness.settings import existing_run_id, results_dir
 
     allow_keys_to(allow_key_to or [])
     existing_run_id(run_id)

@@ -12,21 +12,22 @@ import duckdb
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from harness.calls.pricing import PriceTable
 from harness.cli.base import err
+from harness.cli.progress import live_display
 from harness.config import ExperimentConfig, check_run_id
+from harness.config.engine_options import EngineOptions
+from harness.config.plan import summarize
+from harness.config.run_settings import engine_options
+from harness.engine.interrupts import StopFlag, graceful_interrupt
+from harness.engine.preflight import check_models, check_prices
+from harness.engine.runner import Monitor, RunResult, resume_run, run_experiment
 from harness.errors import StoreError
-from harness.evaluation import check_models, check_prices
-from harness.interrupts import StopFlag, graceful_interrupt
-from harness.plan import summarize
-from harness.plural import plural
-from harness.pricing import PriceTable
-from harness.progress import live_display
-from harness.runner import EngineOptions, Monitor, RunResult, resume_run, run_experiment
-from harness.settings import engine_options
 from harness.states import RunStatus
 from harness.store.catalog import open_run
 from harness.store.run_summary import common_failures
 from harness.store.schema import damaged, is_damage
+from harness.util.plural import plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ def play(
     live display; without, with a progress bar on a terminal. Announces the outcome, shows the result and
     exits (see :func:`finish`).
 
-    Signals are handled for the whole command, not only while games play (see :mod:`harness.interrupts`):
+    Signals are handled for the whole command, not only while games play (see :mod:`harness.engine.interrupts`):
     a second Ctrl-C while the scorecard is read from the results must not end in a traceback."""
     stop = StopFlag()
     with graceful_interrupt(stop):

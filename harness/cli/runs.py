@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from harness.cli.base import Format, ResultsOpt, app, err, out
-from harness.plural import plural
 from harness.states import RunStatus
+from harness.util.plural import plural
 
 
 class Kind(StrEnum):
@@ -33,9 +33,9 @@ def runs(
 
     Example: `pdbench runs --kind eval --limit 5`
     """
-    from harness.render import print_rows, rows_json
-    from harness.run_list import RunList, as_rows, csv_rows
-    from harness.settings import results_dir
+    from harness.cli.render import print_rows, rows_json
+    from harness.cli.run_list import RunList, as_rows, csv_rows
+    from harness.config.run_settings import results_dir
     from harness.store.browse import run_entries
 
     folder = results_dir(results)

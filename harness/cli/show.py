@@ -12,8 +12,7 @@ from harness.analysis.comprehension import comprehension_accuracy
 from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
 from harness.cli.base import out
-from harness.plural import plural
-from harness.render import (
+from harness.cli.render import (
     answers_table,
     comprehension_table,
     leaderboard_table,
@@ -21,13 +20,14 @@ from harness.render import (
     profile_table,
     report_table,
 )
-from harness.runner import RunResult
-from harness.scorecard import Scorecard, scorecard_summary
+from harness.cli.scorecard import Scorecard, scorecard_summary
+from harness.config.presets.suites import SUITES
+from harness.engine.runner import RunResult
 from harness.states import RunStatus
 from harness.store.browse import leaderboard, matchups
 from harness.store.catalog import Catalog, open_run
 from harness.store.run_summary import call_totals, seat_a_overall
-from harness.suites import SUITES
+from harness.util.plural import plural
 
 Show = Callable[[Path, str, RunResult], int]
 

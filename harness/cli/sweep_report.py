@@ -12,7 +12,7 @@ def report_sweep(name: str, folder: Path, fmt: str) -> bool:
     """Print the report of sweep ``name`` and return True; False if ``name`` is a run (its file exists) or no
     evolution run belongs to a sweep of that id, so the report of a run goes on. A name that cannot be a run id
     (nor so a sweep's, which starts its runs' ids) is refused as the report of a run refuses it."""
-    from harness.settings import existing_run_id
+    from harness.config.run_settings import existing_run_id
 
     existing_run_id(name)
     if (folder / f"{name}.duckdb").exists() or not folder.is_dir():
@@ -21,7 +21,7 @@ def report_sweep(name: str, folder: Path, fmt: str) -> bool:
     from rich.table import Table
 
     from harness.analysis.evolution import sweep_runs, sweep_summary
-    from harness.render import print_rows
+    from harness.cli.render import print_rows
     from harness.store.catalog import Catalog
 
     with Catalog(folder) as cat:

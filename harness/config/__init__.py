@@ -1,33 +1,28 @@
-"""Experiment configuration: the YAML format, its validation, and every problem reported at once.
+"""Experiment configuration: the YAML format, its validation with every problem reported at once, the
+presets that build configs for ``eval``, ``tournament``, suites and duels (:mod:`harness.config.presets`),
+the plan of games a config makes (:mod:`~harness.config.plan`), and the settings a run takes from its
+surroundings (environment variables, engine options).
 
-A config file has the sections ``run``, ``game``, ``horizon``, ``noise``, ``experiment`` and
-``metrics`` (see ``configs/experiment.yaml``). Agents are given inline
-(``{policy: TFT}``) or as ``{ref: agents/policies.yaml, overrides: {...}}``, the ref being
-resolved against the config file's folder. :func:`load_experiment` returns a validated
-:class:`ExperimentConfig` or raises one :class:`~harness.errors.ConfigError` listing every
-problem with its key path, so a user fixes a file in one pass rather than one error at a time.
+A config file has the sections ``run``, ``game``, ``horizon``, ``noise``, ``experiment`` and ``metrics``
+(see ``configs/experiment.yaml``). Agents are given inline (``{policy: TFT}``) or as
+``{ref: agents/policies.yaml, overrides: {...}}``, the ref being resolved against the config file's folder.
+:func:`load_experiment` returns a validated :class:`ExperimentConfig` or raises one
+:class:`~harness.errors.ConfigError` listing every problem with its key path, so a user fixes a file in one
+pass rather than one error at a time.
 
-Nothing is read into a meaning it does not have: numbers are strict (``true`` is not 1, ``"5"`` is not
-5), a key given twice is refused rather than the last one kept, and every number and the plan's size
-have an upper bound (see :mod:`~harness.config.sections` and the README), so no config can make PDBench hang.
-
-The package, by concept: :mod:`~harness.config.sections` (the plain settings and every bound),
-:mod:`~harness.config.agents` (strategy and model players), :mod:`~harness.config.experiment` (the
-whole experiment and its cross-section checks), :mod:`~harness.config.naming` (names of unnamed
-conditions), :mod:`~harness.config.loading` (YAML to a config, with every problem) and
-:mod:`~harness.config.options` (configs from command-line options).
+May import: errors, states, util, game, providers, calls, players.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.lazy import lazy_exports
+from harness.util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from harness.config.agents import AgentConfig, ModelAgentConfig, PolicyAgentConfig
+    from harness.config.condition import ConditionConfig, condition_name
     from harness.config.experiment import (
-        ConditionConfig,
         ExperimentConfig,
         ExperimentSection,
         check_run_id,
@@ -35,7 +30,6 @@ if TYPE_CHECKING:
         plan_size_problem,
     )
     from harness.config.loading import load_experiment, parse_experiment
-    from harness.config.naming import condition_name
     from harness.config.options import GameOptions, horizon_options, options_config
     from harness.config.sections import (
         MAX_GAMES,
@@ -51,7 +45,7 @@ if TYPE_CHECKING:
         RunSection,
     )
 
-# Loaded on first use (see harness.lazy): the CLI reads the bounds of config.sections without the models.
+# Loaded on first use (see harness.util.lazy): the CLI reads the bounds of config.sections without the models.
 _EXPORTS = {
     "AgentConfig": "agents",
     "ModelAgentConfig": "agents",

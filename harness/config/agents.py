@@ -17,13 +17,13 @@ from pydantic import (
     model_validator,
 )
 
-from harness.agents.strategies import StrategySpec, get_strategy, make_spec
-from harness.comprehension import ComprehensionSettings
+from harness.calls.limits import LimitSettings
 from harness.config.sections import Label
 from harness.errors import ConfigError
-from harness.limits import LimitSettings
-from harness.parsing import ParsePolicy
-from harness.prompts import PromptSettings
+from harness.players.model.comprehension import ComprehensionSettings
+from harness.players.model.parsing.policy import ParsePolicy
+from harness.players.model.prompts.builder import PromptSettings
+from harness.players.strategies import StrategySpec, get_strategy, make_spec
 
 
 class PolicyAgentConfig(BaseModel):
@@ -178,7 +178,7 @@ def _checked_prompts(
     else:
         if persona is not None:
             prompts = prompts.model_copy(update={"persona": persona})
-        from harness.prompts import PromptBuilder
+        from harness.players.model.prompts.builder import PromptBuilder
 
         try:
             PromptBuilder(prompts).check(questions=questions)

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harness.config.agents import AgentConfig, ModelAgentConfig
-from harness.config.naming import condition_name
+from harness.config.agents import ModelAgentConfig
+from harness.config.condition import ConditionConfig, condition_name
 from harness.config.sections import (
     MAX_GAMES,
     MAX_PLAN_ROUNDS,
@@ -16,7 +16,6 @@ from harness.config.sections import (
     RUN_ID_PATTERN,
     GameSection,
     HorizonSection,
-    Label,
     MetricsSection,
     NoiseSection,
     RunSection,
@@ -24,21 +23,7 @@ from harness.config.sections import (
     noise_shorthand,
 )
 from harness.errors import ConfigError
-from harness.plural import plural
-
-
-class ConditionConfig(Section):
-    name: Label | None = Field(None, min_length=1)
-    agent_a: AgentConfig
-    agent_b: AgentConfig
-    game: GameSection | None = Field(None, description="override the run's payoffs for this condition")
-    horizon: HorizonSection | None = None
-    noise: NoiseSection | None = None
-
-    @field_validator("noise", mode="before")
-    @classmethod
-    def _noise_shorthand(cls, value: Any) -> Any:
-        return noise_shorthand(value)
+from harness.util.plural import plural
 
 
 class ExperimentSection(Section):
@@ -92,7 +77,7 @@ class ExperimentConfig(Section):
     @field_validator("suite")
     @classmethod
     def _suite(cls, value: str | None) -> str | None:
-        from harness.suites import SUITES
+        from harness.config.presets.suites import SUITES
 
         if value is not None and value not in SUITES:
             raise ValueError(f"unknown suite {value!r}; suites: {', '.join(SUITES)}")
@@ -118,7 +103,7 @@ class ExperimentConfig(Section):
                         f"reached, the game has {length}; ask in rounds 1 to {last}"
                     )
         if self.suite is not None:
-            from harness.suites import SUITES
+            from harness.config.presets.suites import SUITES
 
             out += SUITES[self.suite].deviations(self)
         problem = plan_size_problem(self)
@@ -129,7 +114,7 @@ class ExperimentConfig(Section):
     def warnings(self) -> list[str]:
         """Things that are allowed but probably unintended (a game that is not a PD; agents on one endpoint
         with different limits, of which the run applies the strictest)."""
-        from harness.limits.registry import limit_disagreements
+        from harness.calls.limits.registry import limit_disagreements
 
         out = [f"game.payoff_matrix: {w}" for w in self.game.payoff_matrix.warnings()]
         models = []

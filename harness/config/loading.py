@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from harness.config.agents import unchecked_model_problem
 from harness.config.experiment import ExperimentConfig
 from harness.errors import ConfigError
-from harness.userfiles import load_yaml, read_user_file, yaml_message
+from harness.util.userfiles import load_yaml, read_user_file, yaml_message
 
 
 def _loc(parts: tuple[Any, ...]) -> str:

@@ -8,11 +8,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.bounds import MAX_GAMES as MAX_GAMES
-from harness.bounds import MAX_PLAN_ROUNDS as MAX_PLAN_ROUNDS
-from harness.bounds import MAX_REPLICATES as MAX_REPLICATES
-from harness.bounds import MAX_SEED as MAX_SEED
-from harness.game import MAX_ROUNDS, Horizon, PayoffMatrix
+from harness.game.rules import MAX_ROUNDS, Horizon, PayoffMatrix
+from harness.util.bounds import MAX_GAMES as MAX_GAMES
+from harness.util.bounds import MAX_PLAN_ROUNDS as MAX_PLAN_ROUNDS
+from harness.util.bounds import MAX_REPLICATES as MAX_REPLICATES
+from harness.util.bounds import MAX_SEED as MAX_SEED
 
 DEFAULT_ROUNDS = 50  # a fixed horizon's rounds when n_rounds is left out
 MIN_UNCAPPED_STOP_PROB = 1e-4  # below this, a geometric game may exceed MAX_ROUNDS: ask for max_rounds

@@ -4,6 +4,8 @@ the iterated Prisoner's Dilemma and changes by selection, after The Evolution of
 Pure code: no I/O, no SQL, no printing. :func:`evolve` runs one of four dynamics (:class:`Dynamics`)
 from :class:`EvolutionSettings` and returns a :class:`Trajectory`; the same settings and seed give
 the same trajectory, byte for byte. Storage, the CLI and the dashboard build on it.
+
+May import: errors, states, util, game, players, config.
 """
 
 from __future__ import annotations

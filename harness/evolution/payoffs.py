@@ -2,7 +2,7 @@
 
 Every cell is the total payoff of one match of the row player against the column player (the
 diagonal: two individuals of the same type, the mean of both seats), played by
-:func:`harness.match.play_seeded`, the runner's own game, so a cell is a real game of PDBench.
+:func:`harness.players.strategies.play.play_seeded`, the runner's own game, so a cell is a real game of PDBench.
 
 A pair is *deterministic* when neither strategy is stochastic and there is no noise: its moves are
 fixed, so it is played once. With a fixed horizon its payoff is then fixed; with a geometric horizon
@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.agents.strategies import StrategySpec
 from harness.errors import ConfigError
 from harness.evolution.settings import Dynamics, EvolutionSettings, PayoffMode
 from harness.evolution.trajectory import PayoffSource, PayoffTable
-from harness.game import Horizon, PayoffMatrix
-from harness.match import NO_DRAWS, play_seeded
-from harness.plan import derive_seed, stream
+from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.seeds import derive_seed, stream
+from harness.players.strategies import StrategySpec
+from harness.players.strategies.play import NO_DRAWS, play_seeded
 
 
 class _LongMatch:

@@ -16,7 +16,7 @@ import numpy as np
 from harness.errors import ConfigError
 from harness.evolution.settings import EvolutionSettings, Fitness
 from harness.evolution.trajectory import Fixation, OnGeneration, PayoffTable, Trajectory
-from harness.plan import derive_seed
+from harness.game.seeds import derive_seed
 
 
 def generator(settings: EvolutionSettings, name: str) -> np.random.Generator:

@@ -24,10 +24,10 @@ from pydantic import (
     model_validator,
 )
 
-from harness.agents.strategies import STRATEGIES, StrategySpec, parse_spec, spec_label
 from harness.config.sections import MAX_SEED, HorizonSection
 from harness.errors import ConfigError, UnknownStrategyError
-from harness.game import Horizon, PayoffMatrix
+from harness.game.rules import Horizon, PayoffMatrix
+from harness.players.strategies import STRATEGIES, StrategySpec, parse_spec, spec_label
 
 MAX_GENERATIONS = 10_000_000  # generations, or Moran steps (one birth and one death each)
 MAX_POPULATION = 1_000_000

@@ -1,2 +1,7 @@
-"""Model providers behind one small contract: ``generate`` a completion, and say whether an error
-is worth retrying (``should_retry``). Retries, rate limits and caching live in the call path."""
+"""Model providers behind one small contract: ``generate`` a completion, and say whether an error is worth
+retrying (``should_retry`` returning a decision). Also what every provider shares: API keys (where they may
+be sent, how they are masked) and the rate-limit headers servers send. Retries, rate limits and the response
+cache live in :mod:`harness.calls`, above.
+
+May import: errors, states, util.
+"""

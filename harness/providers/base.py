@@ -208,7 +208,7 @@ class Fault(StrEnum):
     ``calls.outcome`` and, should it be the request's last, its :class:`FailureKind`."""
 
     RATE_LIMITED = "rate_limited"
-    """429: the endpoint's limit was reached; retried, and the endpoint slows down (see harness.limits)."""
+    """429: the endpoint's limit was reached; retried, and the endpoint slows down (see harness.calls.limits)."""
     TIMEOUT = "timeout"
     """No answer in time (the SDK's timeout or the call path's deadline); retried."""
     TRANSIENT = "transient"

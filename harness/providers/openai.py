@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import openai
 
-from harness.keys import Scrubber, scrub
 from harness.providers.base import (
     DEFAULT_BASE_URLS,
     KEYLESS_PLACEHOLDER,
@@ -30,6 +29,7 @@ from harness.providers.base import (
     shape_error,
     well_formed,
 )
+from harness.providers.keys import Scrubber, scrub
 
 if TYPE_CHECKING:
     import httpx2

@@ -5,7 +5,7 @@ the reset as a duration (``1s``, ``6m0s``, ``20ms``, ``1h2m3.5s``); Anthropic se
 ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``, the reset as
 an RFC 3339 time. Both state limits per minute. A 429 carries them, so the limiter can tell at once
 whether a refusal means the account's limit was reached (nothing remaining) rather than an overload,
-and what the limit is, instead of guessing it from a minute of refusals (see :mod:`harness.limits`).
+and what the limit is, instead of guessing it from a minute of refusals (see :mod:`harness.calls.limits`).
 Unreadable values are ignored, never raised: a header is a hint, not a contract.
 """
 

@@ -17,7 +17,7 @@ the provider's own endpoint, to the base URL set in the environment or ``.env``,
 allowed on the command line (``--allow-key-to HOST``, :func:`allow_keys_to`); otherwise the run is
 refused before any request (:func:`key_destination_problem`), for a downloaded config could otherwise
 send ``AWS_SECRET_ACCESS_KEY`` as the Bearer token to its own server. Every key a player names is
-remembered (:func:`harness.keys.remember_key`), sent or not, so that no prompt carries it.
+remembered (:func:`harness.providers.keys.remember_key`), sent or not, so that no prompt carries it.
 
 :func:`check_credentials` exists so that a missing key is reported, with every other problem,
 before the first game starts rather than as a failed call an hour into a run. The SDKs are
@@ -34,8 +34,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from harness.errors import ConfigError
-from harness.keys import check_key, remember_key
 from harness.providers.base import DEFAULT_BASE_URLS, URL_EXAMPLE, Provider, url_problem
+from harness.providers.keys import check_key, remember_key
 from harness.providers.mock import BEHAVIOURS, MockOptions, MockProvider
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class ProviderSettings(BaseModel):
 
     ``api_key_env`` names the environment variable that holds the key, never the key itself, so a
     config file can be committed and shared. (The time a request may take is the call path's
-    :class:`~harness.calls_retry.RetrySettings`, one setting for the whole run.)
+    :class:`~harness.calls.retry.RetrySettings`, one setting for the whole run.)
     ``key_only_to_configured``: ``base_url`` was given by someone who may not own the key (the
     dashboard's page); the key goes to it only if it is one of :func:`key_origins`.
     """

@@ -2,7 +2,7 @@
 
 Each ``<run_id>.duckdb`` file is attached read-only; ``runs``, ``games``, ``rounds`` and
 ``calls`` become views that union every attached file, and the metric views of
-:mod:`harness.analysis.views` sit on top. So ``pdbench sql``, ``pdbench report`` and the
+:mod:`harness.store.views.core` sit on top. So ``pdbench sql``, ``pdbench report`` and the
 dashboard see exactly what a user's own SQL sees. After setup, the connection is locked
 down: no file can be read, written or attached from user SQL.
 
@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from harness.analysis.views import create_views
 from harness.errors import QueryError, RunNotFoundError, StoreError
 from harness.states import RunStatus
 from harness.store import snapshot
@@ -37,6 +36,7 @@ from harness.store.schema import (
     migrate,
     unreadable,
 )
+from harness.store.views.core import create_views
 
 T = TypeVar("T")
 

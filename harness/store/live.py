@@ -18,12 +18,12 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from harness.comprehension import ComprehensionAnswer
-from harness.keys import scrub
-from harness.match import Match
-from harness.plan import GamePlan
+from harness.calls.record import CallRecord
+from harness.config.plan import GamePlan
+from harness.game.match import Match
+from harness.players.model.comprehension import ComprehensionAnswer
 from harness.providers.base import FailureKind
-from harness.records import CallRecord
+from harness.providers.keys import scrub
 from harness.states import GameStatus
 from harness.store.rows import GAME_COLUMNS, game_row
 from harness.store.run_file import utcnow, write_error
@@ -39,7 +39,7 @@ _answer_row = attrgetter(*_ANSWER_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
-class _Batch:
+class LiveBatch:
     starts: list[tuple[Any, ...]]
     rounds: list[tuple[Any, ...]]
     calls: list[CallRecord]
@@ -94,7 +94,7 @@ class LiveRecorder:
         failure: FailureKind | None = None,
     ) -> None:
         """How a game ended; ``failure`` says why a ``failed`` game failed (what resume does with it). ``error``
-        may be any exception's text: it is scrubbed of API keys before it is stored (see harness.keys)."""
+        may be any exception's text: it is scrubbed of API keys before it is stored (see harness.providers.keys)."""
         error = scrub(error) if error else error
         kind = None if failure is None else failure.value
         self._ends.append((game_id, status.value, match.rounds_played, match.score_a, match.score_b, error, kind))
@@ -135,23 +135,23 @@ class LiveRecorder:
                 con.unregister("_pdb_restored")
         return len(missing)
 
-    def take_batch(self) -> _Batch:
+    def take_batch(self) -> LiveBatch:
         """Hand over what is buffered (in the event loop's thread), to be written by ``write``."""
-        batch = _Batch(self._starts, self._rounds, self._calls, self._answers, self._ends)
+        batch = LiveBatch(self._starts, self._rounds, self._calls, self._answers, self._ends)
         self._starts, self._rounds, self._calls, self._answers, self._ends = [], [], [], [], []
         return batch
 
     def flush(self) -> None:
         self.write(self.take_batch())
 
-    def write(self, batch: _Batch) -> None:
+    def write(self, batch: LiveBatch) -> None:
         """Write a batch in one transaction (blocking; may run in a worker thread), then a live copy of the run
         if a reader waits for one, and a checkpoint if one is due (:meth:`RunWriter.committed`). The scheduler
         calls this every 0.25 s, batch or not, so a reader is answered even while no game records anything."""
         self._write(batch)
         self.writer.committed()
 
-    def _write(self, batch: _Batch) -> None:
+    def _write(self, batch: LiveBatch) -> None:
         starts, rounds, calls, answers, ends = batch.starts, batch.rounds, batch.calls, batch.answers, batch.ends
         if not (starts or rounds or calls or answers or ends):
             return

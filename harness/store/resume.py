@@ -12,9 +12,9 @@ import contextlib
 import duckdb
 import numpy as np
 
+from harness.calls.record import Answer
 from harness.errors import RunNotFoundError, StoreError
 from harness.providers.base import FailureKind
-from harness.records import Answer
 from harness.states import CallOutcome, GameStatus, RunStatus
 from harness.store.run_file import utcnow, write_error
 from harness.store.schema import missing_run

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.match import Match
-from harness.plan import GamePlan
+from harness.config.plan import GamePlan
+from harness.game.match import Match
 from harness.states import GameStatus
 
 GAME_COLUMNS = ("run_id", "game_id", "condition", "replicate", "player_a", "player_b", "params_a", "params_b",

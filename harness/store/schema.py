@@ -247,7 +247,7 @@ def data_tables(version: int) -> list[str]:
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
     """The tables, and the metric views inside the file too, so a run file opened on its own
     (``duckdb results/<run_id>.duckdb``) answers the same queries as ``pdbench sql``."""
-    from harness.analysis.views import create_views
+    from harness.store.views.core import create_views
 
     # One transaction: a kill while setting up leaves an empty file (see file_problem), not a file with
     # some tables and no schema version.
@@ -357,7 +357,7 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     upgraded or left as it was (a kill in the middle leaves the older version, upgraded next time).
     Returns whether anything changed.
     """
-    from harness.analysis.views import create_views
+    from harness.store.views.core import create_views
 
     try:
         version = file_schema_version(con)

@@ -22,10 +22,10 @@ import duckdb
 import numpy as np
 
 from harness import __version__
+from harness.config.plan import GamePlan
 from harness.errors import DiskFull, RunExistsError, StoreError
-from harness.keys import scrub
-from harness.match import Match
-from harness.plan import GamePlan
+from harness.game.match import Match
+from harness.providers.keys import scrub
 from harness.states import GameStatus, RunStatus
 from harness.store.rows import GAME_COLUMNS, game_row
 from harness.store.run_file import connect_for_writing, disk_full, ensure_results_dir, run_path, utcnow, write_error
@@ -159,7 +159,7 @@ class RunWriter:
 
         The status is written even if the flush fails (the run is then ``failed`` with the reason),
         so a results file never claims to be running when nothing is. ``error`` may be any exception's
-        text: it is scrubbed of API keys before it is stored (see harness.keys).
+        text: it is scrubbed of API keys before it is stored (see harness.providers.keys).
         """
         try:
             self._write_buffered()

@@ -2,7 +2,7 @@
 
 Four views over one results folder: run an experiment, look at results, replay a game, run a
 tournament. The views read through :mod:`harness.ui.data` (the catalog and its SQL views) and
-run through :func:`harness.runner.run_experiment`, so what they show is what `pdbench sql`
+run through :func:`harness.engine.runner.run_experiment`, so what they show is what `pdbench sql`
 shows and a run started here is an ordinary run.
 
 Run it directly with ``streamlit run harness/ui/app.py -- --results DIR``.

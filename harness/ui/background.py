@@ -22,15 +22,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.calls.pricing import PriceTable
 from harness.config import ExperimentConfig, check_run_id
+from harness.config.engine_options import EngineOptions
+from harness.config.plan import summarize
+from harness.config.run_settings import engine_options
+from harness.engine.interrupts import StopFlag
+from harness.engine.preflight import check_models, check_prices
+from harness.engine.runner import Monitor, RunResult, run_experiment
 from harness.errors import ConfigError, PDBenchError, RunExistsError
-from harness.evaluation import check_models, check_prices
-from harness.interrupts import StopFlag
-from harness.keys import scrub
-from harness.plan import summarize
-from harness.pricing import PriceTable
-from harness.runner import EngineOptions, Monitor, RunResult, run_experiment
-from harness.settings import engine_options
+from harness.providers.keys import scrub
 from harness.store.run_file import run_path
 
 STOPPED = "stopped from the dashboard"

@@ -29,7 +29,7 @@ from harness.ui import data
 
 if TYPE_CHECKING:
     from harness.evolution import Trajectory
-    from harness.store.evolution import EvolutionRun
+    from harness.store.evolution_writer import EvolutionRun
 
 Signature = tuple[tuple[str, int, int], ...]
 REFRESH_S = 2.5  # how often a page following a run in progress looks again (harness.ui.follow)
@@ -175,15 +175,15 @@ def matchups(folder: Path, sig: Signature, run_id: str, _source: RunSource | Non
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def evolution_runs(folder: Path, sig: Signature) -> list[EvolutionRun]:
-    """The folder's evolution runs, newest first (:func:`harness.store.evolution.list_evolution_runs`)."""
-    from harness.store.evolution import list_evolution_runs
+    """The folder's evolution runs, newest first (:func:`harness.store.evolution_writer.list_evolution_runs`)."""
+    from harness.store.evolution_writer import list_evolution_runs
 
     return list_evolution_runs(folder)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def evolution(folder: Path, sig: Signature, run_id: str) -> tuple[EvolutionRun, Trajectory]:
-    """An evolution run and its trajectory, as stored (:func:`harness.store.evolution.read_evolution`)."""
-    from harness.store.evolution import read_evolution
+    """An evolution run and its trajectory, as stored (:func:`harness.store.evolution_writer.read_evolution`)."""
+    from harness.store.evolution_writer import read_evolution
 
     return read_evolution(folder, run_id)

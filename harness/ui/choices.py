@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.agents.strategies import STRATEGIES
+from harness.players.strategies import STRATEGIES
 from harness.providers.mock import BEHAVIOURS
 from harness.ui.data import agent_info
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.agents.strategies import STRATEGIES
 from harness.analysis.report import ConditionSummary, condition_summaries
+from harness.players.strategies import STRATEGIES
 from harness.store.browse import PlannedPlayer, RunRow
 from harness.store.catalog import Catalog
 

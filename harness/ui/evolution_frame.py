@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.agents.strategies import STRATEGIES, parse_spec
 from harness.errors import ConfigError
 from harness.evolution import Trajectory
+from harness.players.strategies import STRATEGIES, parse_spec
 from harness.ui.data import MODEL_EMOJI
 
 FRAME_CLASS = "pdb-evo-frame"

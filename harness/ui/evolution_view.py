@@ -1,9 +1,9 @@
 """🧬 Evolution: a population of strategies plays, and the better scorers spread, after The Evolution of Trust.
 
 The form (:mod:`harness.ui.evolution_setup`) builds the same :class:`~harness.evolution.EvolutionSettings` as
-`pdbench evolve`, and a run goes through :func:`harness.evolution_run.run_evolution` into its own results file
+`pdbench evolve`, and a run goes through :func:`harness.engine.evolution.run.run_evolution` into its own results file
 (kind ``evolution``), so `pdbench sql` and `pdbench report` see it like every run. The run shown below the form
-is read back from that file (:func:`harness.store.evolution.read_evolution`), whether it was just made here or
+is read back from that file (:func:`harness.store.evolution_writer.read_evolution`), whether it was just made here or
 reopened from the folder: what the view draws is what the file holds.
 
 Presets load a scenario into the form and run it (or reopen the newest complete run with the very same
@@ -23,11 +23,11 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
+from harness.engine.runner import default_run_id
 from harness.errors import PDBenchError
 from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, Trajectory
-from harness.runner import default_run_id
 from harness.states import RunStatus
-from harness.store.evolution import EvolutionRun
+from harness.store.evolution_writer import EvolutionRun
 from harness.ui import cached, charts, choices
 from harness.ui.evolution_frame import Film, emoji_of, frame_html
 from harness.ui.evolution_setup import (
@@ -229,8 +229,8 @@ def _start(folder: Path, settings: EvolutionSettings, *, reuse: bool) -> None:
                                        "(running them again would give the same trajectory).")  # fmt: skip
             _select(same.run_id)
             return
-    from harness.evolution_run import run_evolution
-    from harness.interrupts import StopFlag
+    from harness.engine.evolution.run import run_evolution
+    from harness.engine.interrupts import StopFlag
 
     run_id = default_run_id("evolution", folder)
     bar = st.progress(0.0, text=f"🧬 Running `{run_id}`…")

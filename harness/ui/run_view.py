@@ -16,13 +16,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from harness.duel import duel_config
+from harness.config.plan import summarize
+from harness.config.presets.duel import duel_config
+from harness.engine.runner import default_run_id
 from harness.errors import PDBenchError
-from harness.game import PayoffMatrix
-from harness.plan import summarize
-from harness.prompts import available_personas
+from harness.game.rules import PayoffMatrix
+from harness.players.model.prompts.builder import available_personas
 from harness.providers.registry import BASE_URL_ENV, KEY_ENV, sends_key
-from harness.runner import default_run_id
 from harness.ui import background, choices, components, progress_panel
 from harness.ui.budget import budget_input
 from harness.ui.data import agent_info

@@ -1,7 +1,7 @@
 """The 🏆 Tournament view: set up a round robin, play it, and read its leaderboard and matchups.
 
-The form builds the same config as `pdbench tournament` (:func:`harness.tournament.tournament_config`)
-and plays it with :func:`harness.runner.run_experiment`, so a tournament started here is an ordinary
+The form builds the same config as `pdbench tournament` (:func:`harness.config.presets.tournament.tournament_config`)
+and plays it with :func:`harness.engine.runner.run_experiment`, so a tournament started here is an ordinary
 run of kind ``tournament``: `pdbench report`, `pdbench sql` and the other views read it like any other.
 The leaderboard and the heatmap are the ``tournament`` and ``matchups`` SQL views, unchanged.
 
@@ -22,14 +22,14 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from harness.analysis.leaderboard import RANKING_NOTE, TIE_TOLERANCE
 from harness.config import ExperimentConfig
+from harness.config.plan import PlanSummary, summarize
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import RunResult, default_run_id
 from harness.errors import PDBenchError
-from harness.plan import PlanSummary, summarize
-from harness.runner import RunResult, default_run_id
 from harness.states import RunStatus
 from harness.store.browse import PlannedPlayer, RunRow
-from harness.tournament import tournament_config
+from harness.store.views.leaderboard import RANKING_NOTE, TIE_TOLERANCE
 from harness.ui import background, cached, charts, choices, components, data, pickers, progress_panel
 from harness.ui.budget import budget_input
 from harness.ui.follow import follow

@@ -42,9 +42,9 @@ from typing import Any
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from harness.duel import duel_config
-from harness.runner import run_experiment
-from harness.tournament import tournament_config
+from harness.config.presets.duel import duel_config
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import run_experiment
 from harness.ui.launch import APP
 from harness.ui.views import PENDING_VIEW, RESULTS
 

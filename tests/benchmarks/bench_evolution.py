@@ -113,8 +113,8 @@ def run_pdbench_moran(noise: float, steps: int, seed: int, mode: str = "exact") 
 
 
 def run_generational(noise: float, mode: str, seed: int) -> tuple[float, str | None]:
-    from harness.agents.strategies import known_names
     from harness.evolution import EvolutionSettings, evolve
+    from harness.players.strategies import known_names
 
     players = [n for n in known_names() if n != "DONCE"]  # 17: every strategy but Defect Once
     assert len(players) == 17

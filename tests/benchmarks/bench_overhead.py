@@ -63,8 +63,9 @@ def child(args: argparse.Namespace) -> None:
     cpu = pin_to_one_core()  # before anything starts a thread (DuckDB, anyio's worker threads)
     import duckdb
 
-    from harness.evaluation import eval_config
-    from harness.runner import EngineOptions, run_experiment
+    from harness.config.engine_options import EngineOptions
+    from harness.config.presets.evaluation import eval_config
+    from harness.engine.runner import run_experiment
 
     replicates = max(1, args.games // len(PANEL))
     config = eval_config(MODEL, opponents=PANEL, rounds=args.rounds, replicates=replicates, seed=11)

@@ -126,10 +126,11 @@ def run_scenario(
     """One eval run against ``server``; stopped (between rounds) after ``duration_s`` if given."""
     import duckdb
 
-    from harness.evaluation import eval_config
-    from harness.interrupts import StopFlag
-    from harness.runner import EngineOptions, Monitor, run_experiment
-    from harness.settings import retry_settings
+    from harness.config.engine_options import EngineOptions
+    from harness.config.presets.evaluation import eval_config
+    from harness.config.run_settings import retry_settings
+    from harness.engine.interrupts import StopFlag
+    from harness.engine.runner import Monitor, run_experiment
 
     server.reset()
     limits: dict[str, Any] = {"concurrency": concurrency}

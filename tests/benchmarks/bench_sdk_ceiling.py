@@ -81,8 +81,9 @@ def run_eval(workdir: Path, run_id: str, replicates: int, rounds: int, concurren
     """One eval run through the engine, recorded to DuckDB and a fresh response cache."""
     import duckdb
 
-    from harness.evaluation import eval_config
-    from harness.runner import EngineOptions, run_experiment
+    from harness.config.engine_options import EngineOptions
+    from harness.config.presets.evaluation import eval_config
+    from harness.engine.runner import run_experiment
 
     config = eval_config(MODEL, opponents=PANEL, rounds=rounds, replicates=replicates, seed=7,
                          limits={"concurrency": concurrency})  # fmt: skip

@@ -45,9 +45,9 @@ def pin_to_one_core() -> None:
 
 
 def run_pdbench(rounds: int, replicates: int) -> tuple[float, dict[tuple[str, str], float]]:
-    from harness.runner import run_experiment
+    from harness.config.presets.tournament import tournament_config
+    from harness.engine.runner import run_experiment
     from harness.store.catalog import open_run
-    from harness.tournament import tournament_config
 
     config = tournament_config(PLAYERS, rounds=rounds, replicates=replicates, seed=1)
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.runner import run_experiment
-from harness.store.evolution import list_evolution_runs, read_evolution
-from harness.tournament import tournament_config
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import run_experiment
+from harness.store.evolution_writer import list_evolution_runs, read_evolution
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
 from harness.ui.evolution_setup import PRESETS_BY_KEY, same_settings

@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.plural import plural
+from harness.util.plural import plural
 from tests.integration.test_cli import pdbench
 
 runner = CliRunner()

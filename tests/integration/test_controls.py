@@ -100,7 +100,7 @@ QUESTION_MARK = "Before you choose, answer a question about the game."
 
 
 def mock_answer(kind: str, text: str) -> str | None:
-    """The answer in one of the mock's shapes, read independently of harness.comprehension."""
+    """The answer in one of the mock's shapes, read independently of harness.players.model.comprehension."""
     if kind == "last_move":
         found = set(re.findall(r"\b[JF]\b", text))
         return {"J": "C", "F": "D"}[found.pop()] if len(found) == 1 else None

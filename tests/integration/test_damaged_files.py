@@ -113,7 +113,7 @@ def test_an_interrupted_set_up_leaves_no_tables(results: Path, monkeypatch: pyte
     def interrupted(con: duckdb.DuckDBPyConnection) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("harness.analysis.views.create_views", interrupted)  # after the tables, before the version
+    monkeypatch.setattr("harness.store.views.core.create_views", interrupted)  # after the tables, before the version
     with pytest.raises(KeyboardInterrupt):
         RunWriter.create(results, "cut")
     with duckdb.connect(str(results / "cut.duckdb")) as con:

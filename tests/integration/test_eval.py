@@ -180,9 +180,9 @@ def test_max_cost_needs_a_price_for_every_model(results: Path) -> None:
 
 
 def test_resuming_a_tournament_prints_its_leaderboard(results: Path) -> None:
-    from harness.interrupts import StopFlag
-    from harness.runner import run_experiment
-    from harness.tournament import tournament_config
+    from harness.config.presets.tournament import tournament_config
+    from harness.engine.interrupts import StopFlag
+    from harness.engine.runner import run_experiment
 
     stop = StopFlag()
 

@@ -17,10 +17,10 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.engine.interrupts import StopFlag
 from harness.evolution import EvolutionSettings, evolve
-from harness.interrupts import StopFlag
 from harness.states import RunStatus
-from harness.store.evolution import read_evolution
+from harness.store.evolution_writer import read_evolution
 from tests.support.llm_server import FakeLLMServer
 
 runner = CliRunner()
@@ -86,7 +86,7 @@ def test_bad_input_is_one_paragraph_before_anything_runs(
 def test_a_stop_keeps_the_generations_played(results: Path) -> None:
     """The stop flag (what Ctrl-C sets) ends the run after the generation being played, interrupted, with every
     generation up to it in the file, equal to the first generations of the uninterrupted run."""
-    from harness.evolution_run import run_evolution
+    from harness.engine.evolution.run import run_evolution
 
     settings = EvolutionSettings(players=["TFT", "ALLD", "GTFT(p=0.3)"], counts=[10, 10, 10], generations=60,
                                  noise=0.1, mutation=0.05, seed=3)  # fmt: skip
@@ -196,7 +196,7 @@ def test_interrupted_payoff_games_are_resumed_by_the_same_command(
     import contextlib
     import threading
 
-    import harness.runner as runner_module
+    import harness.engine.runner as runner_module
 
     real = runner_module.run_experiment
     llm.configure(latency_ms=40)
@@ -225,7 +225,7 @@ def test_interrupted_payoff_games_are_resumed_by_the_same_command(
 
         return real(config, **{**kw, "monitor": watch})
 
-    monkeypatch.setattr("harness.evolution_models.run_experiment", stopping)
+    monkeypatch.setattr("harness.engine.evolution.models.run_experiment", stopping)
     args = ["evolve", "--players", "ALLD,openai/test-model", "--counts", "3,3", "--rounds", "4", "--replicates",
             "3", "--generations", "10", "--results", results, "--run-id", "rs"]  # fmt: skip
     code, _, err = pdbench(*args)
@@ -237,7 +237,7 @@ def test_interrupted_payoff_games_are_resumed_by_the_same_command(
     status, played = con.execute(query).fetchone()  # type: ignore[misc]
     con.close()
     assert status == "interrupted" and 3 <= played < 9
-    monkeypatch.setattr("harness.evolution_models.run_experiment", real)
+    monkeypatch.setattr("harness.engine.evolution.models.run_experiment", real)
     code, out, err = pdbench(*args)
     assert code == 0, err
     assert "run id: rs" in out

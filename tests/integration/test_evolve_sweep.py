@@ -21,13 +21,13 @@ import scipy.stats
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.engine.evolution.options import EvolutionOptions, parse_sweep
+from harness.engine.evolution.sweep import plan_sweep, run_local
+from harness.engine.interrupts import StopFlag
 from harness.errors import ConfigError
 from harness.evolution import EvolutionSettings, evolve
-from harness.evolution_options import EvolutionOptions, parse_sweep
-from harness.evolution_sweep import plan_sweep, run_local
-from harness.interrupts import StopFlag
 from harness.states import RunStatus
-from harness.store.evolution import list_evolution_runs, read_evolution
+from harness.store.evolution_writer import list_evolution_runs, read_evolution
 
 runner = CliRunner()
 SWEEP = ["evolve", "--players", "TFT,ALLD,GTFT(p=0.3)", "--counts", "6,6,6", "--generations", "40", "--rounds", "30",
@@ -277,7 +277,7 @@ def test_a_sweep_with_a_model_plays_one_payoff_tournament_per_game_it_sweeps(res
     code, out, err = pdbench("sql", query, "--results", results, "--format", "json")
     assert code == 0, err
     assert json.loads(out) == [{"run_id": "ms_g0_payoffs", "noise": "0.0"}, {"run_id": "ms_g1_payoffs", "noise": "0.1"}]
-    from harness.evolution_models import payoffs_from_run
+    from harness.engine.evolution.models import payoffs_from_run
 
     for run_id, run in runs.items():
         _, stored = read_evolution(results, run_id)

@@ -20,10 +20,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from harness.runner import run_experiment
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import run_experiment
 from harness.store import browse, snapshot
 from harness.store.catalog import Catalog
-from harness.tournament import tournament_config
 from tests.integration.test_cli import pdbench
 from tests.support.live_reader import INVARIANTS
 
@@ -491,8 +491,8 @@ def test_batches_written_straight_to_the_run_file_get_whole_copies_at_a_tenth_of
 def test_a_copy_read_while_its_log_grows_holds_whole_batches(results: Path, tmp_path: Path) -> None:
     """A reader may open a copy while the writer appends to its log. DuckDB then reads the log as one cut short
     by a crash, up to the last whole transaction: checked here at every cut of a real log of five batches."""
-    from harness.plan import iter_games
-    from harness.runner import StrategyGames
+    from harness.config.plan import iter_games
+    from harness.engine.runner import StrategyGames
     from harness.store.writer import RunWriter
 
     config = tournament_config(["TFT", "ALLD"], rounds=7, replicates=8)

@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.cells import cell_len
 from rich.console import Console
 
-from harness.run_list import RunList
+from harness.cli.run_list import RunList
 from harness.store.browse import run_entries
 from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_eval import PRICES

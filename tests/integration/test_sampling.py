@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.calls.cache.cache import ResponseCache
 from harness.config import parse_experiment
-from harness.runner import EngineOptions, run_experiment
-from harness.store.cache import ResponseCache
+from harness.config.engine_options import EngineOptions
+from harness.engine.runner import run_experiment
 from harness.store.catalog import Catalog
 from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_engine_server import server  # noqa: F401  (the loopback server fixture)

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from harness.runner import run_experiment
-from harness.tournament import tournament_config
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import run_experiment
 from harness.ui.app import CHARTS_WARM
 from harness.ui.launch import APP
 from harness.ui.views import PENDING_VIEW

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from harness.config.presets.tournament import tournament_config
+from harness.config.run_settings import engine_options
+from harness.engine.runner import resume_run
 from harness.errors import ConfigError, RunExistsError
-from harness.runner import resume_run
-from harness.settings import engine_options
 from harness.store.catalog import Catalog
-from harness.tournament import tournament_config
 from harness.ui import background, progress_panel, run_view
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.views import RESULTS, VIEW

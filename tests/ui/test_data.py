@@ -9,12 +9,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import resume_run, run_experiment
 from harness.errors import StoreError
-from harness.runner import resume_run, run_experiment
 from harness.states import RunStatus
 from harness.store import browse
 from harness.store.catalog import Catalog
-from harness.tournament import tournament_config
 from harness.ui import data
 
 
@@ -77,8 +77,8 @@ def test_leaderboard_and_matchups_are_the_tournament_views(tmp_path: Path) -> No
 
 
 def test_model_calls_are_read_with_their_messages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.duel import duel_config
-    from harness.settings import engine_options
+    from harness.config.presets.duel import duel_config
+    from harness.config.run_settings import engine_options
 
     monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
     config = duel_config({"model": "mock/tft?unparseable=0.5&seed=3"}, {"policy": "ALLD"}, rounds=4)
@@ -182,8 +182,8 @@ def test_planned_players_come_from_the_stored_config_before_any_game(
 ) -> None:
     """The players a config plans, with their model and persona, known from the run's start; for a finished run
     they are the players its games name (read here from the games table)."""
-    from harness.duel import duel_config
-    from harness.interrupts import StopFlag
+    from harness.config.presets.duel import duel_config
+    from harness.engine.interrupts import StopFlag
 
     monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
     alice = {"model": "mock/tft", "name": "alice", "persona": "cautious"}

@@ -15,8 +15,8 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from harness.evolution_run import run_evolution
-from harness.store.evolution import list_evolution_runs
+from harness.engine.evolution.run import run_evolution
+from harness.store.evolution_writer import list_evolution_runs
 from harness.ui import evolution_view
 from harness.ui.evolution_frame import FRAME_CLASS
 from harness.ui.evolution_setup import PRESETS, PRESETS_BY_KEY, Form

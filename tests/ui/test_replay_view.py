@@ -17,9 +17,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Slider
 
-from harness.runner import run_experiment
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import run_experiment
 from harness.store import browse
-from harness.tournament import tournament_config
 from harness.ui import replay_frame, replay_view
 from harness.ui.pickers import FIRST_RUN_COMMAND
 from harness.ui.replay_frame import FRAME_CLASS, Replay

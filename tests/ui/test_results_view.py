@@ -15,11 +15,11 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from harness.duel import duel_config
-from harness.interrupts import StopFlag
-from harness.runner import run_experiment
-from harness.settings import engine_options
-from harness.tournament import tournament_config
+from harness.config.presets.duel import duel_config
+from harness.config.presets.tournament import tournament_config
+from harness.config.run_settings import engine_options
+from harness.engine.interrupts import StopFlag
+from harness.engine.runner import run_experiment
 from harness.ui import cached
 from harness.ui.views import RESULTS
 from tests.support.running_run import running_copy

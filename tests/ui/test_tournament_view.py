@@ -14,16 +14,16 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from harness import runner
-from harness.interrupts import StopFlag
+from harness.config.presets.tournament import tournament_config
+from harness.engine import runner
+from harness.engine.interrupts import StopFlag
 from harness.store.catalog import Catalog
-from harness.tournament import tournament_config
 from harness.ui import choices, progress_panel, tournament_view
 from harness.ui.views import TOURNAMENT
 from tests.support.llm_server import FakeLLMServer
 
 App = Callable[..., AppTest]
-RUN_ID = re.compile(r"^tournament_\d{8}_\d{6}$")  # harness.runner.default_run_id, as `pdbench tournament`
+RUN_ID = re.compile(r"^tournament_\d{8}_\d{6}$")  # harness.engine.runner.default_run_id, as `pdbench tournament`
 
 
 def board(at: AppTest) -> pd.DataFrame:

@@ -10,9 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from harness.duel import duel_config
-from harness.runner import run_experiment
-from harness.settings import engine_options
+from harness.config.presets.duel import duel_config
+from harness.config.run_settings import engine_options
+from harness.engine.runner import run_experiment
 from harness.store.catalog import Catalog
 from tests.conftest import write_games
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.agents.strategies import STRATEGIES, make_spec
-from harness.game import PayoffMatrix
-from harness.match import Match, play_strategies
+from harness.game.match import Match
+from harness.game.rules import PayoffMatrix
+from harness.players.strategies import STRATEGIES, make_spec
+from harness.players.strategies.play import play_strategies
 
 FIXTURE = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "axelrod_matches.json").read_text())
 MATCHES = FIXTURE["matches"]

@@ -43,12 +43,12 @@ from typing import Any
 
 import pytest
 
-from harness.agents.strategies import STRATEGIES
-from harness.agents.strategies.titfortat import default_generosity
-from harness.game import PayoffMatrix
-from harness.runner import run_experiment
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import run_experiment
+from harness.game.rules import PayoffMatrix
+from harness.players.strategies import STRATEGIES
+from harness.players.strategies.titfortat import default_generosity
 from harness.store.catalog import open_run
-from harness.tournament import tournament_config
 
 FIXTURE = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "axelrod_tournament.json").read_text())
 SHARED = ["ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "ALT", "RAND", "TTFT", "HTFT", "BULLY",

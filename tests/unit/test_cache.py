@@ -18,10 +18,10 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from harness.calls.cache.cache import CachedResponse, ResponseCache
+from harness.calls.cache.file import delete_cache
+from harness.calls.cache.keys import cache_key
 from harness.errors import StoreError
-from harness.store.cache import CachedResponse, ResponseCache
-from harness.store.cache_file import delete_cache
-from harness.store.cache_keys import cache_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -302,7 +302,7 @@ async def test_a_cancelled_aput_still_stores_its_row(cache: ResponseCache) -> No
 
 
 async def test_async_writes_are_checkpointed_in_the_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.store.cache.CHECKPOINT_ROWS", 10)
+    monkeypatch.setattr("harness.calls.cache.cache.CHECKPOINT_ROWS", 10)
     checkpoints = 0
     checkpoint = ResponseCache._checkpoint
 
@@ -325,7 +325,7 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from harness.store.cache import CachedResponse, ResponseCache
+    from harness.calls.cache.cache import CachedResponse, ResponseCache
 
     path, name, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     cache = ResponseCache(path)

@@ -10,14 +10,14 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.calls import CallPath, ledger_json, record_from_ledger
-from harness.calls_request import Request
-from harness.pricing import DEFAULT_PRICES, PriceTable
+from harness.calls.cache.cache import CachedResponse, ResponseCache
+from harness.calls.cache.claims import Claim
+from harness.calls.cache.keys import cache_key
+from harness.calls.path import CallPath, ledger_json, record_from_ledger
+from harness.calls.pricing import DEFAULT_PRICES, PriceTable
+from harness.calls.record import Answer
+from harness.calls.request import Request
 from harness.providers.base import Sample, SamplingParams
-from harness.records import Answer
-from harness.store.cache import CachedResponse, ResponseCache
-from harness.store.cache_keys import cache_key
-from harness.store.claims import Claim
 from tests.unit.test_calls import MESSAGES, TAG, EchoProvider, limiter
 
 

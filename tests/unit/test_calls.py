@@ -15,10 +15,13 @@ from typing import Any
 import anyio
 import pytest
 
-from harness.calls import CallFailed, CallPath, CallTag, Reading, RetrySettings, Stopped, record_from_ledger
-from harness.calls_retry import LEND_SLOT
-from harness.limits import EndpointLimiter, LimitSettings
-from harness.pricing import DEFAULT_PRICES, Price, PriceTable
+from harness.calls.cache.cache import ResponseCache
+from harness.calls.cache.keys import cache_key
+from harness.calls.limits import EndpointLimiter, LimitSettings
+from harness.calls.path import CallFailed, CallPath, CallTag, Reading, RetrySettings, Stopped, record_from_ledger
+from harness.calls.pricing import DEFAULT_PRICES, Price, PriceTable
+from harness.calls.record import CallRecord
+from harness.calls.retry import LEND_SLOT
 from harness.providers.base import (
     Completion,
     Endpoint,
@@ -29,9 +32,6 @@ from harness.providers.base import (
     Sample,
     SamplingParams,
 )
-from harness.records import CallRecord
-from harness.store.cache import ResponseCache
-from harness.store.cache_keys import cache_key
 from harness.store.live import _call_row
 
 TAG = CallTag(game_id=3, round=7, player="a", sample=Sample(condition="vs_TFT", replicate=2, seat="a"))
@@ -399,7 +399,7 @@ def test_a_calls_row_is_the_records_fields_in_order() -> None:
 
 async def test_without_a_cache_answers_are_remembered_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     """--no-cache: an identical request is answered from memory, and memory stays bounded."""
-    import harness.calls_answers as answers_module
+    import harness.calls.answers as answers_module
 
     monkeypatch.setattr(answers_module, "ANSWERED_IN_MEMORY", 3)
     provider = EchoProvider()

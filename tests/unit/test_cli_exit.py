@@ -11,7 +11,7 @@ import typer
 
 from harness.cli.play import finish
 from harness.cli.show import show_for, show_leaderboard, show_report, show_scorecard
-from harness.runner import RunResult
+from harness.engine.runner import RunResult
 from harness.states import RunStatus
 from tests.conftest import write_games
 

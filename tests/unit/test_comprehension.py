@@ -8,12 +8,12 @@ from typing import Any
 import anyio
 import pytest
 
-from harness.comprehension import ComprehensionSettings, Question, is_correct, questions, read_answer
 from harness.config import parse_experiment
 from harness.errors import ConfigError
-from harness.game import Horizon, PayoffMatrix
-from harness.parsing import ActionLabels, parse_action
-from harness.prompts import Ask, PromptBuilder, PromptSettings
+from harness.game.rules import Horizon, PayoffMatrix
+from harness.players.model.comprehension import ComprehensionSettings, Question, is_correct, questions, read_answer
+from harness.players.model.parsing.policy import ActionLabels, parse_action
+from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
 from harness.providers.base import SamplingParams
 from harness.providers.mock import MockProvider
 from tests.unit.test_prompts import make_view

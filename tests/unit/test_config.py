@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.config import load_experiment, parse_experiment
+from harness.config.plan import iter_games, summarize
 from harness.errors import ConfigError
-from harness.plan import derive_seed, iter_games, summarize
+from harness.game.seeds import derive_seed
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from harness.config import ExperimentConfig, load_experiment, parse_experiment
+from harness.config.plan import summarize
 from harness.errors import ConfigError
-from harness.plan import summarize
 
 EXAMPLES = int(os.environ.get("PDBENCH_FUZZ_EXAMPLES", "500"))
 SECONDS_PER_EXAMPLE = 10.0  # a valid config with model players takes some 50 ms (its templates are rendered)

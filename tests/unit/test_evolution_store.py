@@ -17,7 +17,7 @@ import pytest
 from harness.evolution import EvolutionSettings, Fixation, PayoffSource, PayoffTable, Trajectory
 from harness.states import RunStatus
 from harness.store.catalog import Catalog
-from harness.store.evolution import EvolutionWriter, list_evolution_runs, read_evolution, settings_config
+from harness.store.evolution_writer import EvolutionWriter, list_evolution_runs, read_evolution, settings_config
 from harness.store.schema import DATA_TABLES, SCHEMA_VERSION
 from harness.store.writer import RunWriter
 
@@ -133,7 +133,7 @@ def test_generations_are_committed_as_they_come(results: Path) -> None:
     script = textwrap.dedent(f"""
         import os, numpy as np
         from pathlib import Path
-        import harness.store.evolution as store
+        import harness.store.evolution_writer as store
         from harness.evolution import EvolutionSettings
         store.FLUSH_SECONDS = 0.0
         settings = EvolutionSettings(players=["TFT", "ALLD"], counts=[3, 2], generations=50, seed=1)
@@ -178,9 +178,9 @@ def test_the_run_row_holds_the_resolved_settings_and_its_tags(results: Path) -> 
 
 
 def test_reading_a_run_that_is_not_an_evolution_run_says_so(results: Path) -> None:
+    from harness.config.presets.tournament import tournament_config
+    from harness.engine.runner import run_experiment
     from harness.errors import RunNotFoundError
-    from harness.runner import run_experiment
-    from harness.tournament import tournament_config
 
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=3, replicates=1, seed=1), results_dir=results, run_id="t")
     with pytest.raises(RunNotFoundError, match="'t' is a tournament run, not an evolution run"):
@@ -252,8 +252,8 @@ def test_a_folder_of_schema_2_files_is_migrated_when_read_and_sits_beside_evolut
     ids=["generational", "moran", "trust", "replicator"],
 )
 def test_every_dynamics_reads_back_as_evolve_played_it(results: Path, over: dict[str, object]) -> None:
+    from harness.engine.evolution.run import run_evolution
     from harness.evolution import evolve
-    from harness.evolution_run import run_evolution
 
     settings = _settings(**{"generations": 60, **over})
     outcome = run_evolution(settings, results_dir=results, run_id="rt")

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from harness.game import Horizon, PayoffMatrix
+from harness.game.rules import Horizon, PayoffMatrix
 
 
 def test_default_matrix_is_the_classic_pd() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness.errors import ConfigError
-from harness.keys import MASK, Scrubber, check_key, key_forms, key_in, key_problem, remember_key, scrub
+from harness.providers.keys import MASK, Scrubber, check_key, key_forms, key_in, key_problem, remember_key, scrub
 
 # A damaged key: a line break pasted into it, as `echo`ed into .env from two lines.
 DAMAGED = "sk-live-0123456789abcdef\nTAIL-secret-XYZ"

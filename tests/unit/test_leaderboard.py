@@ -16,11 +16,11 @@ import duckdb
 import pytest
 from rich.console import Console
 
+from harness.cli.render import leaderboard_table
 from harness.config import parse_experiment
-from harness.game import PayoffMatrix
-from harness.match import Match
-from harness.plan import iter_games
-from harness.render import leaderboard_table
+from harness.config.plan import iter_games
+from harness.game.match import Match
+from harness.game.rules import PayoffMatrix
 from harness.states import GameStatus, RunStatus
 from harness.store.catalog import Catalog
 from harness.store.writer import RunWriter
@@ -209,8 +209,8 @@ def test_the_terminal_leaderboard_gives_tied_players_the_same_medal() -> None:
 def test_cooperation_is_on_chosen_moves_and_as_played_beside_it(tmp_path: Path) -> None:
     """ALLC chooses C in every round; under noise 0.1 some of its moves are played as D. Its leaderboard
     cooperation is that of its choices, exactly 1, and the played rate (below 1) is kept beside it."""
-    from harness.runner import run_experiment
-    from harness.tournament import tournament_config
+    from harness.config.presets.tournament import tournament_config
+    from harness.engine.runner import run_experiment
 
     run_experiment(tournament_config(["ALLC", "ALLD"], rounds=200, noise=0.1, seed=3), results_dir=tmp_path,
                    run_id="noisy")  # fmt: skip

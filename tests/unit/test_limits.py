@@ -20,8 +20,8 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from harness.limits import EndpointLimiter, LimiterRegistry, LimitSettings
-from harness.limits.pacing import WINDOW_MARGIN_S
+from harness.calls.limits import EndpointLimiter, LimiterRegistry, LimitSettings
+from harness.calls.limits.pacing import WINDOW_MARGIN_S
 from harness.providers.base import key_id
 from harness.providers.ratelimit_headers import RateLimitHeaders
 

@@ -1,4 +1,4 @@
-"""What a 429 changes (harness.limits.adaptation): a stray one only its own request's wait; the limit,
+"""What a 429 changes (harness.calls.limits.adaptation): a stray one only its own request's wait; the limit,
 told apart by its pattern, a pause and a learned rate that climbs back. Catch-up pacing, closing.
 
 Timing runs on virtual time (``run_virtual``) or on a hand-set clock: no test here sleeps for real.
@@ -13,8 +13,8 @@ from itertools import pairwise
 import anyio
 import pytest
 
-from harness.limits import MAX_PAUSE_S, EndpointLimiter, LimiterClosed, LimitSettings
-from harness.limits.adaptation import (
+from harness.calls.limits import MAX_PAUSE_S, EndpointLimiter, LimiterClosed, LimitSettings
+from harness.calls.limits.adaptation import (
     CHAIN_MIN,
     LEARN_SHARE,
     MAX_DEFAULT_PAUSE_S,
@@ -22,9 +22,9 @@ from harness.limits.adaptation import (
     RAISE_EVERY_S,
     RAISE_STEP,
 )
-from harness.limits.pacing import CATCH_UP_S, WINDOW_MARGIN_S, Pacing
+from harness.calls.limits.pacing import CATCH_UP_S, WINDOW_MARGIN_S, Pacing
+from harness.engine.scheduler import GameSlots
 from harness.providers.ratelimit_headers import RateLimitHeaders, parse_rate_limit_headers
-from harness.scheduler import GameSlots
 from tests.unit.test_limits import Clock, max_in_any_window, run_virtual
 
 

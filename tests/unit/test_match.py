@@ -6,10 +6,11 @@ import random
 
 import anyio
 
-from harness.agents.base import Decision, RoundView
-from harness.agents.strategies import make_spec
-from harness.game import HorizonInfo, PayoffMatrix
-from harness.match import Match, play_game, play_strategies
+from harness.game.match import Match, play_game
+from harness.game.rules import HorizonInfo, PayoffMatrix
+from harness.game.view import Decision, RoundView
+from harness.players.strategies import make_spec
+from harness.players.strategies.play import play_strategies
 
 GAME = PayoffMatrix()
 FIXED = HorizonInfo(kind="fixed", n_rounds=10, continuation_prob=None)
@@ -120,9 +121,9 @@ def test_noiseless_fast_path_equals_round_by_round_recording() -> None:
 
 
 def test_a_seeded_game_is_the_same_game_whoever_plays_it() -> None:
-    from harness.agents.strategies import make_spec
-    from harness.game import Horizon, PayoffMatrix
-    from harness.match import play_seeded
+    from harness.game.rules import Horizon, PayoffMatrix
+    from harness.players.strategies import make_spec
+    from harness.players.strategies.play import play_seeded
 
     gtft, alld = make_spec("GTFT", {"generous_prob": 0.5}), make_spec("ALLD")
     horizon = Horizon("geometric", None, 0.1, None)

@@ -17,15 +17,15 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.config.plan import GamePlan, iter_games, skip_games
+from harness.config.presets.tournament import tournament_config
 from harness.errors import ConfigError
-from harness.game import PayoffMatrix
-from harness.match import Match
-from harness.plan import GamePlan, iter_games, skip_games
+from harness.game.match import Match
+from harness.game.rules import PayoffMatrix
 from harness.states import GameStatus
 from harness.store import resume
 from harness.store.run_file import MEMORY_LIMIT_ENV, memory_limit
 from harness.store.writer import RunWriter
-from harness.tournament import tournament_config
 from tests.conftest import write_games
 
 ROOT = Path(__file__).resolve().parents[2]

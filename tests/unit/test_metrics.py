@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import run_experiment
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import run_experiment
 from harness.store.catalog import Catalog
-from harness.tournament import tournament_config
 from tests.conftest import write_games
 from tests.support.logs import write_logs
 

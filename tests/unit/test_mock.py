@@ -12,15 +12,16 @@ from typing import Any
 import anyio
 import pytest
 
-from harness.agents.llm import LLMAgent, ModelPlayer
-from harness.agents.strategies import make_spec
-from harness.calls import CallPath
-from harness.game import HorizonInfo, PayoffMatrix
-from harness.limits import EndpointLimiter, LimitSettings
-from harness.match import Match, play_game, play_strategies
-from harness.parsing import ActionLabels, ParsePolicy
-from harness.pricing import DEFAULT_PRICES, PriceTable
-from harness.prompts import Ask, PromptBuilder, PromptSettings
+from harness.calls.limits import EndpointLimiter, LimitSettings
+from harness.calls.path import CallPath
+from harness.calls.pricing import DEFAULT_PRICES, PriceTable
+from harness.game.match import Match, play_game
+from harness.game.rules import HorizonInfo, PayoffMatrix
+from harness.players.model.parsing.policy import ActionLabels, ParsePolicy
+from harness.players.model.player import LLMAgent, ModelPlayer
+from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
+from harness.players.strategies import make_spec
+from harness.players.strategies.play import play_strategies
 from harness.providers.base import Sample, SamplingParams
 from harness.providers.mock import MockProvider, MockServerError
 from tests.unit.test_prompts import make_view

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import parsing
-from harness.parse_decisions import InvalidStructure, answer_part, find_decisions, whole_reply
-from harness.parse_grammar import JUNK, normalize
-from harness.parsing import ActionLabels, parse_action
+from harness.players.model.parsing import policy as parsing
+from harness.players.model.parsing.decisions import InvalidStructure, answer_part, find_decisions, whole_reply
+from harness.players.model.parsing.grammar import JUNK, normalize
+from harness.players.model.parsing.policy import ActionLabels, parse_action
 
 CORPUS = Path(__file__).with_name("parse_corpus.yaml")
 LABELS = {"CD": ActionLabels(), "JF": ActionLabels(cooperate="J", defect="F")}

@@ -6,7 +6,14 @@ import random
 
 import pytest
 
-from harness.parsing import ActionLabels, ParsePolicy, ParseResult, correction_message, fallback_action, parse_action
+from harness.players.model.parsing.policy import (
+    ActionLabels,
+    ParsePolicy,
+    ParseResult,
+    correction_message,
+    fallback_action,
+    parse_action,
+)
 
 DEFAULT = ActionLabels()
 NEUTRAL = ActionLabels(cooperate="J", defect="F")

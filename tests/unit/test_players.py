@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.config.presets.evaluation import eval_config
+from harness.config.presets.players import check_players
 from harness.errors import ConfigError
-from harness.evaluation import eval_config
-from harness.players import check_players
 
 
 @pytest.mark.parametrize(

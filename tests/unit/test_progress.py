@@ -8,12 +8,12 @@ from collections import Counter
 
 from rich.console import Console
 
-from harness.calls import CallStats
-from harness.limits import LimiterRegistry, LimitSettings
-from harness.progress import _View, pauses, summary_line
+from harness.calls.limits import LimiterRegistry, LimitSettings
+from harness.calls.path import CallStats
+from harness.cli.progress import _View, pauses, summary_line
+from harness.engine.runner import Monitor
+from harness.engine.scheduler import Progress
 from harness.providers.ratelimit_headers import RateLimitHeaders
-from harness.runner import Monitor
-from harness.scheduler import Progress
 
 SPENT = RateLimitHeaders(requests_remaining=0)  # a 429 whose headers say the limit was reached
 
@@ -67,7 +67,7 @@ def test_the_terminal_view_shows_the_pause_on_its_own_line() -> None:
 
 # -- progress and the time left, counted in model moves -------------------------------------------------------
 def test_eta_text_reads_seconds_minutes_hours_days() -> None:
-    from harness.progress import eta_text
+    from harness.cli.progress import eta_text
 
     cases = {None: "—", float("inf"): "—", -3.0: "0s", 0.2: "1s", 59.0: "59s", 60.0: "1m00s", 185.4: "3m06s",
              3599.0: "59m59s", 3600.0: "1h00m", 7_621.0: "2h08m", 86_400.0: "1d00h",
@@ -77,14 +77,14 @@ def test_eta_text_reads_seconds_minutes_hours_days() -> None:
 
 
 def test_share_is_bounded_and_a_condition_with_nothing_left_is_full() -> None:
-    from harness.progress import share
+    from harness.cli.progress import share
 
     assert share(0, 40) == 0.0 and share(10, 40) == 0.25 and share(50, 40) == 1.0
     assert share(0, 0) == 1.0 and share(3, 0.0) == 1.0
 
 
 def test_counters_wrap_between_counters_never_inside_one() -> None:
-    from harness.progress import wrap
+    from harness.cli.progress import wrap
 
     items = ["games 10/27", "model moves 200/540 (37%)", "rounds 200", "calls 208 (51.0/s)"]
     assert wrap(items, 80) == ["games 10/27  ·  model moves 200/540 (37%)  ·  rounds 200  ·  calls 208 (51.0/s)"]
@@ -146,8 +146,8 @@ def test_the_eta_of_a_tournament_with_a_model_never_grows_at_a_steady_rate() -> 
 
 
 def test_a_stop_is_shown_at_once_with_what_the_run_waits_for_instead_of_the_pauses() -> None:
-    from harness.interrupts import StopFlag
-    from harness.progress import stopping
+    from harness.cli.progress import stopping
+    from harness.engine.interrupts import StopFlag
 
     now = [0.0]
     m, registry = monitor(now)
@@ -175,8 +175,8 @@ def test_a_stop_is_shown_at_once_with_what_the_run_waits_for_instead_of_the_paus
 def test_off_a_terminal_a_stop_is_printed_before_the_next_status_line() -> None:
     import time
 
-    from harness.interrupts import StopFlag
-    from harness.progress import live_display
+    from harness.cli.progress import live_display
+    from harness.engine.interrupts import StopFlag
 
     now = [0.0]
     m, _ = monitor(now)

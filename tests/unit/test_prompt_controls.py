@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.agents.llm import option_order
 from harness.errors import ConfigError
-from harness.game import Horizon, PayoffMatrix
-from harness.parsing import ActionLabels, ParseResult, correction_message, parse_action
-from harness.prompts import PromptBuilder, PromptSettings
+from harness.game.rules import Horizon, PayoffMatrix
+from harness.players.model.parsing.policy import ActionLabels, ParseResult, correction_message, parse_action
+from harness.players.model.player import option_order
+from harness.players.model.prompts.builder import PromptBuilder, PromptSettings
 from tests.unit.test_prompts import make_view
 
 NEUTRAL = ActionLabels(cooperate="J", defect="F")

@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.game import Horizon, PayoffMatrix
-from harness.parsing import ActionLabels, ParseResult
-from harness.prompts import Ask, PromptBuilder, PromptSettings
+from harness.game.rules import Horizon, PayoffMatrix
+from harness.players.model.parsing.policy import ActionLabels, ParseResult
+from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
 from tests.unit.test_prompts import make_view
 
 GOLDEN = Path(__file__).parent / "golden" / "prompts.json"

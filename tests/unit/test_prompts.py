@@ -10,12 +10,13 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import ValidationError
 
-from harness import prompt_files, prompts
-from harness.agents.base import RoundView
 from harness.errors import ConfigError
-from harness.game import Horizon, PayoffMatrix
-from harness.parsing import ActionLabels
-from harness.prompts import (
+from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.view import RoundView
+from harness.players.model.parsing.policy import ActionLabels
+from harness.players.model.prompts import builder as prompts
+from harness.players.model.prompts import files as prompt_files
+from harness.players.model.prompts.builder import (
     PromptBuilder,
     PromptSettings,
     available_personas,

@@ -1,4 +1,4 @@
-"""Settings read from PDBENCH_* environment variables (harness.settings): defaults, bounds, and the one-line
+"""Settings read from PDBENCH_* environment variables (harness.config.run_settings): defaults, bounds, and the one-line
 errors a bad value gets."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.calls import RetrySettings
+from harness.calls.path import RetrySettings
+from harness.config.run_settings import cache_path, results_dir, retry_settings
 from harness.errors import ConfigError
-from harness.settings import cache_path, results_dir, retry_settings
 
 RETRY_VARS = ("PDBENCH_MAX_ATTEMPTS", "PDBENCH_RETRY_SECONDS", "PDBENCH_TIMEOUT", "PDBENCH_BACKOFF")
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from harness.cli.render import rows_json
+from harness.config.plan import iter_games
+from harness.config.presets.tournament import tournament_config
+from harness.engine.runner import StrategyGames, run_experiment
 from harness.errors import RunExistsError, StoreError
-from harness.plan import iter_games
-from harness.render import rows_json
-from harness.runner import StrategyGames, run_experiment
 from harness.store.catalog import Catalog
 from harness.store.schema import SCHEMA_VERSION
 from harness.store.writer import RunWriter
-from harness.tournament import tournament_config
 
 
 def small(players: str = "TFT,ALLD,GTFT", rounds: int = 20, replicates: int = 3):  # type: ignore[no-untyped-def]
@@ -160,7 +160,7 @@ def test_json_rows_never_contain_nan_or_infinity() -> None:
 
 
 def test_interrupting_between_games_keeps_them(results: Path) -> None:
-    from harness.interrupts import StopFlag
+    from harness.engine.interrupts import StopFlag
 
     stop = StopFlag()
     seen = []
@@ -180,12 +180,12 @@ def test_interrupting_between_games_keeps_them(results: Path) -> None:
 
 async def test_the_scheduler_pulls_games_lazily(tmp_path: Path) -> None:
     """A huge plan is consumed one game at a time by a fixed pool of workers, never materialised."""
-    from harness.calls import CallPath
-    from harness.evaluation import eval_config
-    from harness.interrupts import StopFlag
-    from harness.limits import LimiterRegistry
-    from harness.pricing import DEFAULT_PRICES, PriceTable
-    from harness.scheduler import ModelPlayers, Progress, Scheduler
+    from harness.calls.limits import LimiterRegistry
+    from harness.calls.path import CallPath
+    from harness.calls.pricing import DEFAULT_PRICES, PriceTable
+    from harness.config.presets.evaluation import eval_config
+    from harness.engine.interrupts import StopFlag
+    from harness.engine.scheduler import ModelPlayers, Progress, Scheduler
     from harness.store.live import LiveRecorder
 
     config = eval_config("mock/tft", opponents=["TFT"], rounds=2, replicates=100_000)

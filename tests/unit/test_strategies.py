@@ -12,10 +12,10 @@ from collections import Counter
 
 import pytest
 
-from harness.agents.strategies import STRATEGIES, known_names, make_spec
-from harness.agents.strategies.simple import RandomPlayer
 from harness.errors import ConfigError, UnknownStrategyError
-from harness.game import PayoffMatrix
+from harness.game.rules import PayoffMatrix
+from harness.players.strategies import STRATEGIES, known_names, make_spec
+from harness.players.strategies.simple import RandomPlayer
 
 
 def test_gtft_forgives_at_its_rate() -> None:
@@ -78,7 +78,7 @@ def test_names_are_case_insensitive() -> None:
 
 
 def test_a_strategy_written_on_one_line() -> None:
-    from harness.agents.strategies import parse_spec, spec_label
+    from harness.players.strategies import parse_spec, spec_label
 
     assert parse_spec("tft") == make_spec("TFT")
     assert parse_spec(" GTFT(p=0.3) ") == make_spec("GTFT", {"generous_prob": 0.3})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.config import parse_experiment
+from harness.config.presets.suites import SUITES, get_suite
 from harness.errors import ConfigError
-from harness.suites import SUITES, get_suite
 
 
 @pytest.mark.parametrize("name", sorted(SUITES))

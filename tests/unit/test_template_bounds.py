@@ -14,8 +14,8 @@ import pytest
 from jinja2 import DictLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from harness import template_bounds
-from harness.template_bounds import MAX_RENDER_CHARS, BoundedEnvironment, RenderLimitError
+from harness.players.model.prompts import sandbox as template_bounds
+from harness.players.model.prompts.sandbox import MAX_RENDER_CHARS, BoundedEnvironment, RenderLimitError
 
 LIMIT = MAX_RENDER_CHARS
 assert LIMIT == 1_000_000  # the figures below are written for it
@@ -197,7 +197,7 @@ def test_the_count_starts_afresh_at_each_render() -> None:
 
 def test_a_persona_file_is_bounded_like_a_template(tmp_path: Path) -> None:
     from harness.errors import ConfigError
-    from harness.prompts import PromptBuilder, PromptSettings
+    from harness.players.model.prompts.builder import PromptBuilder, PromptSettings
 
     persona = tmp_path / "huge.md"
     persona.write_text('{{ "x" * 2000000000 }}')

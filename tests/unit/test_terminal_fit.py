@@ -24,15 +24,16 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from harness.analysis.report import condition_summaries
-from harness.calls import CallStats
-from harness.evaluation import eval_config
-from harness.limits import LimiterRegistry, LimitSettings
-from harness.progress import _View, counters
+from harness.calls.limits import LimiterRegistry, LimitSettings
+from harness.calls.path import CallStats
+from harness.cli.progress import _View, counters
+from harness.cli.render import label
+from harness.cli.scorecard import Scorecard
+from harness.config.engine_options import EngineOptions
+from harness.config.presets.evaluation import eval_config
+from harness.engine.runner import Monitor, run_experiment
+from harness.engine.scheduler import Progress
 from harness.providers.ratelimit_headers import RateLimitHeaders
-from harness.render import label
-from harness.runner import EngineOptions, Monitor, run_experiment
-from harness.scheduler import Progress
-from harness.scorecard import Scorecard
 from harness.store.catalog import open_run
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from harness.config import ModelAgentConfig, PolicyAgentConfig
+from harness.config.presets.players import is_model, parse_players, player_agent
+from harness.config.presets.tournament import tournament_config
 from harness.errors import ConfigError
-from harness.players import is_model, parse_players, player_agent
-from harness.tournament import tournament_config
 
 
 def _pairs(players: list[str], **kwargs: object) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from harness.errors import ConfigError
-from harness.userfiles import MAX_FILE_BYTES, load_yaml, read_user_file, yaml_message
+from harness.util.userfiles import MAX_FILE_BYTES, load_yaml, read_user_file, yaml_message
 
 
 def refused(text: str) -> str:

@@ -11,9 +11,9 @@ import pytest
 from harness.evolution import EvolutionSettings, PayoffSource, evolve
 from harness.evolution.payoffs import Payoffs
 from harness.evolution.selection import scores
-from harness.game import Horizon
-from harness.match import play_seeded
-from harness.plan import derive_seed
+from harness.game.rules import Horizon
+from harness.game.seeds import derive_seed
+from harness.players.strategies.play import play_seeded
 
 # 200 rounds, T=5, R=3, P=1, S=0, row against column, worked out by hand:
 # TFT-TFT and everything among the nice ones: 200 x 3 = 600. TFT against ALLD: 0 then 199 x 1 = 199, and

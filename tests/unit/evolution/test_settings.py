@@ -8,7 +8,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, PayoffSource, PayoffTable, evolve
-from harness.game import Horizon, PayoffMatrix
+from harness.game.rules import Horizon, PayoffMatrix
 
 
 def refused(**settings: object) -> ConfigError:

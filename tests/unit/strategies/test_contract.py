@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from harness.agents.strategies import INFINITE_MEMORY, STRATEGIES, Strategy, make_spec
-from harness.game import ACTIONS, Action, PayoffMatrix
-from harness.match import Match, play_strategies
+from harness.game.match import Match
+from harness.game.rules import ACTIONS, Action, PayoffMatrix
+from harness.players.strategies import INFINITE_MEMORY, STRATEGIES, Strategy, make_spec
+from harness.players.strategies.play import play_strategies
 from tests.unit.strategies.versus import NoDraws, build, scripted
 
 INF = INFINITE_MEMORY

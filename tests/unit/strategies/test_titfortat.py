@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.agents.strategies.titfortat import default_generosity
-from harness.game import PayoffMatrix
+from harness.game.rules import PayoffMatrix
+from harness.players.strategies.titfortat import default_generosity
 from tests.unit.strategies.versus import noise_flips, versus
 
 

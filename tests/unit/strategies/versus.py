@@ -1,6 +1,6 @@
 """Axelrod-style ``versus_test``: a strategy plays a real match against a scripted opponent.
 
-The match is played by :mod:`harness.match`, the code runs use, through both of its drivers
+The match is played by :mod:`harness.game.match`, the code runs use, through both of its drivers
 (the synchronous one for strategy pairs and the awaited one for games with a model), which
 must agree. Tests write the expected rounds out by hand, derived from the strategy's rule
 and, with noise or a random strategy, from the random draws the test lists; never by running
@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.agents.strategies import Strategy, make_spec
-from harness.game import Action, HorizonInfo, PayoffMatrix
-from harness.match import Match, play_game, play_strategies
+from harness.game.match import Match, play_game
+from harness.game.rules import Action, HorizonInfo, PayoffMatrix
+from harness.players.strategies import Strategy, make_spec
+from harness.players.strategies.play import play_strategies
 
 
 class ScriptParams(BaseModel):

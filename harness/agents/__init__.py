@@ -1,1 +1,0 @@
-"""Players: classic strategies (pure, synchronous) and, later, model-backed agents (awaited)."""

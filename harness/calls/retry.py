@@ -1,0 +1,130 @@
+"""How hard the call path tries one request: the bounds, the waits and the loop every attempt runs in.
+
+Only what the provider calls retryable (:class:`~harness.providers.base.Fault`) is tried again,
+bounded in attempts and in total time. A 429 with a Retry-After is tried again after exactly that wait
+plus a jitter of up to a tenth of it (at most ``MAX_JITTER_S``), so that the requests one refusal
+answered do not all come back at once; any other failure after exponential backoff with jitter, never
+sooner than a Retry-After the server sent. A wait the server asks for beyond the request's whole time
+budget is not sat out: the request gives up at once (the failure stays a transient one, so a resume
+replays it).
+
+While a request waits to try again, its game lends its slot (:data:`LEND_SLOT`): a run plays only as
+many games at once as its endpoints can serve, and a game sitting out a Retry-After serves none, so
+another game plays meanwhile and a stray 429 costs its own request seconds, not the run its throughput.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+    wait_random,
+)
+
+from harness.calls.record import CallRecord
+from harness.providers.base import RetryDecision
+
+MAX_JITTER_S = 1.0
+"""The most a Retry-After is lengthened by its jitter (a tenth of it, drawn at random)."""
+
+LEND_SLOT: ContextVar[Callable[[], AbstractContextManager[object]] | None] = ContextVar("lend_slot", default=None)
+"""Set by the scheduler in each game's task: entered for the time a request of that game waits to retry."""
+
+
+class RetrySettings(BaseModel):
+    """How hard to try one request before the game is marked failed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(6, ge=1, le=100)
+    max_seconds: float = Field(600.0, gt=0, description="total time for one request, waits included")
+    timeout: float = Field(60.0, gt=0, description="per-attempt timeout in seconds")
+    backoff_initial: float = Field(1.0, ge=0)
+    backoff_max: float = Field(60.0, ge=0)
+
+
+class AttemptFailed(Exception):
+    """One attempt failed: the provider's decision, the call path's verdict (``retry``: whether this
+    request may try again, bounds aside) and the attempt's record."""
+
+    def __init__(self, decision: RetryDecision, reason: str, retry: bool, record: CallRecord) -> None:
+        super().__init__(reason)
+        self.decision = decision
+        self.reason = reason
+        self.retry = retry
+        self.record = record
+
+
+def verdict(decision: RetryDecision, settings: RetrySettings) -> tuple[bool, str]:
+    """Whether the request may try again after ``decision``, and the reason to record: a wait the
+    server asks for beyond the request's whole budget is not sat out, and the reason says so."""
+    wait = decision.retry_after
+    if decision.retry and wait is not None and wait > settings.max_seconds:
+        return False, (
+            f"{decision.reason} (the server asks to wait {wait:g} s, "
+            f"more than the {settings.max_seconds:g} s allowed for a request)"
+        )
+    return decision.retry, decision.reason
+
+
+def may_wait(settings: RetrySettings, attempts: int, seconds: float) -> bool:
+    """Whether a request that has made ``attempts`` attempts in ``seconds`` is still within its bounds,
+    so that a retryable failure now is followed by a wait rather than by giving up."""
+    return attempts < settings.max_attempts and seconds < settings.max_seconds
+
+
+class RetryPolicy:
+    """The tenacity loop of one request, built from strategies made once per run."""
+
+    def __init__(
+        self, settings: RetrySettings, sleep: Callable[[float], Awaitable[None]], on_retry: Callable[[], None]
+    ) -> None:
+        self.settings = settings
+        self._sleep = sleep
+        self._on_retry = on_retry
+        self._jitter = random.Random()
+        self._stop = stop_after_attempt(settings.max_attempts) | stop_after_delay(settings.max_seconds)
+        self._backoff = wait_exponential(multiplier=settings.backoff_initial, max=settings.backoff_max) + wait_random(
+            0, settings.backoff_initial
+        )
+        self._retry = retry_if_exception(lambda e: isinstance(e, AttemptFailed) and e.retry)
+
+    def _wait(self, state: RetryCallState) -> float:
+        """A 429's Retry-After and its jitter; otherwise the backoff, never shorter than a Retry-After."""
+        failed = state.outcome.exception() if state.outcome is not None else None
+        decision = failed.decision if isinstance(failed, AttemptFailed) else None
+        server_says = decision.retry_after if decision is not None else None
+        if decision is not None and decision.rate_limited and server_says:  # a wait of 0 is no wait: back off
+            return server_says + self._jitter.uniform(0.0, min(server_says / 10, MAX_JITTER_S))
+        return max(self._backoff(state), server_says or 0.0)
+
+    async def _lend_and_sleep(self, seconds: float) -> None:
+        """The wait before the next attempt, its game's slot lent meanwhile (see :data:`LEND_SLOT`)."""
+        lend = LEND_SLOT.get()
+        with lend() if lend is not None else nullcontext():
+            await self._sleep(seconds)
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        self._on_retry()
+
+    def attempts(self) -> AsyncRetrying:
+        """A fresh loop (tenacity keeps per-loop state, so concurrent requests cannot share one): every
+        attempt runs inside it, failed ones raise :class:`AttemptFailed`, the last failure is re-raised."""
+        return AsyncRetrying(
+            stop=self._stop,
+            wait=self._wait,
+            retry=self._retry,
+            before_sleep=self._before_sleep,
+            sleep=self._lend_and_sleep,
+            reraise=True,
+        )

@@ -1,0 +1,243 @@
+"""Turning results into terminal output: Rich tables for people, CSV and JSON for scripts."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Console, ConsoleOptions
+from rich.measure import Measurement
+from rich.table import Table
+
+from harness.store.views.leaderboard import RANKING_NOTE
+
+if TYPE_CHECKING:
+    from harness.analysis.report import ConditionSummary
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        return f"{value:.4f}".rstrip("0").rstrip(".") if not value.is_integer() else f"{value:.0f}"
+    return str(value)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return str(value)
+
+
+def _clean(value: Any) -> Any:
+    """NaN and infinities become null, at any depth (lists, structs, maps)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def rows_json(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """One JSON array of row objects that any JSON parser accepts (no NaN, no Infinity)."""
+    return json.dumps(
+        [{c: _clean(v) for c, v in zip(columns, row, strict=True)} for row in rows],
+        default=_json_default,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+
+
+def rows_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(
+            ["" if v is None else _json_default(v) if not isinstance(v, (int, float, str)) else v for v in row]
+        )
+    return buf.getvalue()
+
+
+def rows_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> Table:
+    table = Table(title=title, show_lines=False, header_style="bold")
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*(_cell(v) for v in row))
+    return table
+
+
+MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
+
+
+def label(name: str) -> str:
+    """``🪞 TFT`` for a known strategy, the bare name otherwise (a model, later)."""
+    from harness.players.strategies import STRATEGIES  # here: `pdbench sql` prints rows without the strategies
+
+    cls = STRATEGIES.get(name.upper())
+    return f"{cls.emoji} {name}" if cls else name
+
+
+def comprehension_table(rows: list[dict[str, Any]]) -> Table:
+    """Comprehension-check accuracy per player and question kind (rows of ``comprehension_accuracy``)."""
+    table = Table(title="Comprehension check: right answers per model and question", header_style="bold",
+                  box=box.SIMPLE_HEAD)  # fmt: skip
+    for col in ("player", "question", "asked", "readable", "right", "accuracy"):
+        table.add_column(col, justify="left" if col in ("player", "question") else "right")
+    last = None
+    for r in rows:
+        table.add_row(label(r["player_name"]) if r["player_name"] != last else "", r["kind"], f"{r['questions']:,}",
+                      f"{r['answered']:,}", f"{r['correct']:,}", f"{r['accuracy']:.1%}")  # fmt: skip
+        last = r["player_name"]
+    return table
+
+
+def profile_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> Table:
+    """Per-condition means of a profile's columns (whatever they are), the condition first."""
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
+    for col in columns:
+        table.add_column(col.replace("_", " "), justify="left" if col == "condition" else "right")
+    for row in rows:
+        table.add_row(*(_cell(v) if not isinstance(v, float) else f"{v:.3f}" for v in row))
+    return table
+
+
+def leaderboard_table(rows: list[dict[str, Any]], title: str = "Leaderboard") -> Table:
+    """The ``tournament`` view as a table, best first. Medals go by rank, so players tied on a rank
+    share its medal (two 🥇 and no 🥈 when two players share first place)."""
+    table = Table(title=title, header_style="bold", caption=RANKING_NOTE)
+    for col, justify in (
+        ("rank", "right"),
+        ("player", "left"),
+        ("median/turn", "right"),
+        ("mean/turn", "right"),
+        ("wins", "right"),
+        ("draws", "right"),
+        ("losses", "right"),
+        ("cooperation", "right"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for r in rows:
+        table.add_row(
+            f"{MEDALS.get(r['rank'], '')} {r['rank']}".strip(),
+            label(r["player"]),
+            f"{r['median_score_per_turn']:.3f}",
+            f"{r['mean_score_per_turn']:.3f}",
+            str(r["wins"]),
+            str(r["draws"]),
+            str(r["losses"]),
+            f"{r['cooperation_rate']:.1%}",
+        )
+    return table
+
+
+def matchup_table(players: list[str], cells: dict[tuple[str, str], float]) -> Table:
+    self_play = any((p, p) in cells for p in players)
+    table = Table(
+        title="Matchups: row's payoff per round vs column",
+        header_style="bold",
+        caption="The diagonal is self-play: shown here, left out of the leaderboard." if self_play else None,
+    )
+    table.add_column("")
+    for p in players:
+        table.add_column(p, justify="right")
+    for row in players:
+        table.add_row(label(row), *(f"{cells[(row, col)]:.2f}" if (row, col) in cells else "—" for col in players))
+    return table
+
+
+BEHAVIOUR_NOTE = (
+    "Cooperation, retaliation and forgiveness are on the moves each player chose (before noise, fallback "
+    "moves left out); payoffs on the moves as played. As-played rates: `pdbench report RUN_ID --format csv`, "
+    "or the *_played columns of player_metrics."
+)
+
+
+def percent(value: float | None) -> str:
+    """A rate as a percentage with one decimal, or a dash when there is none."""
+    return "—" if value is None else f"{value:.1%}"
+
+
+def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
+    table = Table(
+        title=f"Run {run['run_id']} ({run['status']}): mean ± 95% CI over replicates",
+        caption=BEHAVIOUR_NOTE,
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
+    for col in (
+        "condition",
+        "games",
+        "player",
+        "payoff/round",
+        "cooperation",
+        "retaliation",
+        "forgiveness",
+        "exploit. gap",
+        "collapse (round)",
+    ):
+        table.add_column(col, justify="left" if col in ("condition", "player") else "right")
+    for s in summaries:
+        for i, seat in enumerate(s.seats):
+            e = seat.estimates
+            collapse = e["time_to_collapse"].fmt(1)
+            collapse += f" ({seat.collapsed}/{s.games})"
+            table.add_row(
+                s.condition if i == 0 else "",
+                str(s.games) if i == 0 else "",
+                f"{seat.player}: {label(seat.name)}",
+                e["payoff_per_round"].fmt(3),
+                e["cooperation_rate"].fmt(1, pct=True),
+                e["retaliation_rate"].fmt(1, pct=True),
+                e["forgiveness_rate"].fmt(1, pct=True),
+                e["exploitability_gap"].fmt(1),
+                collapse,
+            )
+    return table
+
+
+def answers_table(rows: list[dict[str, Any]]) -> Table:
+    """Each model's answers to move requests (the ``model_parsing`` view); strategies have no row."""
+    table = Table(title="Model answers: how many could be read", header_style="bold", box=box.SIMPLE_HEAD,
+                  caption="Unreadable: answers no move could be read from (re-asks included). Fallback: rounds "
+                          "whose move the harness chose after the last unreadable answer.")  # fmt: skip
+    for col in ("model", "games", "answers", "unreadable", "parse failures", "fallback rounds", "fallback rate"):
+        table.add_column(col, justify="left" if col == "model" else "right")
+    for r in rows:
+        table.add_row(label(r["player_name"]), str(r["games"]), f"{r['answers']:,}", f"{r['unreadable']:,}",
+                      percent(r["parse_failure_rate"]), f"{r['fallback_rounds']:,} of {r['rounds']:,}",
+                      percent(r["fallback_rate"]))  # fmt: skip
+    return table
+
+
+def print_rows(console: Console, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    if fmt == "json":
+        console.file.write(rows_json(columns, rows) + "\n")
+    elif fmt == "csv":
+        console.file.write(rows_csv(columns, rows))
+    else:
+        console.print(rows_table(columns, rows))
+        console.print(f"[dim]{len(rows)} row{'s' if len(rows) != 1 else ''}[/dim]")
+
+
+def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
+    """Whether ``table`` fits the width without wrapping a cell: its natural width (every cell on the lines it was
+    given), measured as if the terminal had no edge, is at most the width there is."""
+    unbounded = options.update_width(1_000_000)
+    return Measurement.get(console, unbounded, table).maximum <= options.max_width

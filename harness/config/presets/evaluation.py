@@ -1,0 +1,59 @@
+"""``pdbench eval``: one model against a panel of classic strategies, as an ordinary experiment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.config import ExperimentConfig, GameOptions, options_config
+from harness.config.presets.panels import DEFAULT_PANEL
+from harness.config.presets.players import check_players
+from harness.errors import ConfigError
+
+
+def eval_config(
+    model: str,
+    *,
+    opponents: list[str] | None = None,
+    rounds: int | None = None,
+    stop_prob: float | None = None,
+    max_rounds: int | None = None,
+    replicates: int = 3,
+    noise: float = 0.0,
+    persona: str | None = None,
+    temperature: float | None = None,
+    seed: int = 0,
+    base_url: str | None = None,
+    limits: dict[str, Any] | None = None,
+    comprehension: list[int] | None = None,
+) -> ExperimentConfig:
+    """The model as player A against each opponent, ``replicates`` games each; with ``comprehension``, the
+    model is asked the rules before its move in those rounds (see harness.players.model.comprehension)."""
+    panel = list(opponents or DEFAULT_PANEL)
+    check_players(panel, option="--opponents", models=False)
+    agent: dict[str, Any] = {"model": model}
+    for key, value in (("persona", persona), ("temperature", temperature), ("base_url", base_url)):
+        if value is not None:
+            agent[key] = value
+    if limits:
+        agent["limits"] = limits
+    if comprehension:
+        agent["comprehension"] = {"rounds": comprehension}
+    conditions = [{"name": f"vs_{o.strip().upper()}", "agent_a": dict(agent), "agent_b": {"policy": o}} for o in panel]
+    options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed)
+    return options_config("eval", conditions, options, default_rounds=20, source="the eval options",
+                          fix_hint="see `pdbench eval --help`")  # fmt: skip
+
+
+def comprehension_rounds(text: str | None) -> list[int] | None:
+    """``--comprehension 1,25,50``: the rounds before whose move the model is asked the rules."""
+    if text is None:
+        return None
+    try:
+        rounds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(
+            f"--comprehension takes round numbers separated by commas, e.g. 1,25,50; got {text!r}"
+        ) from None
+    if not rounds:
+        raise ConfigError("--comprehension needs at least one round, e.g. --comprehension 1 (before the first move)")
+    return rounds

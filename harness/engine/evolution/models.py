@@ -1,0 +1,120 @@
+"""Language models in a population: their pairwise payoffs come from real games played through the engine.
+
+A population with a model (``mock/tft``, ``openai/gpt-4o-mini``) cannot be simulated move by move, so before it
+evolves, every pair of its distinct players (self-play included: two individuals of one type meet too) plays
+``replicates`` games in an ordinary tournament run: cached through the shared response cache, recorded, and
+resumable like any run. The mean match payoff of each pair (the ``matchups`` view) is the payoff table the
+dynamics read, and the evolution run names the tournament run it came from.
+
+The tournament's run id is the evolution's with ``_payoffs`` appended. Started again under the same run id, a
+tournament that is complete is read as it is, one that was interrupted is resumed, and a new one (another run
+id) is answered from the response cache: the same population runs again without a request.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.config import ExperimentConfig, GameOptions, options_config
+from harness.config.engine_options import EngineOptions
+from harness.engine.interrupts import StopFlag
+from harness.engine.runner import MonitorFactory, RunResult, resume_run, run_experiment
+from harness.errors import ConfigError, StoreError
+from harness.evolution import EvolutionSettings, PayoffSource, PayoffTable
+from harness.evolution.settings import is_model
+from harness.states import RunStatus
+from harness.store.evolution_writer import matchup_means, stored_run
+from harness.store.run_file import run_path
+
+SUFFIX = "_payoffs"
+
+
+def payoff_run_id(run_id: str) -> str:
+    """The tournament run that gives the payoffs of evolution run ``run_id`` (a valid run id itself)."""
+    from harness.config import check_run_id
+
+    return check_run_id(f"{run_id}{SUFFIX}")
+
+
+def _agent(player: str, settings: EvolutionSettings) -> dict[str, Any]:
+    if is_model(player):
+        return {"model": player}
+    spec = settings.specs[settings.players.index(player)]
+    assert spec is not None
+    return {"policy": spec.name, **spec.params_dict(), "name": player}
+
+
+def payoff_tournament(settings: EvolutionSettings) -> ExperimentConfig:
+    """The round robin of the population's players (self-play included), ``settings.replicates`` games a pair,
+    in the population's game: its horizon, noise, payoff matrix and seed."""
+    players = settings.players
+    pairs = [(a, b) for i, a in enumerate(players) for b in players[i:]]
+    conditions = [{"agent_a": _agent(a, settings), "agent_b": _agent(b, settings)} for a, b in pairs]
+    horizon = settings.horizon
+    options = GameOptions(
+        rounds=horizon.n_rounds if horizon.type == "fixed" else None,
+        stop_prob=horizon.stop_prob,
+        max_rounds=horizon.max_rounds,
+        replicates=settings.replicates,
+        noise=settings.noise,
+        seed=settings.seed,
+        payoff_matrix=settings.payoff_matrix.to_mapping(),
+    )
+    return options_config("tournament", conditions, options, default_rounds=200, source="the evolution settings",
+                          fix_hint="see `pdbench evolve --help`")  # fmt: skip
+
+
+def play_payoffs(
+    settings: EvolutionSettings,
+    *,
+    results_dir: Path,
+    run_id: str,
+    engine: EngineOptions | None = None,
+    stop: StopFlag | None = None,
+    monitor: MonitorFactory | None = None,
+    overwrite: bool = False,
+) -> tuple[RunResult | None, str]:
+    """Play (or resume, or reuse) the tournament ``run_id`` that gives the payoffs of ``settings``; returns its
+    result (None when a complete one was reused) and its run id. Check the models' keys first
+    (:func:`harness.engine.preflight.check_models` on :func:`payoff_tournament`)."""
+    config = payoff_tournament(settings)
+    path = run_path(results_dir, run_id)
+    if path.exists() and not overwrite:
+        stored = stored_run(results_dir, run_id)
+        wanted = config.resolved_dict()
+        wanted["run"]["run_id"] = run_id
+        if stored is None or stored[0] != "tournament" or json.loads(stored[2]) != wanted:
+            raise StoreError(
+                f"{path} holds other games than this population's payoff games (another population, other game "
+                "settings, or not a tournament); choose another run id, or pass --overwrite to replace both runs"
+            )
+        if stored[1] == RunStatus.COMPLETE.value:
+            return None, run_id
+        return resume_run(results_dir, run_id, stop=stop, engine=engine, monitor=monitor), run_id
+    result = run_experiment(config, results_dir=results_dir, run_id=run_id, overwrite=overwrite, stop=stop,
+                            engine=engine, monitor=monitor)  # fmt: skip
+    return result, run_id
+
+
+def payoffs_from_run(results_dir: Path, run_id: str, settings: EvolutionSettings) -> PayoffTable:
+    """The payoff table of ``settings``' players from the complete games of tournament ``run_id``: each cell the
+    mean total payoff of the row player's games against the column player (the diagonal: both seats of the
+    self-play games), with the number of games in ``matches``."""
+    means = matchup_means(results_dir, run_id)
+    players = tuple(settings.players)
+    missing = [f"{a} against {b}" for a in players for b in players if (a, b) not in means]
+    if missing:
+        raise ConfigError(
+            f"the payoff games of run {run_id!r} have no complete game of {', '.join(missing[:4])}"
+            + (f" (and {len(missing) - 4} more pairs)" if len(missing) > 4 else "")
+            + f"; see why with `pdbench report {run_id}`, then continue it with `pdbench resume {run_id} "
+            "--retry-failed`"
+        )
+    import numpy as np
+
+    values = np.array([[means[(a, b)][0] for b in players] for a in players], dtype=np.float64)
+    matches = np.array([[means[(a, b)][1] for b in players] for a in players], dtype=np.int64)
+    values.setflags(write=False)
+    return PayoffTable(players, values, matches, PayoffSource.supplied)

@@ -1,0 +1,133 @@
+"""The evolution settings as ``pdbench evolve`` takes them: options written as text (``--counts 25,25``,
+``--stop-prob 0.1``), and sweeps over them (``--sweep noise=0,0.05,0.1``). Every problem is found here, before
+anything runs, and reported by :class:`~harness.evolution.EvolutionSettings` in one message."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from harness.config.presets.players import split_players
+from harness.errors import ConfigError
+from harness.evolution import EvolutionSettings
+
+# What --sweep can vary: the option (as typed, with - or _) and how its values are read.
+SWEEPABLE: dict[str, type] = {
+    "noise": float, "selection": float, "mutation": float, "stop_prob": float,
+    "generations": int, "population": int, "k": int, "rounds": int, "max_rounds": int, "replicates": int,
+    "dynamics": str, "fitness": str, "payoffs": str,
+}  # fmt: skip
+MAX_CELLS = 10_000
+MAX_SEEDS = 100_000
+
+
+def _numbers(text: str, option: str, kind: type) -> list[Any]:
+    values: list[Any] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            value = kind(part)
+        except ValueError:
+            noun = "whole number" if kind is int else "number"
+            raise ConfigError(f"{option} {text!r}: {part!r} is not a {noun}; write e.g. {option} 25,25,50") from None
+        if kind is float and not math.isfinite(value):
+            raise ConfigError(f"{option} {text!r}: {part!r} is not a finite number")
+        values.append(value)
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class EvolutionOptions:
+    """The options of ``pdbench evolve`` (None: the settings' default). :meth:`settings` builds and checks them."""
+
+    players: str
+    counts: str | None = None
+    shares: str | None = None
+    population: int | None = None
+    generations: int | None = None
+    dynamics: str | None = None
+    rounds: int | None = None
+    stop_prob: float | None = None
+    max_rounds: int | None = None
+    noise: float | None = None
+    payoffs: str | None = None
+    replicates: int | None = None
+    selection: float | None = None
+    fitness: str | None = None
+    mutation: float | None = None
+    k: int | None = None
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def settings(self) -> EvolutionSettings:
+        """The settings these options say; a :class:`ConfigError` listing every problem otherwise."""
+        players = split_players(self.players)
+        data: dict[str, Any] = {"players": players, "seed": self.seed}
+        if self.counts is not None:
+            data["counts"] = _numbers(self.counts, "--counts", int)
+        if self.shares is not None:
+            data["shares"] = _numbers(self.shares, "--shares", float)
+        if self.rounds is not None and self.stop_prob is not None:
+            raise ConfigError("give either --rounds (a fixed horizon) or --stop-prob (a geometric one), not both")
+        if self.max_rounds is not None and self.stop_prob is None:
+            raise ConfigError("--max-rounds caps a geometric game; give it with --stop-prob, or use --rounds N")
+        if self.stop_prob is not None:
+            data["horizon"] = {"type": "geometric", "stop_prob": self.stop_prob, "max_rounds": self.max_rounds}
+        elif self.rounds is not None:
+            data["horizon"] = {"type": "fixed", "n_rounds": self.rounds}
+        for key, name in (("population", "population"), ("generations", "generations"), ("dynamics", "dynamics"),
+                          ("noise", "noise"), ("payoffs", "payoff_mode"), ("replicates", "replicates"),
+                          ("selection", "selection"), ("fitness", "fitness"), ("mutation", "mutation"),
+                          ("k", "k")):  # fmt: skip
+            value = getattr(self, key)
+            if value is not None:
+                data[name] = value
+        return EvolutionSettings.model_validate(data)
+
+    def with_values(self, values: dict[str, Any], seed: int) -> EvolutionOptions:
+        """These options with a sweep cell's values and a seed."""
+        return replace(self, seed=seed, **values)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One point of a sweep's grid: the values it gives the swept options."""
+
+    index: int
+    values: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.values.items()) or "(base)"
+
+
+def parse_sweep(specs: list[str]) -> list[Cell]:
+    """The grid of ``--sweep KEY=V1,V2`` options (their product, in the order given; one empty cell without)."""
+    axes: list[tuple[str, list[Any]]] = []
+    for spec in specs:
+        key, sep, text = spec.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not text.strip():
+            raise ConfigError(f"--sweep {spec!r}: write KEY=V1,V2,... e.g. --sweep noise=0,0.05,0.1")
+        if key not in SWEEPABLE:
+            raise ConfigError(
+                f"--sweep {spec!r}: {key!r} cannot be swept; sweep one of {', '.join(SWEEPABLE)} "
+                "(players and initial mix stay as given)"
+            )
+        if any(key == k for k, _ in axes):
+            raise ConfigError(f"--sweep names {key} twice: give all its values in one --sweep {key}=V1,V2")
+        kind = SWEEPABLE[key]
+        values = [v.strip() for v in text.split(",")] if kind is str else _numbers(text, f"--sweep {key}=", kind)
+        axes.append((key, list(dict.fromkeys(values))))
+    cells: list[dict[str, Any]] = [{}]
+    for key, values in axes:
+        cells = [{**cell, key: v} for cell in cells for v in values]
+    if len(cells) > MAX_CELLS:
+        raise ConfigError(f"the sweep has {len(cells):,} cells; at most {MAX_CELLS:,}: sweep fewer values")
+    return [Cell(i, values) for i, values in enumerate(cells)]
+
+
+def sweep_run_id(sweep_id: str, cell: Cell, seed: int) -> str:
+    """The run id of one cell × seed of a sweep: ``<sweep_id>_c<cell>_s<seed>``."""
+    return f"{sweep_id}_c{cell.index}_s{seed}"

@@ -1,0 +1,369 @@
+"""Where a reply names its move: every decision, with its position (rules 1 to 4 of harness.players.model.parsing.policy).
+
+Part of the move parser. What to make of the decisions found (revisions, agreement) is decided
+in harness.players.model.parsing.policy; this module only finds them and drops what is not a decision.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.game.rules import Action
+from harness.players.model.parsing import words
+from harness.players.model.parsing.grammar import (
+    BOXED_RE,
+    CLAUSE_END_RE,
+    CLAUSE_START_RE,
+    EMBEDDED_RE,
+    GLOSS_RE,
+    HYPOTHETICAL_AFTER_RE,
+    HYPOTHETICAL_BEFORE_RE,
+    JUNK,
+    LOOSE_FIELD_RE,
+    MARKUP,
+    NEGATION_AFTER_RE,
+    NEGATION_BEFORE_RE,
+    OTHER_PLAYER_RE,
+    PREFIX_RE,
+    REVISION_AFTER_RE,
+    ROUND_BOUND_RE,
+    SECOND_THOUGHTS_RE,
+    SENTENCE_END_RE,
+    SPLIT_RE,
+    THINK_BLOCK_RE,
+    THINK_CLOSE_RE,
+    VALUE_GLOSS_RE,
+    XML_RE,
+    Grammar,
+    key,
+)
+
+Move = Literal["C", "D", "both"]
+
+_HYPOTHETICAL_MODAL_RE = re.compile(r"\s+(?:would|could|might)\b", re.IGNORECASE)  # "D would be greedy"
+# A label alone is short once its gloss is cut: "On second thought, all things considered: C." fits.
+# Longer sentences are not tried, which keeps long reasoning cheap to read.
+_ALONE_MAX = 80
+_ALONE_MAX_GLOSSED = 240
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One place where the reply names its move; ``method`` names the kind (see harness.players.model.parsing.policy)."""
+
+    start: int
+    end: int
+    move: Move
+    method: str
+    revises: bool = False  # an answer or final-answer line replaces what came before it
+    weak: bool = False  # never replaces anything: "I'd cooperate", "in round 10 I'll defect"
+
+
+class InvalidStructure(Exception):
+    """A structured answer that is wrong in itself: a JSON move field that names no single move."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def answer_part(text: str) -> str:
+    """Rule 1: the reply without its reasoning blocks when anything else is left; else all of it."""
+    if "</" not in text:
+        return text
+    rest = THINK_BLOCK_RE.sub(" ", text)
+    closes = list(THINK_CLOSE_RE.finditer(rest))
+    if closes:
+        rest = rest[closes[-1].end() :]
+    return rest if rest.strip(JUNK) else text
+
+
+def whole_reply(t: str, g: Grammar) -> Decision | None:
+    """The common short replies, read directly: one label, one JSON object, or a last "Key: label" line.
+
+    The general reading would find exactly this one decision in force: the first two are the
+    whole reply, and an answer line revises everything before it (rule 5) while nothing follows
+    the last line. Reading them directly keeps the common case cheap.
+    """
+    alone = _label_alone(t, 0, len(t), g)
+    if alone is not None and alone[0] != "both":
+        return Decision(0, len(t), alone[0], "bare")
+    body = t.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    if body.startswith("{") and body.endswith("}"):
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            return None
+        moves = {_json_move(k, v, g) for k, v in _move_fields(obj)} if isinstance(obj, dict) else set()
+        return Decision(0, len(t), moves.pop(), "json") if len(moves) == 1 else None
+    if ":" not in body and "=" not in body:
+        return None
+    last = body[body.rfind("\n") + 1 :]
+    if last != body and ("{" in body or "<" in body):
+        return None  # a JSON field or a tag before it may refuse the reply, or be more than it seems
+    keyed = g.key_value.fullmatch(last)
+    if keyed is None:
+        return None
+    return Decision(0, len(t), g.lookup[key(keyed.group("tok"))], "final_answer" if keyed["final"] else "answer_line")
+
+
+def find_decisions(t: str, g: Grammar) -> list[Decision]:
+    """Rules 3 and 4: every decision in the reply, in no particular order.
+
+    Raises InvalidStructure for a JSON move field that names no single move.
+    """
+    found: list[Decision] = []
+    taken: list[tuple[int, int]] = []  # what a decision was read from, so nothing is read twice
+    _structured(t, g, found, taken)
+    lower = t.lower()
+    keyed = (
+        (g.final, "final_answer", any(gate in lower for gate in words.FINAL_GATES)),
+        (BOXED_RE, "final_answer", "boxed" in t),
+        (g.answer_line, "answer_line", ":" in t or "=" in t),
+    )
+    for pattern, method, possible in keyed:
+        for match in pattern.finditer(t) if possible else ():
+            if _inside(match.start(), taken):
+                continue
+            value, at = _value_or_next_line(t, match)
+            move, used = _value(value, g)
+            if move is not None:
+                taken.append((match.start(), at + used))
+                found.append(Decision(match.start(), at + used, move, method, revises=True))
+    for pattern in g.statements:
+        for match in pattern.finditer(t):
+            start, end = match.span("tok")
+            if _inside(match.start(), taken) or _inside(start, taken):
+                continue
+            before, after = _clause(t, match.start(), end)
+            if not _decides(t, start, end, before, after):
+                continue
+            taken.append((match.start(), end))
+            move = with_alternative(g.lookup[key(match.group("tok"))], t, end, g)
+            weak = bool(match.groupdict().get("would") or ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
+            found.append(Decision(match.start(), end, move, "statement", weak=weak))
+    segments = _segments(t)
+    for i, (start, end) in enumerate(segments):
+        alone = _label_alone(t, start, end, g)
+        if alone is not None and not _inside(alone[1], taken):
+            method = "last_line" if i == len(segments) - 1 else "first_line" if i == 0 else "label_line"
+            found.append(Decision(alone[1], alone[2], alone[0], method))
+    return found
+
+
+def _structured(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int, int]]) -> None:
+    """JSON objects, quoted key-value pairs of broken JSON, and XML tags."""
+    for start, end, obj in _json_objects(t):
+        taken.append((start, end))
+        found.extend(Decision(start, end, _json_move(k, v, g), "json") for k, v in _move_fields(obj))
+    for match in LOOSE_FIELD_RE.finditer(t) if ":" in t else ():
+        if not _inside(match.start(), taken):
+            taken.append(match.span())
+            found.append(Decision(match.start(), match.end(), _json_move(match["key"], match["value"], g), "json"))
+    for match in XML_RE.finditer(t) if "<" in t else ():
+        taken.append(match.span())
+        move = _value(match.group("value"), g)[0]
+        if move is not None:
+            found.append(Decision(match.start(), match.end(), move, "xml"))
+
+
+def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
+    """Whether the reply, after position ``after``, seems to change its mind in words not known here.
+
+    That is: the other move, stated as if chosen (not asked, supposed, negated, discussed with
+    "would", or said of the other player), after a change-of-mind marker in its sentence
+    ("Actually, I want to switch over to D") or followed by "instead" in its clause.
+    """
+    for token in g.token.finditer(t, after):
+        if g.lookup[key(token.group("tok"))] == move or _HYPOTHETICAL_MODAL_RE.match(t, token.end()):
+            continue
+        before, rest = _clause(t, token.start(), token.end())
+        sentence_start = max(t.rfind(ch, after, token.start()) for ch in ".!?;\n") + 1
+        marked = SECOND_THOUGHTS_RE.search(t, max(after, sentence_start), token.start())
+        if not (marked or REVISION_AFTER_RE.search(rest)) or OTHER_PLAYER_RE.search(before):
+            continue
+        if _decides(t, token.start(), token.end(), before, rest):
+            return True
+    return False
+
+
+def _json_move(field: object, value: object, g: Grammar) -> Action:
+    """A JSON move field must name exactly one move: the model chose a format and broke it."""
+    move = _value(value, g)[0] if isinstance(value, str) else None
+    if move == "both":
+        raise InvalidStructure(f"the JSON field {field!r} holds both {g.names[0]} and {g.names[1]}")
+    if move is None:
+        raise InvalidStructure(f"the JSON field {field!r} holds neither {g.names[0]} nor {g.names[1]}")
+    return move
+
+
+def _json_objects(text: str) -> Iterator[tuple[int, int, dict[object, object]]]:
+    """Every top-level JSON object in the text, fenced or not, with its span."""
+    decoder = json.JSONDecoder()
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except ValueError:
+            pos = text.find("{", pos + 1)
+            continue
+        if isinstance(obj, dict):
+            yield pos, end, obj
+        pos = text.find("{", end)
+
+
+def _move_fields(obj: dict[object, object]) -> Iterator[tuple[object, object]]:
+    """The move-like fields of an object and of the objects nested in it ({"response": {...}})."""
+    for field, value in obj.items():
+        if isinstance(value, dict):
+            yield from _move_fields(value)
+        elif str(field).strip().casefold().replace(" ", "_") in words.JSON_KEYS:
+            yield field, value
+
+
+def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= pos < end for start, end in spans)
+
+
+def _value_or_next_line(t: str, match: re.Match[str]) -> tuple[str, int]:
+    """A key's value and where it starts: 'Final answer:' then the answer on the next line is common."""
+    value = match.group("value")
+    if value.strip(JUNK):
+        return value, match.start("value")
+    pos = match.end()
+    while pos < len(t):
+        line_end = t.find("\n", pos + 1)
+        line_end = len(t) if line_end == -1 else line_end
+        if t[pos:line_end].strip(JUNK):
+            return t[pos:line_end], pos
+        pos = line_end
+    return "", pos
+
+
+def _value(value: str, g: Grammar) -> tuple[Move | None, int]:
+    """The move a key's value names, and how many of its characters name it.
+
+    A leading token ("C", "**D** (defect)", "to defect"), a value that is a label alone
+    ("I cooperate"), or a statement ("I will defect").
+    """
+    only = g.lookup.get(key(value.strip(JUNK)))  # the label and nothing else, the common case
+    if only is not None:
+        return only, len(value)
+    lead = len(value) - len(value.lstrip(JUNK.replace("(", "")))
+    prefix = PREFIX_RE.match(value, lead)
+    match = g.token.match(value, prefix.end() if prefix else lead)
+    if match is not None:
+        move = g.lookup[key(match.group("tok"))]
+        alternative = g.alternative.match(value, match.end())
+        if alternative and g.lookup[key(alternative.group("alt"))] != move:
+            return "both", alternative.end()
+        gloss = VALUE_GLOSS_RE.match(value, match.end())
+        if gloss and _names_other(gloss.group("inner"), move, g):
+            return "both", len(value)
+        return move, match.end()
+    alone = _label_alone(value, lead, len(value), g)
+    if alone is not None:
+        return alone[0], len(value)
+    moves = [
+        with_alternative(g.lookup[key(m.group("tok"))], value, m.end("tok"), g)
+        for pattern in g.statements
+        for m in pattern.finditer(value)
+        if _decides(value, m.start("tok"), m.end("tok"), *_clause(value, m.start(), m.end("tok")))
+    ]
+    if not moves:
+        return None, 0
+    return (moves[0] if len(set(moves)) == 1 else "both"), len(value)
+
+
+def _names_other(text: str, move: Move, g: Grammar) -> bool:
+    """Whether ``text`` (a gloss) names the other move, other than to reject it ("not defect")."""
+    return any(
+        g.lookup[key(m.group("tok"))] != move and not NEGATION_BEFORE_RE.search(text, 0, m.start())
+        for m in g.token.finditer(text)
+    )
+
+
+def with_alternative(move: Action, t: str, end: int, g: Grammar) -> Move:
+    """'C or D', 'C/D', 'cooperate or defect' name both moves and so choose neither."""
+    alternative = g.alternative.match(t, end)
+    if alternative and g.lookup[key(alternative.group("alt"))] != move:
+        return "both"
+    return move
+
+
+def _clause(t: str, start: int, token_end: int) -> tuple[str, str]:
+    """A statement's clause around it: from the clause start to the subject, and after the move.
+
+    "In a one-shot game I would defect, but this game is repeated, so I will cooperate": the
+    clause of "I will cooperate" starts after "so", so the hypothetical before it is not its own.
+    """
+    sentence_start = max(t.rfind(ch, 0, start) for ch in ".!?;\n") + 1
+    before = t[sentence_start:start]
+    starts = [clause.end() for clause in CLAUSE_START_RE.finditer(before)]
+    if starts:
+        before = before[starts[-1] :]
+    clause_end = CLAUSE_END_RE.search(t, token_end)
+    return before, t[token_end : clause_end.start() if clause_end else len(t)]
+
+
+def _decides(t: str, token_start: int, token_end: int, before: str, after: str) -> bool:
+    """Rule 4: whether a statement decides, rather than asks, supposes, negates or reports a belief."""
+    if HYPOTHETICAL_BEFORE_RE.search(before) or EMBEDDED_RE.search(before) or HYPOTHETICAL_AFTER_RE.search(after):
+        return False
+    if NEGATION_BEFORE_RE.search(t, max(0, token_start - 8), token_start):
+        return False
+    if NEGATION_AFTER_RE.match(t[token_end : token_end + 8]):
+        return False
+    sentence_end = SENTENCE_END_RE.search(t, token_end)
+    return not (sentence_end and sentence_end.group() == "?")
+
+
+def _segments(t: str) -> list[tuple[int, int]]:
+    """The reply cut at line ends, sentence ends, dashes and explaining commas ("D, because ...")."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for cut in (*SPLIT_RE.finditer(t), None):
+        end = cut.start() if cut else len(t)
+        if t[pos:end].strip(JUNK):
+            spans.append((pos, end))
+        if cut:
+            pos = cut.end()
+    return spans
+
+
+def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, int] | None:
+    """The move of a sentence that is only a label, and where its token starts and ends; or None.
+
+    Around the label may stand markdown and punctuation, a gloss ("C (cooperate)"), an
+    interjection or connective ("No, cooperate.", "So D."), a rejected other move ("C, not D")
+    and "it is"/"again" after it. A question ("Defect?") or a heading ("C:") is not a decision.
+    """
+    body = t[start:end].strip(MARKUP)
+    if not body or body[-1] in "?:" or len(body) > _ALONE_MAX_GLOSSED:
+        return None
+    gloss = GLOSS_RE.search(body) if body[-1] in ").!,;" else None
+    inner = ""
+    if gloss and gloss.start() > 0:
+        inner, body = gloss.group("inner"), body[: gloss.start()]
+    if len(body) > _ALONE_MAX:
+        return None
+    core = body.strip(JUNK)
+    label = g.lookup.get(key(core))  # the label and nothing else, the common case
+    token_at, token_end = 0, len(core)
+    if label is None:
+        match = g.whole.fullmatch(core)
+        if match is None:
+            return None
+        label = g.lookup[key(match.group("tok"))]
+        if match.group("rejected") and g.lookup[key(match.group("rejected"))] == label:
+            return None  # "C, not C"
+        token_at, token_end = match.span("tok")
+    at = t.find(core, start, end)  # core is a slice of the segment: only its ends were cut
+    move: Move = "both" if _names_other(inner, label, g) else with_alternative(label, t, at + len(core), g)
+    return move, at + token_at, at + token_end

@@ -1,0 +1,174 @@
+"""The move parser's regexes, compiled once per set of labels, and the text normalisation.
+
+Part of the move parser: the rules are in harness.players.model.parsing.policy, the vocabulary in
+harness.players.model.parsing.words, the search for decisions in harness.players.model.parsing.decisions. A move *token* is a
+label or move word bounded by letters of spaced scripts, so "Decision" holds no D, "CD" is no
+move and "I'd" no d; Chinese words are not spaced, so Chinese tokens need no boundary.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from harness.game.rules import Action
+from harness.players.model.parsing import words
+
+JUNK = " \t\r\n*_`~#>\"'“”‘’()[]{}<>.,!?:;-–—|¡¿…"  # markdown, quotes, brackets, punctuation
+MARKUP = " \t\r\n*_`~#>\"'“”‘’"  # what surrounds a sentence without being its punctuation
+
+# Letters and digits of spaced scripts: a move token must not touch one. Chinese, Japanese and
+# Korean characters are left out because those languages do not put spaces between words.
+_W = r"[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+_I = re.IGNORECASE
+_CJK_PUNCT = str.maketrans(  # Chinese punctuation is not followed by a space; ours is
+    {"。": ". ", "？": "? ", "！": "! ", "，": ", ", "；": "; ", "：": ": ", "、": ", "}
+    | {"「": '"', "」": '"', "『": '"', "』": '"', "【": "[", "】": "]"}
+)
+_SEPARATOR = (  # what joins two moves offered together: "C/D", "C or D", "D. Or maybe C"
+    r"[ \t*_`'\"“”)\].…]*(?:/|\\|\||,|&|\+|-|–|\bor\b|\band\b|\bvs\b\.?|\bversus\b|\bo\b|\bou\b|\boder\b|或|还是)"
+    r"[ \t*_`'\"“”(\[]*(?:(?:maybe|perhaps|possibly|probably|even)[ \t]+)?"
+)
+
+# Label-independent patterns.
+PREFIX_RE = re.compile(r"(?:(?:option|action|move|to|opci[oó]n|op[cç][ãa]o)\s+)+", _I)
+BOXED_RE = re.compile(r"\\boxed\{\s*(?:\\text(?:bf)?\{)?(?P<value>[^{}]*)", _I)
+XML_RE = re.compile(rf"<(?P<tag>{words.XML_TAGS})>(?P<value>[^<]*)</(?P=tag)>", _I)
+LOOSE_FIELD_RE = re.compile(  # a quoted pair of JSON that does not parse: {'action': 'D'}, trailing commas
+    r"[\"'](?P<key>action|move|choice|decision|answer|final_answer|my_move|your_move)[\"']\s*:\s*"
+    r"[\"'](?P<value>[^\"'\n]*)[\"']",
+    _I,
+)
+THINK_BLOCK_RE = re.compile(rf"<(?P<tag>{words.THINK_TAGS})>.*?</(?P=tag)>", _I | re.DOTALL)
+THINK_CLOSE_RE = re.compile(rf"</(?:{words.THINK_TAGS})>", _I)
+GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)[\s.!,;*_`]*$")  # "C (cooperate)" ending a sentence
+VALUE_GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)")  # "C (cooperate) because ..." after a key
+SPLIT_RE = re.compile(
+    rf"\n|(?<=[.!?])[ \t]+|[ \t]+[-—–]+[ \t]+|[—–]|;[ \t]*"
+    rf"|,[ \t]+(?={words.EXPLANATION})|[ \t,]+(?={words.CORRECTION})",
+    _I,
+)
+SENTENCE_END_RE = re.compile(r"[.!?\n]")
+HYPOTHETICAL_BEFORE_RE = re.compile(words.HYPOTHETICAL_BEFORE, _I)
+HYPOTHETICAL_AFTER_RE = re.compile(words.HYPOTHETICAL_AFTER, _I)
+ROUND_BOUND_RE = re.compile(words.ROUND_BOUND, _I)
+CLAUSE_START_RE = re.compile(words.CLAUSE_START, _I)
+CLAUSE_END_RE = re.compile(words.CLAUSE_END, _I)
+EMBEDDED_RE = re.compile(words.EMBEDDED_BEFORE, _I)
+NEGATION_BEFORE_RE = re.compile(words.NEGATION_BEFORE, _I)
+NEGATION_AFTER_RE = re.compile(words.NEGATION_AFTER, _I)
+REVISION_BEFORE_RE = re.compile(words.REVISION_BEFORE, _I)
+REVISION_AFTER_RE = re.compile(words.REVISION_AFTER, _I)
+SECOND_THOUGHTS_RE = re.compile(words.SECOND_THOUGHTS, _I)
+OTHER_PLAYER_RE = re.compile(words.OTHER_PLAYER, _I)
+
+
+@dataclass(frozen=True, slots=True)
+class Grammar:
+    """The label-dependent regexes for one set of labels."""
+
+    lookup: dict[str, Action]  # token (see key) -> move
+    token: re.Pattern[str]  # a move token (any case)
+    whole: re.Pattern[str]  # a sentence that is one token: "C", "So, I cooperate", "Option D", "D it is"
+    alternative: re.Pattern[str]  # "/ D", " or defect": a second move right after the first
+    statements: tuple[re.Pattern[str], ...]  # "I will cooperate", "my move is D", "Coopero"
+    final: re.Pattern[str]  # "Final answer: X" anywhere in a line
+    answer_line: re.Pattern[str]  # "Answer: X" at a line or sentence start, "my move: X"
+    key_value: re.Pattern[str]  # a line that is only "Key: label"
+    mention: re.Pattern[str]  # a label anywhere, in its own case, for the failure reason
+    names: tuple[str, str]  # the labels as the prompt shows them
+
+
+def key(token: str) -> str:
+    """The lookup key of a matched token: "Faire  Défection" -> "faire défection"."""
+    return " ".join(token.casefold().split())
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width "：" and "Ｃ" become ":" and "C"; accents stay) and spaced Chinese punctuation."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text.translate(_CJK_PUNCT))
+
+
+def _is_cjk(word: str) -> bool:
+    return any("\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in word)
+
+
+def _token(keys: Iterable[str], group: str, *, prose: bool = False) -> str:
+    """A move token; with ``prose`` a one-letter label must be in its own (upper) case."""
+    spaced: list[str] = []
+    unspaced: list[str] = []
+    for k in sorted(set(keys), key=len, reverse=True):
+        pattern = r"\s+".join(re.escape(part) for part in k.split())
+        if prose and len(k) == 1:
+            pattern = f"(?-i:{re.escape(k.upper())})"
+        (unspaced if _is_cjk(k) else spaced).append(pattern)
+    parts = [rf"(?<!{_W})(?<!{_W}['’])(?:{'|'.join(spaced)})(?!{_W})(?!['’]{_W})"] if spaced else []
+    return rf"(?P<{group}>{'|'.join(parts + unspaced)})"
+
+
+@lru_cache(maxsize=64)
+def grammar(
+    cooperate: str, defect: str, cooperate_words: tuple[str, ...] = (), defect_words: tuple[str, ...] = ()
+) -> Grammar:
+    """The regexes for labels ``cooperate``/``defect``.
+
+    ``cooperate_words``/``defect_words`` are the English move words, given only for the default
+    C/D labels; with them come their translations (harness.players.model.parsing.words). Neutral labels give
+    none, so no word ever maps onto them.
+    """
+    lookup: dict[str, Action] = {key(normalize(cooperate)): "C", key(normalize(defect)): "D"}
+    if cooperate_words or defect_words:
+        lookup.update({key(w): "C" for w in (*cooperate_words, *words.COOPERATE_WORDS)})
+        lookup.update({key(w): "D" for w in (*defect_words, *words.DEFECT_WORDS)})
+    keys = list(lookup)
+    subjects = rf"(?<!{_W})(?:(?P<would>{'|'.join(words.WOULD_SUBJECTS)})|(?:{'|'.join(words.SUBJECTS)}))"
+    subject = rf"(?:{subjects}(?:\s+to)?|{'|'.join(words.CJK_SUBJECTS)})\s*:?\s*{words.OPTION}[*_`'\"“(\[]*"
+    statements = [re.compile(subject + _token(keys, "tok", prose=True), _I)]
+    if cooperate_words or defect_words:
+        english = [key(w) for w in (*cooperate_words, *defect_words)]
+        statements.append(  # "I cooperate." at the end of a sentence
+            re.compile(
+                rf"(?<!{_W})i\s+{_token(english, 'tok')}(?:\s+(?:again|now|here|this\s+(?:round|time)|today))?"
+                r"(?=[ \t]*(?:[.!\n]|$))",
+                _I,
+            )
+        )
+        statements.append(re.compile(_token([key(w) for w in words.SELF_STATEMENTS], "tok"), _I))
+    final_keys = "|".join(words.FINAL_KEYS)
+    line_start = (
+        rf"(?:^[ \t>#*_\-+•`]*(?:\d+[.)][ \t]*)?|(?<=[.!?;:])[ \t]+"
+        rf"|(?<!{_W})(?:so|thus|then|therefore|hence|ok|okay),?[ \t]+|(?<!{_W})(?={words.POSSESSIVES}\s))"
+    )
+    return Grammar(
+        lookup=lookup,
+        token=re.compile(_token(keys, "tok"), _I),
+        whole=re.compile(
+            rf"(?:{words.LEAD})?{words.PRONOUN_PREFIX}{_token(keys, 'tok')}"
+            rf"(?:{words.REJECTED}\s+{_token(keys, 'rejected')})?(?:{words.TRAIL})?",
+            _I,
+        ),
+        alternative=re.compile(_SEPARATOR + _token(keys, "alt"), _I),
+        statements=tuple(statements),
+        final=re.compile(
+            rf"(?:(?<!{_W})(?:{final_keys})[ \t]*[*_]*[ \t]*{words.FINAL_VERBS}|{words.CJK_FINAL_KEYS}[ \t]*[:=]?)"
+            r"(?P<value>[^\n]*)",
+            _I,
+        ),
+        answer_line=re.compile(
+            rf"(?:{line_start}(?:{words.POSSESSIVES}\s+)?[*_]*(?:{words.LINE_KEYS})|{words.CJK_LINE_KEYS})"
+            r"(?:\s+(?:for|in)\s+this\s+round|\s+this\s+round|\s+now|\s+here)?[*_]*[ \t]*[:=](?P<value>[^\n]*)",
+            _I | re.MULTILINE,
+        ),
+        key_value=re.compile(
+            rf"[ \t>#*_\-`]*(?:(?P<final>{final_keys})|(?:{words.POSSESSIVES}\s+)?(?:{words.LINE_KEYS}))"
+            rf"[ \t*_`]*[:=][ \t*_`]*{_token(keys, 'tok')}[ \t*_`.!]*",
+            _I,
+        ),
+        mention=re.compile(_token([normalize(cooperate), normalize(defect)], "tok")),
+        names=(cooperate, defect),
+    )

@@ -1,0 +1,278 @@
+"""The words the move parser reads, by language; the rules that use them are in harness.players.model.parsing.policy.
+
+Kept apart so the rules read as rules and the vocabulary can grow without touching them. Every
+entry is a regex fragment, matched case-insensitively on NFKC-normalised text (full-width
+punctuation already turned into ASCII, accents kept: "cooperó", he cooperated, must not read as
+"coopero", I cooperate). Languages: English, Spanish, French, German, Portuguese and Chinese.
+Chinese has no spaces between words, so its fragments are listed apart and never get word
+boundaries.
+"""
+
+from __future__ import annotations
+
+# --- move words: for the default C/D labels only (ActionLabels.uses_words) ---------------------
+
+# Infinitives, nouns, gerunds and first-person forms. A form that another person could also
+# say ("coopère": I or he cooperates) only counts after a first-person subject (see SUBJECTS).
+COOPERATE_WORDS: tuple[str, ...] = (
+    "cooperar", "coopero", "cooperaré", "cooperare", "cooperación", "cooperacion", "cooperando",  # es
+    "cooperarei", "cooperação", "cooperacao",  # pt (cooperar, coopero, cooperando: see es)
+    "coopérer", "cooperer", "coopère", "coopérerai", "coopererai", "coopération",  # fr
+    "kooperieren", "kooperiere", "kooperiere ich", "kooperation",  # de
+    "合作",  # zh
+)  # fmt: skip
+DEFECT_WORDS: tuple[str, ...] = (
+    "traicionar", "traiciono", "traicionaré", "traicionare", "traición", "traicion", "traicionando",  # es
+    "desertar", "deserto", "desertaré", "desertare", "deserción", "desercion", "desertando",
+    "trair", "traio", "trairei", "traição", "traicao", "traindo", "desertarei", "deserção", "desercao",  # pt
+    "trahir", "trahis", "trahirai", "trahison", "défection", "faire défection", "fais défection",  # fr
+    "ferai défection",
+    "verraten", "verrate", "verrate ich", "verrat", "defektieren", "defektiere", "defektiere ich",  # de
+    "背叛", "不合作",  # zh ("not cooperate" is the other move, not a negation of one)
+)  # fmt: skip
+
+# First-person forms that are a statement on their own, no subject needed: "Coopero." (es/pt),
+# "Deshalb kooperiere ich." (de, inverted). "deserto" is left out: it is also "desert".
+SELF_STATEMENTS: tuple[str, ...] = (
+    "coopero", "cooperaré", "cooperare", "cooperarei", "traiciono", "traicionaré", "traicionare",
+    "desertaré", "desertare", "desertarei", "traio", "trairei",
+    "kooperiere ich", "verrate ich", "defektiere ich",
+)  # fmt: skip
+
+# --- who speaks: first-person subjects followed directly by the move ---------------------------
+
+_EN_ADVERB = (
+    r"(?:definitely|certainly|probably|now|again|also|still|just|therefore|thus|then|simply|clearly"
+    r"|obviously|once\s+again|once\s+more|actually|really|happily|gladly|instead|rather)"
+)
+_EN_VERB = (
+    r"(?:choose|pick|select|play|go\s+with|go\s+for|opt\s+for|opt\s+to|stick\s+with|stay\s+with|continue\s+to"
+    r"|continue\s+with|continue|keep|respond\s+with|answer\s+with|reply\s+with|say|return\s+to|start\s+with"
+    r"|begin\s+with|open\s+with|switch\s+to|switch\s+back\s+to|move\s+to|take|lean\s+towards?"
+    r"|change(?:\s+my\s+(?:answer|move|choice|decision))?\s+to)"
+)
+_DE_ADVERB = r"(?:ebenfalls|auch|wieder|weiterhin|diesmal|jetzt|dann|also|doch|lieber|trotzdem|erneut|nun)"
+
+# A "would" subject ("I'd cooperate") is a decision in the conditional mood: it counts, but it
+# never revises an earlier decision (see harness.players.model.parsing.policy).
+WOULD_SUBJECTS = (
+    rf"i(?:['’]d|\s+would)(?:\s+{_EN_ADVERB})*(?:\s+(?:rather|prefer\s+to|{_EN_VERB}))?",
+    rf"ich\s+w[üu]rde(?:\s+{_DE_ADVERB})*",
+)
+SUBJECTS = (
+    # en
+    rf"i(?:\s+will|\s+shall|['’]ll|\s+am\s+going\s+to|['’]m\s+going\s+to|\s+want\s+to|\s+would\s+like\s+to"
+    rf"|\s+need\s+to|\s+have\s+to|\s+must|\s+plan\s+to|\s+intend\s+to)(?:\s+{_EN_ADVERB})*(?:\s+{_EN_VERB})?",
+    # "I'll be generous this time and cooperate"
+    r"i(?:\s+will|['’]ll)\s+(?!not\b|never\b)(?:[^\W\d_]+\s+){1,5}?and(?:\s+then)?",
+    r"i(?:\s+am|['’]m)(?:\s+(?:choosing|picking|playing|going\s+with|sticking\s+with|staying\s+with|opting\s+for"
+    r"|leaning\s+towards?|switching\s+to|changing(?:\s+my\s+(?:answer|move|choice|decision))?\s+to))?",
+    # "I will not cooperate but defect", "Ich werde nicht kooperieren, sondern defektieren"
+    r"(?:i\s+will|i['’]ll|i\s+won['’]t|ich\s+werde)(?:\s+not|\s+nicht)?\s+[^\W\d_]+,?\s+(?:but(?:\s+rather)?|sondern)",
+    rf"i(?:\s+{_EN_ADVERB})?\s+(?:{_EN_VERB}|decide|have\s+decided|decided|have\s+chosen|am\s+choosing)",
+    r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick|play)"
+    rf"(?:\s+(?:for|in)\s+this\s+round|\s+this\s+round|\s+here|\s+now)?\s+(?:is|will\s+be)(?:\s+{_EN_ADVERB})?",
+    rf"the\s+answer\s+is(?:\s+{_EN_ADVERB})?",
+    rf"let(?:['’]s|\s+us|\s+me)(?:\s+{_EN_VERB})?",
+    # es
+    r"(?:yo\s+)?(?:elijo|escojo|decido|voy\s+a|prefiero|opto\s+por|me\s+quedo\s+con|juego|jugaré|elegiré"
+    r"|escogeré|sigo|seguiré)(?:\s+(?:jugar|elegir|la\s+opci[oó]n))?",
+    r"(?:mi|la)\s+(?:respuesta|elecci[oó]n|decisi[oó]n|jugada)(?:\s+final)?\s+es",
+    # fr
+    r"je(?:\s+(?:vais|veux|choisis|d[ée]cide|pr[ée]f[èe]re|opte\s+pour|joue|prends|fais|ferai|continue"
+    r"|continuerai)(?:\s+de|\s+d['’]|\s+[àa])?)?",
+    r"(?:ma|la)\s+(?:r[ée]ponse|d[ée]cision)(?:\s+finale)?\s+est|mon\s+choix(?:\s+final)?\s+est",
+    # de
+    rf"ich(?:\s+(?:werde|will|w[äa]hle|nehme|spiele|m[öo]chte|bleibe\s+bei|entscheide\s+mich\s+(?:f[üu]r|zu)))?"
+    rf"(?:\s+{_DE_ADVERB})*",
+    rf"(?:werde|w[äa]hle|nehme|spiele)\s+ich(?:\s+{_DE_ADVERB})*",
+    r"(?:meine|die)\s+(?:antwort|wahl|entscheidung)\s+ist",
+    # pt
+    r"(?:eu\s+)?(?:escolho|decido|vou|prefiro|opto\s+por|fico\s+com|jogo|escolherei|continuo\s+a"
+    r"|vou\s+continuar\s+a)(?:\s+(?:jogar|escolher))?",
+    r"eu",
+    r"(?:minha|a)\s+(?:resposta|escolha|decis[ãa]o|jogada)(?:\s+final)?\s+[ée]",
+)
+# Chinese subjects take the move with no space: 我选择合作, 我会继续合作, 我的选择是合作.
+CJK_SUBJECTS = (
+    r"我(?:的(?:选择|决定|答案|回答)(?:是|为)?|(?:也|还是|就|先|会|将|要|打算|决定|选择|选|继续|愿意)*)",
+    r"(?:最终)?(?:答案|选择)(?:是|为)",
+)
+
+# What may stand between a subject and the move: "I choose option C", "I will play: **D**".
+OPTION = r"(?:(?:the\s+)?option\s+|la\s+opci[oó]n\s+|l['’]option\s+|die\s+option\s+|a\s+op[cç][ãa]o\s+|选项)?"
+
+# --- lines that carry an answer ------------------------------------------------------------
+
+# "Final answer: X", anywhere in a line.
+FINAL_KEYS = (
+    r"(?:(?:my|the|our)\s+)?final\s+(?:answer|action|move|choice|decision|response|pick|play|verdict)",
+    r"(?:mi\s+)?(?:respuesta|decisi[oó]n|elecci[oó]n)\s+final",
+    r"(?:ma\s+)?r[ée]ponse\s+finale|(?:mon\s+)?choix\s+final",
+    r"(?:meine\s+)?(?:endg[üu]ltige|finale)\s+(?:antwort|entscheidung|wahl)",
+    r"(?:minha\s+)?(?:resposta|decis[ãa]o|escolha)\s+final",
+)
+# Every FINAL_KEYS phrase holds one of these, so a reply without them has no final-answer line.
+FINAL_GATES = ("final", "endg", "最")
+FINAL_VERBS = r"(?:[:=]|is\b:?|will\s+be\b:?|es\b:?|est\b:?|ist\b:?|[ée]\b:?)"
+CJK_FINAL_KEYS = r"(?:最终|最后)(?:的)?(?:答案|选择|决定)(?:是|为)?"
+
+# "Answer: X" at the start of a line or sentence, or after "my" anywhere ("So, my move: D").
+LINE_KEYS = (
+    r"answer|action|move|choice|decision|response|pick|play|verdict"
+    r"|respuesta|elecci[oó]n|decisi[oó]n|jugada|acci[oó]n|movimiento"
+    r"|r[ée]ponse|choix|d[ée]cision|coup"
+    r"|antwort|wahl|entscheidung|zug|aktion"
+    r"|resposta|escolha|decis[ãa]o|jogada|a[çc][ãa]o"
+)
+POSSESSIVES = r"(?:my|mi|ma|mon|meine|mein|minha|meu)"
+CJK_LINE_KEYS = r"(?:我的)?(?:选择|答案|决定|回答|行动)"
+
+# JSON fields and XML tags that hold the move.
+JSON_KEYS = frozenset(
+    {
+        "action", "move", "choice", "decision", "answer", "final_answer", "your_move", "my_move",
+        "respuesta", "eleccion", "elección", "jugada", "reponse", "réponse", "choix", "antwort", "wahl",
+        "entscheidung", "resposta", "escolha", "jogada", "答案", "选择", "决定",
+    }
+)  # fmt: skip
+XML_TAGS = (
+    r"answer|action|move|choice|decision|final_answer|final-answer|finalanswer|respuesta|r[ée]ponse|antwort|resposta"
+)
+
+# Reasoning blocks: a draft, not the answer, when an answer follows them.
+THINK_TAGS = r"think|thinking|reasoning|reflection|scratchpad|analysis"
+
+# --- what turns a statement into a non-decision ----------------------------------------------
+
+# Before the statement in its sentence: "If I defect, ...", "Si traiciono, ...". Concessive
+# "even if" is not a condition: "Even if they defect, I will cooperate" decides.
+_CONCESSIVE = r"(?<!even\s)(?<!incluso\s)(?<!aun\s)(?<!aún\s)(?<!même\s)(?<!meme\s)(?<!selbst\s)(?<!auch\s)(?<!mesmo\s)"
+_PT_SE = r"se(?=\s+(?:eu|voc[êe]|ele|ela|eles|elas|o\s+outro|o\s+oponente|n[óo]s)\b)"
+# A later round, in any language: "Next round I'll defect" is a plan, not this round's move.
+_LATER = (
+    r"next\s+(?:round|time|turn)|later|in\s+(?:the\s+)?future|afterwards|eventually|at\s+some\s+point"
+    r"|in\s+(?:later|future)\s+rounds"
+    r"|(?:la|el)\s+pr[óo]xim[ao]\s+(?:ronda|vez|turno)|la\s+siguiente\s+ronda|m[áa]s\s+tarde"
+    r"|(?:au|le)\s+prochain\s+tour|la\s+prochaine\s+(?:fois|manche)|plus\s+tard"
+    r"|n[äa]chste[ns]?\s+(?:runde|mal)|sp[äa]ter"
+    r"|pr[óo]xima\s+(?:rodada|vez)|mais\s+tarde"
+)
+_LATER_CJK = r"下一轮|下一回合|下次|以后|之后"
+HYPOTHETICAL_BEFORE = (
+    rf"{_CONCESSIVE}\b(?:if|whether|unless|suppose|supposing|assuming|imagine|hypothetically|in\s+case|were\s+i"
+    rf"|had\s+i|otherwise|when|whenever|once(?!\s+(?:more|again))|{_LATER}|in\s+theory"
+    r"|one-shot|single-shot|si|suponiendo|supongamos|en\s+caso\s+de|cuando|s['’]il|supposons|au\s+cas\s+o[uù]"
+    rf"|quand|lorsque|wenn|falls|ob|angenommen|sofern|sobald|{_PT_SE}|caso|supondo|quando)\b"
+    r"|(?:^|[,;:])\s*se\b"
+    rf"|如果|假如|要是|假设|万一|倘若|若是|{_LATER_CJK}"
+)
+# After the statement, in the rest of its clause: "I will cooperate if you cooperate".
+HYPOTHETICAL_AFTER = (
+    rf"{_CONCESSIVE}\b(?:if|unless|provided|as\s+long\s+as|in\s+case|assuming|when|whenever"
+    rf"|once(?!\s+(?:more|again))|{_LATER}"
+    r"|otherwise|in\s+theory|one-shot|single-shot|depending|si|a\s+menos\s+que|siempre\s+que|cuando"
+    r"|en\s+caso\s+de|s['’]il|tant\s+que|[àa]\s+condition\s+que|sauf\s+si|quand|lorsque|wenn|falls|sofern"
+    rf"|solange|sobald|{_PT_SE}|contanto\s+que|a\s+n[ãa]o\s+ser\s+que|caso|quando)\b"
+    rf"|如果|只要|除非|假如|要是|的话|{_LATER_CJK}"
+)
+# A numbered or last round, in the statement's clause: the parser cannot tell whether it is this
+# round, so such a statement counts but never revises ("Answer: C ... in round 10 I'll defect").
+ROUND_BOUND = (
+    r"\b(?:in|for)\s+round\s+\d+|\bin\s+the\s+(?:last|final)\s+round\b"
+    r"|\b(?:en\s+la\s+ronda|au\s+tour|in\s+runde|na\s+rodada)\s+\d+|第\s*\d+\s*轮"
+)
+# Where that clause ends: a sentence end, or a conjunction that starts another clause.
+CLAUSE_END = (
+    r"[.;!?\n]|\b(?:and|but|so|because|since|though|although|while|given|y|pero|porque|ya\s+que|et|mais|car"
+    r"|parce|puisque|und|aber|weil|denn|e|mas|pois)\b|因为|但是|但|所以|可是"
+)
+# Where a new clause starts inside a sentence, so a hypothetical before it no longer applies:
+# "In a one-shot game I would defect, but this game is repeated, so I will cooperate."
+CLAUSE_START = (
+    r"(?<!if\s)\b(?:but|so|therefore|however|hence|thus|pero|as[ií]\s+que|por\s+lo\s+tanto|mais|donc|aber|deshalb"
+    r"|daher|mas|ent[ãa]o|portanto)\b|但是|所以|因此"
+)
+# "They expect that I will cooperate": someone else's belief about me, not my decision.
+EMBEDDED_BEFORE = (
+    r"(?:[\"“‘]\s*|\b(?!i\b)[^\W\d_]+\s+(?:(?:might|may|will|would|could|probably|likely|surely|certainly|must"
+    r"|all|both|clearly)\s+)*(?:think|thinks|expect|expects|assume|assumes|believe|believes|predict|predicts"
+    r"|fear|fears|know|knows|suspect|suspects|guess|guesses|hope|hopes|say|says|said|claim|claims|anticipate"
+    r"|anticipates|worry|worries|want|wants|wonder|wonders)\s+(?:that\s+)?)$"
+)
+# A negation right before the move: "No coopero", "I choose not D", 我不背叛.
+NEGATION_BEFORE = (
+    r"(?:\b(?:not|no|never|nunca|jam[áa]s|jamais|nie|nicht|kein|n[ãa]o|ne|pas)\s+|n['’]t\s+|不|没|别|绝不)$"
+)
+NEGATION_AFTER = r"^\s+(?:nicht|pas)\b"
+
+# --- revisions: what lets a later decision replace an earlier one -------------------------------
+
+# Written between the earlier decision and the later one ("Answer: C ... Actually, D").
+REVISION_BEFORE = (
+    r"\b(?:actually|on\s+second\s+thoughts?|on\s+(?:further\s+)?reflection|upon\s+reflection|wait|scratch\s+that"
+    r"|correction|correcting|changed?\s+my\s+mind|change\s+of\s+heart|changing\s+my\s+(?:answer|mind|move)"
+    r"|let\s+me\s+reconsider|reconsider(?:ing|ed)?|rethink(?:ing)?|or\s+rather|instead|but|however"
+    r"|nevertheless|in\s+the\s+end|ultimately|all\s+things\s+considered|on\s+balance|in\s+conclusion|finally"
+    r"|make\s+that|make\s+it|edit|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding"
+    r"|en\s+realidad|pens[áa]ndolo\s+bien|mejor\s+dicho|en\s+cambio|en\s+lugar\s+de\s+eso|espera|pero"
+    r"|sin\s+embargo|al\s+final|finalmente|correcci[óo]n"
+    r"|en\s+fait|[àa]\s+la\s+r[ée]flexion|r[ée]flexion\s+faite|tout\s+compte\s+fait|plut[ôo]t|au\s+lieu\s+de"
+    r"|attends|mais|cependant|non(?=\s*[,.!:;])"
+    r"|eigentlich|doch|stattdessen|lieber|warte|bei\s+n[äa]herer\s+[üu]berlegung|letztendlich|schlie[ßs]lich"
+    r"|aber|jedoch|nein(?=\s*[,.!:;])|korrektur"
+    r"|na\s+verdade|pensando\s+bem|em\s+vez\s+disso|ao\s+inv[ée]s|mas|por[ée]m|no\s+fim|afinal"
+    r"|n[ãa]o(?=\s*[,.!:;]))\b"
+    r"|其实|等等|不对|改为|改成|改变主意|改主意|重新考虑|再想想|还是|最终|最后|但是|不过|然而|算了"
+)
+# The markers of a change of mind, without the conjunctions and conclusions of REVISION_BEFORE:
+# after the last decision, one of these followed by the other move means the reply may change
+# its mind in words the parser does not know, so it is refused (see harness.players.model.parsing.policy, rule 6).
+SECOND_THOUGHTS = (
+    r"\b(?:actually|on\s+second\s+thoughts?|on\s+(?:further\s+)?reflection|upon\s+reflection|wait|scratch\s+that"
+    r"|correction|correcting|changed?\s+my\s+mind|change\s+of\s+heart|chang(?:e|ing)\s+my\s+(?:answer|mind|move|choice)"
+    r"|let\s+me\s+reconsider|reconsider(?:ing|ed)?|rethink(?:ing)?|or\s+rather|make\s+that|make\s+it|edit"
+    r"|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding"
+    r"|en\s+realidad|pens[áa]ndolo\s+bien|mejor\s+dicho|espera|correcci[óo]n|cambio\s+de\s+opini[óo]n"
+    r"|en\s+fait|[àa]\s+la\s+r[ée]flexion|r[ée]flexion\s+faite|plut[ôo]t|attends|non(?=\s*[,.!:;])"
+    r"|eigentlich|doch|stattdessen|warte|bei\s+n[äa]herer\s+[üu]berlegung|korrektur|nein(?=\s*[,.!:;])"
+    r"|na\s+verdade|pensando\s+bem|em\s+vez\s+disso|n[ãa]o(?=\s*[,.!:;]))\b"
+    r"|其实|等等|不对|改为|改成|改变主意|改主意|重新考虑|再想想"
+)
+# Someone else in the clause: "Actually, they will probably choose D" is no change of my mind.
+OTHER_PLAYER = (
+    r"\b(?:they|their|them|he|she|his|her|you|your|the\s+other|opponent|opponent['’]s|partner|ellos|el\s+otro"
+    r"|ils|l['’]autre|sie|der\s+andere|eles|o\s+outro)\b|对方|他们|他"
+)
+# Written right after the later decision, in its clause ("so I will defect instead").
+REVISION_AFTER = (
+    r"\b(?:instead|rather\s+than|en\s+su\s+lugar|en\s+cambio|plut[ôo]t|[àa]\s+la\s+place|stattdessen"
+    r"|em\s+vez\s+disso|ao\s+inv[ée]s)\b"
+)
+
+# --- a label alone in a sentence: what may surround it -----------------------------------------
+
+# Interjections need punctuation after them ("No, cooperate." but never "No D").
+_INTERJECTIONS = (
+    r"no|nope|yes|ok|okay|hmm+|um+|uh+|alright|right|fine|wait|no\s+wait|anyway|well|so|sure"
+    r"|just\s+kidding|kidding|scratch\s+that|final|verdict|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
+)
+_CONNECTIVES = (
+    r"or\s+rather|but\s+rather|actually|so|but|then|thus|therefore|hence|finally|ultimately|instead|overall|definitely|certainly|clearly|obviously"
+    r"|probably|in\s+conclusion|in\s+the\s+end|on\s+second\s+thoughts?|on\s+reflection|all\s+things\s+considered"
+    r"|going\s+with|i['’]m\s+going\s+with|i\s+go\s+with|make\s+(?:that|it)|my\s+pick\s+is|i['’]ve\s+changed\s+my\s+mind"
+    r"|i\s+have\s+changed\s+my\s+mind|chang(?:e|ing)\s+(?:my\s+)?(?:answer|move|choice|decision)\s+to|entonces"
+    r"|por\s+lo\s+tanto|as[ií]\s+que|pues|donc|alors|also|daher|deshalb|dann|ent[ãa]o|portanto|logo|所以|因此"
+)
+LEAD = rf"(?:(?:{_INTERJECTIONS})\s*[,:;.!—–-]+\s*|(?:{_CONNECTIVES})(?:\s*[,:;.!—–-]+\s*|\s+))+[*_`'\"“]*"
+TRAIL = (
+    r"[*_`'\"”]*(?:\s*,?\s*(?:it\s+is|then|again|this\s+(?:round|time)|for\s+now|as\s+before|once\s+more|please"
+    r"|here|now|from\s+me|for\s+me|instead))+"
+)
+# "C, not D" and "C rather than D" name one move: the other only to reject it.
+REJECTED = r"(?:,?\s+(?:(?:definitely|certainly|surely)\s+)?(?:not|rather\s+than|instead\s+of|over))"
+PRONOUN_PREFIX = r"(?:(?:i|je|ich|yo|eu)\s+|我|(?:option|opci[oó]n|op[cç][ãa]o)\s+)?"
+# A correction inside a sentence starts a new segment: "C, or rather D".
+CORRECTION = r"(?:or|but)\s+rather\b"
+# An explanation after a comma starts a new segment: "D, because they defected".
+EXPLANATION = r"(?:because|since|as|given|so|to|but|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"

@@ -1,0 +1,185 @@
+"""A language model as a player: render the prompt, ask through the call path, parse, re-ask.
+
+The agent never sleeps, retries a request or counts tokens: the call path does. It hands the call
+path a reader for each answer (:func:`read_move`, :func:`read_question`), so the call's record and
+outcome are made in one place, with the move read or the reason none could be. It owns the
+conversation of one round: the rendered prompt, and when the answer cannot be read, the
+model's answer and a short corrective message, up to ``parse.max_retries`` times; after the
+last failure the configured fallback move is played and the round is flagged.
+
+It also owns the round's prompt controls: the order the options are shown in (with
+``prompts.shuffle_options``, drawn per round from the game's seed and the seat, so a resumed game
+shows the same orders) and, in the rounds of a comprehension check, the questions about the rules,
+each asked in a side conversation before the move (see :mod:`harness.players.model.comprehension`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TypeVar
+
+from harness.calls.limits import EndpointLimiter
+from harness.calls.path import CallFailed, CallPath, CallResult, CallTag, Reading
+from harness.calls.record import CallRecord
+from harness.game.seeds import derive_seed
+from harness.game.view import Decision, RoundView
+from harness.players.model.comprehension import (
+    ComprehensionAnswer,
+    ComprehensionSettings,
+    Question,
+    is_correct,
+    questions,
+    read_answer,
+)
+from harness.players.model.parsing.policy import ActionLabels, ParsePolicy, ParseResult, fallback_action, parse_action
+from harness.players.model.prompts.builder import OptionOrder, PromptBuilder
+from harness.providers.base import FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
+
+T = TypeVar("T")
+
+
+def read_move(text: str, labels: ActionLabels) -> Reading[ParseResult]:
+    """A move answer as the call path records it: the move read, or why none could be."""
+    parsed = parse_action(text, labels)
+    return Reading(parsed, action=parsed.action, unreadable=None if parsed.ok else parsed.reason)
+
+
+def read_question(question: Question, text: str, labels: ActionLabels) -> Reading[str | None]:
+    """A comprehension answer as the call path records it: the answer read, or that none could be."""
+    answer = read_answer(question, text, labels)
+    unreadable = f"no answer to the {question.kind} question could be read" if answer is None else None
+    return Reading(answer, unreadable=unreadable)
+
+
+class GameFailed(Exception):
+    """The game cannot go on: the model gave no readable move and ``on_failure`` is ``fail``. Asking
+    again would ask the same, so the failure is permanent (``pdbench resume --retry-failed`` replays it)."""
+
+    kind = FailureKind.PERMANENT
+
+    def __init__(self, reason: str, records: list[CallRecord]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.records = records
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPlayer:
+    """Everything one model player needs, shared by all its games."""
+
+    name: str
+    provider: Provider
+    limiter: EndpointLimiter
+    prompts: PromptBuilder
+    params: SamplingParams
+    parse: ParsePolicy
+    comprehension: ComprehensionSettings | None = None
+
+
+def option_order(game_seed: int, seat: str, round_no: int) -> OptionOrder:
+    """The order the options are shown in to ``seat`` in round ``round_no`` of the game seeded ``game_seed``
+    when they are shuffled: a fair draw of its own, so it disturbs no other random stream of the game
+    and is the same however often the game is played (a resume replays it)."""
+    return "DC" if derive_seed(game_seed, "options", seat, round_no) & 1 else "CD"
+
+
+class LLMAgent:
+    """One model in one seat of one game."""
+
+    def __init__(self, player: ModelPlayer, calls: CallPath, *, seat: str, game_id: int, game_seed: int,
+                 sample: Sample, rng: random.Random, sample_seed: int | None = None) -> None:  # fmt: skip
+        self.player = player
+        # Every seat of every game is its own draw (``sample``): its requests carry a sampling seed of
+        # their own, so a provider that takes a seed draws them independently too (one without ignores it).
+        self.params = replace(player.params, seed=sample_seed) if sample_seed is not None else player.params
+        self.name = player.name
+        self.calls = calls
+        self.seat = seat
+        self.game_id = game_id
+        self.sample = sample
+        self.rng = rng
+        self.game_seed = game_seed  # the option order of each round derives from it (see option_order)
+        self.records: list[CallRecord] = []
+        self.answers: list[ComprehensionAnswer] = []
+
+    def take_records(self) -> list[CallRecord]:
+        """The calls made since the last take (to be written with their round)."""
+        out, self.records = self.records, []
+        return out
+
+    def take_answers(self) -> list[ComprehensionAnswer]:
+        """The comprehension answers given since the last take (to be written with their round)."""
+        out, self.answers = self.answers, []
+        return out
+
+    async def act(self, view: RoundView) -> Decision:
+        p = self.player
+        settings = p.prompts.settings
+        labels = settings.labels
+        shuffled = settings.shuffle_options
+        order = option_order(self.game_seed, self.seat, view.round) if shuffled else "CD"
+        recorded = order if shuffled else None  # calls.option_order: NULL when the order is not shuffled
+        if p.comprehension is not None and view.round in p.comprehension.rounds:
+            await self._check(view, order, recorded, p.comprehension)
+        messages = p.prompts.render(view, order)
+        facts = p.prompts.facts(view, order)
+        tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample,
+                      option_order=recorded)  # fmt: skip
+        attempt = 1
+        for ask in range(p.parse.max_retries + 1):
+            result = await self._ask(messages, tag, attempt, facts, partial(read_move, labels=labels))
+            attempt += len(result.records)
+            parsed = result.reading.value
+            if parsed.action is not None:
+                return Decision(parsed.action)
+            if ask < p.parse.max_retries:
+                messages = [*messages, {"role": "assistant", "content": result.text},
+                            {"role": "user", "content": p.prompts.reask(parsed, order)}]  # fmt: skip
+        fallback = fallback_action(p.parse, self.rng)
+        if fallback is None:
+            raise GameFailed(
+                f"{self.name} gave no readable move in round {view.round} after "
+                f"{p.parse.max_retries + 1} tries (on_failure: fail)",
+                self.take_records(),
+            )
+        return Decision(fallback, flagged=True)
+
+    async def _ask(
+        self, messages: list[Message], tag: CallTag, attempt: int, facts: PromptFacts, read: Callable[[str], Reading[T]]
+    ) -> CallResult[T]:
+        """One request of this player; every attempt it made is kept for the round's record, failed or not."""
+        p = self.player
+        try:
+            result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt, facts,
+                                              read=read)  # fmt: skip
+        except CallFailed as failed:
+            self.records.extend(failed.records)
+            raise
+        self.records.extend(result.records)
+        return result
+
+    async def _check(
+        self, view: RoundView, order: OptionOrder, recorded: str | None, settings: ComprehensionSettings
+    ) -> None:
+        """Ask each question of the comprehension check, one call each, in a side conversation that the
+        move's conversation never sees; record each answer and whether it is right. The calls are numbered
+        1, 2, ... within the player's round (apart from the move's), and an answer is not asked again."""
+        p = self.player
+        labels = p.prompts.settings.labels
+        tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample,
+                      purpose="comprehension", option_order=recorded)  # fmt: skip
+        attempt = 1
+        for question in questions(view, settings, labels, order):
+            messages = p.prompts.render_question(view, question.ask, order)
+            facts = p.prompts.facts(view, order, question.ask)
+            result = await self._ask(messages, tag, attempt, facts, partial(read_question, question, labels=labels))
+            attempt += len(result.records)
+            final = result.records[-1]
+            answer = result.reading.value
+            self.answers.append(ComprehensionAnswer(
+                game_id=self.game_id, round=view.round, player=self.seat, question=question.id, kind=question.kind,
+                expected=question.expected, answer=answer, correct=is_correct(question, answer), attempt=final.attempt,
+            ))  # fmt: skip

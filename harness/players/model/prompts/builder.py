@@ -1,0 +1,297 @@
+"""The words a model sees: the chat messages of each round, rendered from the Jinja templates in
+``prompts/`` (and the user's ``template_dir``) with an optional persona from ``personas/``.
+
+Templates run in a bounded sandbox with ``StrictUndefined`` (:mod:`harness.players.model.prompts.sandbox`), so a
+misspelt variable is an error, and :meth:`PromptBuilder.check` renders every template against
+synthetic rounds when a config is validated: a typo fails before the first paid call, not in round
+37 of game 200. Each template is compiled once, when the builder is made, and rendered the ordinary
+way (``template.render(context)``).
+
+What the templates see is built in :mod:`harness.players.model.prompts.context`; which files they come from, in
+:mod:`harness.players.model.prompts.files`. Three prompt controls from the literature, each off by default:
+
+* ``shuffle_options``: the two options are shown in an order drawn per round and seat (see
+  :class:`~harness.players.model.player.LLMAgent`); the order (``CD`` or ``DC``, canonical moves, the one shown
+  first first) reorders every place the templates list the options: the ``options`` variable, the
+  payoff lines and the reply instructions;
+* ``answer_format``: ``free`` (a reply naming one option), ``json`` (``{"action": "<label>"}``) or
+  ``label`` (the label and nothing else), worded by the templates from ``answer_format``;
+* comprehension questions (an agent setting, see :mod:`harness.players.model.comprehension`), worded by
+  ``question.j2`` and asked through the round template's ``question`` variable.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Literal
+
+from jinja2 import Template, TemplateNotFound
+from jinja2.exceptions import TemplateSyntaxError, UndefinedError
+
+from harness.errors import ConfigError
+from harness.game.rules import Action, HorizonInfo, PayoffMatrix
+from harness.game.view import RoundView
+from harness.players.model.parsing.policy import ParseResult, correction_message
+from harness.players.model.prompts.context import (
+    ORDERS,
+    AnswerFormat,
+    Ask,
+    OptionOrder,
+    PromptSettings,
+    first_shown,
+    number_text,
+    option_moves,
+    payoff_outcomes,
+    round_context,
+)
+from harness.players.model.prompts.files import (
+    PERSONAS_DIR,
+    PROMPTS_DIR,
+    available_personas,
+    find_persona,
+    persona_dirs,
+    prompt_environment,
+    read_persona_file,
+    template_dirs,
+)
+from harness.players.model.prompts.sandbox import RenderLimitError
+from harness.providers.base import Message, PromptFacts, QuestionFacts
+
+__all__ = [
+    "CHECK_WINDOW", "ORDERS", "PERSONAS_DIR", "PROMPTS_DIR", "AnswerFormat", "Ask", "OptionOrder", "PromptBuilder",
+    "PromptSettings", "available_personas", "number_text", "payoff_outcomes", "round_context", "synthetic_views",
+]  # fmt: skip
+
+CHECK_WINDOW = 3  # check() renders a history window this long: the template branches are the same for any
+
+
+class PromptBuilder:
+    """Loads the templates and persona once, then renders the chat messages for each round."""
+
+    def __init__(self, settings: PromptSettings | None = None) -> None:
+        self.settings = settings or PromptSettings()
+        self._template_dirs = template_dirs(self.settings.template_dir)
+        self._persona_dirs = persona_dirs(self._template_dirs)
+        self._env = prompt_environment(self._template_dirs, self._persona_dirs)
+        self._system = self._load(self.settings.system_template)
+        self._round = self._load(self.settings.round_template)
+        self._question: Template | None = None  # loaded when first needed: most players are asked nothing
+        self._persona = self._load_persona(self.settings.persona)
+
+    # -- rendering ---------------------------------------------------------------------------
+    def render(self, view: RoundView, order: OptionOrder = "CD") -> list[Message]:
+        """The system and user messages for ``view`` with the options in ``order``; identical inputs
+        give identical messages."""
+        return self._messages(round_context(view, self.settings, order))
+
+    def render_question(self, view: RoundView, ask: Ask, order: OptionOrder = "CD") -> list[Message]:
+        """The messages of one comprehension question: the system prompt and the round's prompt as the
+        player sees it before its move, the question (``question.j2``) in place of the request for a move."""
+        context = round_context(view, self.settings, order)
+        context["ask"] = ask.context()
+        context["question"] = self._render(self._question_template(), context)
+        return self._messages(context)
+
+    def _messages(self, context: dict[str, object]) -> list[Message]:
+        context["persona"] = self._render(self._persona, context) if self._persona is not None else None
+        return [
+            {"role": "system", "content": self._render(self._system, context)},
+            {"role": "user", "content": self._render(self._round, context)},
+        ]
+
+    def facts(self, view: RoundView, order: OptionOrder = "CD", ask: Ask | None = None) -> PromptFacts:
+        """What the prompt for ``view`` tells the model, for stand-in models (see PromptFacts)."""
+        labels = self.settings.labels
+        start = first_shown(len(view.own_moves), self.settings)
+        return PromptFacts(
+            cooperate=labels.cooperate,
+            defect=labels.defect,
+            option_order=order,
+            answer_format=self.settings.answer_format,
+            own_moves=tuple(view.own_moves[start:]),
+            opponent_moves=tuple(view.opponent_moves[start:]),
+            question=None
+            if ask is None
+            else QuestionFacts(
+                kind=ask.kind, expected=ask.expected, horizon=view.horizon.kind if ask.kind == "horizon" else None
+            ),
+        )
+
+    def reask(self, result: ParseResult, order: OptionOrder = "CD") -> str:
+        """The correction sent after an unreadable move: asks again in the configured reply format, naming
+        the options in the order they were shown. The default (free text, options in the order C, D) is
+        the parser's own :func:`~harness.players.model.parsing.policy.correction_message`."""
+        labels = self.settings.labels
+        fmt = self.settings.answer_format
+        if fmt == "free" and order == "CD":
+            return correction_message(result, labels)
+        first, second = (labels.label(m) for m in option_moves(order))
+        head = f"I could not tell your move: {result.reason}." if result.reason else "I could not tell your move."
+        if fmt == "json":
+            return f'{head} Reply with only a JSON object: {{"action": "{first}"}} or {{"action": "{second}"}}.'
+        if fmt == "label":
+            return f"{head} Reply with only {first} or {second}, a single label and nothing else."
+        words = {labels.cooperate: "to cooperate", labels.defect: "to defect"}
+        if labels.uses_words:
+            return f"{head} Reply with exactly one letter: {first} {words[first]} or {second} {words[second]}."
+        return f"{head} Reply with exactly one of {first} or {second}."
+
+    # -- checks ------------------------------------------------------------------------------
+    def check(self, *, questions: bool = False) -> None:
+        """Render every template against synthetic rounds; raise ConfigError on the first problem.
+
+        Beyond variables that do not exist, it refuses templates that would silently defeat a setting:
+        a round prompt that never shows a label, one that reads the same whichever option is shown
+        first (with ``shuffle_options``) or whatever reply format is asked (with ``answer_format``),
+        and, with ``questions``, one that never shows the comprehension question.
+
+        A history window longer than :data:`CHECK_WINDOW` is checked as that long: the templates see
+        the same variables and take the same branches, and the synthetic rounds stay few.
+        """
+        window = self.settings.history_window
+        if window is not None and window > CHECK_WINDOW:
+            probe = copy.copy(self)
+            probe.settings = self.settings.model_copy(update={"history_window": CHECK_WINDOW})
+            probe.check(questions=questions)
+            return
+        labels = self.settings.labels
+        views = synthetic_views(self.settings.history_window)
+        orders: tuple[OptionOrder, ...] = ORDERS if self.settings.shuffle_options else ("CD",)
+        for order in orders:
+            for view in views:
+                prompt = self.render(view, order)[-1]["content"]
+                missing = [label for label in (labels.cooperate, labels.defect) if not _mentions(prompt, label)]
+                if missing:
+                    raise ConfigError(
+                        f"prompt template {self.settings.round_template!r} never shows the label(s) "
+                        f"{', '.join(missing)}, so the model cannot know how to answer: "
+                        "use {{ labels.cooperate }} and {{ labels.defect }} (or {{ options }}) in it"
+                    )
+        view = views[0]
+        if self.settings.shuffle_options and self.render(view, "CD") == self.render(view, "DC"):
+            raise ConfigError(
+                f"shuffle_options is on, but the prompt templates ({self.settings.system_template!r}, "
+                f"{self.settings.round_template!r}) read the same whichever option is shown first: list the "
+                "options from {{ options }} (and the payoff lines from {{ payoffs }}), which follow the order"
+            )
+        if self.settings.answer_format != "free":
+            free = round_context(view, self.settings)
+            free["answer_format"] = "free"
+            if self._messages(free) == self.render(view):
+                raise ConfigError(
+                    f"answer_format is {self.settings.answer_format!r}, but the prompt templates never ask for "
+                    "it (they read the same as with free answers): word the reply instruction from "
+                    "{{ answer_format }} (see prompts/round.j2)"
+                )
+        if questions:
+            self._check_questions(views)
+
+    def _check_questions(self, views: list[RoundView]) -> None:
+        for view in views:
+            asks = [Ask(kind="payoff", you=self.settings.labels.cooperate, they=self.settings.labels.defect,
+                        expected="0,0"), Ask(kind="horizon", expected="0")]  # fmt: skip
+            if view.round > 1:
+                asks.append(Ask(kind="last_move", round=view.round - 1, expected="C"))
+            for ask in asks:
+                context = round_context(view, self.settings)
+                context["ask"] = ask.context()
+                question = self._render(self._question_template(), context)
+                if not question:
+                    raise ConfigError(
+                        f"question template {self.settings.question_template!r} renders nothing for a "
+                        f"{ask.kind} question: word each kind (ask.kind is payoff, horizon or last_move)"
+                    )
+                if question not in self.render_question(view, ask)[-1]["content"]:
+                    raise ConfigError(
+                        f"a comprehension check is configured, but the round template "
+                        f"{self.settings.round_template!r} never shows the question: end it with "
+                        "{% if question %}{{ question }}{% else %}(the request for a move){% endif %} "
+                        "as prompts/round.j2 does"
+                    )
+
+    # -- loading -----------------------------------------------------------------------------
+    def _question_template(self) -> Template:
+        if self._question is None:
+            self._question = self._load(self.settings.question_template)
+        return self._question
+
+    def _load(self, name: str) -> Template:
+        try:
+            return self._env.get_template(name)
+        except TemplateNotFound as exc:
+            folders = ", ".join(str(d) for d in self._template_dirs)
+            raise ConfigError(
+                f"prompt template {exc.name!r} not found in {folders}: check the name or template_dir"
+            ) from exc
+        except TemplateSyntaxError as exc:
+            raise ConfigError(
+                f"prompt template {exc.name or name!r} has a syntax error at line {exc.lineno}: {exc.message}"
+            ) from exc
+
+    def _load_persona(self, persona: str | None) -> Template | None:
+        """A persona is a name from the persona folders or the path of a ``.md`` file (see find_persona)."""
+        if persona is None:
+            return None
+        found = find_persona(persona, self._persona_dirs)
+        if isinstance(found, str):
+            return self._load(found)
+        text = read_persona_file(found)
+        try:
+            return self._env.from_string(text)
+        except TemplateSyntaxError as exc:
+            raise ConfigError(
+                f"persona file {str(found)!r} has a syntax error at line {exc.lineno}: {exc.message}"
+            ) from exc
+
+    def _render(self, template: Template, context: dict[str, object]) -> str:
+        """Render, turning any template failure into a ConfigError that names template and cause."""
+        try:
+            return template.render(context).strip()
+        except RenderLimitError as exc:
+            raise ConfigError(f"prompt template {template.name or 'persona'!r} {exc}") from None
+        except UndefinedError as exc:
+            variables = ", ".join(sorted(context))
+            raise ConfigError(
+                f"prompt template {template.name or 'persona'!r} uses an undefined variable: {exc.message}. "
+                f"Available variables: {variables}"
+            ) from exc
+        except Exception as exc:
+            raise ConfigError(f"prompt template {template.name or 'persona'!r} failed to render: {exc}") from exc
+
+
+def _mentions(text: str, label: str) -> bool:
+    return re.search(rf"(?<![^\W_]){re.escape(label)}(?![^\W_])", text) is not None
+
+
+def synthetic_views(history_window: int | None = None) -> list[RoundView]:
+    """Rounds that make every template branch run, under both horizon kinds and both seats.
+
+    Round 1 (empty history), round 2 (one round played), round 5, the last round of a fixed
+    game (``round == horizon.n_rounds``) and, with a history window, a round whose history
+    has rounds hidden (``rounds_hidden > 0``); every joint outcome appears in the history.
+    """
+    cycle: tuple[Action, ...] = ("C", "C", "D", "D", "C")
+    cycle_opp: tuple[Action, ...] = ("C", "D", "C", "D", "C")
+    longest = max(10, (history_window or 0) + 4)
+    fixed = HorizonInfo(kind="fixed", n_rounds=10, continuation_prob=None)
+    fixed_long = HorizonInfo(kind="fixed", n_rounds=longest, continuation_prob=None)
+    geometric = HorizonInfo(kind="geometric", n_rounds=None, continuation_prob=0.95)
+    matrix = PayoffMatrix()
+    table = matrix.table()
+
+    def view(seat: Literal["a", "b"], round_: int, horizon: HorizonInfo) -> RoundView:
+        played = round_ - 1
+        own = tuple(cycle[i % len(cycle)] for i in range(played))
+        opp = tuple(cycle_opp[i % len(cycle_opp)] for i in range(played))
+        own_p = tuple(table[(a, b)][0] for a, b in zip(own, opp, strict=True))
+        opp_p = tuple(table[(a, b)][1] for a, b in zip(own, opp, strict=True))
+        return RoundView(seat, round_, horizon, matrix, own, opp, own_p, opp_p, sum(own_p), sum(opp_p))
+
+    views = []
+    for horizon in (fixed, geometric):
+        views += [view("a", 1, horizon), view("b", 2, horizon), view("b", 5, horizon)]
+    views.append(view("a", 10, fixed))
+    if longest > 10:
+        views += [view("b", longest, fixed_long), view("a", longest, geometric)]
+    return views

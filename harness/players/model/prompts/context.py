@@ -1,0 +1,151 @@
+"""What a prompt template sees: the variables of one round, from one player's own perspective.
+
+Only actions cross between players: the context is built from a
+:class:`~harness.game.view.RoundView` (moves, payoffs, scores), never from another model's text.
+The wording is driven by the configured labels, so neutral labels (J/F) produce prompts that never
+say "cooperate" or "defect". The prompt settings live here too, as most of them shape this context
+(labels, history window, option order, reply format); the rest name the template files.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+
+from harness.game.rules import MAX_ROUNDS, Action, HorizonInfo, PayoffMatrix
+from harness.game.view import RoundView
+from harness.players.model.parsing.policy import ActionLabels
+
+OptionOrder = Literal["CD", "DC"]
+AnswerFormat = Literal["free", "json", "label"]
+ORDERS: tuple[OptionOrder, OptionOrder] = ("CD", "DC")
+_WORDS = {"C": "cooperate", "D": "defect"}
+
+
+class PromptSettings(BaseModel):
+    """Which templates and persona to use, how much history to show, what the moves are called, in
+    which order the options are shown and in which form the model is asked to reply."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    system_template: str = "system.j2"
+    round_template: str = "round.j2"
+    question_template: str = "question.j2"
+    template_dir: str | None = None
+    persona: str | None = None
+    history_window: StrictInt | None = Field(default=None, ge=1, le=MAX_ROUNDS)
+    labels: ActionLabels = Field(default_factory=ActionLabels)
+    shuffle_options: StrictBool = Field(
+        False, description="show the two options in a seeded random order, drawn per round and seat"
+    )
+    answer_format: AnswerFormat = Field(
+        "free", description="free (a reply naming one option), json ({'action': label}) or label (the label only)"
+    )
+
+
+class Ask(BaseModel):
+    """One comprehension question as the question template sees it (variable ``ask``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["payoff", "horizon", "last_move"]
+    you: str | None = None  # payoff: your option's label
+    they: str | None = None  # payoff: the other player's option's label
+    round: int | None = None  # last_move: the round asked about
+    expected: str  # canonical right answer (see QuestionFacts); not shown to templates
+
+    def context(self) -> dict[str, object]:
+        return {"kind": self.kind, "you": self.you, "they": self.they, "round": self.round}
+
+
+def round_context(view: RoundView, settings: PromptSettings, order: OptionOrder = "CD") -> dict[str, object]:
+    """Every variable the templates may use, from one player's own perspective, with the options in
+    ``order`` (the canonical move shown first, then the other)."""
+    labels = settings.labels
+    played = len(view.own_moves)
+    start = first_shown(played, settings)
+    return {
+        "round": view.round,
+        "rounds_played": played,
+        "labels": {"cooperate": labels.cooperate, "defect": labels.defect},
+        "use_words": labels.uses_words,
+        "options": [{"label": labels.label(m), "word": _WORDS[m]} for m in option_moves(order)],
+        "answer_format": settings.answer_format,
+        "horizon": _horizon(view.horizon),
+        "payoffs": _payoff_rows(view.payoffs, view.seat, labels, order),
+        "history": _history_rows(view, labels, start, played),
+        "rounds_hidden": start,
+        "your_score": number_text(view.own_score),
+        "their_score": number_text(view.opponent_score),
+        "question": None,
+        "ask": None,
+    }
+
+
+def option_moves(order: OptionOrder) -> tuple[Action, Action]:
+    """The two canonical moves in the order the options are shown."""
+    return ("C", "D") if order == "CD" else ("D", "C")
+
+
+def first_shown(played: int, settings: PromptSettings) -> int:
+    """Index of the first played round the history shows."""
+    return 0 if settings.history_window is None else max(0, played - settings.history_window)
+
+
+def _history_rows(view: RoundView, labels: ActionLabels, start: int, stop: int) -> list[dict[str, object]]:
+    """The history rows of rounds ``start + 1`` to ``stop``."""
+    own, opp, own_p, opp_p = view.own_moves, view.opponent_moves, view.own_payoffs, view.opponent_payoffs
+    return [
+        {
+            "round": i + 1,
+            "you": labels.label(own[i]),
+            "they": labels.label(opp[i]),
+            "you_got": number_text(own_p[i]),
+            "they_got": number_text(opp_p[i]),
+        }
+        for i in range(start, stop)
+    ]
+
+
+def number_text(x: float) -> str:
+    """A number as prompts show it: 3.0 -> "3", 2.5 -> "2.5" (models read "3" more naturally than "3.0")."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _horizon(info: HorizonInfo) -> dict[str, object]:
+    """What the player may know: the length of a fixed game, only the odds of a geometric one."""
+    if info.kind == "fixed":
+        return {"kind": "fixed", "n_rounds": info.n_rounds}
+    prob = info.continuation_prob
+    return {"kind": "geometric", "continuation_prob": None if prob is None else number_text(prob)}
+
+
+def payoff_outcomes(
+    payoffs: PayoffMatrix, seat: str, order: OptionOrder = "CD"
+) -> list[tuple[Action, Action, float, float]]:
+    """The four joint outcomes as (your move, their move, your points, their points) for ``seat``, in the
+    order the options are shown: (first, first), (first, second), (second, first), (second, second)."""
+    table = payoffs.table()
+    moves = option_moves(order)
+    out: list[tuple[Action, Action, float, float]] = []
+    for mine in moves:
+        for theirs in moves:
+            if seat == "a":
+                you_get, they_get = table[(mine, theirs)]
+            else:
+                they_get, you_get = table[(theirs, mine)]
+            out.append((mine, theirs, you_get, they_get))
+    return out
+
+
+def _payoff_rows(payoffs: PayoffMatrix, seat: str, labels: ActionLabels, order: OptionOrder) -> list[dict[str, str]]:
+    return [
+        {
+            "you": labels.label(mine),
+            "they": labels.label(theirs),
+            "you_get": number_text(you),
+            "they_get": number_text(they),
+        }
+        for mine, theirs, you, they in payoff_outcomes(payoffs, seat, order)
+    ]

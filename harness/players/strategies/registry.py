@@ -1,0 +1,153 @@
+"""Names users type, mapped to strategy classes; validated, reusable strategy settings."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ValidationError
+
+from harness.errors import ConfigError, UnknownStrategyError
+from harness.game.rules import PayoffMatrix
+from harness.players.strategies import grudger, majority, memoryone, prober, simple, titfortat
+from harness.players.strategies.base import Strategy
+
+_FAMILIES = (simple, titfortat, grudger, memoryone, majority, prober)
+
+_ALL = {cls.name: cls for family in _FAMILIES for cls in family.STRATEGIES}
+# The order users see in listings: the classic panel first, then the rest by family.
+_ORDER = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "ALT", "RAND")
+STRATEGIES: dict[str, type[Strategy]] = {
+    **{name: _ALL[name] for name in _ORDER},
+    **{name: cls for name, cls in _ALL.items() if name not in _ORDER},
+}
+
+
+def known_names() -> list[str]:
+    return list(STRATEGIES)
+
+
+def get_strategy(name: str) -> type[Strategy]:
+    """The class for a strategy name (case-insensitive), or a clear error listing the names."""
+    cls = STRATEGIES.get(name.strip().upper()) if isinstance(name, str) else None
+    if cls is None:
+        raise UnknownStrategyError(f"unknown strategy {name!r}; known strategies: {', '.join(STRATEGIES)}")
+    return cls
+
+
+@dataclass(frozen=True, slots=True)
+class StrategySpec:
+    """A strategy with validated parameters: built once per config, instantiated once per game."""
+
+    cls: type[Strategy]
+    params: BaseModel
+
+    @property
+    def name(self) -> str:
+        return self.cls.name
+
+    def build(self, game: PayoffMatrix, rng: random.Random) -> Strategy:
+        return self.cls(self.params, game, rng)
+
+    def params_dict(self) -> dict[str, Any]:
+        return self.params.model_dump(exclude_none=True)
+
+
+def make_spec(name: str, params: Mapping[str, Any] | None = None) -> StrategySpec:
+    """Validate ``params`` for strategy ``name``; errors name the strategy and each bad setting."""
+    cls = get_strategy(name)
+    try:
+        # strict: a boolean or a quoted number is not a number (``p: true`` is refused, not read as 1.0)
+        validated = cls.Params.model_validate(dict(params or {}), strict=True)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"]) or "(parameters)"
+            if err["type"] == "extra_forbidden":
+                allowed = ", ".join(_parameter_names(cls.Params)) or "none"
+                problems.append(f"{cls.name} has no parameter {key!r} (parameters: {allowed})")
+            else:
+                problems.append(f"{cls.name}.{key}: {err['msg']}")
+        raise ConfigError("; ".join(problems)) from None
+    return StrategySpec(cls=cls, params=validated)
+
+
+def _parameter_names(params: type[BaseModel]) -> list[str]:
+    """Each parameter with the other names it may be given by: ``coop_prob (or p)``."""
+    out = []
+    for key, field in params.model_fields.items():
+        others = [field.alias] if field.alias else []
+        if isinstance(field.validation_alias, AliasChoices):
+            others += [c for c in field.validation_alias.choices if isinstance(c, str) and c != key]
+        out.append(f"{key} (or {', '.join(others)})" if others else key)
+    return out
+
+
+_SPEC_TEXT = re.compile(r"^\s*([A-Za-z0-9_]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_INTEGER = re.compile(r"^[+-]?[0-9]+$")
+
+
+def parse_spec(text: str) -> StrategySpec:
+    """A strategy as users type it on one line: ``TFT``, ``gtft(p=0.3)``, ``RAND(p=0.7)``, ``DONCE(round=3)``.
+
+    The parameters are ``key=value`` pairs separated by commas; a value is read as a whole number, a
+    decimal number, ``true``/``false`` or ``none``, else kept as text (and then refused by the strategy's
+    own validation, with its name). Raises :class:`ConfigError` naming what to write instead.
+    """
+    match = _SPEC_TEXT.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise ConfigError(
+            f"{text!r} is not a strategy as written on one line: write its name, with its parameters in "
+            "parentheses if any, e.g. TFT, GTFT(p=0.3) or RAND(p=0.7)"
+        )
+    name, inside = match.group(1), match.group(2)
+    params: dict[str, Any] = {}
+    items = inside.split(",") if inside is not None and inside.strip() else []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(
+                f"{text!r}: the parameters in parentheses must be key=value pairs separated by commas, "
+                f"e.g. {name.upper()}(p=0.3); {item.strip()!r} is not one"
+            )
+        if key.strip() in params:
+            raise ConfigError(f"{text!r} gives the parameter {key.strip()!r} twice: give it once")
+        params[key.strip()] = _value(value.strip())
+    return make_spec(name, params)
+
+
+def _value(text: str) -> object:
+    if _INTEGER.match(text):
+        return int(text)
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
+
+
+def spec_label(spec: StrategySpec) -> str:
+    """The strategy as one writes it, with every setting that differs from its default:
+    ``GTFT(generous_prob=0.3)``, ``TFT``; :func:`parse_spec` reads it back to the same spec."""
+    settings = spec.params.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    if not settings:
+        return spec.name
+    return f"{spec.name}({','.join(f'{k}={setting_text(v)}' for k, v in settings.items())})"
+
+
+def setting_text(value: object) -> str:
+    """A setting as written in a name: exact (two different values never print alike), 3 rather than 3.0."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)

@@ -1,0 +1,229 @@
+"""The metric views, defined once, in SQL, over ``runs``, ``games``, ``rounds`` and ``calls``.
+
+Every number PDBench reports comes from these views, and users query the same views with
+``pdbench sql``, so a report and a user's own SQL can never disagree. Definitions (per player,
+per game; the README's Results section lists the views) follow.
+
+Which moves are measured. Payoffs and scores use the moves as played (after noise).
+Rates that describe a player's behaviour use the move the player *chose* (``rounds.intended_*``,
+before noise), conditioned on the opponent's move as the player saw it (played), and leave out
+fallback rounds (``rounds.flagged_*``: the harness chose the move after unreadable answers, not the
+model). Under noise, TFT's retaliation is then exactly 1: its noise-flipped moves are not its
+choices. The same rates on the played moves, with no round left out, are kept as ``*_played``.
+A player with no chosen move in a game (every round a fallback) has NULL behaviour rates there.
+
+``player_metrics``:
+
+* ``rounds``, ``rounds_chosen`` (rounds whose move the player chose), ``fallback_rounds``.
+* ``cooperation_rate``: share of the chosen rounds in which the player chose C.
+* ``retaliation_rate``: P(chose D at t | opponent played D at t-1), over rounds t >= 2 with an
+  opponent defection at t-1 and a chosen move at t (``provocations`` counts them); NULL when
+  there is none.
+* ``forgiveness_rate``: P(chose C at t | opponent played D at t-1); same rounds, so retaliation
+  + forgiveness = 1 where defined.
+* ``*_played``: the three rates on moves as played, every round counted
+  (``provocations_played`` is the denominator of the last two).
+* ``exploitability_gap``: opponent's total payoff minus the player's.
+* ``time_to_collapse``: first round t such that rounds t..t+k-1 all exist and the joint
+  cooperation in them (both players' played C count / 2k) is <= threshold; NULL if never.
+  k and threshold are the run's (``runs.collapse_k``, ``runs.collapse_threshold``).
+
+``cooperation_over_time`` (per round): ``cooperation_rate`` is the cumulative share of C among the
+player's chosen moves so far (NULL until its first chosen move); ``cooperation_rate_played`` the
+cumulative share of C among its played moves.
+
+``behaviour_profile``: the five dimensions of Fontana, Pierri & Aiello, "Nicer Than Humans: How do
+Large Language Models Behave in the Prisoner's Dilemma?" (ICWSM 2025, arXiv:2406.13605), exactly
+as their published code computes them. With ``main`` the player, ``opp`` the opponent and rounds
+i = 0..n-1:
+
+* ``nice``: 1 if the player is never the first to defect. Scanning the rounds, the first round
+  where the player defects gives 0, the first where the opponent defects while the player
+  cooperates gives 1, whichever comes first; 1 if neither happens. A simultaneous first
+  defection is not nice.
+* ``forgiving`` = forgiven / (opponent_defections + penalties), 0 when that sum is 0. The player
+  holds a grudge from an opponent defection until its next C. Per round i, in this order:
+  (a) the player plays C while holding a grudge: one ``forgiven``, the grudge ends;
+  (b) i < n-1, the opponent plays C while the grudge is held and the player plays D at i+1:
+  one ``penalty``; (c) the opponent plays D while no grudge is held: one
+  ``opponent_defection``, a grudge starts. (A C that ends a grudge in a round where the opponent
+  defects is one forgiven and one new opponent defection.)
+* ``retaliatory`` = reactions / provocations, 0 without provocations. A provocation is an
+  unprovoked opponent defection at i <= n-2 (i = 0, or the player cooperated at i-1); a
+  reaction is the player defecting at i+1 after one.
+* ``troublemaking`` = uncalled / occasions. Occasions are round 0 and every round i+1 that follows
+  an opponent C at i; uncalled defections are the player's D in them.
+* ``emulative`` = copies / (n-1), 0 when n <= 1: the share of rounds 1..n-1 in which the player
+  repeats the opponent's previous move.
+
+The player's move that each measure tests (the response) is its chosen move, and a fallback
+round's own move is neither C nor D: it is in no numerator or denominator that tests the player's
+move at that round, and does not end a grudge. The conditions (the opponent's moves, and
+"unprovoked": the player's move at i-1, which the opponent saw) use moves as played. The
+denominators are ``forgiving_chances`` (opponent_defections + penalties), ``retaliatory_chances``,
+``troublemaking_chances`` and ``emulative_chances``; where one is 0 the measure is 0, as in the
+paper's code (troublemaking can lack an occasion only when round 0 is a fallback: 0 too). The
+measures are NULL only where the player chose no move in the game. Without noise and fallbacks
+these are the paper's numbers; ``*_played`` (with ``*_chances_played``) are the paper's code
+applied to the played log, nothing left out.
+
+``strategy_fit`` (per game and player; strategy attribution after the paper's SFEM): for each
+classic strategy, the share of the player's chosen moves that the strategy would have made in
+the same (played) history: ALLC always C; ALLD always D; TFT C first, then the opponent's previous
+move; STFT D first, then the opponent's previous move; GRIM C until the opponent has defected in
+any earlier round, then D; WSLS C first, then C if both players played the same move in the
+previous round, else D; RAND its expected agreement, 0.5. ``best_fit`` is the strategy with the
+highest share (ties within 1e-9 joined by '/', in the order ALLC, ALLD, TFT, STFT, GRIM, WSLS,
+RAND). ``strategy_attribution`` (per run, condition and seat, complete games) gives the share of
+games of which each strategy is the best fit, a tie of k strategies giving each 1/k.
+
+``player_parsing`` / ``model_parsing``: per model seat and game / per model and run, the move
+requests sent, the answers received, the unreadable ones (``parse_failure_rate`` = unreadable /
+answers) and the fallback rounds (``fallback_rate`` = fallback rounds / rounds). Only calls for
+moves count (``calls.purpose = 'move'``); strategies have no row.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+VIEWS: dict[str, str] = {
+    # One row per player per round, from that player's side. ``choice`` is the move the player chose
+    # (intended, before noise), NULL in a fallback round: the behaviour measures read it.
+    "player_rounds": """
+        SELECT run_id, game_id, 'a' AS player, round, action_a AS action, action_b AS opp_action,
+               intended_a AS intended, flagged_a AS flagged,
+               CASE WHEN flagged_a THEN NULL ELSE intended_a END AS choice,
+               payoff_a AS payoff, payoff_b AS opp_payoff
+        FROM rounds
+        UNION ALL
+        SELECT run_id, game_id, 'b' AS player, round, action_b AS action, action_a AS opp_action,
+               intended_b AS intended, flagged_b AS flagged,
+               CASE WHEN flagged_b THEN NULL ELSE intended_b END AS choice,
+               payoff_b AS payoff, payoff_a AS opp_payoff
+        FROM rounds""",
+    # Per game and player: totals and cooperation, one plain aggregate over rounds (no windows),
+    # so the leaderboard and matchups stay fast on large runs. ``cooperations`` counts played C;
+    # ``chosen_cooperations`` the chosen C among the ``rounds_chosen`` (not fallback) rounds.
+    "player_games": """
+        WITH agg AS (
+            SELECT run_id, game_id, COUNT(*) AS rounds,
+                   SUM(payoff_a) AS payoff_a, SUM(payoff_b) AS payoff_b,
+                   COUNT(*) FILTER (WHERE action_a = 'C') AS coop_a,
+                   COUNT(*) FILTER (WHERE action_b = 'C') AS coop_b,
+                   COUNT(*) FILTER (WHERE NOT flagged_a) AS chosen_a,
+                   COUNT(*) FILTER (WHERE NOT flagged_b) AS chosen_b,
+                   COUNT(*) FILTER (WHERE NOT flagged_a AND intended_a = 'C') AS chosen_coop_a,
+                   COUNT(*) FILTER (WHERE NOT flagged_b AND intended_b = 'C') AS chosen_coop_b
+            FROM rounds GROUP BY run_id, game_id
+        )
+        SELECT g.run_id, g.game_id, g.condition, g.replicate, g.status, 'a' AS player,
+               g.player_a AS player_name, g.player_b AS opponent_name, agg.rounds,
+               agg.payoff_a AS payoff_total, agg.payoff_b AS opp_payoff_total, agg.coop_a AS cooperations,
+               agg.chosen_a AS rounds_chosen, agg.chosen_coop_a AS chosen_cooperations
+        FROM agg JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id
+        UNION ALL
+        SELECT g.run_id, g.game_id, g.condition, g.replicate, g.status, 'b' AS player,
+               g.player_b AS player_name, g.player_a AS opponent_name, agg.rounds,
+               agg.payoff_b AS payoff_total, agg.payoff_a AS opp_payoff_total, agg.coop_b AS cooperations,
+               agg.chosen_b AS rounds_chosen, agg.chosen_coop_b AS chosen_cooperations
+        FROM agg JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id""",
+    # Per game and player: the rounds after an opponent defection (``provoked``) and the player's D
+    # in them, on chosen moves (fallback rounds left out) and on played moves. One window pass over
+    # rounds serves both players.
+    "player_reactions": """
+        WITH rc AS (
+            SELECT run_id, game_id, action_a, action_b, flagged_a, flagged_b,
+                   intended_a, intended_b,
+                   LAG(action_a) OVER w AS prev_a, LAG(action_b) OVER w AS prev_b
+            FROM rounds
+            WINDOW w AS (PARTITION BY run_id, game_id ORDER BY round)
+        ), agg AS (
+            SELECT run_id, game_id,
+                   COUNT(*) FILTER (WHERE prev_b = 'D' AND NOT flagged_a) AS provoked_a,
+                   COUNT(*) FILTER (WHERE prev_b = 'D' AND NOT flagged_a AND intended_a = 'D') AS retaliated_a,
+                   COUNT(*) FILTER (WHERE prev_a = 'D' AND NOT flagged_b) AS provoked_b,
+                   COUNT(*) FILTER (WHERE prev_a = 'D' AND NOT flagged_b AND intended_b = 'D') AS retaliated_b,
+                   COUNT(*) FILTER (WHERE prev_b = 'D') AS provoked_played_a,
+                   COUNT(*) FILTER (WHERE prev_b = 'D' AND action_a = 'D') AS retaliated_played_a,
+                   COUNT(*) FILTER (WHERE prev_a = 'D') AS provoked_played_b,
+                   COUNT(*) FILTER (WHERE prev_a = 'D' AND action_b = 'D') AS retaliated_played_b
+            FROM rc GROUP BY run_id, game_id
+        )
+        SELECT run_id, game_id, 'a' AS player, provoked_a AS provoked, retaliated_a AS retaliated,
+               provoked_played_a AS provoked_played, retaliated_played_a AS retaliated_played FROM agg
+        UNION ALL
+        SELECT run_id, game_id, 'b' AS player, provoked_b AS provoked, retaliated_b AS retaliated,
+               provoked_played_b AS provoked_played, retaliated_played_b AS retaliated_played FROM agg""",
+    # First round t of each game whose window t..t+k-1 is complete and has joint cooperation
+    # (both players' C count / 2k) <= threshold, with k and threshold from the game's run.
+    "game_collapse": """
+        WITH joint AS (
+            SELECT r.run_id, r.game_id, r.round, ru.collapse_k AS k, ru.collapse_threshold AS threshold,
+                   (r.action_a = 'C')::INTEGER + (r.action_b = 'C')::INTEGER AS coop
+            FROM rounds r JOIN runs ru ON ru.run_id = r.run_id
+        ), windows AS (
+            SELECT run_id, game_id, round, k, threshold,
+                   SUM(coop) OVER w AS window_coop, COUNT(*) OVER w AS window_rounds
+            FROM joint
+            WINDOW w AS (PARTITION BY run_id, game_id ORDER BY round
+                         ROWS BETWEEN CURRENT ROW AND k - 1 FOLLOWING)
+        )
+        SELECT run_id, game_id, MIN(round) AS time_to_collapse
+        FROM windows
+        WHERE window_rounds = k AND window_coop / (2.0 * k) <= threshold
+        GROUP BY run_id, game_id""",
+    "player_metrics": """
+        SELECT pg.run_id, pg.game_id, pg.condition, pg.replicate, pg.status, pg.player,
+               pg.player_name, pg.opponent_name, pg.rounds, pg.rounds_chosen,
+               pg.rounds - pg.rounds_chosen AS fallback_rounds,
+               pg.payoff_total, pg.payoff_total / pg.rounds AS payoff_per_round,
+               pg.chosen_cooperations / NULLIF(pg.rounds_chosen, 0) AS cooperation_rate,
+               pr.retaliated / NULLIF(pr.provoked, 0) AS retaliation_rate,
+               (pr.provoked - pr.retaliated) / NULLIF(pr.provoked, 0) AS forgiveness_rate,
+               pr.provoked AS provocations,
+               pg.opp_payoff_total - pg.payoff_total AS exploitability_gap,
+               c.time_to_collapse,
+               pg.cooperations / pg.rounds AS cooperation_rate_played,
+               pr.retaliated_played / NULLIF(pr.provoked_played, 0) AS retaliation_rate_played,
+               (pr.provoked_played - pr.retaliated_played) / NULLIF(pr.provoked_played, 0)
+                   AS forgiveness_rate_played,
+               pr.provoked_played AS provocations_played
+        FROM player_games pg
+        JOIN player_reactions pr ON pr.run_id = pg.run_id AND pr.game_id = pg.game_id AND pr.player = pg.player
+        LEFT JOIN game_collapse c ON c.run_id = pg.run_id AND c.game_id = pg.game_id""",
+    "cooperation_over_time": """
+        SELECT pr.run_id, pr.game_id, g.condition, g.replicate, pr.player,
+               CASE pr.player WHEN 'a' THEN g.player_a ELSE g.player_b END AS player_name,
+               pr.round, pr.action, pr.intended, pr.flagged,
+               (COUNT(*) FILTER (WHERE pr.choice = 'C') OVER upto)
+                   / NULLIF(COUNT(pr.choice) OVER upto, 0) AS cooperation_rate,
+               AVG((pr.action = 'C')::DOUBLE) OVER upto AS cooperation_rate_played
+        FROM player_rounds pr
+        JOIN games g ON g.run_id = pr.run_id AND g.game_id = pr.game_id
+        WINDOW upto AS (PARTITION BY pr.run_id, pr.game_id, pr.player ORDER BY pr.round
+                        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)""",
+}
+
+
+def create_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Create (or replace) every metric view on ``con``, in dependency order: the per-game views
+    here, the behaviour profile and strategy fit (:mod:`harness.store.views.profile`), the model
+    answer views (:mod:`harness.store.views.answers`), the comprehension-check
+    views (:mod:`harness.analysis.comprehension`), the tournament views built on them
+    (:mod:`harness.store.views.leaderboard`), and the evolution views (:mod:`harness.analysis.evolution`)."""
+    from harness.store.views.answers import ANSWER_VIEWS
+    from harness.store.views.comprehension import COMPREHENSION_VIEWS
+    from harness.store.views.evolution import EVOLUTION_VIEWS
+    from harness.store.views.leaderboard import LEADERBOARD_VIEWS
+    from harness.store.views.profile import PROFILE_VIEWS
+
+    for name, sql in {
+        **VIEWS,
+        **PROFILE_VIEWS,
+        **ANSWER_VIEWS,
+        **COMPREHENSION_VIEWS,
+        **LEADERBOARD_VIEWS,
+        **EVOLUTION_VIEWS,
+    }.items():
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
