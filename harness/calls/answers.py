@@ -22,10 +22,11 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from harness.calls.cache.cache import CachedResponse, ResponseCache
+from harness.calls.cache.cache import ResponseCache
 from harness.calls.cache.claims import Claim
 from harness.calls.cache.file import set_aside
 from harness.calls.cache.ledger import LedgerEntry
+from harness.calls.cache.responses import CachedResponse
 from harness.calls.record import Answer, CallRecord
 from harness.calls.request import Stopped
 from harness.errors import CacheLost, DiskFull, StoreError
@@ -87,10 +88,15 @@ class KnownAnswers:
         if not self.uses_cache:
             self._remember(key, answer)
             return
-        response = CachedResponse(text=completion.text, input_tokens=completion.input_tokens,
-                                  output_tokens=completion.output_tokens, model=completion.model, provider=provider,
-                                  created_at=datetime.now(UTC),
-                                  raw=None if refusal is None else {REFUSAL: refusal})  # fmt: skip
+        response = CachedResponse(
+            text=completion.text,
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            model=completion.model,
+            provider=provider,
+            created_at=datetime.now(UTC),
+            raw=None if refusal is None else {REFUSAL: refusal},
+        )
         await self._cache_put(key, response, record, answer)
 
     def _remember(self, key: str, answer: Answer) -> None:
@@ -170,8 +176,9 @@ class KnownAnswers:
                 await self._renew_cache(cache, exc)
             except StoreError as exc:
                 if self.cache is cache:
-                    self._warn_once("get", f"the response cache could not be read, so answers are requested "
-                                           f"again: {exc}")  # fmt: skip
+                    self._warn_once(
+                        "get", f"the response cache could not be read, so answers are requested again: {exc}"
+                    )
                     return None
         return None
 
@@ -197,8 +204,9 @@ class KnownAnswers:
                 return
             except StoreError as exc:
                 if self.cache is cache:
-                    self._warn_once("put", "the response cache could not be written; answers are recorded but "
-                                           f"not cached: {exc}")  # fmt: skip
+                    self._warn_once(
+                        "put", f"the response cache could not be written; answers are recorded but not cached: {exc}"
+                    )
                     break
         self._remember(key, answer)
 
@@ -240,8 +248,12 @@ class KnownAnswers:
                 return
             self.cache = fresh
             self.renewals += 1
-        log.warning("%s PDBench goes on with a fresh cache at %s; answers recorded so far are kept in the run's "
-                    "results file, and `pdbench resume` takes them from there.", exc, broken.path)  # fmt: skip
+        log.warning(
+            "%s PDBench goes on with a fresh cache at %s; answers recorded so far are kept in the run's "
+            "results file, and `pdbench resume` takes them from there.",
+            exc,
+            broken.path,
+        )
 
 
 REFUSAL = "refusal"

@@ -110,7 +110,7 @@ async def test_the_record_and_the_cache_key_are_those_of_the_plain_encoders(tmp_
             {"messages": MESSAGES, "params": sent, "sample": TAG.sample.as_dict()}, ensure_ascii=False
         )
         key = cache_key("echo", "m", "http://localhost:1/v1/", MESSAGES, params.as_dict(), TAG.sample.as_dict())
-        stored = cache.get(key)
+        stored = await cache.aget(key)
         assert stored is not None and stored.text == "C"
         assert (record.game_id, record.round, record.player, record.attempt) == (3, 7, "a", 1)
         assert (record.outcome, record.cached, record.input_tokens, record.output_tokens) == ("ok", False, 10, 1)
