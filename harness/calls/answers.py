@@ -57,7 +57,6 @@ class KnownAnswers:
         self.uses_cache = cache is not None
         self.ledger_run = ledger_run
         self.recorded = recorded
-        self.renewals = 0  # fresh caches started because the one in use vanished or broke
         self._on_disk_full = on_disk_full
         self._should_stop = should_stop
         self._renewing = anyio.Lock()
@@ -247,7 +246,6 @@ class KnownAnswers:
                 log.warning("%s No fresh cache could be made (%s); the run goes on without one.", exc, failed)
                 return
             self.cache = fresh
-            self.renewals += 1
         log.warning(
             "%s PDBench goes on with a fresh cache at %s; answers recorded so far are kept in the run's "
             "results file, and `pdbench resume` takes them from there.",

@@ -35,7 +35,7 @@ from typing import Any, TypeVar, overload
 import anyio
 import anyio.lowlevel
 
-from harness.calls.answers import KnownAnswers, ledger_json, record_from_ledger
+from harness.calls.answers import KnownAnswers, record_from_ledger
 from harness.calls.cache.cache import ResponseCache
 from harness.calls.limits import EndpointLimiter, LimiterClosed
 from harness.calls.pricing import PriceTable
@@ -46,7 +46,6 @@ from harness.calls.request import (
     CallResult,
     CallStats,
     CallTag,
-    KeyInPrompt,
     Reading,
     Request,
     Stopped,
@@ -66,11 +65,9 @@ __all__ = [
     "CallResult",
     "CallStats",
     "CallTag",
-    "KeyInPrompt",
     "Reading",
     "RetrySettings",
     "Stopped",
-    "ledger_json",
     "record_from_ledger",
 ]
 
@@ -111,7 +108,6 @@ class CallPath:
         prices: PriceTable,
         retry: RetrySettings | None = None,
         max_cost: float | None = None,
-        stats: CallStats | None = None,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         should_stop: Callable[[], bool] | None = None,
         ledger_run: str | None = None,
@@ -136,7 +132,7 @@ class CallPath:
         self.prices = prices
         self.retry = retry or RetrySettings()
         self.max_cost = max_cost
-        self.stats = stats or CallStats()
+        self.stats = CallStats()
         self._policy = RetryPolicy(self.retry, sleep or self._sleep_unless_stopped, self._count_retry)
         # Requests in flight; the event is made only when a second caller waits for the same key.
         self._in_flight: dict[str, anyio.Event | None] = {}
@@ -146,17 +142,9 @@ class CallPath:
         """The response cache in use (None: no cache, or none could be renewed after it broke)."""
         return self.answers.cache
 
-    @property
-    def renewals(self) -> int:
-        """Fresh caches started because the one in use vanished or broke."""
-        return self.answers.renewals
-
     def forget_recorded(self, records: list[CallRecord]) -> None:
         """The results file now holds ``records``: their ledger entries go (see KnownAnswers.forget_recorded)."""
         self.answers.forget_recorded(records)
-
-    def budget_left(self) -> bool:
-        return self.max_cost is None or self.stats.cost_usd < self.max_cost
 
     async def _sleep_unless_stopped(self, seconds: float) -> None:
         """A retry wait that ends early when the run is asked to stop."""
@@ -305,7 +293,7 @@ class CallPath:
     def _may_send(self, records: list[CallRecord]) -> None:
         if self._should_stop():
             raise Stopped("the run was stopped before this request was sent", records)
-        if not self.budget_left():
+        if self.max_cost is not None and self.stats.cost_usd >= self.max_cost:
             raise BudgetExhausted(f"the cost limit of ${self.max_cost:g} was reached", records)
 
     async def _attempt(self, req: Request[T], exchange: _Exchange) -> CallResult[T]:
@@ -353,15 +341,14 @@ class CallPath:
     def _failed(
         self, req: Request[Any], exchange: _Exchange, exc: Exception, number: int, started: float
     ) -> AttemptFailed:
-        """A failed attempt: the provider's decision, the call path's verdict and the attempt's record."""
+        """A failed attempt, its record kept with the request's others: the provider's decision and the call
+        path's verdict."""
         decision = req.provider.should_retry(exc)
         retry, reason = verdict(decision, self.retry)
-        self.stats.errors += 1
         self.stats.rate_limited += decision.rate_limited
         duration_ms = (time.perf_counter() - started) * 1000
-        record = req.record(number, fault=decision.fault, error=reason, duration_ms=duration_ms)
-        exchange.records.append(record)
-        return AttemptFailed(decision, reason, retry, record)
+        exchange.records.append(req.record(number, fault=decision.fault, error=reason, duration_ms=duration_ms))
+        return AttemptFailed(decision, reason, retry)
 
     async def _answered(
         self, req: Request[T], exchange: _Exchange, number: int, completion: Completion, started: float

@@ -39,7 +39,6 @@ class CallStats:
     cached: int = 0
     retries: int = 0
     rate_limited: int = 0
-    errors: int = 0
     parse_failures: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
