@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -28,7 +29,7 @@ from harness.calls.cache.file import set_aside
 from harness.calls.cache.ledger import LedgerEntry
 from harness.calls.cache.responses import CachedResponse
 from harness.calls.record import Answer, CallRecord
-from harness.calls.request import Stopped
+from harness.calls.request import Request, Stopped
 from harness.errors import CacheLost, DiskFull, StoreError
 from harness.providers.base import Completion
 from harness.states import CallOutcome
@@ -68,42 +69,42 @@ class KnownAnswers:
             self._warned.add(what)
             log.warning(message)
 
-    def find(self, key: str, provider: str, model: str, request_json: str) -> Answer | None:
+    def find(self, req: Request[Any]) -> Answer | None:
         """The answer to a request if this run knows it without its cache: from memory (a run without a
         cache, or whose cache failed) or from the results file being resumed. The cache is asked by
         :meth:`claim`, with the claim on sending the request."""
-        if (answered := self._answered.get(key)) is not None:
+        if (answered := self._answered.get(req.key)) is not None:
             return answered
         if self.recorded:
-            return self.recorded.get((provider, model, request_json))
+            return self.recorded.get((req.provider.name, req.provider.model, req.request_json))
         return None
 
     async def keep(
-        self, key: str, provider: str, completion: Completion, record: CallRecord, refusal: str | None = None
+        self, req: Request[Any], completion: Completion, record: CallRecord, refusal: str | None = None
     ) -> None:
         """Keep a paid answer: in the cache with its ledger entry (``record``), else in memory. A refusal
         (``refusal``: why the provider withheld the answer) is kept as one, in the cache's ``raw``."""
         answer = Answer(completion.text, refusal)
         if not self.uses_cache:
-            self._remember(key, answer)
+            self._remember(req.key, answer)
             return
         response = CachedResponse(
             text=completion.text,
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
             model=completion.model,
-            provider=provider,
+            provider=req.provider.name,
             created_at=datetime.now(UTC),
             raw=None if refusal is None else {REFUSAL: refusal},
         )
-        await self._cache_put(key, response, record, answer)
+        await self._cache_put(req.key, response, record, answer)
 
     def _remember(self, key: str, answer: Answer) -> None:
         self._answered[key] = answer
         if len(self._answered) > ANSWERED_IN_MEMORY:
             self._answered.popitem(last=False)
 
-    async def claim(self, key: str, provider: str, model: str, request_json: str, lease: float) -> Answer | None:
+    async def claim(self, req: Request[Any], lease: float) -> Answer | None:
         """The answer to a request if this run knows it already, else the claim on sending it. Returns the
         answer (from the shared cache, from :meth:`find`, or from another process that was sending the same
         request), or None when this process is to send.
@@ -115,6 +116,7 @@ class KnownAnswers:
         sender's failure (:meth:`release`); the claim of a process that died on this machine is taken
         over at once (see :meth:`ResponseCache.aclaim`), one of another machine lapses at the end of its
         lease. A cache that cannot be read is a miss (with one warning), never a failed run."""
+        key = req.key
         delay = 0.01
         for _ in range(MAX_CACHE_RENEWALS + 1):
             cache = await self._current_cache()
@@ -130,7 +132,7 @@ class KnownAnswers:
                 break
             if stored is not None:
                 return cached_answer(stored)
-            if (known := self.find(key, provider, model, request_json)) is not None:
+            if (known := self.find(req)) is not None:
                 if claim is Claim.CLAIMED:
                     await self.release(key)
                 return known
@@ -149,7 +151,7 @@ class KnownAnswers:
                 # Stored but unreadable here (a damaged row): send rather than wait for ever.
                 hit = await self._cache_get(key)
                 return cached_answer(hit) if hit is not None else None
-        return self.find(key, provider, model, request_json)
+        return self.find(req)
 
     async def release(self, key: str) -> None:
         """Give up a claim without an answer (the sender failed): another process may send. Never fails."""

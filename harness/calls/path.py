@@ -211,7 +211,7 @@ class CallPath:
         async with self._one_sender(req.key):
             if self.answers.uses_cache:
                 return await self._send_claimed(req)
-            if (known := self.answers.find(req.key, provider.name, provider.model, req.request_json)) is not None:
+            if (known := self.answers.find(req)) is not None:
                 return self._from_known(req, known)
             return await self._send(req)
 
@@ -267,10 +267,7 @@ class CallPath:
         another process asking the same waits for this answer; or take that process's answer, when it held
         the claim first."""
         lease = self.retry.max_seconds + self.retry.timeout + CLAIM_MARGIN_S
-        provider = req.provider
-        if (
-            known := await self.answers.claim(req.key, provider.name, provider.model, req.request_json, lease)
-        ) is not None:
+        if (known := await self.answers.claim(req, lease)) is not None:
             return self._from_known(req, known)
         try:
             return await self._send(req)
@@ -377,5 +374,5 @@ class CallPath:
         )
         exchange.records.append(record)
         if not offline(req.provider):
-            await self.answers.keep(req.key, req.provider.name, completion, record, refusal)
+            await self.answers.keep(req, completion, record, refusal)
         return CallResult(text=completion.text, reading=reading, records=exchange.records, cached=False)
