@@ -30,7 +30,7 @@ from harness.calls.cache.file import give_back_space, set_aside, to_us, transact
 from harness.calls.cache.ledger import LedgerEntry
 from harness.calls.cache.responses import CachedResponse, CacheStats, Row
 from harness.calls.cache.storage import Storage
-from harness.calls.cache.turns import Group, GroupKind, GroupState, Turns
+from harness.calls.cache.turns import Group, GroupState, Turns
 from harness.errors import CacheLost, StoreError
 
 log = logging.getLogger("pdbench.cache")
@@ -44,7 +44,9 @@ class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._storage = Storage(self.path)
-        self._turns = Turns(self._storage)
+        self._lookups = Turns(self._storage)  # aget
+        self._writes = Turns(self._storage)  # aput
+        self._claiming = Turns(self._storage)  # aanswer_or_claim
         self.owner = claims.new_owner(self)  # whose claims are whose (see aclaim)
 
     @classmethod
@@ -65,9 +67,9 @@ class ResponseCache:
         Every ``aput`` that returned is committed already, and so is, here, the row of one that was
         cancelled before its commit; a background checkpoint still running is waited for.
         """
-        batch = self._turns.current(GroupKind.BATCH)
+        batch = self._writes.current()
         if batch is not None:  # rows of calls that were cancelled: commit them
-            self._turns.do_now(batch, GroupKind.BATCH, self._store, self._storage.waiting)
+            self._writes.do_now(batch, self._store, self._storage.waiting)
         self._storage.close()
 
     def __enter__(self) -> ResponseCache:
@@ -99,16 +101,16 @@ class ResponseCache:
     async def aget(self, key: str) -> CachedResponse | None:
         """The stored answer for ``key``, or ``None``: the lookups of one turn of the event loop are made
         together, in one query on the event loop's thread, unless the file is busy. Always a checkpoint."""
-        batch = self._turns.current(GroupKind.BATCH)
+        batch = self._writes.current()
         pending: CachedResponse | None = None if batch is None else batch.pending.get(key)
         if pending is not None:
             await anyio.lowlevel.checkpoint()
             return pending  # to be committed in this turn of the event loop
-        lookup: Group[str] = self._turns.join(GroupKind.LOOKUP)
+        lookup: Group[str] = self._lookups.join()
         lookup.items.append(key)
         await anyio.lowlevel.checkpoint()  # the other lookups of this turn join
         if lookup.state is not GroupState.DONE:
-            await self._turns.settle(lookup, GroupKind.LOOKUP, responses.select, "read")
+            await self._lookups.settle(lookup, responses.select, "read")
         if lookup.error is not None:
             raise lookup.error
         return responses.from_row(lookup.result.get(key), self.path)
@@ -122,18 +124,18 @@ class ResponseCache:
         paid answer is never in the cache without the record of which run, game, seat and round it was for.
         """
         row = responses.to_row(key, response)
-        batch: Group[Write] = self._turns.join(GroupKind.BATCH)
+        batch: Group[Write] = self._writes.join()
         index = len(batch.items)
         batch.items.append((row, ledger))
         batch.pending.setdefault(key, response)
         try:
             await anyio.lowlevel.checkpoint()  # the other writes of this turn join
         except BaseException:  # cancelled: commit now if nobody else has and the file allows it
-            self._turns.do_now(batch, GroupKind.BATCH, self._store, self._storage.nowait)
+            self._writes.do_now(batch, self._store, self._storage.nowait)
             raise
         if (
             batch.state is not GroupState.DONE
-            and await self._turns.settle(batch, GroupKind.BATCH, self._store, "write to")
+            and await self._writes.settle(batch, self._store, "write to")
             and batch.error is None
         ):
             self._storage.written(len(batch.items))
@@ -153,12 +155,12 @@ class ResponseCache:
         the claim on sending it, as :meth:`aclaim` makes it. A request about to be sent needs both, and one
         group per turn of the event loop costs less than two. The answer is None when none is stored, or
         when the stored one cannot be read (``ANSWERED``: :meth:`aget` then says why)."""
-        group: Group[tuple[str, int]] = self._turns.join(GroupKind.CLAIMS)
+        group: Group[tuple[str, int]] = self._claiming.join()
         index = len(group.items)
         group.items.append((key, to_us(utcnow()) + int(lease_s * 1e6)))
         await anyio.lowlevel.checkpoint()  # the other claims of this turn join
         if group.state is not GroupState.DONE:
-            await self._turns.settle(group, GroupKind.CLAIMS, self._claim, "write to")
+            await self._claiming.settle(group, self._claim, "write to")
         if group.error is not None:
             raise group.error
         claim, row = group.result[index]

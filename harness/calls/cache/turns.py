@@ -36,14 +36,6 @@ Work = Callable[[sqlite3.Connection, list[Any]], Any]
 """A group's work: its items done with a connection, in one query or one transaction; one result for all."""
 
 
-class GroupKind(Enum):
-    """What a group gathers; a thread has at most one open group of each kind."""
-
-    LOOKUP = "lookup"  # keys to look up
-    BATCH = "batch"  # rows to insert
-    CLAIMS = "claims"  # requests to claim
-
-
 class GroupState(Enum):
     OPEN = "open"  # calls may still join
     RUNNING = "running"  # one call does the work (on a worker thread: the file was busy)
@@ -71,40 +63,40 @@ class Group(Generic[Item]):
 
 
 class Turns:
-    """Each thread's open groups, one of each kind, and the doing of their work on ``storage``."""
+    """The groups of one kind of call (lookups, writes or claims): each thread's open group, and the doing of
+    a group's work on ``storage``."""
 
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
         self._local = threading.local()
 
-    def current(self, kind: GroupKind) -> Group[Any] | None:
-        """This thread's open group of ``kind``, if there is one."""
-        group: Group[Any] | None = getattr(self._local, kind.value, None)
+    def current(self) -> Group[Any] | None:
+        """This thread's open group, if there is one."""
+        group: Group[Any] | None = getattr(self._local, "group", None)
         return group
 
-    def join(self, kind: GroupKind) -> Group[Any]:
-        """This thread's open group of ``kind``, made if there is none: the caller adds its item, then yields once."""
-        group = self.current(kind)
+    def join(self) -> Group[Any]:
+        """This thread's open group, made if there is none: the caller adds its item, then yields once."""
+        group: Group[Any] | None = getattr(self._local, "group", None)
         if group is None:
-            group = Group()
-            setattr(self._local, kind.value, group)
+            group = self._local.group = Group()
         return group
 
-    def _detach(self, group: Group[Any], kind: GroupKind) -> None:
-        """Close ``group`` to new calls: the next call of its kind starts a new group."""
-        if self.current(kind) is group:
-            setattr(self._local, kind.value, None)
+    def _detach(self, group: Group[Any]) -> None:
+        """Close ``group`` to new calls: the next call starts a new group."""
+        if getattr(self._local, "group", None) is group:
+            self._local.group = None
 
-    def do_now(self, group: Group[Any], kind: GroupKind, work: Work, connect: Callable[[], sqlite3.Connection]) -> None:
+    def do_now(self, group: Group[Any], work: Work, connect: Callable[[], sqlite3.Connection]) -> None:
         """Do an open group's work at once with ``connect()`` (a call of it was cancelled, or the cache is
         closing), if nobody has and the file allows it; if it fails, a later call of the group, or closing, does it."""
         if group.state is GroupState.OPEN:
             with contextlib.suppress(Exception):
                 group.result = work(connect(), group.items)
-                self._detach(group, kind)
+                self._detach(group)
                 group.finish()
 
-    async def settle(self, group: Group[Any], kind: GroupKind, work: Work, action: str) -> bool:
+    async def settle(self, group: Group[Any], work: Work, action: str) -> bool:
         """Do ``group``'s work for all its calls, unless one of them is doing it already: then wait. Returns
         whether this call did the work (and so may count it once for the group).
 
@@ -117,7 +109,7 @@ class Turns:
                 group.event = anyio.Event()
             await group.event.wait()
             return False
-        self._detach(group, kind)  # from now on, calls start a new group
+        self._detach(group)  # from now on, calls start a new group
         group.state = GroupState.RUNNING
         storage = self._storage
         try:
@@ -135,6 +127,6 @@ class Turns:
         finally:
             if group.result is None and group.error is None:
                 group.error = StoreError(f"A {action} of the response cache {storage.path} was interrupted.")
-            self._detach(group, kind)
+            self._detach(group)
             group.finish()
         return True
