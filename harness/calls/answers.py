@@ -18,16 +18,18 @@ from collections.abc import Callable
 from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
 
-from harness.calls.cache.cache import CachedResponse, ResponseCache
+from harness.calls.cache.cache import ResponseCache
 from harness.calls.cache.claims import Claim
 from harness.calls.cache.file import set_aside
 from harness.calls.cache.ledger import LedgerEntry
+from harness.calls.cache.responses import CachedResponse
 from harness.calls.record import Answer, CallRecord
-from harness.calls.request import Stopped
+from harness.calls.request import Request, Stopped
 from harness.errors import CacheLost, DiskFull, StoreError
 from harness.providers.base import Completion
 from harness.states import CallOutcome
@@ -56,7 +58,6 @@ class KnownAnswers:
         self.uses_cache = cache is not None
         self.ledger_run = ledger_run
         self.recorded = recorded
-        self.renewals = 0  # fresh caches started because the one in use vanished or broke
         self._on_disk_full = on_disk_full
         self._should_stop = should_stop
         self._renewing = anyio.Lock()
@@ -68,37 +69,42 @@ class KnownAnswers:
             self._warned.add(what)
             log.warning(message)
 
-    def find(self, key: str, provider: str, model: str, request_json: str) -> Answer | None:
+    def find(self, req: Request[Any]) -> Answer | None:
         """The answer to a request if this run knows it without its cache: from memory (a run without a
         cache, or whose cache failed) or from the results file being resumed. The cache is asked by
         :meth:`claim`, with the claim on sending the request."""
-        if (answered := self._answered.get(key)) is not None:
+        if (answered := self._answered.get(req.key)) is not None:
             return answered
         if self.recorded:
-            return self.recorded.get((provider, model, request_json))
+            return self.recorded.get((req.provider.name, req.provider.model, req.request_json))
         return None
 
     async def keep(
-        self, key: str, provider: str, completion: Completion, record: CallRecord, refusal: str | None = None
+        self, req: Request[Any], completion: Completion, record: CallRecord, refusal: str | None = None
     ) -> None:
         """Keep a paid answer: in the cache with its ledger entry (``record``), else in memory. A refusal
         (``refusal``: why the provider withheld the answer) is kept as one, in the cache's ``raw``."""
         answer = Answer(completion.text, refusal)
         if not self.uses_cache:
-            self._remember(key, answer)
+            self._remember(req.key, answer)
             return
-        response = CachedResponse(text=completion.text, input_tokens=completion.input_tokens,
-                                  output_tokens=completion.output_tokens, model=completion.model, provider=provider,
-                                  created_at=datetime.now(UTC),
-                                  raw=None if refusal is None else {REFUSAL: refusal})  # fmt: skip
-        await self._cache_put(key, response, record, answer)
+        response = CachedResponse(
+            text=completion.text,
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            model=completion.model,
+            provider=req.provider.name,
+            created_at=datetime.now(UTC),
+            raw=None if refusal is None else {REFUSAL: refusal},
+        )
+        await self._cache_put(req.key, response, record, answer)
 
     def _remember(self, key: str, answer: Answer) -> None:
         self._answered[key] = answer
         if len(self._answered) > ANSWERED_IN_MEMORY:
             self._answered.popitem(last=False)
 
-    async def claim(self, key: str, provider: str, model: str, request_json: str, lease: float) -> Answer | None:
+    async def claim(self, req: Request[Any], lease: float) -> Answer | None:
         """The answer to a request if this run knows it already, else the claim on sending it. Returns the
         answer (from the shared cache, from :meth:`find`, or from another process that was sending the same
         request), or None when this process is to send.
@@ -110,6 +116,7 @@ class KnownAnswers:
         sender's failure (:meth:`release`); the claim of a process that died on this machine is taken
         over at once (see :meth:`ResponseCache.aclaim`), one of another machine lapses at the end of its
         lease. A cache that cannot be read is a miss (with one warning), never a failed run."""
+        key = req.key
         delay = 0.01
         for _ in range(MAX_CACHE_RENEWALS + 1):
             cache = await self._current_cache()
@@ -125,7 +132,7 @@ class KnownAnswers:
                 break
             if stored is not None:
                 return cached_answer(stored)
-            if (known := self.find(key, provider, model, request_json)) is not None:
+            if (known := self.find(req)) is not None:
                 if claim is Claim.CLAIMED:
                     await self.release(key)
                 return known
@@ -144,7 +151,7 @@ class KnownAnswers:
                 # Stored but unreadable here (a damaged row): send rather than wait for ever.
                 hit = await self._cache_get(key)
                 return cached_answer(hit) if hit is not None else None
-        return self.find(key, provider, model, request_json)
+        return self.find(req)
 
     async def release(self, key: str) -> None:
         """Give up a claim without an answer (the sender failed): another process may send. Never fails."""
@@ -170,8 +177,9 @@ class KnownAnswers:
                 await self._renew_cache(cache, exc)
             except StoreError as exc:
                 if self.cache is cache:
-                    self._warn_once("get", f"the response cache could not be read, so answers are requested "
-                                           f"again: {exc}")  # fmt: skip
+                    self._warn_once(
+                        "get", f"the response cache could not be read, so answers are requested again: {exc}"
+                    )
                     return None
         return None
 
@@ -197,8 +205,9 @@ class KnownAnswers:
                 return
             except StoreError as exc:
                 if self.cache is cache:
-                    self._warn_once("put", "the response cache could not be written; answers are recorded but "
-                                           f"not cached: {exc}")  # fmt: skip
+                    self._warn_once(
+                        "put", f"the response cache could not be written; answers are recorded but not cached: {exc}"
+                    )
                     break
         self._remember(key, answer)
 
@@ -239,9 +248,12 @@ class KnownAnswers:
                 log.warning("%s No fresh cache could be made (%s); the run goes on without one.", exc, failed)
                 return
             self.cache = fresh
-            self.renewals += 1
-        log.warning("%s PDBench goes on with a fresh cache at %s; answers recorded so far are kept in the run's "
-                    "results file, and `pdbench resume` takes them from there.", exc, broken.path)  # fmt: skip
+        log.warning(
+            "%s PDBench goes on with a fresh cache at %s; answers recorded so far are kept in the run's "
+            "results file, and `pdbench resume` takes them from there.",
+            exc,
+            broken.path,
+        )
 
 
 REFUSAL = "refusal"

@@ -1,6 +1,8 @@
 """The path of one model call, in one place: known answer -> one sender -> retry loop -> attempt -> record.
 
-:meth:`CallPath.request` takes each step in turn, each a method with one job:
+:meth:`CallPath.request` builds one :class:`~harness.calls.request.Request` (the provider and its limiter,
+the messages, parameters and facts, the caller's reader, where the call belongs and its first attempt's
+number) and hands it from step to step, each a method with one job:
 
 * **known answer** (:mod:`harness.calls.answers`): an identical request (provider, model, base URL,
   messages, sampling parameters, sample identity) already answered, in the shared response cache,
@@ -33,7 +35,7 @@ from typing import Any, TypeVar, overload
 import anyio
 import anyio.lowlevel
 
-from harness.calls.answers import KnownAnswers, ledger_json, record_from_ledger
+from harness.calls.answers import KnownAnswers, record_from_ledger
 from harness.calls.cache.cache import ResponseCache
 from harness.calls.limits import EndpointLimiter, LimiterClosed
 from harness.calls.pricing import PriceTable
@@ -44,7 +46,6 @@ from harness.calls.request import (
     CallResult,
     CallStats,
     CallTag,
-    KeyInPrompt,
     Reading,
     Request,
     Stopped,
@@ -64,11 +65,9 @@ __all__ = [
     "CallResult",
     "CallStats",
     "CallTag",
-    "KeyInPrompt",
     "Reading",
     "RetrySettings",
     "Stopped",
-    "ledger_json",
     "record_from_ledger",
 ]
 
@@ -109,7 +108,6 @@ class CallPath:
         prices: PriceTable,
         retry: RetrySettings | None = None,
         max_cost: float | None = None,
-        stats: CallStats | None = None,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         should_stop: Callable[[], bool] | None = None,
         ledger_run: str | None = None,
@@ -124,13 +122,17 @@ class CallPath:
         provider keys, no request may carry them and nothing stored may hold them (see the module docstring)."""
         remember_environment_keys(key_variables)
         self._should_stop = should_stop or (lambda: False)
-        self.answers = KnownAnswers(cache, ledger_run=ledger_run, recorded=recorded or {},
-                                    on_disk_full=on_disk_full or (lambda reason: None),
-                                    should_stop=self._should_stop)  # fmt: skip
+        self.answers = KnownAnswers(
+            cache,
+            ledger_run=ledger_run,
+            recorded=recorded or {},
+            on_disk_full=on_disk_full or (lambda reason: None),
+            should_stop=self._should_stop,
+        )
         self.prices = prices
         self.retry = retry or RetrySettings()
         self.max_cost = max_cost
-        self.stats = stats or CallStats()
+        self.stats = CallStats()
         self._policy = RetryPolicy(self.retry, sleep or self._sleep_unless_stopped, self._count_retry)
         # Requests in flight; the event is made only when a second caller waits for the same key.
         self._in_flight: dict[str, anyio.Event | None] = {}
@@ -140,17 +142,9 @@ class CallPath:
         """The response cache in use (None: no cache, or none could be renewed after it broke)."""
         return self.answers.cache
 
-    @property
-    def renewals(self) -> int:
-        """Fresh caches started because the one in use vanished or broke."""
-        return self.answers.renewals
-
     def forget_recorded(self, records: list[CallRecord]) -> None:
         """The results file now holds ``records``: their ledger entries go (see KnownAnswers.forget_recorded)."""
         self.answers.forget_recorded(records)
-
-    def budget_left(self) -> bool:
-        return self.max_cost is None or self.stats.cost_usd < self.max_cost
 
     async def _sleep_unless_stopped(self, seconds: float) -> None:
         """A retry wait that ends early when the run is asked to stop."""
@@ -208,18 +202,18 @@ class CallPath:
         Always a checkpoint: it lets the other games run (and can be cancelled) even when the
         answer needs no waiting at all (a cache hit, a model that answers instantly).
         """
-        req = Request(provider, messages, params, tag)
+        req = Request(provider, limiter, messages, params, tag, first_attempt, facts, read)
         if offline(provider):  # computed here, free and the same every time: nothing to look up or keep
             await anyio.lowlevel.checkpoint()
-            return await self._send(provider, limiter, req, first_attempt, facts, read)
+            return await self._send(req)
         if not self.answers.uses_cache:
             await anyio.lowlevel.checkpoint()  # with a cache, looking the answer up is one
         async with self._one_sender(req.key):
             if self.answers.uses_cache:
-                return await self._send_claimed(provider, limiter, req, first_attempt, facts, read)
-            if (known := self.answers.find(req.key, req.provider, req.model, req.request_json)) is not None:
-                return self._from_known(req, first_attempt, known, read)
-            return await self._send(provider, limiter, req, first_attempt, facts, read)
+                return await self._send_claimed(req)
+            if (known := self.answers.find(req)) is not None:
+                return self._from_known(req, known)
+            return await self._send(req)
 
     @asynccontextmanager
     async def _one_sender(self, key: str) -> AsyncIterator[None]:
@@ -239,63 +233,54 @@ class CallPath:
             if (waiting := in_flight.pop(key)) is not None:
                 waiting.set()
 
-    def _from_known(
-        self, req: Request, attempt: int, known: Answer, read: Callable[[str], Reading[T]]
-    ) -> CallResult[T]:
+    def _from_known(self, req: Request[T], known: Answer) -> CallResult[T]:
         """The result of a request answered without sending it: free, and recorded as cached (a refusal as
         a refusal)."""
         self.stats.calls += 1
         self.stats.cached += 1
         text = known.text
-        reading = self._read(text, read, known.refusal)
-        record = req.record(attempt, text=text, reading=reading, duration_ms=0.0, input_tokens=0, output_tokens=0,
-                            cost_usd=0.0, cached=True, refusal=known.refusal)  # fmt: skip
+        reading = self._read(req, text, known.refusal)
+        record = req.record(
+            req.first_attempt,
+            text=text,
+            reading=reading,
+            duration_ms=0.0,
+            input_tokens=0,
+            output_tokens=0,
+            cost_usd=0.0,
+            cached=True,
+            refusal=known.refusal,
+        )
         return CallResult(text=text, reading=reading, records=[record], cached=True)
 
-    def _read(self, text: str, read: Callable[[str], Reading[T]], refusal: str | None = None) -> Reading[T]:
+    def _read(self, req: Request[T], text: str, refusal: str | None = None) -> Reading[T]:
         """The caller's reading of an answer; of a withheld one (``refusal``), no move (see ``refused``)."""
         if refusal is not None:
-            return refused(read, refusal)
-        reading = read(text)
+            return refused(req.read, refusal)
+        reading = req.read(text)
         if reading.unreadable is not None:
             self.stats.parse_failures += 1
         return reading
 
-    async def _send_claimed(
-        self,
-        provider: Provider,
-        limiter: EndpointLimiter,
-        req: Request,
-        first_attempt: int,
-        facts: PromptFacts | None,
-        read: Callable[[str], Reading[T]],
-    ) -> CallResult[T]:
+    async def _send_claimed(self, req: Request[T]) -> CallResult[T]:
         """Answer the request from the shared cache, or send it while holding the cache's claim on it, so that
         another process asking the same waits for this answer; or take that process's answer, when it held
         the claim first."""
         lease = self.retry.max_seconds + self.retry.timeout + CLAIM_MARGIN_S
-        if (known := await self.answers.claim(req.key, req.provider, req.model, req.request_json, lease)) is not None:
-            return self._from_known(req, first_attempt, known, read)
+        if (known := await self.answers.claim(req, lease)) is not None:
+            return self._from_known(req, known)
         try:
-            return await self._send(provider, limiter, req, first_attempt, facts, read)
+            return await self._send(req)
         except BaseException:
             await self.answers.release(req.key)  # no answer: another process may send
             raise
 
-    async def _send(
-        self,
-        provider: Provider,
-        limiter: EndpointLimiter,
-        req: Request,
-        first_attempt: int,
-        facts: PromptFacts | None,
-        read: Callable[[str], Reading[T]],
-    ) -> CallResult[T]:
+    async def _send(self, req: Request[T]) -> CallResult[T]:
         """Every attempt of the request, in one retry loop; the last failure becomes a CallFailed that
         carries every attempt's record and says what kind of failure it was."""
-        exchange = _Exchange(first_attempt, first_attempt)
+        exchange = _Exchange(req.first_attempt, req.first_attempt)
         try:
-            return await self._policy.attempts()(self._attempt, provider, limiter, req, exchange, facts, read)
+            return await self._policy.attempts()(self._attempt, req, exchange)
         except AttemptFailed as failed:
             why = (
                 f"{failed.reason} (gave up after {plural(exchange.made, 'attempt')})" if failed.retry else failed.reason
@@ -305,38 +290,23 @@ class CallPath:
     def _may_send(self, records: list[CallRecord]) -> None:
         if self._should_stop():
             raise Stopped("the run was stopped before this request was sent", records)
-        if not self.budget_left():
+        if self.max_cost is not None and self.stats.cost_usd >= self.max_cost:
             raise BudgetExhausted(f"the cost limit of ${self.max_cost:g} was reached", records)
 
-    async def _attempt(
-        self,
-        provider: Provider,
-        limiter: EndpointLimiter,
-        req: Request,
-        exchange: _Exchange,
-        facts: PromptFacts | None,
-        read: Callable[[str], Reading[T]],
-    ) -> CallResult[T]:
+    async def _attempt(self, req: Request[T], exchange: _Exchange) -> CallResult[T]:
         """One attempt under the endpoint's limiter: the answer, recorded and kept, or an AttemptFailed."""
         self._may_send(exchange.records)
-        estimate = estimate_tokens(req.messages) + req.params.max_tokens
         try:
-            number, completion, started = await self._under_limiter(provider, limiter, req, exchange, facts, estimate)
+            number, completion, started = await self._under_limiter(req, exchange)
         except LimiterClosed:
             raise Stopped("the run was stopped before this request was sent", exchange.records) from None
-        return await self._answered(provider, req, number, completion, started, exchange, read)
+        return await self._answered(req, exchange, number, completion, started)
 
-    async def _under_limiter(
-        self,
-        provider: Provider,
-        limiter: EndpointLimiter,
-        req: Request,
-        exchange: _Exchange,
-        facts: PromptFacts | None,
-        estimate: int,
-    ) -> tuple[int, Completion, float]:
+    async def _under_limiter(self, req: Request[Any], exchange: _Exchange) -> tuple[int, Completion, float]:
         """Send the request once the limiter admits it, and tell the limiter how it went: the attempt's
         number, the answer and when it was sent; or an AttemptFailed."""
+        limiter = req.limiter
+        estimate = estimate_tokens(req.messages) + req.params.max_tokens
         async with limiter.acquire(estimate) as permit:
             self._may_send(exchange.records)  # again: the wait for a slot may have outlasted the budget or the run
             number = exchange.next_attempt
@@ -344,9 +314,9 @@ class CallPath:
             self.stats.calls += 1
             started = time.perf_counter()
             try:
-                completion = await self._generate(provider, req, facts)
+                completion = await self._generate(req)
             except Exception as exc:
-                failed = self._failed(provider, req, exc, number, started, exchange)
+                failed = self._failed(req, exchange, exc, number, started)
                 decision = failed.decision
                 if decision.rate_limited:
                     # Only the pattern of refusals pauses the endpoint (see harness.calls.limits.adaptation).
@@ -359,34 +329,26 @@ class CallPath:
             limiter.on_success(permit)
         return number, completion, started
 
-    async def _generate(self, provider: Provider, req: Request, facts: PromptFacts | None) -> Completion:
+    async def _generate(self, req: Request[Any]) -> Completion:
         """The provider's answer within a hard deadline, a second after the provider's own timeout (an
         SDK's timeout bounds each read, not the whole request)."""
         with anyio.fail_after(self.retry.timeout + 1.0):
-            return await provider.generate(req.messages, req.params, self.retry.timeout, facts)
+            return await req.provider.generate(req.messages, req.params, self.retry.timeout, req.facts)
 
     def _failed(
-        self, provider: Provider, req: Request, exc: Exception, number: int, started: float, exchange: _Exchange
+        self, req: Request[Any], exchange: _Exchange, exc: Exception, number: int, started: float
     ) -> AttemptFailed:
-        """A failed attempt: the provider's decision, the call path's verdict and the attempt's record."""
-        decision = provider.should_retry(exc)
+        """A failed attempt, its record kept with the request's others: the provider's decision and the call
+        path's verdict."""
+        decision = req.provider.should_retry(exc)
         retry, reason = verdict(decision, self.retry)
-        self.stats.errors += 1
         self.stats.rate_limited += decision.rate_limited
-        record = req.record(number, fault=decision.fault, error=reason,
-                            duration_ms=(time.perf_counter() - started) * 1000)  # fmt: skip
-        exchange.records.append(record)
-        return AttemptFailed(decision, reason, retry, record)
+        duration_ms = (time.perf_counter() - started) * 1000
+        exchange.records.append(req.record(number, fault=decision.fault, error=reason, duration_ms=duration_ms))
+        return AttemptFailed(decision, reason, retry)
 
     async def _answered(
-        self,
-        provider: Provider,
-        req: Request,
-        number: int,
-        completion: Completion,
-        started: float,
-        exchange: _Exchange,
-        read: Callable[[str], Reading[T]],
+        self, req: Request[T], exchange: _Exchange, number: int, completion: Completion, started: float
     ) -> CallResult[T]:
         """An answer: read, priced, recorded, and kept (cache or memory) before the call returns. An answer
         the provider withheld is one too (it was paid for, and asking again draws the same): recorded as
@@ -395,15 +357,22 @@ class CallPath:
         if (text := scrub(completion.text)) != completion.text:  # an answer quoting a key is kept without it
             completion = dataclasses.replace(completion, text=text)
         refusal = refusal_reason(completion.refusal) if completion.refusal is not None else None
-        reading = self._read(completion.text, read, refusal)
+        reading = self._read(req, completion.text, refusal)
         cost = self.prices.cost(req.name, completion.input_tokens, completion.output_tokens)
         self.stats.input_tokens += completion.input_tokens or 0
         self.stats.output_tokens += completion.output_tokens or 0
         self.stats.cost_usd += cost or 0.0
-        record = req.record(number, text=completion.text, reading=reading, duration_ms=duration_ms,
-                            input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
-                            cost_usd=cost, refusal=refusal)  # fmt: skip
+        record = req.record(
+            number,
+            text=completion.text,
+            reading=reading,
+            duration_ms=duration_ms,
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            cost_usd=cost,
+            refusal=refusal,
+        )
         exchange.records.append(record)
-        if not offline(provider):
-            await self.answers.keep(req.key, provider.name, completion, record, refusal)
+        if not offline(req.provider):
+            await self.answers.keep(req, completion, record, refusal)
         return CallResult(text=completion.text, reading=reading, records=exchange.records, cached=False)

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
 from harness.calls.cache.keys import cache_key
+from harness.calls.limits import EndpointLimiter
 from harness.calls.record import CallRecord
-from harness.providers.base import FailureKind, Fault, Message, Provider, Sample, SamplingParams
+from harness.providers.base import FailureKind, Fault, Message, PromptFacts, Provider, Sample, SamplingParams
 from harness.providers.keys import key_in, scrub
 from harness.states import CallOutcome
 
@@ -38,7 +39,6 @@ class CallStats:
     cached: int = 0
     retries: int = 0
     rate_limited: int = 0
-    errors: int = 0
     parse_failures: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -141,33 +141,46 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-class Request:
-    """One request: what is sent (``messages``, ``params``), its identity (``request_json``, ``key``) and
-    what every record of it shares (the tag, the provider and model, one timestamp)."""
+@dataclass(frozen=True, slots=True, eq=False)
+class Request(Generic[T]):
+    """One model call, built once and handed from step to step of the call path (as httpx's send path hands
+    its Request): what is sent (``messages``, ``params``, and ``facts`` for stand-in models), to whom
+    (``provider``, under ``limiter``), how the answer is read (``read``), where it belongs (``tag``) and the
+    number of its first attempt; and, made from those, its identity (``request_json``, ``key``), its name
+    and the one timestamp every record of it shares. Making one raises :class:`KeyInPrompt` when the
+    messages hold a key."""
 
-    __slots__ = ("created_at", "key", "messages", "model", "name", "params", "provider", "request_json", "tag")
+    provider: Provider
+    limiter: EndpointLimiter
+    messages: list[Message]
+    params: SamplingParams
+    tag: CallTag
+    first_attempt: int
+    facts: PromptFacts | None
+    read: Callable[[str], Reading[T]]
+    name: str = field(init=False)  # "provider/model"
+    request_json: str = field(init=False)
+    key: str = field(init=False)
+    created_at: datetime = field(init=False)
 
-    def __init__(self, provider: Provider, messages: list[Message], params: SamplingParams, tag: CallTag) -> None:
-        self.provider = provider.name
-        self.model = provider.model
-        self.name = f"{provider.name}/{provider.model}"
-        self.messages = messages
-        self.params = params
-        self.tag = tag
+    def __post_init__(self) -> None:
+        provider, messages, params = self.provider, self.messages, self.params
+        name = f"{provider.name}/{provider.model}"
         # Record what is really sent: a provider may not accept some sampling parameters.
         unsupported: frozenset[str] = getattr(provider, "unsupported_params", frozenset())
         all_params = params.as_dict()
         sent = {k: v for k, v in all_params.items() if k not in unsupported}
-        sample = tag.sample.as_dict()
-        self.request_json = json.dumps({"messages": messages, "params": sent, "sample": sample}, ensure_ascii=False)
-        if (variable := key_in(self.request_json)) is not None:
+        sample = self.tag.sample.as_dict()
+        request_json = json.dumps({"messages": messages, "params": sent, "sample": sample}, ensure_ascii=False)
+        if (variable := key_in(request_json)) is not None:
             raise KeyInPrompt(
-                f"{self.name}: the prompt holds the key in {variable}, so it was not sent and is not stored. Something "
+                f"{name}: the prompt holds the key in {variable}, so it was not sent and is not stored. Something "
                 "copied the key into the prompt: check this player's prompt templates (template_dir) and persona "
                 "for a key pasted into them or a file they include"
             )
-        self.key = cache_key(provider.name, provider.model, provider.endpoint.base_url, messages, all_params, sample)
-        self.created_at = _now()
+        key = cache_key(provider.name, provider.model, provider.endpoint.base_url, messages, all_params, sample)
+        for attribute, value in (("name", name), ("request_json", request_json), ("key", key), ("created_at", _now())):
+            object.__setattr__(self, attribute, value)
 
     def record(
         self,
@@ -194,10 +207,23 @@ class Request:
             error = reading.unreadable
         t = self.tag
         return CallRecord(
-            game_id=t.game_id, round=t.round, player=t.player, attempt=attempt, provider=self.provider,
-            model=self.model, request_json=self.request_json, response_text=None if text is None else scrub(text),
-            action=reading.action if reading is not None else None, outcome=outcome(fault, reading, refusal),
+            game_id=t.game_id,
+            round=t.round,
+            player=t.player,
+            attempt=attempt,
+            provider=self.provider.name,
+            model=self.provider.model,
+            request_json=self.request_json,
+            response_text=None if text is None else scrub(text),
+            action=reading.action if reading is not None else None,
+            outcome=outcome(fault, reading, refusal),
             error=None if error is None else scrub(error),
-            duration_ms=duration_ms, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd,
-            cached=cached, created_at=self.created_at, purpose=t.purpose, option_order=t.option_order,
-        )  # fmt: skip
+            duration_ms=duration_ms,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost_usd,
+            cached=cached,
+            created_at=self.created_at,
+            purpose=t.purpose,
+            option_order=t.option_order,
+        )

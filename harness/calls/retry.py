@@ -31,7 +31,6 @@ from tenacity import (
     wait_random,
 )
 
-from harness.calls.record import CallRecord
 from harness.providers.base import RetryDecision
 
 MAX_JITTER_S = 1.0
@@ -54,15 +53,14 @@ class RetrySettings(BaseModel):
 
 
 class AttemptFailed(Exception):
-    """One attempt failed: the provider's decision, the call path's verdict (``retry``: whether this
-    request may try again, bounds aside) and the attempt's record."""
+    """One attempt failed: the provider's decision and the call path's verdict (``retry``: whether this
+    request may try again, bounds aside). The attempt's record is with the request's others."""
 
-    def __init__(self, decision: RetryDecision, reason: str, retry: bool, record: CallRecord) -> None:
+    def __init__(self, decision: RetryDecision, reason: str, retry: bool) -> None:
         super().__init__(reason)
         self.decision = decision
         self.reason = reason
         self.retry = retry
-        self.record = record
 
 
 def verdict(decision: RetryDecision, settings: RetrySettings) -> tuple[bool, str]:
@@ -89,7 +87,6 @@ class RetryPolicy:
     def __init__(
         self, settings: RetrySettings, sleep: Callable[[float], Awaitable[None]], on_retry: Callable[[], None]
     ) -> None:
-        self.settings = settings
         self._sleep = sleep
         self._on_retry = on_retry
         self._jitter = random.Random()

@@ -10,12 +10,13 @@ from rich.markup import escape
 
 from harness.cli.base import ResultsOpt, app, err
 from harness.errors import StoreError
+from harness.ui.launch import DEFAULT_PORT
 
 
 @app.command()
 def ui(
     results: ResultsOpt = None,
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to serve on.")] = 8501,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to serve on.")] = DEFAULT_PORT,
     host: Annotated[
         str,
         typer.Option(

@@ -17,6 +17,7 @@ from harness.errors import ConfigError
 APP = Path(__file__).with_name("app.py")
 SERVER = Path(__file__).with_name("server.py")
 DEFAULT_PORT = 8501
+"""Streamlit's own default port, which `pdbench ui --port` defaults to."""
 
 
 def command(results: Path, port: int, host: str = "127.0.0.1") -> list[str]:

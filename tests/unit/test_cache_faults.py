@@ -5,20 +5,31 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.calls.cache.cache import CachedResponse, ResponseCache
+from harness.calls.answers import ledger_json
+from harness.calls.cache.cache import ResponseCache
 from harness.calls.cache.claims import Claim
 from harness.calls.cache.keys import cache_key
-from harness.calls.path import CallPath, ledger_json, record_from_ledger
+from harness.calls.cache.responses import CachedResponse
+from harness.calls.path import CallPath, record_from_ledger
 from harness.calls.pricing import DEFAULT_PRICES, PriceTable
 from harness.calls.record import Answer
-from harness.calls.request import Request
+from harness.calls.request import Request, take_as_is
 from harness.providers.base import Sample, SamplingParams
 from tests.unit.test_calls import MESSAGES, TAG, EchoProvider, limiter
+
+
+def claims_left(path: Path) -> int:
+    """Claims in the cache file at ``path``, as another process sees them."""
+    with closing(sqlite3.connect(path)) as conn:
+        n: int = conn.execute("SELECT count(*) FROM claims").fetchone()[0]
+    return n
 
 
 def dead_pid() -> int:
@@ -35,12 +46,12 @@ async def test_a_claim_of_a_process_that_died_is_taken_over_at_once(tmp_path: Pa
         # The same claim made by a process of this machine that no longer runs (kill -9 mid-request).
         host, _, rest = other.owner.partition(":")
         ghost = f"{host}:{dead_pid()}:{rest.partition(':')[2]}"
-        conn = other._connect()
-        conn.execute("UPDATE claims SET owner = ? WHERE key = 'k1'", (ghost,))
-        assert await mine.aclaim("k1", lease_s=600) is Claim.CLAIMED
-        # A claim from another machine is never judged by pid: it lapses with its lease.
-        conn.execute("UPDATE claims SET owner = ? WHERE key = 'k1'", (f"elsewhere:{dead_pid()}:x",))
-        assert await mine.aclaim("k1", lease_s=600) is Claim.HELD
+        with closing(sqlite3.connect(tmp_path / "c.sqlite", isolation_level=None)) as conn:
+            conn.execute("UPDATE claims SET owner = ? WHERE key = 'k1'", (ghost,))
+            assert await mine.aclaim("k1", lease_s=600) is Claim.CLAIMED
+            # A claim from another machine is never judged by pid: it lapses with its lease.
+            conn.execute("UPDATE claims SET owner = ? WHERE key = 'k1'", (f"elsewhere:{dead_pid()}:x",))
+            assert await mine.aclaim("k1", lease_s=600) is Claim.HELD
 
 
 async def test_a_cache_corrupted_in_place_mid_run_is_set_aside_once(tmp_path: Path) -> None:
@@ -58,10 +69,10 @@ async def test_a_cache_corrupted_in_place_mid_run_is_set_aside_once(tmp_path: Pa
     other = dataclasses.replace(TAG, sample=Sample("c", 1, "b"))
     result = await calls.request(provider, limiter(), MESSAGES, SamplingParams(), other, 1)
     assert result.text == "C" and provider.calls == 2
-    assert calls.renewals == 1 and len(list(tmp_path.glob("c.sqlite.corrupt-*[0-9]"))) == 1
+    assert len(list(tmp_path.glob("c.sqlite.corrupt-*[0-9]"))) == 1
     assert calls.cache is not None and calls.cache is not cache2
     key = cache_key("echo", "m", "http://localhost:1/v1/", MESSAGES, SamplingParams().as_dict(), other.sample.as_dict())
-    assert calls.cache.get(key) is not None  # the answer is in the fresh cache
+    assert await calls.cache.aget(key) is not None  # the answer is in the fresh cache
     calls.cache.close()
 
 
@@ -92,8 +103,7 @@ async def test_the_answer_and_the_claim_are_asked_for_in_one_step(tmp_path: Path
         assert claim is Claim.ANSWERED and answer is not None
         assert (answer.text, answer.input_tokens, answer.output_tokens) == ("C", 3, 1)
         assert answer.created_at == stored.created_at
-        assert other._connect().execute("SELECT count(*) FROM claims").fetchone() == (0,)  # answered: no claim left
-        assert (other.stats().hits, other.stats().misses) == (1, 0)
+        assert claims_left(tmp_path / "c.sqlite") == 0  # answered: no claim left
 
 
 async def test_an_answer_of_the_resumed_results_file_ends_the_claim_made_for_it(tmp_path: Path) -> None:
@@ -102,8 +112,8 @@ async def test_an_answer_of_the_resumed_results_file_ends_the_claim_made_for_it(
     with ResponseCache(tmp_path / "c.sqlite") as cache:
         provider = EchoProvider()
         path = CallPath(cache=cache, prices=PriceTable(DEFAULT_PRICES))
-        req_json = Request(provider, MESSAGES, SamplingParams(), TAG).request_json
+        req_json = Request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1, None, take_as_is).request_json
         path.answers.recorded = {(provider.name, provider.model, req_json): Answer("recorded answer")}
         result = await path.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
         assert (result.text, result.cached, provider.calls) == ("recorded answer", True, 0)
-        assert cache._connect().execute("SELECT count(*) FROM claims").fetchone() == (0,)
+        assert claims_left(tmp_path / "c.sqlite") == 0

@@ -13,8 +13,12 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from enum import IntEnum
+
+from harness.calls.cache import responses
+from harness.calls.cache.file import to_us, transaction, utcnow
+from harness.calls.cache.responses import Row
 
 _HOST = socket.gethostname()
 _CLAIM = (
@@ -54,31 +58,34 @@ def owner_alive(owner: str) -> bool:
     return True
 
 
-def claim(
-    conn: sqlite3.Connection,
-    owner: str,
-    items: list[tuple[str, int]],
-    now_us: int,
-    answered: Callable[[list[str]], Iterable[str]],
-) -> list[Claim]:
-    """Claim each ``(key, expires_us)`` for ``owner`` in one transaction, unless ``answered`` (the keys whose
-    answers are stored) names it or another live claimant holds it."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        stored = set(answered([key for key, _ in items]))
-        result = [
-            Claim.ANSWERED if key in stored
-            else Claim.CLAIMED if conn.execute(_CLAIM, (key, owner, expires, now_us)).rowcount == 1
-            or _take_over(conn, owner, key, expires)
-            else Claim.HELD
-            for key, expires in items
-        ]  # fmt: skip
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return result
+def answer_or_claim(
+    conn: sqlite3.Connection, owner: str, items: list[tuple[str, int]]
+) -> list[tuple[Claim, Row | None]]:
+    """For each ``(key, expires_us)``: its stored row (``ANSWERED``), found by a read that takes no lock;
+    else the claim, made for all the others in one transaction (see :func:`claim`)."""
+    stored = responses.select(conn, [key for key, _ in items])
+    unanswered = [(key, expires) for key, expires in items if key not in stored]
+    made = iter(claim(conn, owner, unanswered) if unanswered else [])
+    return [(Claim.ANSWERED, stored[key]) if key in stored else (next(made), None) for key, _ in items]
+
+
+def claim(conn: sqlite3.Connection, owner: str, items: list[tuple[str, int]]) -> list[Claim]:
+    """Claim each ``(key, expires_us)`` for ``owner`` in one transaction, unless its answer is stored (looked for
+    again inside the transaction: another process may have stored one meanwhile) or another live claimant
+    holds it."""
+    now_us = to_us(utcnow())
+    with transaction(conn):
+        stored = responses.select(conn, [key for key, _ in items])
+        return [
+            Claim.ANSWERED if key in stored else _claim_one(conn, owner, key, expires, now_us) for key, expires in items
+        ]
+
+
+def _claim_one(conn: sqlite3.Connection, owner: str, key: str, expires: int, now_us: int) -> Claim:
+    """``CLAIMED`` if ``key`` was unclaimed, or its claim lapsed, was ``owner``'s or a dead process's; else ``HELD``."""
+    if conn.execute(_CLAIM, (key, owner, expires, now_us)).rowcount == 1 or _take_over(conn, owner, key, expires):
+        return Claim.CLAIMED
+    return Claim.HELD
 
 
 def _take_over(conn: sqlite3.Connection, owner: str, key: str, expires: int) -> bool:
@@ -87,8 +94,10 @@ def _take_over(conn: sqlite3.Connection, owner: str, key: str, expires: int) -> 
     row = conn.execute("SELECT owner FROM claims WHERE key = ?", (key,)).fetchone()
     if row is None or owner_alive(row[0]):
         return False
-    return conn.execute("UPDATE claims SET owner = ?, expires_us = ? WHERE key = ? AND owner = ?",
-                        (owner, expires, key, row[0])).rowcount == 1  # fmt: skip
+    taken = conn.execute(
+        "UPDATE claims SET owner = ?, expires_us = ? WHERE key = ? AND owner = ?", (owner, expires, key, row[0])
+    )
+    return bool(taken.rowcount == 1)
 
 
 def release(conn: sqlite3.Connection, owner: str, key: str) -> None:

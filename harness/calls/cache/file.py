@@ -16,7 +16,8 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -96,13 +97,17 @@ def cache_error(path: Path, action: str, exc: sqlite3.Error) -> StoreError:
     text = str(exc)
     code = sqlite_code(exc)
     if code == sqlite3.SQLITE_FULL:
-        return DiskFull(f"The disk holding the response cache {path} is full (sqlite: {text}). Free some "
-                        "space, then `pdbench resume` the run: every answer recorded so far is kept.")  # fmt: skip
+        return DiskFull(
+            f"The disk holding the response cache {path} is full (sqlite: {text}). Free some "
+            "space, then `pdbench resume` the run: every answer recorded so far is kept."
+        )
     if code in _CORRUPT:
-        return CacheLost(f"The response cache {path} is corrupt or not a PDBench cache (sqlite: {text}). "
-                         "Runs move such a file aside and go on with a fresh cache; otherwise run "
-                         f"`pdbench cache clear`, or delete the file (and any {path.name}-wal / -shm "
-                         "next to it); only cached answers are lost.")  # fmt: skip
+        return CacheLost(
+            f"The response cache {path} is corrupt or not a PDBench cache (sqlite: {text}). "
+            "Runs move such a file aside and go on with a fresh cache; otherwise run "
+            f"`pdbench cache clear`, or delete the file (and any {path.name}-wal / -shm "
+            "next to it); only cached answers are lost."
+        )
     if is_busy(exc):
         hint = (
             f"another process kept it locked for more than {BUSY_TIMEOUT_S:.0f} s. "
@@ -180,6 +185,30 @@ def _while_busy(step: Callable[[], object]) -> None:
             if not is_busy(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taking the lock at once (``BEGIN IMMEDIATE``: no deadlock between two
+    processes that both read first), committed at the end and rolled back on any exception, cancellation too."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def give_back_space(conn: sqlite3.Connection) -> None:
+    """Return the space of deleted rows to the file system (VACUUM and a WAL truncation), unless another
+    process is using the file: then the space is reused later instead."""
+    try:
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.OperationalError:
+        pass  # busy elsewhere: the rows are gone, only the file stays larger for now
 
 
 def checkpoint(path: Path) -> None:

@@ -4,7 +4,7 @@ The ``aget`` calls of one turn (the games that reached a new round together) bec
 and the ``aput`` calls of one turn (the games whose answers came in together) one transaction,
 since a commit, which writes every page its rows touched, costs more than the rows. Each call adds
 its key or row to the open :class:`Group` and yields once; the first of them to run again does the
-work for all (:func:`settle`), so no call waits on another, unless the file was busy and the work
+work for all (:meth:`Turns.settle`), so no call waits on another, unless the file was busy and the work
 went to a worker thread: then the others wait for it.
 
 The work is tried first on the event loop's own thread, with a connection that does not wait for
@@ -16,8 +16,9 @@ to a worker thread for every call cost more than the call itself (a fifth of a m
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import sqlite3
+import threading
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, Generic, TypeVar
@@ -26,10 +27,13 @@ import anyio
 import anyio.to_thread
 
 from harness.calls.cache.file import is_busy
+from harness.calls.cache.storage import Storage
 from harness.errors import StoreError
 
 Item = TypeVar("Item")
-T = TypeVar("T")
+
+Work = Callable[[sqlite3.Connection, list[Any]], Any]
+"""A group's work: its items done with a connection, in one query or one transaction; one result for all."""
 
 
 class GroupState(Enum):
@@ -58,47 +62,71 @@ class Group(Generic[Item]):
             self.event.set()
 
 
-async def settle(
-    group: Group[Item],
-    detach: Callable[[], None],
-    run_here: Callable[[list[Item]], Any],
-    run_waiting: Callable[[list[Item]], Any],
-    failure: Callable[[sqlite3.Error], BaseException],
-    interrupted: str,
-) -> bool:
-    """Do ``group``'s work for all its calls, unless one of them is doing it already: then wait. Returns
-    whether this call did the work (and so may count it once for the group).
+class Turns:
+    """The groups of one kind of call (lookups, writes or claims): each thread's open group, and the doing of
+    a group's work on ``storage``."""
 
-    ``detach`` closes the group to new calls; ``run_here`` does the work with the connection that never
-    waits, ``run_waiting`` (on a worker thread) with one that waits for the lock; ``failure`` turns a
-    sqlite3 error into the error every call sees; ``interrupted`` is the message if neither finished.
-    """
-    if group.state is GroupState.RUNNING:  # on a worker thread: the file was busy
-        if group.event is None:
-            group.event = anyio.Event()
-        await group.event.wait()
-        return False
-    detach()  # from now on, calls start a new group
-    group.state = GroupState.RUNNING
-    try:
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._local = threading.local()
+
+    def current(self) -> Group[Any] | None:
+        """This thread's open group, if there is one."""
+        group: Group[Any] | None = getattr(self._local, "group", None)
+        return group
+
+    def join(self) -> Group[Any]:
+        """This thread's open group, made if there is none: the caller adds its item, then yields once."""
+        group: Group[Any] | None = getattr(self._local, "group", None)
+        if group is None:
+            group = self._local.group = Group()
+        return group
+
+    def _detach(self, group: Group[Any]) -> None:
+        """Close ``group`` to new calls: the next call starts a new group."""
+        if getattr(self._local, "group", None) is group:
+            self._local.group = None
+
+    def do_now(self, group: Group[Any], work: Work, connect: Callable[[], sqlite3.Connection]) -> None:
+        """Do an open group's work at once with ``connect()`` (a call of it was cancelled, or the cache is
+        closing), if nobody has and the file allows it; if it fails, a later call of the group, or closing, does it."""
+        if group.state is GroupState.OPEN:
+            with contextlib.suppress(Exception):
+                group.result = work(connect(), group.items)
+                self._detach(group)
+                group.finish()
+
+    async def settle(self, group: Group[Any], work: Work, action: str) -> bool:
+        """Do ``group``'s work for all its calls, unless one of them is doing it already: then wait. Returns
+        whether this call did the work (and so may count it once for the group).
+
+        The work is tried with this thread's connection that never waits; if the file is busy, on a worker
+        thread with one that waits for the lock. A sqlite3 failure becomes the StoreError every call of the
+        group sees (``action`` says what failed: "read", "write to").
+        """
+        if group.state is GroupState.RUNNING:  # on a worker thread: the file was busy
+            if group.event is None:
+                group.event = anyio.Event()
+            await group.event.wait()
+            return False
+        self._detach(group)  # from now on, calls start a new group
+        group.state = GroupState.RUNNING
+        storage = self._storage
         try:
-            group.result = run_here(group.items)
+            try:
+                group.result = work(storage.nowait(), group.items)
+            except sqlite3.Error as exc:
+                if not is_busy(exc):
+                    raise
+                with anyio.CancelScope(shield=True):  # the other calls rely on it
+                    group.result = await anyio.to_thread.run_sync(lambda: work(storage.waiting(), group.items))
         except sqlite3.Error as exc:
-            if not is_busy(exc):
-                raise
-            with anyio.CancelScope(shield=True):  # the other calls rely on it
-                group.result = await in_thread(run_waiting, group.items)
-    except sqlite3.Error as exc:
-        group.error = failure(exc)
-    except Exception as exc:  # a closed cache (StoreError), or a bug: every call sees it
-        group.error = exc
-    finally:
-        if group.result is None and group.error is None:
-            group.error = StoreError(interrupted)
-        detach()
-        group.finish()
-    return True
-
-
-async def in_thread(func: Callable[..., T], *args: Any) -> T:
-    return await anyio.to_thread.run_sync(functools.partial(func, *args))
+            group.error = storage.error(action, exc)
+        except Exception as exc:  # a closed cache (StoreError), or a bug: every call sees it
+            group.error = exc
+        finally:
+            if group.result is None and group.error is None:
+                group.error = StoreError(f"A {action} of the response cache {storage.path} was interrupted.")
+            self._detach(group)
+            group.finish()
+        return True
