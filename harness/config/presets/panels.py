@@ -1,7 +1,8 @@
 """The players a built-in run plays when none are named: an eval's opponents and a tournament's field.
 
-Kept apart from :mod:`harness.config.presets.evaluation` and :mod:`harness.config.presets.tournament` (which re-export them) because the
-command line shows them as defaults in ``--help``, which must not wait for the config models to load.
+Kept apart from :mod:`~harness.config.presets.evaluation` and :mod:`~harness.config.presets.tournament`
+(which re-export them) because the command line shows them as defaults in ``--help``, which must not wait
+for the config models to load.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where a reply names its move: every decision, with its position (rules 1 to 4 of harness.players.model.parsing.policy).
+"""Where a reply names its move: every decision, with its position (rules 1 to 4 of the parsing policy).
 
 Part of the move parser. What to make of the decisions found (revisions, agreement) is decided
 in harness.players.model.parsing.policy; this module only finds them and drops what is not a decision.
@@ -53,7 +53,7 @@ _ALONE_MAX_GLOSSED = 240
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """One place where the reply names its move; ``method`` names the kind (see harness.players.model.parsing.policy)."""
+    """One place where the reply names its move; ``method`` names the kind (see the parsing policy)."""
 
     start: int
     end: int

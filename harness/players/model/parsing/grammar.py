@@ -1,9 +1,9 @@
 """The move parser's regexes, compiled once per set of labels, and the text normalisation.
 
-Part of the move parser: the rules are in harness.players.model.parsing.policy, the vocabulary in
-harness.players.model.parsing.words, the search for decisions in harness.players.model.parsing.decisions. A move *token* is a
-label or move word bounded by letters of spaced scripts, so "Decision" holds no D, "CD" is no
-move and "I'd" no d; Chinese words are not spaced, so Chinese tokens need no boundary.
+Part of the move parser (:mod:`harness.players.model.parsing`): the rules are in ``policy``, the vocabulary
+in ``words``, the search for decisions in ``decisions``. A move *token* is a label or move word bounded by
+letters of spaced scripts, so "Decision" holds no D, "CD" is no move and "I'd" no d; Chinese words are not spaced,
+so Chinese tokens need no boundary.
 """
 
 from __future__ import annotations
