@@ -34,8 +34,7 @@ from harness.engine.preflight import check_models
 from harness.engine.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
 from harness.errors import DiskFull, RunNotFoundError, StoreError
 from harness.game.match import Match
-from harness.game.seeds import stream
-from harness.players.strategies.play import NO_DRAWS, play_seeded
+from harness.players.strategies.play import play_seeded
 from harness.providers.base import FailureKind
 from harness.states import RunStatus
 from harness.store import resume
@@ -91,7 +90,7 @@ class StrategyGames:
     def play(self, plan: GamePlan) -> tuple[Match, int]:
         cond = plan.condition
         horizon = cond.horizon
-        length = horizon.draw_length(stream(plan.seed, "horizon") if horizon.kind == "geometric" else NO_DRAWS)
+        length = horizon.game_length(plan.seed)
         spec_a, spec_b = cond.strategies()
         deterministic = cond.noise == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
         key = (spec_a, spec_b, cond.game, length)

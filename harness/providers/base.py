@@ -118,7 +118,7 @@ class QuestionFacts:
 
     kind: str  # payoff | horizon | last_move
     expected: str  # canonical: "8,0" (your points, theirs), "10" (rounds) or "0.95" (probability), "C" or "D"
-    horizon: str | None = None  # horizon questions: fixed (asks the rounds) or geometric (the probability)
+    probability: bool = False  # a horizon question whose answer is a probability (geometric), not rounds (fixed)
 
 
 @dataclass(frozen=True, slots=True)

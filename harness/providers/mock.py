@@ -222,7 +222,7 @@ def _answer(question: QuestionFacts, facts: PromptFacts, wrong: bool, rng: rando
             return f"{you}, {they}"
         return f"I would get {you} points and the other player would get {they}."
     value = question.expected
-    probability = question.horizon == "geometric"
+    probability = question.probability
     if wrong:
         value = repr(float(value) / 2) if probability else str(int(value) + 1)
     if fmt == "json":

@@ -27,6 +27,7 @@ from harness.config.plan import PlanSummary, summarize
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import RunResult, default_run_id
 from harness.errors import PDBenchError
+from harness.game.horizon import HorizonKind
 from harness.states import RunStatus
 from harness.store.browse import PlannedPlayer, RunRow
 from harness.store.views.leaderboard import RANKING_NOTE, TIE_TOLERANCE
@@ -120,13 +121,13 @@ def _form(folder: Path) -> None:
             max_cost = budget_input(K + "budget", persist_state="session")
     with middle:
         horizon = st.radio(
-            "Horizon", ["fixed", "geometric"], horizontal=True, key=K + "horizon", persist_state="session",
-            format_func={"fixed": "📏 fixed", "geometric": "🎲 geometric"}.get,
+            "Horizon", list(HorizonKind), horizontal=True, key=K + "horizon", persist_state="session",
+            format_func={HorizonKind.FIXED: "📏 fixed", HorizonKind.GEOMETRIC: "🎲 geometric"}.get,
             help="Fixed: every game has the same length (players could count down to the end). "
             "Geometric: after each round the game stops with a given probability, so no one knows the last round.",
         )  # fmt: skip
         rounds = stop_prob = max_rounds = None
-        if horizon == "fixed":
+        if horizon == HorizonKind.FIXED:
             rounds = st.slider("Rounds per game", 1, 1000, 200, key=K + "rounds", persist_state="session")
         else:
             stop_prob = st.number_input(
