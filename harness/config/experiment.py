@@ -24,6 +24,7 @@ from harness.config.sections import (
 )
 from harness.errors import ConfigError
 from harness.game.horizon import FixedHorizon
+from harness.providers.registry import is_offline
 from harness.util.plural import plural
 
 
@@ -126,7 +127,7 @@ class ExperimentConfig(Section):
                 ]
             for seat in ("agent_a", "agent_b"):
                 agent = getattr(cond, seat)
-                if isinstance(agent, ModelAgentConfig) and not agent.model.startswith("mock/"):
+                if isinstance(agent, ModelAgentConfig) and not is_offline(agent.model):
                     provider = agent.model.split("/", 1)[0]
                     where = f"experiment.conditions[{i}].{seat}"
                     models.append((where, provider, agent.base_url, agent.api_key_env, agent.limits))

@@ -36,6 +36,7 @@ from harness.errors import DiskFull, RunNotFoundError, StoreError
 from harness.game.match import Match
 from harness.players.strategies.play import play_seeded
 from harness.providers.base import FailureKind
+from harness.providers.registry import is_offline
 from harness.states import RunStatus
 from harness.store import resume
 from harness.store.live import LiveRecorder
@@ -358,7 +359,7 @@ def _play_models(
 ) -> tuple[int, int]:
     prices = PriceTable.load(*engine.prices)
     # Only answers that are paid for are cached: a run of mock models alone does not open the shared cache.
-    served = any(not model.startswith("mock/") for model in _models(config))
+    served = any(not is_offline(model) for model in _models(config))
     cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None and served else None
     recorder = LiveRecorder(writer)
     ledger_run = f"{writer.path.resolve()}#{writer.run_id}#{writer.created_at()}"

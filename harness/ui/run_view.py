@@ -22,7 +22,8 @@ from harness.engine.runner import default_run_id
 from harness.errors import PDBenchError
 from harness.game.rules import PayoffMatrix
 from harness.players.model.prompts.builder import available_personas
-from harness.providers.registry import BASE_URL_ENV, KEY_ENV, sends_key
+from harness.providers.info import OPENAI
+from harness.providers.registry import PROVIDERS, is_offline, sends_key
 from harness.ui import background, choices, components, progress_panel
 from harness.ui.budget import budget_input
 from harness.ui.data import agent_info
@@ -90,10 +91,11 @@ def _card(seat: str, agent: dict[str, Any]) -> None:
 
 def _key_note(model: str, base_url: str) -> None:
     """Say whether the API key goes with requests to a typed base URL (see registry.sends_key)."""
-    provider = model.partition("/")[0] if "/" in model else "openai"
-    if provider not in KEY_ENV:
+    provider = model.partition("/")[0] if "/" in model else OPENAI.name
+    info = PROVIDERS.get(provider)
+    if info is None or info.key_env is None or info.base_url_env is None:  # no key to send (the mock)
         return
-    key_env, base_env = KEY_ENV[provider], BASE_URL_ENV[provider]
+    key_env, base_env = info.key_env, info.base_url_env
     if sends_key(provider, base_url, os.environ):
         st.caption(f"🔑 `{base_url}` is configured for {provider} (its own endpoint or {base_env}): requests to it "
                    f"carry your {key_env}.")  # fmt: skip
@@ -135,7 +137,7 @@ def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str
                 agent["persona"] = persona
             if temperature is not None:
                 agent["temperature"] = temperature
-        if any(not str(a["model"]).startswith("mock/") for a in models):
+        if any(not is_offline(str(a["model"])) for a in models):
             out["max_cost"] = budget_input("run_max_cost")
     return out
 

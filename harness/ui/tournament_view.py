@@ -28,6 +28,7 @@ from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import RunResult, default_run_id
 from harness.errors import PDBenchError
 from harness.game.horizon import HorizonKind
+from harness.providers.registry import is_offline
 from harness.states import RunStatus
 from harness.store.browse import PlannedPlayer, RunRow
 from harness.store.views.leaderboard import RANKING_NOTE, TIE_TOLERANCE
@@ -115,7 +116,7 @@ def _form(folder: Path) -> None:
             help="The offline mock models need no key and cost nothing. Paid models appear when "
             "OPENAI_API_KEY or ANTHROPIC_API_KEY is set; any provider/model name can be typed.",
         )  # fmt: skip
-        paid = [m for m in chosen_models if not m.startswith("mock/")]
+        paid = [m for m in chosen_models if not is_offline(m)]
         max_cost: float | None = None
         if paid:
             max_cost = budget_input(K + "budget", persist_state="session")
