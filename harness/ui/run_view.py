@@ -20,6 +20,7 @@ from harness.config.plan import summarize
 from harness.config.presets.duel import duel_config
 from harness.engine.runner import default_run_id
 from harness.errors import PDBenchError
+from harness.game.horizon import HorizonKind
 from harness.game.rules import PayoffMatrix
 from harness.players.model.prompts.builder import available_personas
 from harness.providers.info import OPENAI
@@ -108,11 +109,11 @@ def _key_note(model: str, base_url: str) -> None:
 def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str, Any]:
     st.markdown("#### ⚙️ Game settings")
     c1, c2, c3 = st.columns(3)
-    kind = c1.radio("Horizon", ["Fixed", "Geometric"], key="run_horizon", horizontal=True,
+    kind = c1.radio("Horizon", list(HorizonKind), key="run_horizon", horizontal=True, format_func=str.capitalize,
                     help="Fixed: every game has the same known length. Geometric: after each round the game "
                     "ends with the stop probability, so players never know which round is the last.")  # fmt: skip
     out: dict[str, Any] = {}
-    if kind == "Fixed":
+    if kind == HorizonKind.FIXED:
         out["rounds"] = c2.slider("Rounds", 1, 500, 50, key="run_rounds")
     else:
         out["stop_prob"] = c2.number_input("Stop probability per round", 0.001, 1.0, 0.02, step=0.005,
