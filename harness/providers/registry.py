@@ -50,11 +50,6 @@ _KNOWN_NAMES = (
 )
 
 
-def provider_info(name: str) -> ProviderInfo:
-    """The provider a model name names (``openai/gpt-4o-mini`` -> OpenAI's); raises :class:`ConfigError`."""
-    return PROVIDERS[parse_model_name(name)[0]]
-
-
 def is_offline(name: str) -> bool:
     """Whether the model ``name`` is answered offline (the mock): no key, no server, nothing to pay. A name
     that is not a model's is not offline (it is refused where it is checked)."""
