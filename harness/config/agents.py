@@ -24,6 +24,7 @@ from harness.players.model.comprehension import ComprehensionSettings
 from harness.players.model.parsing.policy import ParsePolicy
 from harness.players.model.prompts.builder import PromptSettings
 from harness.players.strategies import StrategySpec, get_strategy, make_spec
+from harness.providers.registry import PROVIDERS, is_offline, parse_model_name
 
 
 class PolicyAgentConfig(BaseModel):
@@ -130,14 +131,9 @@ class ModelAgentConfig(BaseModel):
     @field_validator("model")
     @classmethod
     def _name(cls, value: str) -> str:
-        from harness.providers.registry import parse_model_name
-
         try:
             provider, model = parse_model_name(value)
-            if provider == "mock":
-                from harness.providers.mock import MockOptions
-
-                MockOptions.parse(model)
+            PROVIDERS[provider].check_model(model)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         return value
@@ -168,7 +164,7 @@ def _checked_prompts(
     mid-run). Returns the prompt settings with the persona in them; raises ValueError (a pydantic error at
     the agent's key path) that names every problem found."""
     problems = []
-    if base_url is not None and model.strip().startswith("mock/"):
+    if base_url is not None and is_offline(model):
         problems.append(
             f"base_url is given, but {model} is the offline mock model, which talks to no server and "
             "would ignore it: remove base_url (--base-url), or name a served model (openai/<model>)"

@@ -37,7 +37,8 @@ def condition_name(cond: ConditionConfig) -> str:
     if cond.game is not None:
         overrides["payoffs"] = _payoffs_spec(cond.game.payoff_matrix)
     if cond.horizon is not None:
-        overrides.update({f"horizon.{k}": v for k, v in cond.horizon.model_dump(exclude_none=True).items()})
+        horizon = cond.horizon.model_dump(mode="json", exclude_none=True)
+        overrides.update({f"horizon.{k}": v for k, v in horizon.items()})
     if cond.noise is not None:
         overrides["noise"] = cond.noise.prob
     return visible(name + (f"[{_settings(overrides)}]" if overrides else ""))

@@ -23,6 +23,8 @@ from harness.config.sections import (
     noise_shorthand,
 )
 from harness.errors import ConfigError
+from harness.game.horizon import FixedHorizon
+from harness.providers.registry import is_offline
 from harness.util.plural import plural
 
 
@@ -88,8 +90,8 @@ class ExperimentConfig(Section):
         the game never reaches, a config that names a suite but does not follow its protocol."""
         out: list[str] = []
         for i, cond in enumerate(self.experiment.conditions):
-            horizon = cond.horizon or self.horizon
-            last = horizon.n_rounds if horizon.type == "fixed" else horizon.max_rounds
+            horizon = (cond.horizon or self.horizon).to_horizon()
+            last = horizon.longest
             for seat in ("agent_a", "agent_b"):
                 agent = getattr(cond, seat)
                 if not isinstance(agent, ModelAgentConfig) or agent.comprehension is None or last is None:
@@ -97,7 +99,7 @@ class ExperimentConfig(Section):
                 beyond = [r for r in agent.comprehension.rounds if r > last]
                 if beyond:
                     rounds = plural(last, "round", grouped=False)
-                    length = rounds if horizon.type == "fixed" else f"at most {rounds} (max_rounds)"
+                    length = rounds if isinstance(horizon, FixedHorizon) else f"at most {rounds} (max_rounds)"
                     out.append(
                         f"experiment.conditions[{i}].{seat}.comprehension.rounds: round {beyond[0]} is never "
                         f"reached, the game has {length}; ask in rounds 1 to {last}"
@@ -125,7 +127,7 @@ class ExperimentConfig(Section):
                 ]
             for seat in ("agent_a", "agent_b"):
                 agent = getattr(cond, seat)
-                if isinstance(agent, ModelAgentConfig) and not agent.model.startswith("mock/"):
+                if isinstance(agent, ModelAgentConfig) and not is_offline(agent.model):
                     provider = agent.model.split("/", 1)[0]
                     where = f"experiment.conditions[{i}].{seat}"
                     models.append((where, provider, agent.base_url, agent.api_key_env, agent.limits))

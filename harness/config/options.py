@@ -9,6 +9,7 @@ from typing import Any
 from harness.config.experiment import ExperimentConfig
 from harness.config.loading import parse_experiment
 from harness.errors import ConfigError
+from harness.game.horizon import HorizonKind
 
 
 def horizon_options(
@@ -20,8 +21,8 @@ def horizon_options(
     if max_rounds is not None and stop_prob is None:
         raise ConfigError("--max-rounds caps a geometric game; give it with --stop-prob, or use --rounds N")
     if stop_prob is not None:
-        return {"type": "geometric", "stop_prob": stop_prob, "max_rounds": max_rounds}
-    return {"type": "fixed", "n_rounds": rounds or default_rounds}
+        return {"type": HorizonKind.GEOMETRIC.value, "stop_prob": stop_prob, "max_rounds": max_rounds}
+    return {"type": HorizonKind.FIXED.value, "n_rounds": rounds or default_rounds}
 
 
 @dataclass(frozen=True, slots=True)

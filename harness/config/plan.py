@@ -17,7 +17,8 @@ import numpy as np
 
 from harness.config import ConditionConfig, ExperimentConfig, ModelAgentConfig, PolicyAgentConfig, plan_size_problem
 from harness.errors import ConfigError
-from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.horizon import Horizon
+from harness.game.rules import PayoffMatrix
 from harness.game.seeds import derive_seed
 from harness.players.strategies import StrategySpec
 
@@ -178,5 +179,5 @@ def summarize(config: ExperimentConfig, replicates: int | None = None) -> PlanSu
         games=len(conds) * reps,
         expected_rounds=rounds,
         model_calls=seats,  # at least one call per model seat per round; re-asks and retries add more
-        fixed_rounds=all(c.horizon.kind == "fixed" for c in conds),
+        fixed_rounds=not any(c.horizon.random_length for c in conds),
     )

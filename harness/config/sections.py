@@ -4,11 +4,12 @@ the bounds every number in a config is held to."""
 from __future__ import annotations
 
 import unicodedata
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from harness.game.rules import MAX_ROUNDS, Horizon, PayoffMatrix
+from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon, HorizonKind
+from harness.game.rules import MAX_ROUNDS, PayoffMatrix
 from harness.util.bounds import MAX_GAMES as MAX_GAMES
 from harness.util.bounds import MAX_PLAN_ROUNDS as MAX_PLAN_ROUNDS
 from harness.util.bounds import MAX_REPLICATES as MAX_REPLICATES
@@ -66,25 +67,36 @@ class GameSection(Section):
 
 
 class HorizonSection(Section):
-    type: Literal["fixed", "geometric"] = "fixed"
+    """The ``horizon`` section as it is written (``{type: fixed, n_rounds: 50}`` or ``{type: geometric,
+    stop_prob: 0.05, max_rounds: 500}``), and the one place a horizon is checked; the game reads the
+    :class:`~harness.game.horizon.Horizon` it makes (:meth:`to_horizon`), never these fields."""
+
+    type: HorizonKind = Field(HorizonKind.FIXED, strict=False)  # the config names the kind: "fixed" or "geometric"
     n_rounds: int | None = Field(None, ge=1, le=MAX_ROUNDS)
     stop_prob: float | None = Field(None, gt=0.0, le=1.0)
     max_rounds: int | None = Field(None, ge=1, le=MAX_ROUNDS)
 
+    _horizon: Horizon = PrivateAttr()  # made by _complete, once every number is checked
+
     @model_validator(mode="after")
     def _complete(self) -> HorizonSection:
-        if self.type == "fixed":
-            extra = [k for k in ("stop_prob", "max_rounds") if getattr(self, k) is not None]
-            if extra:
-                raise ValueError(f"{' and '.join(extra)} only apply to type: geometric (this horizon is fixed)")
-            if self.n_rounds is None:
-                if "n_rounds" in self.model_fields_set:  # written, but empty: not a wish for the default
-                    raise ValueError(
-                        f"n_rounds is empty (null): give the number of rounds (1 to {MAX_ROUNDS:,}), or leave "
-                        f"n_rounds out for the default of {DEFAULT_ROUNDS}"
-                    )
-                self.n_rounds = DEFAULT_ROUNDS
-            return self
+        self._horizon = self._fixed() if self.type is HorizonKind.FIXED else self._geometric()
+        return self
+
+    def _fixed(self) -> FixedHorizon:
+        extra = [k for k in ("stop_prob", "max_rounds") if getattr(self, k) is not None]
+        if extra:
+            raise ValueError(f"{' and '.join(extra)} only apply to type: geometric (this horizon is fixed)")
+        if self.n_rounds is None:
+            if "n_rounds" in self.model_fields_set:  # written, but empty: not a wish for the default
+                raise ValueError(
+                    f"n_rounds is empty (null): give the number of rounds (1 to {MAX_ROUNDS:,}), or leave "
+                    f"n_rounds out for the default of {DEFAULT_ROUNDS}"
+                )
+            self.n_rounds = DEFAULT_ROUNDS
+        return FixedHorizon(self.n_rounds)
+
+    def _geometric(self) -> GeometricHorizon:
         if self.n_rounds is not None:
             raise ValueError("n_rounds only applies to type: fixed; a geometric horizon has stop_prob and max_rounds")
         if self.stop_prob is None:
@@ -94,12 +106,20 @@ class HorizonSection(Section):
                 f"stop_prob {self.stop_prob:g} makes games of about {1 / self.stop_prob:,.0f} rounds; "
                 f"set max_rounds (at most {MAX_ROUNDS:,}) to cap them"
             )
-        return self
+        return GeometricHorizon(self.stop_prob, self.max_rounds)
 
     def to_horizon(self) -> Horizon:
-        if self.type == "fixed":
-            return Horizon(kind="fixed", n_rounds=self.n_rounds)
-        return Horizon(kind="geometric", n_rounds=None, stop_prob=self.stop_prob, max_rounds=self.max_rounds)
+        """The game's horizon: its kind, with only its own numbers."""
+        return self._horizon
+
+    @classmethod
+    def of(cls, horizon: Horizon) -> HorizonSection:
+        """The section that makes ``horizon``: what a horizon made in code is stored and replayed as."""
+        match horizon:
+            case FixedHorizon(n_rounds):
+                return cls(type=HorizonKind.FIXED, n_rounds=n_rounds)
+            case GeometricHorizon(stop_prob, max_rounds):
+                return cls(type=HorizonKind.GEOMETRIC, stop_prob=stop_prob, max_rounds=max_rounds)
 
 
 class NoiseSection(Section):

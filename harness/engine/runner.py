@@ -34,9 +34,9 @@ from harness.engine.preflight import check_models
 from harness.engine.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
 from harness.errors import DiskFull, RunNotFoundError, StoreError
 from harness.game.match import Match
-from harness.game.seeds import stream
-from harness.players.strategies.play import NO_DRAWS, play_seeded
+from harness.players.strategies.play import play_seeded
 from harness.providers.base import FailureKind
+from harness.providers.registry import is_offline
 from harness.states import RunStatus
 from harness.store import resume
 from harness.store.live import LiveRecorder
@@ -91,7 +91,7 @@ class StrategyGames:
     def play(self, plan: GamePlan) -> tuple[Match, int]:
         cond = plan.condition
         horizon = cond.horizon
-        length = horizon.draw_length(stream(plan.seed, "horizon") if horizon.kind == "geometric" else NO_DRAWS)
+        length = horizon.game_length(plan.seed)
         spec_a, spec_b = cond.strategies()
         deterministic = cond.noise == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
         key = (spec_a, spec_b, cond.game, length)
@@ -359,7 +359,7 @@ def _play_models(
 ) -> tuple[int, int]:
     prices = PriceTable.load(*engine.prices)
     # Only answers that are paid for are cached: a run of mock models alone does not open the shared cache.
-    served = any(not model.startswith("mock/") for model in _models(config))
+    served = any(not is_offline(model) for model in _models(config))
     cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None and served else None
     recorder = LiveRecorder(writer)
     ledger_run = f"{writer.path.resolve()}#{writer.run_id}#{writer.created_at()}"

@@ -311,7 +311,7 @@ class Scheduler:
     async def play(self, plan: GamePlan) -> None:
         cond = plan.condition
         horizon = cond.horizon
-        length = horizon.draw_length(stream(plan.seed, "horizon"))
+        length = horizon.game_length(plan.seed)
         match = Match(cond.game, cond.noise, stream(plan.seed, "noise"))
         a, b = self._player(plan, "a"), self._player(plan, "b")
         models = [p for p in (a, b) if isinstance(p, LLMAgent)]

@@ -26,10 +26,11 @@ import numpy as np
 from harness.errors import ConfigError
 from harness.evolution.settings import Dynamics, EvolutionSettings, PayoffMode
 from harness.evolution.trajectory import PayoffSource, PayoffTable
-from harness.game.rules import Horizon, PayoffMatrix
-from harness.game.seeds import derive_seed, stream
+from harness.game.horizon import FixedHorizon, GeometricHorizon
+from harness.game.rules import PayoffMatrix
+from harness.game.seeds import derive_seed
 from harness.players.strategies import StrategySpec
-from harness.players.strategies.play import NO_DRAWS, play_seeded
+from harness.players.strategies.play import play_seeded
 
 
 class _LongMatch:
@@ -37,7 +38,7 @@ class _LongMatch:
     needs, read as prefix sums (a match of length L between deterministic strategies is the first L
     rounds of any longer one)."""
 
-    def __init__(self, a: StrategySpec, b: StrategySpec, game: PayoffMatrix, horizon: Horizon) -> None:
+    def __init__(self, a: StrategySpec, b: StrategySpec, game: PayoffMatrix, horizon: GeometricHorizon) -> None:
         self.a, self.b, self.game = a, b, game
         self.cap = horizon.max_rounds  # None: no cap beyond the drawn length
         self.sums_a = np.zeros(1)
@@ -47,7 +48,7 @@ class _LongMatch:
         if length >= len(self.sums_a):
             played = max(length, 2 * (len(self.sums_a) - 1), 64)
             played = played if self.cap is None else min(self.cap, played)
-            match = play_seeded(self.a, self.b, self.game, Horizon("fixed", played), 0.0, 0)
+            match = play_seeded(self.a, self.b, self.game, FixedHorizon(played), 0.0, 0)
             self.sums_a = np.concatenate(([0.0], np.cumsum(match.payoffs_a)))
             self.sums_b = np.concatenate(([0.0], np.cumsum(match.payoffs_b)))
         return float(self.sums_a[length]), float(self.sums_b[length])
@@ -139,22 +140,20 @@ class Payoffs:
             self.noise > 0.0
             or self.specs[i].cls.stochastic
             or self.specs[j].cls.stochastic
-            or self.horizon.kind == "geometric"
+            or self.horizon.random_length
         )
 
     def _play(self, i: int, j: int, seed: int) -> tuple[float, float]:
         """One match of player i (seat a) against player j (seat b), from ``seed``."""
         a, b = self.specs[i], self.specs[j]
-        if self.noise == 0.0 and not a.cls.stochastic and not b.cls.stochastic and self.horizon.kind == "geometric":
+        horizon = self.horizon
+        deterministic = self.noise == 0.0 and not a.cls.stochastic and not b.cls.stochastic
+        if deterministic and isinstance(horizon, GeometricHorizon):
             long = self._long.get((i, j))
             if long is None:
-                long = self._long[(i, j)] = _LongMatch(a, b, self.game, self.horizon)
-            return long.scores(self.horizon.draw_length(stream(seed, "horizon")))
-        if self.horizon.kind == "fixed":
-            length = self.horizon.draw_length(NO_DRAWS)
-            match = play_seeded(a, b, self.game, self.horizon, self.noise, seed, length)
-        else:
-            match = play_seeded(a, b, self.game, self.horizon, self.noise, seed)
+                long = self._long[(i, j)] = _LongMatch(a, b, self.game, horizon)
+            return long.scores(horizon.game_length(seed))
+        match = play_seeded(a, b, self.game, horizon, self.noise, seed)
         return match.score_a, match.score_b
 
     def _add(self, i: int, j: int, a: float, b: float) -> None:

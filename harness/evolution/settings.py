@@ -26,9 +26,11 @@ from pydantic import (
 
 from harness.config.sections import MAX_SEED, HorizonSection
 from harness.errors import ConfigError, UnknownStrategyError
-from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon, HorizonKind
+from harness.game.rules import PayoffMatrix
 from harness.players.strategies import STRATEGIES, StrategySpec, parse_spec, spec_label
 
+DEFAULT_MATCH_ROUNDS = 200  # a match's rounds when the settings name no horizon
 MAX_GENERATIONS = 10_000_000  # generations, or Moran steps (one birth and one death each)
 MAX_POPULATION = 1_000_000
 MAX_REPLICATES = 100_000
@@ -78,7 +80,7 @@ class PayoffMode(StrEnum):
 
 
 def _default_horizon() -> HorizonSection:
-    return HorizonSection(type="fixed", n_rounds=200)
+    return HorizonSection(type=HorizonKind.FIXED, n_rounds=DEFAULT_MATCH_ROUNDS)
 
 
 class EvolutionSettings(BaseModel):
@@ -167,11 +169,7 @@ class EvolutionSettings(BaseModel):
     @field_validator("horizon", mode="before")
     @classmethod
     def _horizon(cls, value: Any) -> Any:
-        if isinstance(value, Horizon):
-            if value.kind == "fixed":
-                return HorizonSection(type="fixed", n_rounds=value.n_rounds)
-            return HorizonSection(type="geometric", stop_prob=value.stop_prob, max_rounds=value.max_rounds)
-        return value
+        return HorizonSection.of(value) if isinstance(value, (FixedHorizon, GeometricHorizon)) else value
 
     @field_validator("payoff_matrix", mode="before")
     @classmethod

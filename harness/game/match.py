@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from harness.game.rules import FLIP, Action, HorizonInfo, PayoffMatrix
+from harness.game.horizon import HorizonInfo
+from harness.game.rules import FLIP, Action, PayoffMatrix
 from harness.game.view import Agent, Decision, Policy, RoundView
 
 

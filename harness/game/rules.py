@@ -1,4 +1,4 @@
-"""The rules of the iterated Prisoner's Dilemma: actions, payoffs, horizons and noise.
+"""The rules of the iterated Prisoner's Dilemma: actions, payoffs and noise (horizons: :mod:`harness.game.horizon`).
 
 Pure code, no I/O. Actions are the one-character strings ``"C"`` and ``"D"``
 rather than an Enum: they are what the results database stores and what the
@@ -8,7 +8,6 @@ per-round hot loop compares, and plain strings keep that loop at native speed.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -124,73 +123,3 @@ def _is_number(x: object) -> bool:
         return math.isfinite(x) and abs(float(x)) < 1e15
     except OverflowError:
         return False
-
-
-@dataclass(frozen=True, slots=True)
-class Horizon:
-    """How long a game lasts, and what the players may know about it.
-
-    ``fixed``: exactly ``n_rounds``; players are told the round count.
-    ``geometric``: after every round the game stops with probability ``stop_prob``
-    (players are told only the continuation probability, never the end), cut at
-    ``max_rounds`` when set. The realised length is drawn once per game from the
-    game's own horizon stream, so noise or agents' randomness cannot change it.
-    """
-
-    kind: Literal["fixed", "geometric"] = "fixed"
-    n_rounds: int | None = 50
-    stop_prob: float | None = None
-    max_rounds: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind == "fixed":
-            if self.n_rounds is None or self.n_rounds < 1:
-                raise ValueError("a fixed horizon needs n_rounds >= 1")
-        elif self.kind == "geometric":
-            if self.stop_prob is None or not (0.0 < self.stop_prob <= 1.0):
-                raise ValueError("a geometric horizon needs 0 < stop_prob <= 1")
-            if self.max_rounds is not None and self.max_rounds < 1:
-                raise ValueError("max_rounds must be >= 1")
-        else:
-            raise ValueError(f"unknown horizon type {self.kind!r}: use 'fixed' or 'geometric'")
-
-    def draw_length(self, rng: random.Random) -> int:
-        """The number of rounds this game will last."""
-        if self.kind == "fixed":
-            assert self.n_rounds is not None
-            return self.n_rounds
-        assert self.stop_prob is not None
-        if self.stop_prob >= 1.0:
-            length = 1
-        else:
-            # Inverse CDF of the geometric distribution on {1, 2, ...}: one draw per game.
-            u = 1.0 - rng.random()  # in (0, 1]
-            length = 1 + int(math.log(u) / math.log1p(-self.stop_prob))
-        return min(length, self.max_rounds) if self.max_rounds is not None else length
-
-    def expected_length(self) -> float:
-        """Mean number of rounds, for plans and cost estimates."""
-        if self.kind == "fixed":
-            assert self.n_rounds is not None
-            return float(self.n_rounds)
-        assert self.stop_prob is not None
-        p = self.stop_prob
-        if self.max_rounds is None:
-            return 1.0 / p
-        # E[min(G, m)] = sum_{k=0}^{m-1} (1-p)^k
-        return (1.0 - (1.0 - p) ** self.max_rounds) / p
-
-    def known_to_players(self) -> HorizonInfo:
-        if self.kind == "fixed":
-            return HorizonInfo(kind="fixed", n_rounds=self.n_rounds, continuation_prob=None)
-        assert self.stop_prob is not None
-        return HorizonInfo(kind="geometric", n_rounds=None, continuation_prob=1.0 - self.stop_prob)
-
-
-@dataclass(frozen=True, slots=True)
-class HorizonInfo:
-    """The part of the horizon a player is told: a fixed length, or only the continuation odds."""
-
-    kind: Literal["fixed", "geometric"]
-    n_rounds: int | None
-    continuation_prob: float | None

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from harness.game.rules import Action, HorizonInfo, PayoffMatrix
+from harness.game.horizon import HorizonInfo
+from harness.game.rules import Action, PayoffMatrix
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,9 @@
 
 The harness speaks in chat messages with a ``system`` role; the Messages API wants the system
 prompt as a separate ``system`` parameter and strictly alternating user/assistant turns, so this
-module translates. As for OpenAI, the SDK's retries are off (``max_retries=0``): the harness owns
-every attempt, and this module sends one request per ``generate`` and classifies failures,
-including Anthropic's own 529 "overloaded", which is worth waiting for.
+module translates. What every SDK provider shares (one request per ``generate`` with the SDK's retries
+off, ``should_retry``, which waits for Anthropic's own 529 "overloaded" too, and ``aclose``) is
+:class:`~harness.providers.sdk.SdkProvider`.
 """
 
 from __future__ import annotations
@@ -15,27 +15,21 @@ from typing import TYPE_CHECKING, Any
 import anthropic
 
 from harness.providers.base import (
-    DEFAULT_BASE_URLS,
     KEYLESS_PLACEHOLDER,
     Completion,
-    Endpoint,
     MalformedResponse,
     Message,
     PromptFacts,
-    RetryDecision,
     SamplingParams,
-    key_id,
     keyless_headers,
-    sdk_retry_decision,
     shape_error,
     well_formed,
 )
-from harness.providers.keys import Scrubber, scrub
+from harness.providers.info import ANTHROPIC
+from harness.providers.sdk import SdkErrors, SdkProvider
 
 if TYPE_CHECKING:
     import httpx2
-
-DEFAULT_BASE_URL = DEFAULT_BASE_URLS["anthropic"]
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +37,11 @@ REFUSAL = "refusal"
 """The ``stop_reason`` of an answer Anthropic's safety classifiers withheld (or cut short)."""
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """One Claude model at one endpoint.
 
     ``http_client`` must be an ``httpx2.AsyncClient`` (the SDK rejects ``httpx`` objects; tests use
-    ``httpx2.MockTransport`` or the loopback fake server). A client passed in belongs to the caller
-    and is left open by :meth:`aclose`.
+    ``httpx2.MockTransport`` or the loopback fake server); see :class:`~harness.providers.sdk.SdkProvider`.
 
     Sampling parameters are not sent. SDK 2.x pins API version 2026-10-21, which answers 400 to
     ``temperature``, ``top_p`` or ``top_k`` at any value (the SDK no longer even accepts them), and
@@ -57,9 +50,16 @@ class AnthropicProvider:
     warning, so a run that asked for ``temperature=0`` does not silently pass as deterministic.
     """
 
+    info = ANTHROPIC
+    name = ANTHROPIC.name
+    errors = SdkErrors(
+        status=anthropic.APIStatusError,
+        timeout=anthropic.APITimeoutError,
+        connection=anthropic.APIConnectionError,
+        validation=anthropic.APIResponseValidationError,
+    )
     unsupported_params = frozenset({"temperature", "top_p", "seed"})
-
-    name = "anthropic"
+    _client: anthropic.AsyncAnthropic
 
     def __init__(
         self,
@@ -69,12 +69,7 @@ class AnthropicProvider:
         base_url: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
-        self.model = model
-        # Always pass a base URL: given None the SDK would read ANTHROPIC_BASE_URL (or a profile on
-        # disk) itself, behind the back of the registry that already resolved settings and environment.
-        url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.endpoint = Endpoint(provider="anthropic", base_url=url, key_id=key_id(api_key))
-        self._scrubber = Scrubber([api_key] if api_key else [])
+        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client)
         # No key (a base URL the key may not go to): no credential from the environment either. The
         # placeholder keeps the SDK from looking for one; every request leaves its header out.
         self._no_credentials = (
@@ -82,15 +77,10 @@ class AnthropicProvider:
             if api_key
             else keyless_headers(("Authorization", "X-Api-Key"), "ANTHROPIC_CUSTOM_HEADERS", anthropic.Omit())
         )
-        self._owns_http_client = http_client is None
         self._warned = False
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key or KEYLESS_PLACEHOLDER, base_url=url, max_retries=0, http_client=http_client
+            api_key=api_key or KEYLESS_PLACEHOLDER, base_url=self.url, max_retries=0, http_client=http_client
         )
-
-    def __repr__(self) -> str:
-        # Spelled out so that no debugger or log line ever shows the client (and its key).
-        return f"AnthropicProvider(model={self.model!r}, endpoint={self.endpoint!r})"
 
     async def generate(
         self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
@@ -136,28 +126,6 @@ class AnthropicProvider:
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
         return well_formed(completion)
-
-    def should_retry(self, error: BaseException) -> RetryDecision:
-        """Retry timeouts, lost connections, malformed answers, 408/409/429/5xx and 529; never another 4xx
-        or a local bug."""
-        return sdk_retry_decision(
-            error,
-            status_error=anthropic.APIStatusError,
-            timeout_error=anthropic.APITimeoutError,
-            connection_error=anthropic.APIConnectionError,
-            validation_error=anthropic.APIResponseValidationError,
-            scrub=self._scrub,
-        )
-
-    async def aclose(self) -> None:
-        """Close the connection pool if it is ours; a caller's ``http_client`` stays open."""
-        if self._owns_http_client and not self._client.is_closed():
-            await self._client.close()
-
-    def _scrub(self, text: str) -> str:
-        """Never let a key (this one, in any form, or another one the run uses) into a reason that ends up
-        in the results database, a log or the terminal."""
-        return scrub(self._scrubber(text))
 
 
 def to_messages_api(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:

@@ -24,8 +24,6 @@ from harness.providers.ratelimit_headers import RateLimitHeaders, parse_rate_lim
 
 Message = dict[str, str]
 
-# Each provider's own endpoint: where its key always may go.
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 URL_EXAMPLE = "http://127.0.0.1:8000/v1"
 
 
@@ -118,7 +116,7 @@ class QuestionFacts:
 
     kind: str  # payoff | horizon | last_move
     expected: str  # canonical: "8,0" (your points, theirs), "10" (rounds) or "0.95" (probability), "C" or "D"
-    horizon: str | None = None  # horizon questions: fixed (asks the rounds) or geometric (the probability)
+    probability: bool = False  # a horizon question whose answer is a probability (geometric), not rounds (fixed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,37 +388,6 @@ def status_message(body: object, fallback: str) -> str:
         if isinstance(error, str) and error:
             return error
     return fallback
-
-
-def sdk_retry_decision(
-    error: BaseException,
-    *,
-    status_error: type[Exception],
-    timeout_error: type[Exception],
-    connection_error: type[Exception],
-    validation_error: type[Exception],
-    scrub: Callable[[str], str],
-) -> RetryDecision:
-    """``should_retry`` for an official SDK (openai, anthropic share the shape of their errors):
-    HTTP statuses by :func:`decide_status`; timeouts, lost connections and malformed answers retried
-    (a 200 whose body is not JSON raises ``json.JSONDecodeError`` from both SDKs, one of the wrong
-    shape ``MalformedResponse`` from the provider or the SDK's ``validation_error`` when it validates
-    strictly); anything else not. ``scrub`` removes the key from every reason before it can reach
-    the results or a log."""
-    if isinstance(error, status_error):
-        message = scrub(status_message(error.body, error.message))  # type: ignore[attr-defined]
-        return decide_status(error.status_code, error.response.headers, error.body, message)  # type: ignore[attr-defined]
-    if isinstance(error, timeout_error | TimeoutError):  # before connection_error, its base class
-        return RetryDecision(Fault.TIMEOUT, "timeout")
-    if isinstance(error, connection_error):
-        cause = error.__cause__
-        detail = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else error.message  # type: ignore[attr-defined]
-        return RetryDecision(Fault.TRANSIENT, scrub(f"connection error: {detail}")[:500])
-    if isinstance(error, json.JSONDecodeError):
-        return RetryDecision(Fault.TRANSIENT, scrub(f"malformed answer: the body is not JSON ({error})")[:500])
-    if isinstance(error, MalformedResponse | validation_error):
-        return RetryDecision(Fault.TRANSIENT, scrub(f"malformed answer: {error}")[:500])
-    return local_decision(error, scrub)
 
 
 def local_decision(error: BaseException, scrub: Callable[[str], str] = str) -> RetryDecision:

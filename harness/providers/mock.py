@@ -31,6 +31,7 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 import anyio
@@ -47,6 +48,11 @@ from harness.providers.base import (
     decide_status,
     local_decision,
 )
+from harness.providers.info import ProviderInfo
+
+if TYPE_CHECKING:
+    import httpx2
+
 
 BEHAVIOURS = ("cooperator", "defector", "random", "tft", "grim")
 OPTIONS = ("p", "unparseable", "latency_ms", "error_rate", "confused", "seed")
@@ -119,20 +125,36 @@ class MockOptions:
         return cls(behaviour=behaviour, seed=seed, **values)
 
 
+MOCK = ProviderInfo(
+    name="mock",
+    provider_class="harness.providers.mock:MockProvider",
+    offline=True,
+    check_model=MockOptions.parse,
+)
+
+
 class MockProvider:
     """A deterministic stand-in for a chat model; see the module docstring."""
 
-    name = "mock"
-    offline = True
+    info = MOCK
+    name = MOCK.name
+    offline = MOCK.offline
     """Its answers are computed here, free and the same every time: the call path neither caches nor looks
     them up (a run of 100,000 mock games would otherwise fill the shared cache with what costs nothing)."""
 
     def __init__(self, model: str) -> None:
         self.model = model
         self.options = MockOptions.parse(model)
-        self.endpoint = Endpoint(provider="mock", base_url=None, key_id=None)
+        self.endpoint = Endpoint(provider=MOCK.name, base_url=None, key_id=None)
         # Without a latency it answers without ever waiting, so there is nothing to time out and the
         # call path may skip its deadline; with one, the call path's deadline applies as to any provider.
+
+    @classmethod
+    def create(
+        cls, model: str, *, api_key: str | None, base_url: str | None, http_client: httpx2.AsyncClient | None
+    ) -> MockProvider:
+        """The provider the registry makes: it talks to no server, so it needs no key, URL or client."""
+        return cls(model)
 
     async def generate(
         self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
@@ -222,7 +244,7 @@ def _answer(question: QuestionFacts, facts: PromptFacts, wrong: bool, rng: rando
             return f"{you}, {they}"
         return f"I would get {you} points and the other player would get {they}."
     value = question.expected
-    probability = question.horizon == "geometric"
+    probability = question.probability
     if wrong:
         value = repr(float(value) / 2) if probability else str(int(value) + 1)
     if fmt == "json":

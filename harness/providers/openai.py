@@ -1,10 +1,9 @@
 """``openai/<model>``: OpenAI's Chat Completions API, and any server that speaks it.
 
 The same class serves api.openai.com and OpenAI-compatible servers (vLLM, llama.cpp, Ollama,
-LM Studio): only the base URL differs. The SDK's own retries are off (``max_retries=0``) because
-the harness owns every attempt: it waits under the shared rate limiter, records each try in the
-``calls`` table and never pays twice for one answer. This module only sends one request per
-``generate`` and classifies what went wrong.
+LM Studio): only the base URL differs. What every SDK provider shares (one request per ``generate``
+with the SDK's retries off, ``should_retry``, ``aclose``) is :class:`~harness.providers.sdk.SdkProvider`;
+this module translates the request and reads the answer.
 """
 
 from __future__ import annotations
@@ -14,37 +13,30 @@ from typing import TYPE_CHECKING, Any, Literal
 import openai
 
 from harness.providers.base import (
-    DEFAULT_BASE_URLS,
     KEYLESS_PLACEHOLDER,
     Completion,
-    Endpoint,
     MalformedResponse,
     Message,
     PromptFacts,
-    RetryDecision,
     SamplingParams,
-    key_id,
     keyless_headers,
-    sdk_retry_decision,
     shape_error,
     well_formed,
 )
-from harness.providers.keys import Scrubber, scrub
+from harness.providers.info import OPENAI
+from harness.providers.sdk import SdkErrors, SdkProvider
 
 if TYPE_CHECKING:
     import httpx2
 
-DEFAULT_BASE_URL = DEFAULT_BASE_URLS["openai"]
-
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider):
     """One model behind one Chat Completions endpoint.
 
-    ``http_client`` lets tests (or a caller sharing a connection pool) supply the transport; the
-    SDK accepts an ``httpx2.AsyncClient`` and also a legacy ``httpx.AsyncClient`` (which ``respx``
-    can intercept). A client passed in belongs to the caller and is left open by :meth:`aclose`.
+    ``http_client``: the SDK accepts an ``httpx2.AsyncClient`` and also a legacy ``httpx.AsyncClient`` (which
+    ``respx`` can intercept); see :class:`~harness.providers.sdk.SdkProvider`.
 
     ``max_tokens_field`` names the length cap in the request. OpenAI's own API rejects the old
     ``max_tokens`` for its reasoning models and accepts ``max_completion_tokens`` for every chat
@@ -52,8 +44,16 @@ class OpenAIProvider:
     ``max_completion_tokens`` for api.openai.com and ``max_tokens`` everywhere else.
     """
 
-    name = "openai"
+    info = OPENAI
+    name = OPENAI.name
+    errors = SdkErrors(
+        status=openai.APIStatusError,
+        timeout=openai.APITimeoutError,
+        connection=openai.APIConnectionError,
+        validation=openai.APIResponseValidationError,
+    )
     unsupported_params: frozenset[str] = frozenset()  # every SamplingParams field is sent
+    _client: openai.AsyncOpenAI
 
     def __init__(
         self,
@@ -64,15 +64,10 @@ class OpenAIProvider:
         http_client: httpx2.AsyncClient | None = None,
         max_tokens_field: MaxTokensField | None = None,
     ) -> None:
-        self.model = model
-        # Always pass a base URL: given None the SDK would read OPENAI_BASE_URL itself, behind the
-        # back of the registry that already resolved settings and environment.
-        url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.endpoint = Endpoint(provider="openai", base_url=url, key_id=key_id(api_key))
+        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client)
         self.max_tokens_field: MaxTokensField = max_tokens_field or (
-            "max_completion_tokens" if url == DEFAULT_BASE_URL else "max_tokens"
+            "max_completion_tokens" if self.url == OPENAI.default_base_url else "max_tokens"
         )
-        self._scrubber = Scrubber([api_key] if api_key else [])
         # No key (a base URL the key may not go to): no credential from the environment either. The
         # placeholder keeps the SDK from looking for one; every request leaves its header out.
         self._no_credentials = (
@@ -82,14 +77,9 @@ class OpenAIProvider:
                 ("Authorization", "OpenAI-Organization", "OpenAI-Project"), "OPENAI_CUSTOM_HEADERS", openai.Omit()
             )
         )
-        self._owns_http_client = http_client is None
         self._client = openai.AsyncOpenAI(
-            api_key=api_key or KEYLESS_PLACEHOLDER, base_url=url, max_retries=0, http_client=http_client
+            api_key=api_key or KEYLESS_PLACEHOLDER, base_url=self.url, max_retries=0, http_client=http_client
         )
-
-    def __repr__(self) -> str:
-        # Spelled out so that no debugger or log line ever shows the client (and its key).
-        return f"OpenAIProvider(model={self.model!r}, endpoint={self.endpoint!r})"
 
     async def generate(
         self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
@@ -126,27 +116,6 @@ class OpenAIProvider:
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
         return well_formed(completion)
-
-    def should_retry(self, error: BaseException) -> RetryDecision:
-        """Retry timeouts, lost connections, malformed answers, 408/409/429/5xx; never another 4xx or a local bug."""
-        return sdk_retry_decision(
-            error,
-            status_error=openai.APIStatusError,
-            timeout_error=openai.APITimeoutError,
-            connection_error=openai.APIConnectionError,
-            validation_error=openai.APIResponseValidationError,
-            scrub=self._scrub,
-        )
-
-    async def aclose(self) -> None:
-        """Close the connection pool if it is ours; a caller's ``http_client`` stays open."""
-        if self._owns_http_client and not self._client.is_closed():
-            await self._client.close()
-
-    def _scrub(self, text: str) -> str:
-        """Never let a key (this one, in any form, or another one the run uses) into a reason that ends up
-        in the results database, a log or the terminal."""
-        return scrub(self._scrubber(text))
 
 
 CONTENT_FILTER = "content_filter"

@@ -34,28 +34,27 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from harness.errors import ConfigError
-from harness.providers.base import DEFAULT_BASE_URLS, URL_EXAMPLE, Provider, url_problem
+from harness.providers.base import URL_EXAMPLE, Provider, url_problem
+from harness.providers.info import ANTHROPIC, OPENAI, ProviderInfo
 from harness.providers.keys import check_key, remember_key
-from harness.providers.mock import BEHAVIOURS, MockOptions, MockProvider
+from harness.providers.mock import BEHAVIOURS, MOCK
 
 if TYPE_CHECKING:
     import httpx2
 
-PROVIDERS = ("openai", "anthropic", "mock")
-KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+PROVIDERS: dict[str, ProviderInfo] = {info.name: info for info in (OPENAI, ANTHROPIC, MOCK)}
+"""Every provider, by the name a model name starts with."""
 _KNOWN_NAMES = (
     "openai/<model> (OpenAI, or an OpenAI-compatible server such as vLLM, llama.cpp or Ollama "
     "with OPENAI_BASE_URL), anthropic/<model>, mock/<behaviour> (offline; behaviours: " + ", ".join(BEHAVIOURS) + ")"
 )
-_PROVIDER_HINTS = (
-    ("gpt", "openai"),
-    ("chatgpt", "openai"),
-    ("o1", "openai"),
-    ("o3", "openai"),
-    ("o4", "openai"),
-    ("claude", "anthropic"),
-)
+
+
+def is_offline(name: str) -> bool:
+    """Whether the model ``name`` is answered offline (the mock): no key, no server, nothing to pay. A name
+    that is not a model's is not offline (it is refused where it is checked)."""
+    provider, slash, _ = name.strip().partition("/")
+    return bool(slash) and provider in PROVIDERS and PROVIDERS[provider].offline
 
 
 class ProviderSettings(BaseModel):
@@ -125,9 +124,12 @@ def key_destination_problem(
     the dashboard's rule), and to a host allowed with ``--allow-key-to``; anywhere else is refused, whoever
     wrote the file, before the key is read. A player with ``key_only_to_configured`` sends no key there, so
     nothing is refused for it."""
-    if provider not in KEY_ENV or settings is None or not settings.api_key_env or settings.key_only_to_configured:
+    info = PROVIDERS.get(provider)
+    if info is None or info.base_url_env is None or settings is None or not settings.api_key_env:
         return None
-    base_url = settings.base_url or (environ.get(BASE_URL_ENV[provider]) or "").strip() or None
+    if settings.key_only_to_configured:
+        return None
+    base_url = settings.base_url or (environ.get(info.base_url_env) or "").strip() or None
     if sends_key(provider, base_url, environ):
         return None
     found = origin(base_url or "")
@@ -137,10 +139,10 @@ def key_destination_problem(
     host = _host_text(found) if found is not None else str(base_url)
     return (
         f"{label or provider}: the key in {settings.api_key_env} (named by api_key_env) would be sent to {host} "
-        f"({base_url}), which is neither {provider}'s own endpoint nor the {BASE_URL_ENV[provider]} of your "
+        f"({base_url}), which is neither {provider}'s own endpoint nor the {info.base_url_env} of your "
         "environment. A config file can name any variable and any server, so nothing was sent. If that server is "
         f"yours and may have this key, allow it on the command line: {ALLOW_FLAG} {host} (or set "
-        f"{BASE_URL_ENV[provider]} to its URL in the environment or .env)"
+        f"{info.base_url_env} to its URL in the environment or .env)"
     )
 
 
@@ -177,13 +179,14 @@ def resolve_credentials(
     ``None`` (requests go without one) when ``settings.key_only_to_configured`` and the base URL is
     not one of :func:`key_origins`.
     """
-    if provider == "mock":
-        return None, None
-    if provider not in KEY_ENV:
+    info = PROVIDERS.get(provider)
+    if info is None:
         raise ConfigError(f"unknown provider {provider!r}; known: {_KNOWN_NAMES}")
+    if info.key_env is None or info.base_url_env is None:  # the mock: it talks to no server and needs no key
+        return None, None
     settings = settings or ProviderSettings()
     label = model or f"{provider}/<model>"
-    base_env = BASE_URL_ENV[provider]
+    base_env = info.base_url_env
     base_url = settings.base_url or (environ.get(base_env) or "").strip() or None
     if base_url is not None and (problem := url_problem(base_url)) is not None:
         where = "its base_url" if settings.base_url else base_env
@@ -192,13 +195,13 @@ def resolve_credentials(
         )
     if (problem := key_destination_problem(provider, settings, environ, label=label)) is not None:
         raise ConfigError(problem)
-    key_env = settings.api_key_env or KEY_ENV[provider]
+    key_env = settings.api_key_env or info.key_env
     api_key = (environ.get(key_env) or "").strip() or None
     remember_key(api_key, key_env)  # sent or not, no prompt may carry it
     if settings.key_only_to_configured and not sends_key(provider, base_url, environ):
         return None, base_url
     if api_key is None:
-        raise ConfigError(_missing_key_message(provider, label, key_env, base_url))
+        raise ConfigError(_missing_key_message(info, label, key_env, base_url))
     return check_key(api_key, key_env, label), base_url
 
 
@@ -216,17 +219,18 @@ def origin(url: str) -> tuple[str, str, int | None] | None:
 def key_origins(provider: str, environ: Mapping[str, str] = os.environ) -> dict[tuple[str, str, int | None], str]:
     """Where ``provider``'s key may be sent, whoever names the base URL: its own endpoint, and the base URL
     the user set in the environment or ``.env``. Maps each origin (scheme, host, port) to what configured it."""
-    out = {origin(DEFAULT_BASE_URLS[provider]): f"{provider}'s own endpoint"}
-    configured = (environ.get(BASE_URL_ENV[provider]) or "").strip()
-    if configured and (found := origin(configured)) is not None:
-        out.setdefault(found, BASE_URL_ENV[provider])
+    info = PROVIDERS[provider]
+    out = {origin(info.default_base_url or ""): f"{provider}'s own endpoint"}
+    configured = (environ.get(info.base_url_env) or "").strip() if info.base_url_env else ""
+    if info.base_url_env and configured and (found := origin(configured)) is not None:
+        out.setdefault(found, info.base_url_env)
     return {k: v for k, v in out.items() if k is not None}
 
 
 def sends_key(provider: str, base_url: str | None, environ: Mapping[str, str] = os.environ) -> bool:
     """Whether a base URL given by someone else receives ``provider``'s key: only if its scheme, host and port
     are those of one of :func:`key_origins` (None is the provider's own endpoint, or the configured one)."""
-    if provider not in KEY_ENV:
+    if provider not in PROVIDERS or not PROVIDERS[provider].needs_key:
         return False
     if base_url is None:
         return True
@@ -246,20 +250,9 @@ def make_provider(
     to close; the mock provider ignores it.
     """
     provider, model = parse_model_name(name)
-    if provider == "mock":
-        return MockProvider(model)
     api_key, base_url = resolve_credentials(provider, settings, environ, model=name)
-    if provider == "openai":
-        try:
-            from harness.providers.openai import OpenAIProvider
-        except ImportError as exc:
-            raise _missing_sdk(name, "openai", ">=3", exc) from exc
-        return OpenAIProvider(model, api_key=api_key, base_url=base_url, http_client=http_client)
-    try:
-        from harness.providers.anthropic import AnthropicProvider
-    except ImportError as exc:
-        raise _missing_sdk(name, "anthropic", ">=2", exc) from exc
-    return AnthropicProvider(model, api_key=api_key, base_url=base_url, http_client=http_client)
+    create = PROVIDERS[provider].factory(name)
+    return create(model, api_key=api_key, base_url=base_url, http_client=http_client)
 
 
 def settings_for(
@@ -287,10 +280,8 @@ def check_credentials(
     for name in dict.fromkeys(n.strip() for n in names):  # each model once, in the order given
         try:
             provider, model = parse_model_name(name)
-            if provider == "mock":
-                MockOptions.parse(model)
-            else:
-                resolve_credentials(provider, settings_for(name, settings), environ, model=name)
+            PROVIDERS[provider].check_model(model)
+            resolve_credentials(provider, settings_for(name, settings), environ, model=name)
         except ConfigError as exc:
             problems.append(str(exc))
     if problems:
@@ -298,24 +289,10 @@ def check_credentials(
         raise ConfigError(f"{count} cannot be used as configured; fix this before any game starts:", problems)
 
 
-def _missing_key_message(provider: str, label: str, key_env: str, base_url: str | None) -> str:
+def _missing_key_message(info: ProviderInfo, label: str, key_env: str, base_url: str | None) -> str:
     where = f" at {base_url}" if base_url else ""
     message = f"{label}{where} needs an API key: set {key_env} in the environment or in .env (see .env.example)."
-    if provider == "openai":
-        message += (
-            f" For an OpenAI-compatible server that does not check keys (vLLM, llama.cpp, Ollama), set "
-            f"OPENAI_BASE_URL (or --base-url) to its URL and {key_env} to any placeholder, e.g. {key_env}=none."
-        )
-    else:
-        message += " Keys are created at https://console.anthropic.com/settings/keys."
-    return message
-
-
-def _missing_sdk(name: str, package: str, version: str, exc: ImportError) -> ConfigError:
-    return ConfigError(
-        f"{name} needs the {package!r} package ({package}{version}), which could not be imported ({exc}): "
-        f"install it with pip install '{package}{version}'"
-    )
+    return message + info.key_hint.format(key_env=key_env)
 
 
 def _guess(name: str) -> str:
@@ -323,7 +300,7 @@ def _guess(name: str) -> str:
     bare = name.strip()
     if bare.split("?")[0] in BEHAVIOURS:
         return f" (did you mean 'mock/{bare}'?)"
-    for prefix, provider in _PROVIDER_HINTS:
-        if bare.lower().startswith(prefix):
-            return f" (did you mean '{provider}/{bare}'?)"
+    for provider in PROVIDERS.values():
+        if bare.lower().startswith(provider.model_prefixes):
+            return f" (did you mean '{provider.name}/{bare}'?)"
     return ""

@@ -357,7 +357,7 @@ def _expected_source(settings: EvolutionSettings) -> PayoffSource:
         return PayoffSource.supplied
     random = (
         settings.noise > 0.0
-        or settings.horizon.type == "geometric"
+        or settings.game_horizon.random_length
         or any(spec is not None and spec.cls.stochastic for spec in settings.specs)
     )
     if not random:

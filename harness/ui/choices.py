@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness.players.strategies import STRATEGIES
-from harness.providers.mock import BEHAVIOURS
+from harness.providers.mock import BEHAVIOURS, MOCK
 from harness.ui.data import agent_info
 
 OTHER_MODEL = "✏️ other model…"
@@ -21,7 +21,7 @@ def strategies() -> list[str]:
 
 def models(environ: Mapping[str, str]) -> list[str]:
     """The offline ``mock/...`` models always (free, no key); OpenAI and Anthropic models when their keys are set."""
-    out = [f"mock/{b}" for b in BEHAVIOURS]
+    out = [f"{MOCK.name}/{b}" for b in BEHAVIOURS]
     if environ.get("OPENAI_API_KEY"):
         out += OPENAI_MODELS
     if environ.get("ANTHROPIC_API_KEY"):

@@ -20,6 +20,7 @@ import numpy as np
 
 from harness.errors import ConfigError
 from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, Trajectory
+from harness.game.horizon import HorizonKind
 
 MAX_INDIVIDUALS = 200  # the view draws one emoji per individual; `pdbench evolve` takes more
 MAX_COUNT = 50  # per player, on its slider
@@ -82,7 +83,7 @@ class Form:
         k = self.k if self.dynamics == Dynamics.trust.value else 1
         data: dict[str, Any] = {
             "dynamics": self.dynamics, "players": players, "counts": counts, "generations": self.generations,
-            "horizon": {"type": "fixed", "n_rounds": self.rounds}, "noise": self.noise,
+            "horizon": {"type": HorizonKind.FIXED.value, "n_rounds": self.rounds}, "noise": self.noise,
             "payoff_matrix": PAYOFFS[self.payoffs], "selection": self.selection, "fitness": self.fitness,
             "mutation": self.mutation, "k": k, "seed": self.seed, "payoff_mode": self.payoff_mode,
         }  # fmt: skip

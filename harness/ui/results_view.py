@@ -12,6 +12,7 @@ import streamlit as st
 
 from harness.analysis.report import METRICS, RATES, ConditionSummary
 from harness.analysis.stats import Estimate
+from harness.game.horizon import HorizonKind
 from harness.states import GameStatus, RunStatus
 from harness.store.browse import GameDetail
 from harness.ui import cached, charts, components
@@ -92,7 +93,7 @@ def _game_status(detail: GameDetail) -> None:
     game = detail.game
     horizon = (
         f"fixed horizon of {game['planned_rounds']} rounds"
-        if game["horizon"] == "fixed"
+        if HorizonKind(game["horizon"]) is HorizonKind.FIXED
         else f"geometric horizon (stop probability {game['stop_prob']:g}; "
         f"this game drew {game['planned_rounds']} rounds)"
     )

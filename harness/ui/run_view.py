@@ -20,9 +20,11 @@ from harness.config.plan import summarize
 from harness.config.presets.duel import duel_config
 from harness.engine.runner import default_run_id
 from harness.errors import PDBenchError
+from harness.game.horizon import HorizonKind
 from harness.game.rules import PayoffMatrix
 from harness.players.model.prompts.builder import available_personas
-from harness.providers.registry import BASE_URL_ENV, KEY_ENV, sends_key
+from harness.providers.info import OPENAI
+from harness.providers.registry import PROVIDERS, is_offline, sends_key
 from harness.ui import background, choices, components, progress_panel
 from harness.ui.budget import budget_input
 from harness.ui.data import agent_info
@@ -90,10 +92,11 @@ def _card(seat: str, agent: dict[str, Any]) -> None:
 
 def _key_note(model: str, base_url: str) -> None:
     """Say whether the API key goes with requests to a typed base URL (see registry.sends_key)."""
-    provider = model.partition("/")[0] if "/" in model else "openai"
-    if provider not in KEY_ENV:
+    provider = model.partition("/")[0] if "/" in model else OPENAI.name
+    info = PROVIDERS.get(provider)
+    if info is None or info.key_env is None or info.base_url_env is None:  # no key to send (the mock)
         return
-    key_env, base_env = KEY_ENV[provider], BASE_URL_ENV[provider]
+    key_env, base_env = info.key_env, info.base_url_env
     if sends_key(provider, base_url, os.environ):
         st.caption(f"🔑 `{base_url}` is configured for {provider} (its own endpoint or {base_env}): requests to it "
                    f"carry your {key_env}.")  # fmt: skip
@@ -106,11 +109,11 @@ def _key_note(model: str, base_url: str) -> None:
 def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str, Any]:
     st.markdown("#### ⚙️ Game settings")
     c1, c2, c3 = st.columns(3)
-    kind = c1.radio("Horizon", ["Fixed", "Geometric"], key="run_horizon", horizontal=True,
+    kind = c1.radio("Horizon", list(HorizonKind), key="run_horizon", horizontal=True, format_func=str.capitalize,
                     help="Fixed: every game has the same known length. Geometric: after each round the game "
                     "ends with the stop probability, so players never know which round is the last.")  # fmt: skip
     out: dict[str, Any] = {}
-    if kind == "Fixed":
+    if kind == HorizonKind.FIXED:
         out["rounds"] = c2.slider("Rounds", 1, 500, 50, key="run_rounds")
     else:
         out["stop_prob"] = c2.number_input("Stop probability per round", 0.001, 1.0, 0.02, step=0.005,
@@ -135,7 +138,7 @@ def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str
                 agent["persona"] = persona
             if temperature is not None:
                 agent["temperature"] = temperature
-        if any(not str(a["model"]).startswith("mock/") for a in models):
+        if any(not is_offline(str(a["model"])) for a in models):
             out["max_cost"] = budget_input("run_max_cost")
     return out
 

@@ -27,6 +27,8 @@ from harness.config.plan import PlanSummary, summarize
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import RunResult, default_run_id
 from harness.errors import PDBenchError
+from harness.game.horizon import HorizonKind
+from harness.providers.registry import is_offline
 from harness.states import RunStatus
 from harness.store.browse import PlannedPlayer, RunRow
 from harness.store.views.leaderboard import RANKING_NOTE, TIE_TOLERANCE
@@ -114,19 +116,19 @@ def _form(folder: Path) -> None:
             help="The offline mock models need no key and cost nothing. Paid models appear when "
             "OPENAI_API_KEY or ANTHROPIC_API_KEY is set; any provider/model name can be typed.",
         )  # fmt: skip
-        paid = [m for m in chosen_models if not m.startswith("mock/")]
+        paid = [m for m in chosen_models if not is_offline(m)]
         max_cost: float | None = None
         if paid:
             max_cost = budget_input(K + "budget", persist_state="session")
     with middle:
         horizon = st.radio(
-            "Horizon", ["fixed", "geometric"], horizontal=True, key=K + "horizon", persist_state="session",
-            format_func={"fixed": "📏 fixed", "geometric": "🎲 geometric"}.get,
+            "Horizon", list(HorizonKind), horizontal=True, key=K + "horizon", persist_state="session",
+            format_func={HorizonKind.FIXED: "📏 fixed", HorizonKind.GEOMETRIC: "🎲 geometric"}.get,
             help="Fixed: every game has the same length (players could count down to the end). "
             "Geometric: after each round the game stops with a given probability, so no one knows the last round.",
         )  # fmt: skip
         rounds = stop_prob = max_rounds = None
-        if horizon == "fixed":
+        if horizon == HorizonKind.FIXED:
             rounds = st.slider("Rounds per game", 1, 1000, 200, key=K + "rounds", persist_state="session")
         else:
             stop_prob = st.number_input(

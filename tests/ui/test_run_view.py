@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from harness.game.horizon import HorizonKind
 from harness.store.catalog import Catalog
 from harness.ui import run_view
 from harness.ui.choices import OTHER_MODEL
@@ -69,7 +70,7 @@ def test_a_model_player_with_a_persona_and_a_geometric_horizon(app: App, tmp_pat
     at.selectbox(key="run_player_b").select("mock/tft").run()
     assert at.selectbox(key="run_persona") is not None
     at.selectbox(key="run_persona").select("cooperative")
-    at.radio(key="run_horizon").set_value("Geometric").run()
+    at.radio(key="run_horizon").set_value(HorizonKind.GEOMETRIC).run()
     at.number_input(key="run_stop_prob").set_value(0.2)
     at.number_input(key="run_max_rounds").set_value(30)
     at.text_input(key="run_id").input("geo")

@@ -10,7 +10,8 @@ import pytest
 
 from harness.config import parse_experiment
 from harness.errors import ConfigError
-from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon
+from harness.game.rules import PayoffMatrix
 from harness.players.model.comprehension import ComprehensionSettings, Question, is_correct, questions, read_answer
 from harness.players.model.parsing.policy import ActionLabels, parse_action
 from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
@@ -30,7 +31,7 @@ def asked(view: Any, settings: ComprehensionSettings = ALL, labels: ActionLabels
 
 
 def test_seat_a_payoffs_fixed_horizon_and_no_last_move_before_round_1() -> None:
-    view = make_view(game=LOPSIDED, horizon=Horizon(kind="fixed", n_rounds=10))
+    view = make_view(game=LOPSIDED, horizon=FixedHorizon(10))
     assert asked(view) == [("payoff_CC", "3,2"), ("payoff_CD", "0,6"), ("payoff_DC", "7,1"), ("payoff_DD", "1,0.5"),
                            ("horizon", "10")]  # fmt: skip
 
@@ -38,14 +39,14 @@ def test_seat_a_payoffs_fixed_horizon_and_no_last_move_before_round_1() -> None:
 def test_seat_b_payoffs_are_its_own() -> None:
     # B plays C, A plays C: B gets 2, A 3. B plays C, A plays D (A's D/C cell, 7 to A, 1 to B): 1 and 7.
     # B plays D, A plays C (A's C/D cell, 0 to A, 6 to B): 6 and 0. Both D: 0.5 and 1.
-    view = make_view("CD", "CC", seat="b", game=LOPSIDED, horizon=Horizon(kind="fixed", n_rounds=7))
+    view = make_view("CD", "CC", seat="b", game=LOPSIDED, horizon=FixedHorizon(7))
     assert asked(view) == [("payoff_CC", "2,3"), ("payoff_CD", "1,7"), ("payoff_DC", "6,0"), ("payoff_DD", "0.5,1"),
                            ("horizon", "7"), ("last_move", "D")]  # fmt: skip
 
 
 def test_a_geometric_horizon_asks_the_continuation_probability_as_shown() -> None:
     for stop, shown in ((0.05, "0.95"), (0.02, "0.98"), (0.5, "0.5")):
-        view = make_view("C", "C", horizon=Horizon(kind="geometric", stop_prob=stop))
+        view = make_view("C", "C", horizon=GeometricHorizon(stop))
         assert dict(asked(view))["horizon"] == shown
         prompt = PromptBuilder().render(view)[1]["content"]
         assert f"the game continues with probability {shown}." in prompt
@@ -62,7 +63,7 @@ def test_questions_follow_the_option_order_and_the_kinds_asked() -> None:
 
 
 def test_the_question_is_asked_in_place_of_the_move_and_in_the_format_asked() -> None:
-    view = make_view("CD", "DD", game=LOPSIDED, horizon=Horizon(kind="fixed", n_rounds=10))
+    view = make_view("CD", "DD", game=LOPSIDED, horizon=FixedHorizon(10))
     builder = PromptBuilder(PromptSettings(labels=NEUTRAL, answer_format="json"))
     move = builder.render(view)
     payoff = questions(view, ALL, NEUTRAL)[1]
@@ -129,7 +130,7 @@ def mock_answer(provider: MockProvider, builder: PromptBuilder, view: Any, ask: 
 
 
 @pytest.mark.parametrize("fmt", ["free", "json", "label"])
-@pytest.mark.parametrize("horizon", [Horizon(kind="fixed", n_rounds=12), Horizon(kind="geometric", stop_prob=0.1)])
+@pytest.mark.parametrize("horizon", [FixedHorizon(12), GeometricHorizon(0.1)])
 def test_the_mock_answers_questions_in_the_format_asked_and_wrongly_when_confused(fmt: str, horizon: Horizon) -> None:
     builder = PromptBuilder(PromptSettings(labels=NEUTRAL, answer_format=fmt))  # type: ignore[arg-type]
     view = make_view("CD", "DD", seat="b", game=LOPSIDED, horizon=horizon)

@@ -6,8 +6,19 @@ import random
 import statistics
 
 import pytest
+from pydantic import ValidationError
 
-from harness.game.rules import Horizon, PayoffMatrix
+from harness.config.sections import HorizonSection
+from harness.game.horizon import (
+    FixedHorizon,
+    FixedHorizonInfo,
+    GeometricHorizon,
+    GeometricHorizonInfo,
+    Horizon,
+    HorizonKind,
+)
+from harness.game.rules import PayoffMatrix
+from harness.game.seeds import stream
 
 
 def test_default_matrix_is_the_classic_pd() -> None:
@@ -50,38 +61,68 @@ def test_a_game_that_is_not_a_pd_warns() -> None:
 
 
 def test_fixed_horizon() -> None:
-    h = Horizon(kind="fixed", n_rounds=7)
-    assert h.draw_length(random.Random(0)) == 7
-    info = h.known_to_players()
-    assert (info.kind, info.n_rounds, info.continuation_prob) == ("fixed", 7, None)
+    h = FixedHorizon(7)
+    assert h.game_length(0) == h.game_length(1) == h.longest == 7
+    assert h.expected_length() == 7.0 and not h.random_length
+    assert h.known_to_players() == FixedHorizonInfo(n_rounds=7)
+    assert h.known_to_players().kind is HorizonKind.FIXED
 
 
 def test_geometric_horizon_has_the_right_mean_and_hides_the_end() -> None:
-    h = Horizon(kind="geometric", n_rounds=None, stop_prob=0.1)
+    h = GeometricHorizon(0.1)
     rng = random.Random(1)
     lengths = [h.draw_length(rng) for _ in range(20_000)]
     assert min(lengths) >= 1
     assert statistics.fmean(lengths) == pytest.approx(10.0, rel=0.03)
     info = h.known_to_players()
-    assert info.n_rounds is None and info.continuation_prob == pytest.approx(0.9)
+    assert isinstance(info, GeometricHorizonInfo) and info.continuation_prob == pytest.approx(0.9)
+    assert info.kind is HorizonKind.GEOMETRIC and not hasattr(info, "n_rounds")
+
+
+def test_a_geometric_game_draws_its_length_from_its_own_horizon_stream() -> None:
+    h = GeometricHorizon(0.05)
+    assert h.random_length and h.longest is None
+    assert [h.game_length(seed) for seed in range(50)] == [h.draw_length(stream(seed, "horizon")) for seed in range(50)]
+    assert len({h.game_length(seed) for seed in range(50)}) > 1
 
 
 def test_geometric_horizon_cap_and_expected_length() -> None:
-    h = Horizon(kind="geometric", n_rounds=None, stop_prob=0.01, max_rounds=20)
+    h = GeometricHorizon(0.01, 20)
     rng = random.Random(2)
-    assert max(h.draw_length(rng) for _ in range(1000)) == 20
+    assert max(h.draw_length(rng) for _ in range(1000)) == 20 == h.longest
     assert h.expected_length() == pytest.approx((1 - 0.99**20) / 0.01)
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    "section",
     [
-        {"kind": "fixed", "n_rounds": 0},
-        {"kind": "geometric", "n_rounds": None, "stop_prob": 0.0},
-        {"kind": "geometric", "n_rounds": None, "stop_prob": 1.5},
-        {"kind": "spiral"},
+        {"type": "fixed", "n_rounds": 0},
+        {"type": "geometric", "stop_prob": 0.0},
+        {"type": "geometric", "stop_prob": 1.5},
+        {"type": "geometric"},
+        {"type": "spiral"},
     ],
 )
-def test_invalid_horizons(kwargs: dict) -> None:
-    with pytest.raises(ValueError):
-        Horizon(**kwargs)
+def test_invalid_horizons_are_refused_where_they_are_read(section: dict) -> None:
+    with pytest.raises(ValidationError):
+        HorizonSection.model_validate(section)
+
+
+@pytest.mark.parametrize(
+    ("section", "horizon", "dumped"),
+    [
+        ({}, FixedHorizon(50), {"type": "fixed", "n_rounds": 50, "stop_prob": None, "max_rounds": None}),
+        (
+            {"type": "geometric", "stop_prob": 0.1, "max_rounds": 40},
+            GeometricHorizon(0.1, 40),
+            {"type": "geometric", "n_rounds": None, "stop_prob": 0.1, "max_rounds": 40},
+        ),
+    ],
+)
+def test_a_horizon_section_makes_its_kind_and_is_stored_as_written(
+    section: dict, horizon: Horizon, dumped: dict
+) -> None:
+    read = HorizonSection.model_validate(section)
+    assert read.to_horizon() == horizon
+    assert read.model_dump(mode="json") == dumped
+    assert HorizonSection.of(horizon) == read

@@ -6,14 +6,15 @@ import random
 
 import anyio
 
+from harness.game.horizon import FixedHorizonInfo
 from harness.game.match import Match, play_game
-from harness.game.rules import HorizonInfo, PayoffMatrix
+from harness.game.rules import PayoffMatrix
 from harness.game.view import Decision, RoundView
 from harness.players.strategies import make_spec
 from harness.players.strategies.play import play_strategies
 
 GAME = PayoffMatrix()
-FIXED = HorizonInfo(kind="fixed", n_rounds=10, continuation_prob=None)
+FIXED = FixedHorizonInfo(10)
 
 
 def strat(name: str, seed: int = 0):  # type: ignore[no-untyped-def]
@@ -121,16 +122,17 @@ def test_noiseless_fast_path_equals_round_by_round_recording() -> None:
 
 
 def test_a_seeded_game_is_the_same_game_whoever_plays_it() -> None:
-    from harness.game.rules import Horizon, PayoffMatrix
+    from harness.game.horizon import FixedHorizon, GeometricHorizon
+    from harness.game.rules import PayoffMatrix
     from harness.players.strategies import make_spec
     from harness.players.strategies.play import play_seeded
 
     gtft, alld = make_spec("GTFT", {"generous_prob": 0.5}), make_spec("ALLD")
-    horizon = Horizon("geometric", None, 0.1, None)
+    horizon = GeometricHorizon(0.1)
     first = play_seeded(gtft, alld, PayoffMatrix(), horizon, 0.1, seed=42)
     again = play_seeded(gtft, alld, PayoffMatrix(), horizon, 0.1, seed=42)
     assert (first.moves_a, first.moves_b, first.score_a) == (again.moves_a, again.moves_b, again.score_a)
     other = play_seeded(gtft, alld, PayoffMatrix(), horizon, 0.1, seed=43)
     assert (first.moves_a, first.moves_b) != (other.moves_a, other.moves_b)
-    fixed = play_seeded(make_spec("TFT"), alld, PayoffMatrix(), Horizon("fixed", 5), 0.0, seed=0)
+    fixed = play_seeded(make_spec("TFT"), alld, PayoffMatrix(), FixedHorizon(5), 0.0, seed=0)
     assert "".join(fixed.moves_a) == "CDDDD" and (fixed.score_a, fixed.score_b) == (4.0, 9.0)

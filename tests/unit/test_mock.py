@@ -15,8 +15,9 @@ import pytest
 from harness.calls.limits import EndpointLimiter, LimitSettings
 from harness.calls.path import CallPath
 from harness.calls.pricing import DEFAULT_PRICES, PriceTable
+from harness.game.horizon import FixedHorizonInfo
 from harness.game.match import Match, play_game
-from harness.game.rules import HorizonInfo, PayoffMatrix
+from harness.game.rules import PayoffMatrix
 from harness.players.model.parsing.policy import ActionLabels, ParsePolicy
 from harness.players.model.player import LLMAgent, ModelPlayer
 from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
@@ -90,7 +91,7 @@ REWORDED = {
     "{% else %}¿{{ options[0].label }} o {{ options[1].label }}?{% endif %}",
 }
 GAME = PayoffMatrix()
-HORIZON = HorizonInfo(kind="fixed", n_rounds=30, continuation_prob=None)
+HORIZON = FixedHorizonInfo(30)
 CLASSIC = {"tft": "TFT", "grim": "GRIM", "cooperator": "ALLC", "defector": "ALLD"}
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.horizon import FixedHorizon
+from harness.game.rules import PayoffMatrix
 from harness.players.model.parsing.policy import ActionLabels, ParseResult, correction_message, parse_action
 from harness.players.model.player import option_order
 from harness.players.model.prompts.builder import PromptBuilder, PromptSettings
@@ -61,7 +62,7 @@ What do you choose in round 3? Reply with exactly one of F or J."""
 
 
 def akata_view():  # round 3 of 10, seat a: it played J then F, the other F twice
-    return make_view("CD", "DD", horizon=Horizon(kind="fixed", n_rounds=10), game=AKATA)
+    return make_view("CD", "DD", horizon=FixedHorizon(10), game=AKATA)
 
 
 def test_both_orders_list_everything_in_that_order() -> None:

@@ -19,7 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.horizon import FixedHorizon, GeometricHorizon
+from harness.game.rules import PayoffMatrix
 from harness.players.model.parsing.policy import ActionLabels, ParseResult
 from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
 from tests.unit.test_prompts import make_view
@@ -30,7 +31,7 @@ LABELS = {"CD": ActionLabels(), "JF": ActionLabels(cooperate="J", defect="F"),
 # Asymmetric, with fractions, so that the two seats see different points.
 GAME = PayoffMatrix(cc=(3.0, 2.0), cd=(-0.5, 5.25), dc=(6.0, 1.0), dd=(1.0, 0.5))
 MOVES = [("C", "C"), ("C", "D"), ("D", "D"), ("D", "C"), ("C", "C"), ("D", "D")]  # a 7-round game's first 6
-HORIZONS = {"fixed": Horizon(kind="fixed", n_rounds=7), "geometric": Horizon(kind="geometric", stop_prob=0.125)}
+HORIZONS = {"fixed": FixedHorizon(7), "geometric": GeometricHorizon(0.125)}
 PLAYED = (0, 3, 6)  # round 1, round 4, round 7 (the last of the fixed game)
 WHOLE = {  # cases stored whole as well as digested
     "CD|free|CD|window=None|persona=None|fixed|a|played=3",

@@ -11,7 +11,8 @@ from jinja2.sandbox import SandboxedEnvironment
 from pydantic import ValidationError
 
 from harness.errors import ConfigError
-from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.horizon import FixedHorizon, FixedHorizonInfo, GeometricHorizon, Horizon, HorizonKind
+from harness.game.rules import PayoffMatrix
 from harness.game.view import RoundView
 from harness.players.model.parsing.policy import ActionLabels
 from harness.players.model.prompts import builder as prompts
@@ -47,7 +48,7 @@ def make_view(
     return RoundView(
         seat="a" if seat == "a" else "b",
         round=len(own) + 1,
-        horizon=(horizon or Horizon(kind="fixed", n_rounds=50)).known_to_players(),
+        horizon=(horizon or FixedHorizon(50)).known_to_players(),
         payoffs=game,
         own_moves=tuple(own),  # type: ignore[arg-type]
         opponent_moves=tuple(opp),  # type: ignore[arg-type]
@@ -79,7 +80,7 @@ def test_fixed_horizon_states_round_and_length() -> None:
 
 
 def test_geometric_horizon_gives_only_the_continuation_probability() -> None:
-    horizon = Horizon(kind="geometric", stop_prob=0.05, max_rounds=37)
+    horizon = GeometricHorizon(0.05, 37)
     for own, opp in (("", ""), ("CCCCCC", "CDCCCC")):
         text = text_of(PromptBuilder().render(make_view(own, opp, horizon=horizon)))
         assert f"This is round {len(own) + 1}." in text
@@ -274,7 +275,7 @@ def test_shipped_templates_pass_check(persona: str | None, labels: ActionLabels)
 
 def test_rendering_is_deterministic() -> None:
     settings = PromptSettings(persona="cautious", history_window=3)
-    horizon = Horizon(kind="geometric", stop_prob=0.1)
+    horizon = GeometricHorizon(0.1)
     first = PromptBuilder(settings).render(make_view("CDCCD", "DDCCC", horizon=horizon))
     builder = PromptBuilder(settings)
     assert builder.render(make_view("CDCCD", "DDCCC", horizon=horizon)) == first
@@ -307,7 +308,7 @@ def test_round_context_is_built_from_the_view_only() -> None:
 
 
 def test_round_context_geometric_horizon_carries_no_length() -> None:
-    view = make_view(horizon=Horizon(kind="geometric", stop_prob=0.05, max_rounds=37))
+    view = make_view(horizon=GeometricHorizon(0.05, 37))
     context = round_context(view, PromptSettings())
     assert context["horizon"] == {"kind": "geometric", "continuation_prob": "0.95"}
 
@@ -363,7 +364,7 @@ def test_the_shipped_templates_render_as_jinja_does(
     settings = PromptSettings(persona=persona, labels=labels, history_window=window)
     builder = PromptBuilder(settings)
     game = PayoffMatrix(cc=(3.0, 3.0), cd=(-0.5, 5.25), dc=(5.25, -0.5), dd=(1.0, 1.0))
-    for horizon in (Horizon(kind="fixed", n_rounds=12), Horizon(kind="geometric", stop_prob=0.1)):
+    for horizon in (FixedHorizon(12), GeometricHorizon(0.1)):
         for moves in games(12, seed=window or 0):
             for played in range(len(moves) + 1):
                 own = "".join(m for m, _ in moves[:played])
@@ -437,9 +438,9 @@ def test_check_renders_last_round_and_hidden_history_branches(tmp_path: Path, br
 def test_synthetic_views_cover_last_round_and_hidden_rounds() -> None:
     for window in (None, 1, 5, 12):
         views = synthetic_views(window)
-        assert any(v.horizon.n_rounds == v.round for v in views if v.horizon.kind == "fixed")
+        assert any(isinstance(v.horizon, FixedHorizonInfo) and v.horizon.n_rounds == v.round for v in views)
         assert {v.seat for v in views} == {"a", "b"}
-        assert {v.horizon.kind for v in views} == {"fixed", "geometric"}
+        assert {v.horizon.kind for v in views} == set(HorizonKind)
         if window is not None:
             assert any(len(v.own_moves) > window for v in views)
         outcomes = {(a, b) for v in views for a, b in zip(v.own_moves, v.opponent_moves, strict=True)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from typing import Any
 
 import anthropic
@@ -25,12 +26,15 @@ import respx
 from harness.errors import ConfigError
 from harness.providers.anthropic import AnthropicProvider, to_messages_api
 from harness.providers.base import FailureKind, Fault, MalformedResponse, Provider, SamplingParams
+from harness.providers.info import ANTHROPIC, OPENAI
 from harness.providers.mock import MockProvider
 from harness.providers.openai import OpenAIProvider
 from harness.providers.registry import (
+    PROVIDERS,
     ProviderSettings,
     allow_keys_to,
     check_credentials,
+    is_offline,
     key_origins,
     make_provider,
     parse_model_name,
@@ -38,6 +42,7 @@ from harness.providers.registry import (
     sends_key,
     settings_for,
 )
+from harness.providers.sdk import SdkProvider
 from tests.support.llm_server import DEFAULT_REPLY, FakeLLMServer, ServerConfig, estimate_tokens
 
 KEY = "sk-test-secret-4242-do-not-leak"
@@ -628,6 +633,36 @@ async def test_make_provider_builds_each_kind() -> None:
     finally:
         for provider in made:
             await provider.aclose()
+
+
+def test_each_provider_says_what_it_is_and_callers_ask_it_not_its_name() -> None:
+    mock, oai, claude = PROVIDERS["mock"], PROVIDERS["openai"], PROVIDERS["anthropic"]
+    assert mock.offline and not mock.needs_key and mock.default_base_url is None
+    for served, url in ((oai, "https://api.openai.com/v1"), (claude, "https://api.anthropic.com")):
+        assert not served.offline and served.needs_key and served.default_base_url == url
+    assert (oai.key_env, oai.base_url_env) == ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+    assert (claude.key_env, claude.base_url_env) == ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+    assert is_offline("mock/tft") and is_offline(" mock/grim?p=0.1")
+    assert not any(is_offline(name) for name in ("openai/gpt-4o-mini", "anthropic/claude", "mock", "tft", ""))
+    assert (MockProvider.info, OpenAIProvider.info, AnthropicProvider.info) == (mock, oai, claude)
+
+
+def test_the_sdk_providers_share_retries_closing_and_scrubbing() -> None:
+    for cls in (OpenAIProvider, AnthropicProvider):
+        assert issubclass(cls, SdkProvider)
+        for shared in ("should_retry", "aclose", "_scrub", "__repr__", "create"):
+            assert shared not in vars(cls), f"{cls.__name__} redefines {shared}"
+    assert OpenAIProvider.errors.status is openai.APIStatusError
+    assert AnthropicProvider.errors.status is anthropic.APIStatusError
+
+
+def test_a_provider_whose_package_is_missing_says_what_to_install() -> None:
+    for info, requirement in ((OPENAI, "openai>=3"), (ANTHROPIC, "anthropic>=2")):
+        missing = replace(info, provider_class="harness.providers.not_installed:Provider")
+        with pytest.raises(ConfigError) as caught:
+            missing.factory(f"{info.name}/some-model")
+        assert str(caught.value).startswith(f"{info.name}/some-model needs the {info.sdk!r} package ({requirement})")
+        assert str(caught.value).endswith(f"install it with pip install '{requirement}'")
 
 
 def test_make_provider_reports_a_missing_key_before_any_request() -> None:

@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 
 from harness.calls.limits.endpoint import Clock, EndpointLimiter
 from harness.calls.limits.settings import LimitSettings
-from harness.providers.base import DEFAULT_BASE_URLS, key_id
+from harness.providers.base import key_id
+from harness.providers.registry import PROVIDERS
 
 EndpointKey = tuple[str, str | None, str | None]  # provider, normalised URL, key id
 
@@ -112,7 +113,8 @@ def limit_disagreements(agents: Iterable[tuple[str, str, str | None, str | None,
     the provider's own endpoint."""
     groups: dict[tuple[str, str | None, str | None], list[tuple[str, LimitSettings]]] = {}
     for where, provider, base_url, key_env, settings in agents:
-        url = base_url or os.environ.get(f"{provider.upper()}_BASE_URL") or DEFAULT_BASE_URLS.get(provider)
+        info = PROVIDERS[provider]
+        url = base_url or os.environ.get(info.base_url_env or "") or info.default_base_url
         groups.setdefault((provider, endpoint_url(url, resolve=False), key_env), []).append((where, settings))
     out = []
     for (provider, url, _), members in groups.items():

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
+from harness.game.horizon import FixedHorizon, GeometricHorizon
 from harness.game.rules import PayoffMatrix
 from harness.util.plural import plural
 
@@ -126,11 +127,11 @@ class Suite:
 
         differs("kind", config.kind, "eval")
         differs("game.payoff_matrix", config.game.payoff_matrix, self.payoffs, _payoffs)
-        h = config.horizon
-        if h.type == "fixed" and h.n_rounds is not None:  # a fixed horizon always has n_rounds (50 by default)
-            got = plural(h.n_rounds, "round", grouped=False)
-        else:
-            got = f"a geometric horizon (stop_prob {h.stop_prob:g})"
+        match config.horizon.to_horizon():
+            case FixedHorizon(n_rounds):
+                got = plural(n_rounds, "round", grouped=False)
+            case GeometricHorizon(stop_prob):
+                got = f"a geometric horizon (stop_prob {stop_prob:g})"
         differs("horizon", got, plural(self.rounds, "round", grouped=False), str)
         differs("noise.prob", config.noise.prob, 0.0)
         conds = config.experiment.conditions

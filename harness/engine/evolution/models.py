@@ -24,6 +24,7 @@ from harness.engine.runner import MonitorFactory, RunResult, resume_run, run_exp
 from harness.errors import ConfigError, StoreError
 from harness.evolution import EvolutionSettings, PayoffSource, PayoffTable
 from harness.evolution.settings import is_model
+from harness.game.horizon import FixedHorizon, GeometricHorizon
 from harness.states import RunStatus
 from harness.store.evolution_writer import matchup_means, stored_run
 from harness.store.run_file import run_path
@@ -52,11 +53,18 @@ def payoff_tournament(settings: EvolutionSettings) -> ExperimentConfig:
     players = settings.players
     pairs = [(a, b) for i, a in enumerate(players) for b in players[i:]]
     conditions = [{"agent_a": _agent(a, settings), "agent_b": _agent(b, settings)} for a, b in pairs]
-    horizon = settings.horizon
+    rounds: int | None
+    stop_prob: float | None
+    max_rounds: int | None
+    match settings.game_horizon:
+        case FixedHorizon(n_rounds):
+            rounds, stop_prob, max_rounds = n_rounds, None, None
+        case GeometricHorizon(p, cap):
+            rounds, stop_prob, max_rounds = None, p, cap
     options = GameOptions(
-        rounds=horizon.n_rounds if horizon.type == "fixed" else None,
-        stop_prob=horizon.stop_prob,
-        max_rounds=horizon.max_rounds,
+        rounds=rounds,
+        stop_prob=stop_prob,
+        max_rounds=max_rounds,
         replicates=settings.replicates,
         noise=settings.noise,
         seed=settings.seed,

@@ -8,9 +8,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.config import horizon_options
 from harness.config.presets.players import split_players
 from harness.errors import ConfigError
 from harness.evolution import EvolutionSettings
+from harness.evolution.settings import DEFAULT_MATCH_ROUNDS
 
 # What --sweep can vary: the option (as typed, with - or _) and how its values are read.
 SWEEPABLE: dict[str, type] = {
@@ -68,14 +70,8 @@ class EvolutionOptions:
             data["counts"] = _numbers(self.counts, "--counts", int)
         if self.shares is not None:
             data["shares"] = _numbers(self.shares, "--shares", float)
-        if self.rounds is not None and self.stop_prob is not None:
-            raise ConfigError("give either --rounds (a fixed horizon) or --stop-prob (a geometric one), not both")
-        if self.max_rounds is not None and self.stop_prob is None:
-            raise ConfigError("--max-rounds caps a geometric game; give it with --stop-prob, or use --rounds N")
-        if self.stop_prob is not None:
-            data["horizon"] = {"type": "geometric", "stop_prob": self.stop_prob, "max_rounds": self.max_rounds}
-        elif self.rounds is not None:
-            data["horizon"] = {"type": "fixed", "n_rounds": self.rounds}
+        if (self.rounds, self.stop_prob, self.max_rounds) != (None, None, None):  # else the settings' default
+            data["horizon"] = horizon_options(self.rounds, self.stop_prob, self.max_rounds, DEFAULT_MATCH_ROUNDS)
         for key, name in (("population", "population"), ("generations", "generations"), ("dynamics", "dynamics"),
                           ("noise", "noise"), ("payoffs", "payoff_mode"), ("replicates", "replicates"),
                           ("selection", "selection"), ("fitness", "fitness"), ("mutation", "mutation"),

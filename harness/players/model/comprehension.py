@@ -27,6 +27,7 @@ from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
+from harness.game.horizon import FixedHorizonInfo, GeometricHorizonInfo
 from harness.game.view import RoundView
 from harness.players.model.parsing.policy import ActionLabels, parse_action
 from harness.players.model.prompts.context import Ask, OptionOrder, number_text, payoff_outcomes
@@ -107,12 +108,11 @@ def questions(view: RoundView, settings: ComprehensionSettings, labels: ActionLa
                       expected=f"{_num(you)},{_num(they)}")  # fmt: skip
             out.append(Question(f"payoff_{mine}{theirs}", ask))
     if "horizon" in settings.questions:
-        h = view.horizon
-        if h.kind == "fixed":
-            expected = str(h.n_rounds)
-        else:
-            assert h.continuation_prob is not None
-            expected = _num(float(number_text(h.continuation_prob)))  # the probability exactly as the prompt shows it
+        match view.horizon:
+            case FixedHorizonInfo(n_rounds):
+                expected = str(n_rounds)
+            case GeometricHorizonInfo(continuation_prob):
+                expected = _num(float(number_text(continuation_prob)))  # the probability exactly as the prompt shows it
         out.append(Question("horizon", Ask(kind="horizon", expected=expected)))
     if "last_move" in settings.questions and view.own_moves:
         out.append(Question("last_move", Ask(kind="last_move", round=view.round - 1, expected=view.own_moves[-1])))

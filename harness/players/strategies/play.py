@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import random
 
+from harness.game.horizon import Horizon
 from harness.game.match import Match
-from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.rules import PayoffMatrix
 from harness.game.seeds import stream
 from harness.players.strategies.base import Strategy
 from harness.players.strategies.registry import StrategySpec
@@ -44,7 +45,7 @@ def play_strategies(match: Match, a: Strategy, b: Strategy, rounds: int) -> Matc
 
 
 class NoDraws(random.Random):
-    """Handed to what must never draw (deterministic strategies, noiseless games, fixed horizons): a
+    """Handed to what must never draw (deterministic strategies, noiseless games): a
     strategy that draws without declaring ``stochastic = True`` would be silently memoized, so it fails
     loudly."""
 
@@ -70,7 +71,7 @@ def play_seeded(
     game and seed always give the same game, whoever plays it. ``length``, when given, is the length
     already drawn from this seed's horizon stream."""
     if length is None:
-        length = horizon.draw_length(stream(seed, "horizon") if horizon.kind == "geometric" else NO_DRAWS)
+        length = horizon.game_length(seed)
     match = Match(game, noise, stream(seed, "noise") if noise > 0 else NO_DRAWS)
     a = spec_a.build(game, stream(seed, "a") if spec_a.cls.stochastic else NO_DRAWS)
     b = spec_b.build(game, stream(seed, "b") if spec_b.cls.stochastic else NO_DRAWS)

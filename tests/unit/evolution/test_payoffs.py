@@ -11,7 +11,7 @@ import pytest
 from harness.evolution import EvolutionSettings, PayoffSource, evolve
 from harness.evolution.payoffs import Payoffs
 from harness.evolution.selection import scores
-from harness.game.rules import Horizon
+from harness.game.horizon import GeometricHorizon
 from harness.game.seeds import derive_seed
 from harness.players.strategies.play import play_seeded
 
@@ -130,7 +130,7 @@ def test_geometric_lengths_average_to_the_expected_length() -> None:
         payoffs.at(g, np.array([2, 2]))
     mean = payoffs.table().values[0, 0]
     assert abs(mean - 3 / 0.05) < 3 * 3 * math.sqrt(1 - 0.05) / 0.05 / math.sqrt(n)
-    assert s.game_horizon == Horizon("geometric", None, 0.05, None)
+    assert s.game_horizon == GeometricHorizon(0.05)
 
 
 def test_the_replicator_reads_a_fixed_table_even_in_exact_mode() -> None:

@@ -8,7 +8,8 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, PayoffSource, PayoffTable, evolve
-from harness.game.rules import Horizon, PayoffMatrix
+from harness.game.horizon import FixedHorizon, GeometricHorizon
+from harness.game.rules import PayoffMatrix
 
 
 def refused(**settings: object) -> ConfigError:
@@ -35,7 +36,7 @@ def test_defaults() -> None:
     assert s.fitness == Fitness.linear and s.selection == 1.0
     assert s.payoff_mode == PayoffMode.exact
     assert s.payoff_matrix == PayoffMatrix.from_rstp(R=3, S=0, T=5, P=1)
-    assert s.game_horizon == Horizon("fixed", 200)
+    assert s.game_horizon == FixedHorizon(200)
     assert (s.noise, s.mutation, s.k, s.seed) == (0.0, 0.0, 1, 0)
 
 
@@ -51,9 +52,9 @@ def test_enums_matrix_and_horizon_are_read_from_plain_values() -> None:
     )
     assert (s.dynamics, s.fitness, s.payoff_mode) == (Dynamics.moran, Fitness.exponential, PayoffMode.estimated)
     assert s.payoff_matrix == PayoffMatrix.from_rstp(R=2, S=-1, T=3, P=0)
-    assert s.game_horizon == Horizon("geometric", None, 0.1, None)
-    assert EvolutionSettings(players=["TFT", "ALLD"], counts=[1, 1], horizon=Horizon("fixed", 7)).game_horizon == (
-        Horizon("fixed", 7)
+    assert s.game_horizon == GeometricHorizon(0.1)
+    assert EvolutionSettings(players=["TFT", "ALLD"], counts=[1, 1], horizon=FixedHorizon(7)).game_horizon == (
+        FixedHorizon(7)
     )
 
 
@@ -197,7 +198,7 @@ def test_a_supplied_payoff_table_keeps_its_match_counts_and_must_name_the_player
 def test_settings_round_trip_through_json() -> None:
     s = EvolutionSettings(
         players=["gtft(p=0.3)", "ALLD", "RAND(p=0.7)"], shares=[0.5, 0.25, 0.25], population=20, dynamics="trust",
-        k=3, horizon=Horizon("geometric", None, 0.1, 40), noise=0.02, fitness="exponential", selection=0.01,
+        k=3, horizon=GeometricHorizon(0.1, 40), noise=0.02, fitness="exponential", selection=0.01,
         payoff_matrix=PayoffMatrix.from_rstp(R=2, S=-1, T=3, P=0), payoff_mode="estimated", replicates=9, seed=4,
     )  # fmt: skip
     dumped = s.model_dump(mode="json")

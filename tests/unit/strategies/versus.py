@@ -15,8 +15,9 @@ from typing import Any, ClassVar
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.game.horizon import FixedHorizonInfo
 from harness.game.match import Match, play_game
-from harness.game.rules import Action, HorizonInfo, PayoffMatrix
+from harness.game.rules import Action, PayoffMatrix
 from harness.players.strategies import Strategy, make_spec
 from harness.players.strategies.play import play_strategies
 
@@ -108,7 +109,7 @@ def versus(
         if driver == "strategies":
             play_strategies(match, a, b, len(rounds))
         else:
-            horizon = HorizonInfo(kind="fixed", n_rounds=len(rounds), continuation_prob=None)
+            horizon = FixedHorizonInfo(len(rounds))
             anyio.run(play_game, match, a, b, len(rounds), horizon)
         matches.append(match)
     fast, awaited = matches

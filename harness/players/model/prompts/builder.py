@@ -30,7 +30,8 @@ from jinja2 import Template, TemplateNotFound
 from jinja2.exceptions import TemplateSyntaxError, UndefinedError
 
 from harness.errors import ConfigError
-from harness.game.rules import Action, HorizonInfo, PayoffMatrix
+from harness.game.horizon import FixedHorizonInfo, GeometricHorizonInfo, HorizonInfo
+from harness.game.rules import Action, PayoffMatrix
 from harness.game.view import RoundView
 from harness.players.model.parsing.policy import ParseResult, correction_message
 from harness.players.model.prompts.context import (
@@ -114,7 +115,9 @@ class PromptBuilder:
             question=None
             if ask is None
             else QuestionFacts(
-                kind=ask.kind, expected=ask.expected, horizon=view.horizon.kind if ask.kind == "horizon" else None
+                kind=ask.kind,
+                expected=ask.expected,
+                probability=ask.kind == "horizon" and isinstance(view.horizon, GeometricHorizonInfo),
             ),
         )
 
@@ -274,9 +277,9 @@ def synthetic_views(history_window: int | None = None) -> list[RoundView]:
     cycle: tuple[Action, ...] = ("C", "C", "D", "D", "C")
     cycle_opp: tuple[Action, ...] = ("C", "D", "C", "D", "C")
     longest = max(10, (history_window or 0) + 4)
-    fixed = HorizonInfo(kind="fixed", n_rounds=10, continuation_prob=None)
-    fixed_long = HorizonInfo(kind="fixed", n_rounds=longest, continuation_prob=None)
-    geometric = HorizonInfo(kind="geometric", n_rounds=None, continuation_prob=0.95)
+    fixed = FixedHorizonInfo(n_rounds=10)
+    fixed_long = FixedHorizonInfo(n_rounds=longest)
+    geometric = GeometricHorizonInfo(continuation_prob=0.95)
     matrix = PayoffMatrix()
     table = matrix.table()
 

@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
-from harness.game.rules import MAX_ROUNDS, Action, HorizonInfo, PayoffMatrix
+from harness.game.horizon import FixedHorizonInfo, GeometricHorizonInfo, HorizonInfo
+from harness.game.rules import MAX_ROUNDS, Action, PayoffMatrix
 from harness.game.view import RoundView
 from harness.players.model.parsing.policy import ActionLabels
 
@@ -115,10 +116,11 @@ def number_text(x: float) -> str:
 
 def _horizon(info: HorizonInfo) -> dict[str, object]:
     """What the player may know: the length of a fixed game, only the odds of a geometric one."""
-    if info.kind == "fixed":
-        return {"kind": "fixed", "n_rounds": info.n_rounds}
-    prob = info.continuation_prob
-    return {"kind": "geometric", "continuation_prob": None if prob is None else number_text(prob)}
+    match info:
+        case FixedHorizonInfo(n_rounds):
+            return {"kind": info.kind.value, "n_rounds": n_rounds}
+        case GeometricHorizonInfo(continuation_prob):
+            return {"kind": info.kind.value, "continuation_prob": number_text(continuation_prob)}
 
 
 def payoff_outcomes(
