@@ -14,7 +14,7 @@ import functools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress, count, repeat, starmap
+from itertools import compress, count
 
 import anyio
 
@@ -129,15 +129,13 @@ class Match:
 
     def _noise(self, rounds: int) -> list[int]:
         """The noise of each of the next ``rounds`` rounds (``_FLIP_A | _FLIP_B`` bits; all 0 without noise):
-        two draws a round, A's first, each flipping its move when below the noise, as in :meth:`record`."""
+        two draws a round, A's first, each flipping its move when below the noise, as in :meth:`record`. Draw
+        ``i`` is round ``i // 2``'s, A's when ``i`` is even: it sets bit ``1 << (i % 2)``."""
         flips = [0] * rounds
         if self.noise > 0.0:
-            draws = list(starmap(self.noise_rng.random, repeat((), 2 * rounds)))
-            below = self.noise.__gt__  # noise > draw: the draw is below the noise
-            for r in compress(count(), map(below, draws[0::2])):
-                flips[r] = _FLIP_A
-            for r in compress(count(), map(below, draws[1::2])):
-                flips[r] |= _FLIP_B
+            draw, noise = self.noise_rng.random, self.noise
+            for i in [i for i in range(2 * rounds) if draw() < noise]:
+                flips[i >> 1] |= 1 << (i & 1)
         return flips
 
     def _settle(self, start: int, flips: list[int]) -> None:
