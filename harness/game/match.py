@@ -21,7 +21,7 @@ import anyio
 from harness.game.rules import FLIP, Action, HorizonInfo, PayoffMatrix
 from harness.game.view import Agent, Decision, Policy, RoundView
 
-# A round's noise, as one int: which moves noise flipped (0: neither).
+# A round's noise, as one int: which moves noise flipped (0: neither); _noise sets them as 1 << seat (a: 0, b: 1).
 _FLIP_A = 1
 _FLIP_B = 2
 
