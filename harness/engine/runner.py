@@ -33,8 +33,7 @@ from harness.engine.interrupts import StopFlag, graceful_interrupt
 from harness.engine.preflight import check_models
 from harness.engine.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
 from harness.errors import DiskFull, RunNotFoundError, StoreError
-from harness.game.match import Match
-from harness.players.strategies.play import play_seeded
+from harness.players.strategies.games import StrategyGames
 from harness.providers.base import FailureKind
 from harness.providers.registry import is_offline
 from harness.states import RunStatus
@@ -72,37 +71,6 @@ def default_run_id(prefix: str, results_dir: Path) -> str:
         run_id = f"{prefix}_{stamp}_{n}"
         n += 1
     return run_id
-
-
-class StrategyGames:
-    """Plays games of classic strategies from their plans, deterministic in each game's seed.
-
-    A game between two deterministic strategies without noise has one possible outcome for a
-    given payoff matrix and length, so it is played once and its result reused for every
-    replicate (as the Axelrod library does); each replicate is still recorded in full.
-    Random streams are only seeded for what draws from them.
-    """
-
-    MAX_REMEMBERED = 4096
-
-    def __init__(self) -> None:
-        self._outcomes: dict[tuple[object, ...], Match] = {}
-
-    def play(self, plan: GamePlan) -> tuple[Match, int]:
-        cond = plan.condition
-        horizon = cond.horizon
-        length = horizon.game_length(plan.seed)
-        spec_a, spec_b = cond.strategies()
-        deterministic = cond.noise == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
-        key = (spec_a, spec_b, cond.game, length)
-        if deterministic and key in self._outcomes:
-            return self._outcomes[key], length
-        match = play_seeded(spec_a, spec_b, cond.game, horizon, cond.noise, plan.seed, length)
-        if deterministic:
-            if len(self._outcomes) >= self.MAX_REMEMBERED:
-                self._outcomes.clear()
-            self._outcomes[key] = match
-        return match, length
 
 
 @dataclass
@@ -324,7 +292,8 @@ def _play_strategies(
     for plan in plans:
         if stop:
             break
-        match, length = games.play(plan)
+        cond = plan.condition
+        match, length = games.play(*cond.strategies(), cond.game, cond.horizon, cond.noise, plan.seed)
         writer.add_game(plan, match, length)
         done += 1
         rounds += match.rounds_played

@@ -4,10 +4,12 @@ Every cell is the total payoff of one match of the row player against the column
 diagonal: two individuals of the same type, the mean of both seats), played by
 :func:`harness.players.strategies.play.play_seeded`, the runner's own game, so a cell is a real game of PDBench.
 
-A pair is *deterministic* when neither strategy is stochastic and there is no noise: its moves are
-fixed, so it is played once. With a fixed horizon its payoff is then fixed; with a geometric horizon
-only the length varies, and a match of length L is the first L rounds of the one long match (which
-is extended, replaying it longer, when a longer length is drawn). Every other pair is *random*:
+A pair is *deterministic* when its game is (:func:`harness.players.strategies.games.is_deterministic`:
+neither strategy is stochastic and there is no noise): its moves are fixed, so it is played once, through
+the cache of deterministic games tournaments use as well (:class:`~harness.players.strategies.games.StrategyGames`).
+With a fixed horizon its payoff is then fixed; with a geometric horizon only the length varies, and a match
+of length L is the first L rounds of the pairing's one long match (which the cache plays again, longer, when a
+longer length is drawn). Every other pair is *random*:
 
 - ``PayoffMode.exact``: each generation (or Moran step) plays one fresh match per random pair whose
   two types are both present (a type with itself: at least two individuals), seeded by the run seed,
@@ -26,32 +28,9 @@ import numpy as np
 from harness.errors import ConfigError
 from harness.evolution.settings import Dynamics, EvolutionSettings, PayoffMode
 from harness.evolution.trajectory import PayoffSource, PayoffTable
-from harness.game.horizon import FixedHorizon, GeometricHorizon
-from harness.game.rules import PayoffMatrix
 from harness.game.seeds import derive_seed
 from harness.players.strategies import StrategySpec
-from harness.players.strategies.play import play_seeded
-
-
-class _LongMatch:
-    """A deterministic pair under a geometric horizon: one match, played as long as any drawn length
-    needs, read as prefix sums (a match of length L between deterministic strategies is the first L
-    rounds of any longer one)."""
-
-    def __init__(self, a: StrategySpec, b: StrategySpec, game: PayoffMatrix, horizon: GeometricHorizon) -> None:
-        self.a, self.b, self.game = a, b, game
-        self.cap = horizon.max_rounds  # None: no cap beyond the drawn length
-        self.sums_a = np.zeros(1)
-        self.sums_b = np.zeros(1)
-
-    def scores(self, length: int) -> tuple[float, float]:
-        if length >= len(self.sums_a):
-            played = max(length, 2 * (len(self.sums_a) - 1), 64)
-            played = played if self.cap is None else min(self.cap, played)
-            match = play_seeded(self.a, self.b, self.game, FixedHorizon(played), 0.0, 0)
-            self.sums_a = np.concatenate(([0.0], np.cumsum(match.payoffs_a)))
-            self.sums_b = np.concatenate(([0.0], np.cumsum(match.payoffs_b)))
-        return float(self.sums_a[length]), float(self.sums_b[length])
+from harness.players.strategies.games import StrategyGames, is_deterministic
 
 
 class Payoffs:
@@ -66,7 +45,7 @@ class Payoffs:
         self.noise = settings.noise
         self.replicates = settings.replicates
         k = len(specs)
-        self._long: dict[tuple[int, int], _LongMatch] = {}
+        self.games = StrategyGames()
         self.matches = np.zeros((k, k), dtype=np.int64)
         self.sums = np.zeros((k, k))
         self.random_pairs: list[tuple[int, int]] = []
@@ -136,24 +115,12 @@ class Payoffs:
         return self.players[i], self.players[j]
 
     def _is_random(self, i: int, j: int) -> bool:
-        return (
-            self.noise > 0.0
-            or self.specs[i].cls.stochastic
-            or self.specs[j].cls.stochastic
-            or self.horizon.random_length
-        )
+        """Whether the cell of i against j varies from match to match: its game does, or its length."""
+        return not is_deterministic(self.specs[i], self.specs[j], self.noise) or self.horizon.random_length
 
     def _play(self, i: int, j: int, seed: int) -> tuple[float, float]:
         """One match of player i (seat a) against player j (seat b), from ``seed``."""
-        a, b = self.specs[i], self.specs[j]
-        horizon = self.horizon
-        deterministic = self.noise == 0.0 and not a.cls.stochastic and not b.cls.stochastic
-        if deterministic and isinstance(horizon, GeometricHorizon):
-            long = self._long.get((i, j))
-            if long is None:
-                long = self._long[(i, j)] = _LongMatch(a, b, self.game, horizon)
-            return long.scores(horizon.game_length(seed))
-        match = play_seeded(a, b, self.game, horizon, self.noise, seed)
+        match, _ = self.games.play(self.specs[i], self.specs[j], self.game, self.horizon, self.noise, seed)
         return match.score_a, match.score_b
 
     def _add(self, i: int, j: int, a: float, b: float) -> None:

@@ -1,23 +1,62 @@
 """One game between two players, round by round.
 
-The rules of a round (noise, payoffs, bookkeeping) live in :class:`Match`. Two drivers
-feed it moves: :func:`play_strategies` for two classic strategies, a plain loop with
-no event loop and no per-round allocation beyond the histories; and :func:`play_game`
-for any pair that includes an awaited :class:`~harness.game.view.Agent` (a model),
-which asks both players at the same time when both must be awaited.
+The rules of a round (noise, payoffs, bookkeeping) live in :class:`Match`, in its two ways of being fed
+moves: :meth:`Match.play` for two synchronous policies (classic strategies), one plain loop, noisy or not,
+with no event loop and no per-round allocation beyond the histories; and :meth:`Match.record`, one round
+at a time, which :func:`play_game` calls for any pair that includes an awaited
+:class:`~harness.game.view.Agent` (a model), asking both players at the same time when both must be awaited.
+Both give the same game for the same moves and noise stream (``tests/unit/test_match.py``).
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress, count
 
 import anyio
 
 from harness.game.horizon import HorizonInfo
 from harness.game.rules import FLIP, Action, PayoffMatrix
 from harness.game.view import Agent, Decision, Policy, RoundView
+
+# A round's noise, as one int: which moves noise flipped (0: neither); _noise sets them as 1 << seat (a: 0, b: 1).
+_FLIP_A = 1
+_FLIP_B = 2
+
+# Each move as a bit of a round's cell (its pair of moves as one byte, 2 * A's bit + B's): C is 0, D is 1.
+_BIT_A = bytes.maketrans(b"CD", b"\x00\x02")
+_BIT_B = bytes.maketrans(b"CD", b"\x00\x01")
+_CELLS = ("C", "C"), ("C", "D"), ("D", "C"), ("D", "D")  # the pair of moves of cells 0 to 3
+
+PayoffTable = dict[tuple[str, str], tuple[float, float]]
+
+
+@functools.lru_cache(maxsize=64)
+def _lookups(game: PayoffMatrix) -> tuple[PayoffTable, list[float], list[float]]:
+    """The payoff lookups of a game, built once per game rather than once per match (a tournament plays
+    thousands of short matches of one game): both payoffs by the pair of moves (:meth:`Match.record`), and
+    each player's payoff by cell (:meth:`Match.play`). Shared between matches, so never written."""
+    table = game.table()
+    return table, [table[cell][0] for cell in _CELLS], [table[cell][1] for cell in _CELLS]
+
+
+def _cells(moves_a: list[Action], moves_b: list[Action]) -> bytes:
+    """Each round's cell (its pair of moves, 0 to 3, see ``_CELLS``), computed in C a whole game at a time:
+    each history becomes a string of 0/2 (A) or 0/1 (B) bytes, read as one big integer, and the sum of the
+    two integers has each round's cell in its byte (no byte carries: 2 + 1 < 256)."""
+    bits_a = "".join(moves_a).encode().translate(_BIT_A)
+    bits_b = "".join(moves_b).encode().translate(_BIT_B)
+    if (
+        len(bits_a) != len(moves_a)
+        or len(bits_b) != len(moves_b)
+        or bits_a.strip(b"\x00\x02")
+        or bits_b.strip(b"\x00\x01")
+    ):
+        raise ValueError(f"a move must be C or D, not {sorted({*moves_a, *moves_b} - set(FLIP))[:3]}")
+    return (int.from_bytes(bits_a, "big") + int.from_bytes(bits_b, "big")).to_bytes(len(moves_a), "big")
 
 
 @dataclass(slots=True)
@@ -64,10 +103,90 @@ class Match:
         self.score_a += pay_a
         self.score_b += pay_b
 
-    def __post_init__(self) -> None:
-        self._table = self.game.table()
+    def play(self, a: Policy, b: Policy, rounds: int) -> None:
+        """Play ``rounds`` rounds between two synchronous policies: the same rounds as ``rounds`` calls of
+        :meth:`record` with the policies' moves, and the same noise draws (A's first, then B's, in each round).
 
-    _table: dict[tuple[str, str], tuple[float, float]] = field(init=False, repr=False)
+        Only what a policy reads is done round by round: its move, the noise on it and the played histories.
+        The noise draws of every round are taken before the first move (the noise stream is the match's own:
+        no policy draws from it), and the rest of the bookkeeping (intended moves, payoffs, scores) is done
+        at the end, a whole game at a time: no policy reads it.
+        """
+        move_a, move_b = a.move, b.move
+        moves_a, moves_b = self.moves_a, self.moves_b
+        start = len(moves_a)
+        flips = self._noise(rounds)
+        for flip in flips:
+            x = move_a(moves_a, moves_b)
+            y = move_b(moves_b, moves_a)
+            if flip:
+                if flip & _FLIP_A:
+                    x = FLIP[x]
+                if flip & _FLIP_B:
+                    y = FLIP[y]
+            moves_a.append(x)
+            moves_b.append(y)
+        self._settle(start, flips)
+
+    def _noise(self, rounds: int) -> list[int]:
+        """The noise of each of the next ``rounds`` rounds (``_FLIP_A | _FLIP_B`` bits; all 0 without noise):
+        two draws a round, A's first, each flipping its move when below the noise, as in :meth:`record`. Draw
+        ``i`` is round ``i // 2``'s, A's when ``i`` is even: it sets bit ``1 << (i % 2)``."""
+        flips = [0] * rounds
+        if self.noise > 0.0:
+            draw, noise = self.noise_rng.random, self.noise
+            for i in [i for i in range(2 * rounds) if draw() < noise]:
+                flips[i >> 1] |= 1 << (i & 1)
+        return flips
+
+    def _settle(self, start: int, flips: list[int]) -> None:
+        """The bookkeeping of the rounds from ``start`` on, once their played moves are known: the intended
+        moves are the played ones with the flipped ones flipped back; payoffs are read by cell."""
+        played_a, played_b = self.moves_a[start:], self.moves_b[start:]
+        self.intended_a.extend(played_a)
+        self.intended_b.extend(played_b)
+        for r in compress(count(), flips):
+            if flips[r] & _FLIP_A:
+                self.intended_a[start + r] = FLIP[played_a[r]]
+            if flips[r] & _FLIP_B:
+                self.intended_b[start + r] = FLIP[played_b[r]]
+        cells = _cells(played_a, played_b)
+        pay_a, pay_b = self._pay_a, self._pay_b
+        new_a = [pay_a[cell] for cell in cells]
+        new_b = [pay_b[cell] for cell in cells]
+        self.payoffs_a.extend(new_a)
+        self.payoffs_b.extend(new_b)
+        # sum() from the score adds the payoffs in round order, as record() does (Python 3.11; from 3.12 on
+        # sum() compensates rounding, which only shows for payoffs that are not exact binary fractions)
+        self.score_a = sum(new_a, self.score_a)
+        self.score_b = sum(new_b, self.score_b)
+
+    def first(self, rounds: int) -> Match:
+        """A new match holding this one's first ``rounds`` rounds, as if the game had stopped there (the
+        same noise stream, not rewound): the lists are copies, the scores the sums of their payoffs."""
+        payoffs_a, payoffs_b = self.payoffs_a[:rounds], self.payoffs_b[:rounds]
+        return Match(
+            self.game,
+            self.noise,
+            self.noise_rng,
+            moves_a=self.moves_a[:rounds],
+            moves_b=self.moves_b[:rounds],
+            intended_a=self.intended_a[:rounds],
+            intended_b=self.intended_b[:rounds],
+            payoffs_a=payoffs_a,
+            payoffs_b=payoffs_b,
+            flagged_a=[r for r in self.flagged_a if r <= rounds],
+            flagged_b=[r for r in self.flagged_b if r <= rounds],
+            score_a=sum(payoffs_a, 0.0),
+            score_b=sum(payoffs_b, 0.0),
+        )
+
+    def __post_init__(self) -> None:
+        self._table, self._pay_a, self._pay_b = _lookups(self.game)
+
+    _table: PayoffTable = field(init=False, repr=False)
+    _pay_a: list[float] = field(init=False, repr=False)  # A's payoff by cell (see _cells)
+    _pay_b: list[float] = field(init=False, repr=False)
 
     def view(self, seat: str, horizon: HorizonInfo) -> RoundView:
         """What the player in ``seat`` may know before the next round."""

@@ -492,7 +492,7 @@ def test_a_copy_read_while_its_log_grows_holds_whole_batches(results: Path, tmp_
     """A reader may open a copy while the writer appends to its log. DuckDB then reads the log as one cut short
     by a crash, up to the last whole transaction: checked here at every cut of a real log of five batches."""
     from harness.config.plan import iter_games
-    from harness.engine.runner import StrategyGames
+    from harness.players.strategies.games import StrategyGames
     from harness.store.writer import RunWriter
 
     config = tournament_config(["TFT", "ALLD"], rounds=7, replicates=8)
@@ -505,7 +505,8 @@ def test_a_copy_read_while_its_log_grows_holds_whole_batches(results: Path, tmp_
         plans = list(iter_games(config))[:15]
         for batch in range(5):  # five transactions of three games each
             for plan in plans[batch * 3 : batch * 3 + 3]:
-                match, length = games.play(plan)
+                cond = plan.condition
+                match, length = games.play(*cond.strategies(), cond.game, cond.horizon, cond.noise, plan.seed)
                 writer.add_game(plan, match, length)
             writer._write_buffered()
         (results / "cut.duckdb.live-wanted").touch()

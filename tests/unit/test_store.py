@@ -15,8 +15,9 @@ import pytest
 from harness.cli.render import rows_json
 from harness.config.plan import iter_games
 from harness.config.presets.tournament import tournament_config
-from harness.engine.runner import StrategyGames, run_experiment
+from harness.engine.runner import run_experiment
 from harness.errors import RunExistsError, StoreError
+from harness.players.strategies.games import StrategyGames
 from harness.store.catalog import Catalog
 from harness.store.schema import SCHEMA_VERSION
 from harness.store.writer import RunWriter
@@ -131,14 +132,16 @@ def test_deterministic_games_are_played_once_and_stochastic_ones_every_time() ->
     games = StrategyGames()
     played = {}
     for plan in iter_games(config):
-        match, _ = games.play(plan)
+        cond = plan.condition
+        match, _ = games.play(*cond.strategies(), cond.game, cond.horizon, cond.noise, plan.seed)
         played.setdefault(plan.condition.name, []).append(match)
     assert all(m is played["TFT_vs_ALLD"][0] for m in played["TFT_vs_ALLD"])
     assert len({id(m) for m in played["GTFT_vs_ALLD"]}) == 4
     assert len({"".join(m.moves_a) for m in played["GTFT_vs_ALLD"]}) > 1
     fresh = StrategyGames()
     for plan in iter_games(config):  # a new memo gives the same games: memoization changes nothing
-        match, _ = fresh.play(plan)
+        cond = plan.condition
+        match, _ = fresh.play(*cond.strategies(), cond.game, cond.horizon, cond.noise, plan.seed)
         assert match.moves_a == played[plan.condition.name][plan.replicate].moves_a
 
 

@@ -13,34 +13,9 @@ from harness.players.strategies.registry import StrategySpec
 
 
 def play_strategies(match: Match, a: Strategy, b: Strategy, rounds: int) -> Match:
-    """Play ``rounds`` rounds between two classic strategies; the fast path.
-
-    With noise, every round goes through :meth:`Match.record`. Without it, intended and
-    played moves coincide, so the loop only appends moves and payoffs and the rest of the
-    bookkeeping is done once at the end; the result is the same as through ``record``.
-    """
-    move_a, move_b = a.move, b.move
-    hist_a, hist_b = match.moves_a, match.moves_b
-    if match.noise > 0.0:
-        record = match.record
-        for _ in range(rounds):
-            record(move_a(hist_a, hist_b), move_b(hist_b, hist_a))
-        return match
-    start = len(hist_a)
-    table = match._table
-    pays_a, pays_b = match.payoffs_a, match.payoffs_b
-    for _ in range(rounds):
-        x = move_a(hist_a, hist_b)
-        y = move_b(hist_b, hist_a)
-        hist_a.append(x)
-        hist_b.append(y)
-        pa, pb = table[(x, y)]
-        pays_a.append(pa)
-        pays_b.append(pb)
-    match.intended_a.extend(hist_a[start:])
-    match.intended_b.extend(hist_b[start:])
-    match.score_a += sum(pays_a[start:])
-    match.score_b += sum(pays_b[start:])
+    """Play ``rounds`` rounds between two classic strategies, through :meth:`Match.play` (its one
+    round loop, noisy or not); the match is returned for chaining."""
+    match.play(a, b, rounds)
     return match
 
 
