@@ -147,6 +147,11 @@ class Catalog:
         missing = [t for t in data_tables(version) if t not in tables]
         if missing:
             return f"it lacks the table{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+        if version < 1:  # no PDBench wrote one: there is no migration from it
+            return (
+                f"written by an older PDBench (schema {version}; this one reads schema {SCHEMA_VERSION}) and no "
+                "upgrade exists for it: re-run its experiment with this PDBench"
+            )
         if version < SCHEMA_VERSION:
             return _OLDER
         run_ids = [r[0] for r in self.con.execute(f"SELECT run_id FROM {alias}.main.runs").fetchall()]

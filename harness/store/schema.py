@@ -365,9 +365,11 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> bool:
         raise StoreError(damaged(path, exc)) from None
     if version is None:
         raise StoreError(f"{path}: {problem}.")
-    if version < 1:
-        raise StoreError(f"{path} cannot be used: its schema version {version} is not one PDBench wrote (was it "
-                         "edited?); move it out of the results folder.")  # fmt: skip
+    if version < 1:  # no PDBench wrote one: there is no migration from it
+        raise StoreError(
+            f"{path} was written by an older PDBench (schema {version}, this one reads {SCHEMA_VERSION}) "
+            "and no upgrade exists for it; re-run its experiment with this PDBench."
+        )
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{path} was written by a newer PDBench (schema {version}, this one reads "
