@@ -1,9 +1,10 @@
 """All runs in a results folder, read-only, as one database with the same table names.
 
-Each ``<run_id>.duckdb`` file is attached read-only; ``runs``, ``games``, ``rounds`` and
-``calls`` become views that union every attached file, and the metric views of
-:mod:`harness.store.views.core` sit on top. So ``pdbench sql``, ``pdbench report`` and the
-dashboard see exactly what a user's own SQL sees. After setup, the connection is locked
+Each ``<run_id>.duckdb`` file is attached read-only; its data tables (``runs``, ``games``,
+``calls``, ...) become views that union every attached file, and the views of
+:mod:`harness.store.views.core` sit on top (``rounds`` first, over ``round_rows`` and
+``game_moves``). So ``pdbench sql``, ``pdbench report`` and the dashboard see exactly what a
+user's own SQL sees. After setup, the connection is locked
 down: no file can be read, written or attached from user SQL.
 
 A run being written is read through the live copy its writer publishes (see
@@ -25,11 +26,10 @@ from harness.states import RunStatus
 from harness.store import snapshot
 from harness.store.query_guard import guarded
 from harness.store.schema import (
-    DATA_TABLES,
-    MIGRATIONS,
     SCHEMA_VERSION,
-    TABLES,
     data_tables,
+    declare_move,
+    empty_tables,
     file_problem,
     file_schema_version,
     is_damage,
@@ -147,13 +147,13 @@ class Catalog:
         missing = [t for t in data_tables(version) if t not in tables]
         if missing:
             return f"it lacks the table{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
-        if version < SCHEMA_VERSION:
-            if all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
-                return _OLDER
+        if version < 1:  # no PDBench wrote one: there is no migration from it
             return (
                 f"written by an older PDBench (schema {version}; this one reads schema {SCHEMA_VERSION}) and no "
                 "upgrade exists for it: re-run its experiment with this PDBench"
             )
+        if version < SCHEMA_VERSION:
+            return _OLDER
         run_ids = [r[0] for r in self.con.execute(f"SELECT run_id FROM {alias}.main.runs").fetchall()]
         for run_id in run_ids:
             if run_id in self._owners:
@@ -194,15 +194,16 @@ class Catalog:
     def _create_union_views(self) -> None:
         """The data tables as views over every attached file (made again when a damaged file is left out)."""
         con = self.con
-        for name in DATA_TABLES:
+        for name in data_tables():
             con.execute(f"DROP VIEW IF EXISTS {name}")
+        declare_move(con)  # the type the views unfold compact games into (see harness.store.views.core)
         if not self.attached:
             # An empty folder still answers queries, with empty tables of the right shape.
-            con.execute(TABLES["move"])
-            for name in DATA_TABLES:
-                con.execute(TABLES[name])
+            empty_tables(con, "empty")
+            for name in data_tables():
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM empty.{name}")
             return
-        for name in DATA_TABLES:
+        for name in data_tables():
             union = " UNION ALL BY NAME ".join(f"SELECT * FROM {a}.main.{name}" for a in self.attached)
             con.execute(f"CREATE VIEW {name} AS {union}")
 

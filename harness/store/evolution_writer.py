@@ -9,7 +9,6 @@ played and ends ``interrupted``; :func:`read_evolution` reads a run back as a :c
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from harness.evolution import (
 from harness.states import RunStatus
 from harness.store.catalog import Catalog
 from harness.store.run_file import write_error
+from harness.store.transaction import transaction
 from harness.store.writer import RunWriter
 
 KIND = "evolution"
@@ -62,7 +62,6 @@ class EvolutionWriter:
         self.settings = settings
         self.players = list(settings.players)
         self.replicator = settings.dynamics == Dynamics.replicator
-        self.generations_written = -1  # the last generation written (-1: none yet)
         self._rows: list[tuple[int, np.ndarray]] = []
         self._fixations: list[tuple[int, str]] = []
         self._fixed: int | None = None  # the player whose fixation is under way, by index
@@ -144,31 +143,21 @@ class EvolutionWriter:
             frame["count"] = values.astype(np.int32)
             frame["share"] = np.full(len(values), None, dtype=object)
         con = self.writer.con
-        con.execute("BEGIN TRANSACTION")
         try:
-            con.register("_pdb_population", frame)
-            con.execute(
-                "INSERT INTO population (run_id, generation, player, count, share) "
-                "SELECT ?, generation, player, count::INTEGER, share::DOUBLE FROM _pdb_population",
-                [self.run_id],
-            )
-            if self._fixations:
-                con.executemany(
-                    "INSERT INTO fixation (run_id, generation, player) VALUES (?, ?, ?)",
-                    [[self.run_id, g, p] for g, p in self._fixations],
+            with transaction(con, lambda exc: write_error(exc, self.path, self.run_id)):
+                con.register("_pdb_population", frame)
+                con.execute(
+                    "INSERT INTO population (run_id, generation, player, count, share) "
+                    "SELECT ?, generation, player, count::INTEGER, share::DOUBLE FROM _pdb_population",
+                    [self.run_id],
                 )
-            con.execute("COMMIT")
-        except duckdb.Error as exc:
-            with contextlib.suppress(duckdb.Error):
-                con.execute("ROLLBACK")
-            raise write_error(exc, self.path, self.run_id) from None
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):
-                con.execute("ROLLBACK")
-            raise
+                if self._fixations:
+                    con.executemany(
+                        "INSERT INTO fixation (run_id, generation, player) VALUES (?, ?, ?)",
+                        [[self.run_id, g, p] for g, p in self._fixations],
+                    )
         finally:
             con.unregister("_pdb_population")
-        self.generations_written = self._rows[-1][0]
         self._rows.clear()
         self._fixations.clear()
         self.writer.committed()

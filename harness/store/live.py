@@ -27,6 +27,7 @@ from harness.providers.keys import scrub
 from harness.states import GameStatus
 from harness.store.rows import GAME_COLUMNS, game_row
 from harness.store.run_file import utcnow, write_error
+from harness.store.transaction import transaction
 from harness.store.writer import RunWriter
 
 _END_COLUMNS = ("game_id", "status", "rounds_played", "score_a", "score_b", "error", "failure")
@@ -157,44 +158,39 @@ class LiveRecorder:
             return
         con = self.writer.con
         try:
-            con.execute("BEGIN TRANSACTION")
-            if starts:
-                con.register("_pdb_live_starts", _columns(starts, GAME_COLUMNS))
-                con.execute(f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) SELECT * FROM _pdb_live_starts")
-            if rounds:
-                con.register("_pdb_live_rounds", _columns(rounds, _ROUND_COLUMNS))
-                con.execute(
-                    f"INSERT INTO rounds (run_id, {', '.join(_ROUND_COLUMNS)}) "
-                    f"SELECT ?, {', '.join(_ROUND_COLUMNS)} FROM _pdb_live_rounds",
-                    [self.run_id],
-                )
-            if calls:
-                con.register("_pdb_live_calls", _columns([_call_row(c) for c in calls], _CALL_COLUMNS))
-                con.execute(
-                    f"INSERT INTO calls (run_id, {', '.join(_CALL_COLUMNS)}) "
-                    f"SELECT ?, {', '.join(_CALL_COLUMNS)} FROM _pdb_live_calls",
-                    [self.run_id],
-                )
-            if answers:
-                con.register("_pdb_live_answers", _columns([_answer_row(a) for a in answers], _ANSWER_COLUMNS))
-                con.execute(
-                    f"INSERT INTO comprehension (run_id, {', '.join(_ANSWER_COLUMNS)}) "
-                    f"SELECT ?, {', '.join(_ANSWER_COLUMNS)} FROM _pdb_live_answers",
-                    [self.run_id],
-                )
-            if ends:
-                con.register("_pdb_live_ends", _columns(ends, _END_COLUMNS))
-                con.execute(
-                    "UPDATE games SET status = e.status, rounds_played = e.rounds_played, score_a = e.score_a, "
-                    "score_b = e.score_b, error = e.error, failure = e.failure FROM _pdb_live_ends e "
-                    "WHERE games.run_id = ? AND games.game_id = e.game_id",
-                    [self.run_id],
-                )
-            con.execute("COMMIT")
-        except duckdb.Error as exc:
-            with contextlib.suppress(duckdb.Error):
-                con.execute("ROLLBACK")
-            raise write_error(exc, self.writer.path, self.run_id) from None
+            with transaction(con, lambda exc: write_error(exc, self.writer.path, self.run_id)):
+                if starts:
+                    con.register("_pdb_live_starts", _columns(starts, GAME_COLUMNS))
+                    con.execute(f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) SELECT * FROM _pdb_live_starts")
+                if rounds:
+                    con.register("_pdb_live_rounds", _columns(rounds, _ROUND_COLUMNS))
+                    con.execute(
+                        f"INSERT INTO round_rows (run_id, {', '.join(_ROUND_COLUMNS)}) "
+                        f"SELECT ?, {', '.join(_ROUND_COLUMNS)} FROM _pdb_live_rounds",
+                        [self.run_id],
+                    )
+                if calls:
+                    con.register("_pdb_live_calls", _columns([_call_row(c) for c in calls], _CALL_COLUMNS))
+                    con.execute(
+                        f"INSERT INTO calls (run_id, {', '.join(_CALL_COLUMNS)}) "
+                        f"SELECT ?, {', '.join(_CALL_COLUMNS)} FROM _pdb_live_calls",
+                        [self.run_id],
+                    )
+                if answers:
+                    con.register("_pdb_live_answers", _columns([_answer_row(a) for a in answers], _ANSWER_COLUMNS))
+                    con.execute(
+                        f"INSERT INTO comprehension (run_id, {', '.join(_ANSWER_COLUMNS)}) "
+                        f"SELECT ?, {', '.join(_ANSWER_COLUMNS)} FROM _pdb_live_answers",
+                        [self.run_id],
+                    )
+                if ends:
+                    con.register("_pdb_live_ends", _columns(ends, _END_COLUMNS))
+                    con.execute(
+                        "UPDATE games SET status = e.status, rounds_played = e.rounds_played, score_a = e.score_a, "
+                        "score_b = e.score_b, error = e.error, failure = e.failure FROM _pdb_live_ends e "
+                        "WHERE games.run_id = ? AND games.game_id = e.game_id",
+                        [self.run_id],
+                    )
         finally:
             for name in ("_pdb_live_starts", "_pdb_live_rounds", "_pdb_live_calls", "_pdb_live_answers",
                          "_pdb_live_ends"):  # fmt: skip

@@ -7,9 +7,6 @@ game (running, interrupted, failed on a passing cause) is played again from its 
 
 from __future__ import annotations
 
-import contextlib
-
-import duckdb
 import numpy as np
 
 from harness.calls.record import Answer
@@ -18,6 +15,7 @@ from harness.providers.base import FailureKind
 from harness.states import CallOutcome, GameStatus, RunStatus
 from harness.store.run_file import utcnow, write_error
 from harness.store.schema import missing_run
+from harness.store.transaction import transaction
 from harness.store.writer import RunWriter
 
 
@@ -88,25 +86,15 @@ def discard_unfinished(writer: RunWriter, *, retry_failed: bool = False) -> list
     if not ids:
         return ids
     replayed = f"game_id NOT IN (SELECT game_id FROM games WHERE run_id = ? AND ({kept}))"
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con, lambda exc: write_error(exc, writer.path, run_id)):
         con.execute(
             "INSERT INTO superseded_calls BY NAME SELECT *, ? AS superseded_at FROM calls "
             f"WHERE run_id = ? AND {replayed}",
             [utcnow(), run_id, run_id],
         )
-        for table in ("calls", "rounds", "comprehension"):
+        for table in ("calls", "round_rows", "game_moves", "comprehension"):
             con.execute(f"DELETE FROM {table} WHERE run_id = ? AND {replayed}", [run_id, run_id])
         con.execute(f"DELETE FROM games WHERE run_id = ? AND NOT ({kept})", [run_id])
-        con.execute("COMMIT")
-    except duckdb.Error as exc:
-        with contextlib.suppress(duckdb.Error):
-            con.execute("ROLLBACK")
-        raise write_error(exc, writer.path, run_id) from None
-    except BaseException:
-        with contextlib.suppress(duckdb.Error):
-            con.execute("ROLLBACK")
-        raise
     return ids
 
 

@@ -1,7 +1,8 @@
 """The results tables (a public interface: users write SQL against these names) and their version.
 
-Change a table only with a bump of ``SCHEMA_VERSION`` and a migration in ``MIGRATIONS``
-that brings an older file up to date; the catalog refuses files from a newer PDBench.
+The schema is the ordered list of migrations (``MIGRATIONS``): a new file is every one applied, an older
+file the ones it lacks. Change a table only by adding a migration (``SCHEMA_VERSION`` is their number);
+the catalog refuses files from a newer PDBench.
 
 A results file is set up in one transaction (:func:`create_schema`), so a process killed while setting
 it up leaves an empty file, never a half-made one; :func:`file_problem` tells such a file, a damaged
@@ -10,75 +11,19 @@ one and a foreign one apart, each with what to do.
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import duckdb
 
 from harness.errors import StoreError
+from harness.store.transaction import transaction
 
-SCHEMA_VERSION = 3
+# A move is 'C' or 'D' and nothing else; an ENUM is also a byte per move on disk and fast to insert.
+_MOVE = "ENUM ('C', 'D')"
 
-TABLES: dict[str, str] = {
-    # A move is 'C' or 'D' and nothing else; an ENUM is also a byte per move on disk and fast to insert.
-    "move": "CREATE TYPE IF NOT EXISTS move AS ENUM ('C', 'D')",
-    "pdbench_meta": """
-        CREATE TABLE IF NOT EXISTS pdbench_meta (
-            key VARCHAR PRIMARY KEY,
-            value VARCHAR NOT NULL
-        )""",
-    "runs": """
-        CREATE TABLE IF NOT EXISTS runs (
-            run_id VARCHAR PRIMARY KEY,
-            kind VARCHAR NOT NULL,               -- experiment | tournament | eval | evolution
-            created_at TIMESTAMP NOT NULL,       -- UTC
-            finished_at TIMESTAMP,               -- UTC; NULL while running
-            status VARCHAR NOT NULL,             -- running | complete | interrupted | failed
-            config_json JSON NOT NULL,           -- the resolved config: refs expanded, defaults filled
-            seed BIGINT NOT NULL,
-            pdbench_version VARCHAR NOT NULL,
-            schema_version INTEGER NOT NULL,
-            games_planned INTEGER NOT NULL,
-            collapse_k INTEGER NOT NULL,
-            collapse_threshold DOUBLE NOT NULL,
-            error VARCHAR
-        )""",
-    "games": """
-        CREATE TABLE IF NOT EXISTS games (
-            run_id VARCHAR NOT NULL,
-            game_id INTEGER NOT NULL,
-            condition VARCHAR NOT NULL,
-            replicate INTEGER NOT NULL,
-            player_a VARCHAR NOT NULL,
-            player_b VARCHAR NOT NULL,
-            params_a JSON,
-            params_b JSON,
-            horizon VARCHAR NOT NULL,            -- fixed | geometric
-            planned_rounds INTEGER NOT NULL,     -- for geometric games: the drawn length
-            stop_prob DOUBLE,
-            noise DOUBLE NOT NULL,
-            seed BIGINT NOT NULL,
-            status VARCHAR NOT NULL,             -- complete | interrupted | failed
-            rounds_played INTEGER NOT NULL,
-            score_a DOUBLE NOT NULL,
-            score_b DOUBLE NOT NULL,
-            error VARCHAR,
-            failure VARCHAR,                     -- retryable | authentication | permanent: why a failed game failed
-            PRIMARY KEY (run_id, game_id)
-        )""",
-    "rounds": """
-        CREATE TABLE IF NOT EXISTS rounds (
-            run_id VARCHAR NOT NULL,
-            game_id INTEGER NOT NULL,
-            round INTEGER NOT NULL,              -- 1-based
-            action_a move NOT NULL,              -- C | D, as played (after noise)
-            action_b move NOT NULL,
-            intended_a move NOT NULL,            -- C | D, as chosen (before noise)
-            intended_b move NOT NULL,
-            payoff_a DOUBLE NOT NULL,
-            payoff_b DOUBLE NOT NULL,
-            flagged_a BOOLEAN NOT NULL DEFAULT FALSE,  -- the move was a fallback, not the player's choice
-            flagged_b BOOLEAN NOT NULL DEFAULT FALSE
-        )""",
-    "calls": """
-        CREATE TABLE IF NOT EXISTS calls (
+# The tables as schema 1 made them; later migrations add to them (see MIGRATIONS).
+_V1_CALL_COLUMNS = """
             run_id VARCHAR NOT NULL,
             game_id INTEGER NOT NULL,
             round INTEGER NOT NULL,
@@ -96,171 +41,223 @@ TABLES: dict[str, str] = {
             output_tokens INTEGER,
             cost_usd DOUBLE,
             cached BOOLEAN NOT NULL DEFAULT FALSE,
-            created_at TIMESTAMP,
-            purpose VARCHAR NOT NULL DEFAULT 'move',  -- move | comprehension (schema 2)
-            option_order VARCHAR                 -- CD | DC: the order the options were shown in (schema 2)
-        )""",
-    # Calls of games that a resume replayed from the start: no longer part of any round, but they
-    # were sent (and perhaps paid for), so they are kept for cost and audit.
-    "superseded_calls": """
-        CREATE TABLE IF NOT EXISTS superseded_calls (
-            run_id VARCHAR NOT NULL,
-            game_id INTEGER NOT NULL,
-            round INTEGER NOT NULL,
-            player VARCHAR NOT NULL,
-            attempt INTEGER NOT NULL,
-            provider VARCHAR NOT NULL,
-            model VARCHAR NOT NULL,
-            request_json JSON NOT NULL,
-            response_text VARCHAR,
-            action move,
-            outcome VARCHAR NOT NULL,
-            error VARCHAR,
-            duration_ms DOUBLE,
-            input_tokens INTEGER,
-            output_tokens INTEGER,
-            cost_usd DOUBLE,
-            cached BOOLEAN NOT NULL DEFAULT FALSE,
-            created_at TIMESTAMP,
-            superseded_at TIMESTAMP,
-            purpose VARCHAR NOT NULL DEFAULT 'move',
-            option_order VARCHAR
-        )""",
-    # The answers of comprehension checks (schema 2): one row per question asked, with its call in ``calls``.
-    "comprehension": """
-        CREATE TABLE IF NOT EXISTS comprehension (
-            run_id VARCHAR NOT NULL,
-            game_id INTEGER NOT NULL,
-            round INTEGER NOT NULL,              -- asked before the player's move in this round
-            player VARCHAR NOT NULL,             -- a | b
-            question VARCHAR NOT NULL,           -- payoff_CC, payoff_CD, payoff_DC, payoff_DD, horizon, last_move
-            kind VARCHAR NOT NULL,               -- payoff | horizon | last_move
-            expected VARCHAR NOT NULL,           -- the right answer: "8,0" (your points, theirs), "10", "0.95", C | D
-            answer VARCHAR,                      -- the answer read, in the same form; NULL if unreadable
-            correct BOOLEAN NOT NULL,            -- an unreadable answer is not correct
-            attempt INTEGER NOT NULL             -- the answering call: calls.attempt with purpose 'comprehension'
-        )""",
-    # Evolution runs (schema 3): the population after every generation (row 0: the initial one), the
-    # generations at which one player took over, and the payoff table the dynamics read.
-    "population": """
-        CREATE TABLE IF NOT EXISTS population (
-            run_id VARCHAR NOT NULL,
-            generation INTEGER NOT NULL,         -- 0: the initial population; a Moran process counts steps
-            player VARCHAR NOT NULL,             -- the player's canonical label (GTFT(generous_prob=0.3), mock/tft)
-            count INTEGER,                       -- individuals; NULL under replicator dynamics (no individuals)
-            share DOUBLE,                        -- replicator only (otherwise NULL: see population_shares)
-            PRIMARY KEY (run_id, generation, player)
-        )""",
-    "fixation": """
-        CREATE TABLE IF NOT EXISTS fixation (
-            run_id VARCHAR NOT NULL,
-            generation INTEGER NOT NULL,         -- a generation at which every individual played player
-            player VARCHAR NOT NULL,             -- (with mutation the population may leave and fix again)
-            PRIMARY KEY (run_id, generation)
-        )""",
-    "payoff_table": """
-        CREATE TABLE IF NOT EXISTS payoff_table (
-            run_id VARCHAR NOT NULL,
-            player VARCHAR NOT NULL,             -- row player
-            opponent VARCHAR NOT NULL,           -- column player (player = opponent: two individuals of one type)
-            payoff DOUBLE,                       -- mean match payoff of player against opponent; NULL: unplayed
-            matches INTEGER NOT NULL,            -- the matches the mean is over
-            source VARCHAR NOT NULL,             -- played_once | per_generation | estimated | supplied
-            source_run VARCHAR,                  -- for supplied tables from games played through the engine: that run
-            PRIMARY KEY (run_id, player, opponent)
-        )""",
-}
-
-# MIGRATIONS[v] upgrades a file from schema version v to v + 1; the metric views are recreated
-# after the last step (see migrate), so a migration only changes tables.
-MIGRATIONS: dict[int, list[str]] = {
-    # 2: calls say what they were for (a move, or a comprehension question) and in which order the two
-    # options were shown; rows written before were all moves shown in the fixed order. The answers of
-    # comprehension checks get a table of their own.
-    1: [
-        "ALTER TABLE calls ADD COLUMN purpose VARCHAR NOT NULL DEFAULT 'move'",
-        "ALTER TABLE calls ADD COLUMN option_order VARCHAR",
-        "ALTER TABLE superseded_calls ADD COLUMN purpose VARCHAR NOT NULL DEFAULT 'move'",
-        "ALTER TABLE superseded_calls ADD COLUMN option_order VARCHAR",
-        # Why a failed game failed, which decides whether resume replays it. Older files kept only the
-        # reason's text; the call path wrote it in these forms, so the kind is read back from it.
-        "ALTER TABLE games ADD COLUMN failure VARCHAR",
-        """UPDATE games SET failure = CASE
-            WHEN error LIKE '%HTTP 401%' OR error LIKE '%HTTP 403%' THEN 'authentication'
-            WHEN error LIKE '%(gave up after %' OR error LIKE '%: timeout%' THEN 'retryable'
-            ELSE 'permanent' END
-           WHERE status = 'failed'""",
-        # Comprehension checks did not exist before: the table starts empty.
-        """CREATE TABLE comprehension (
-            run_id VARCHAR NOT NULL,
-            game_id INTEGER NOT NULL,
-            round INTEGER NOT NULL,              -- asked before the player's move in this round
-            player VARCHAR NOT NULL,             -- a | b
-            question VARCHAR NOT NULL,           -- payoff_CC, payoff_CD, payoff_DC, payoff_DD, horizon, last_move
-            kind VARCHAR NOT NULL,               -- payoff | horizon | last_move
-            expected VARCHAR NOT NULL,           -- the right answer: "8,0" (your points, theirs), "10", "0.95", C | D
-            answer VARCHAR,                      -- the answer read, in the same form; NULL if unreadable
-            correct BOOLEAN NOT NULL,            -- an unreadable answer is not correct
-            attempt INTEGER NOT NULL             -- the answering call: calls.attempt with purpose 'comprehension'
-        )""",
-    ],
-    # 3: evolution runs (pdbench evolve). Older files hold none: the three tables start empty.
-    2: [
-        """CREATE TABLE population (
-            run_id VARCHAR NOT NULL,
-            generation INTEGER NOT NULL,
-            player VARCHAR NOT NULL,
-            count INTEGER,
-            share DOUBLE,
-            PRIMARY KEY (run_id, generation, player)
-        )""",
-        """CREATE TABLE fixation (
-            run_id VARCHAR NOT NULL,
-            generation INTEGER NOT NULL,
-            player VARCHAR NOT NULL,
-            PRIMARY KEY (run_id, generation)
-        )""",
-        """CREATE TABLE payoff_table (
-            run_id VARCHAR NOT NULL,
-            player VARCHAR NOT NULL,
-            opponent VARCHAR NOT NULL,
-            payoff DOUBLE,
-            matches INTEGER NOT NULL,
-            source VARCHAR NOT NULL,
-            source_run VARCHAR,
-            PRIMARY KEY (run_id, player, opponent)
-        )""",
-    ],
-}
-
-DATA_TABLES = ("runs", "games", "rounds", "calls", "superseded_calls", "comprehension", "population", "fixation",
-               "payoff_table")  # fmt: skip
-# The schema version that added a data table after the first (older files gain it when migrated).
-ADDED_IN = {"comprehension": 2, "population": 3, "fixation": 3, "payoff_table": 3}
+            created_at TIMESTAMP"""
 
 
-def data_tables(version: int) -> list[str]:
-    """The data tables a results file of schema ``version`` has."""
-    return [t for t in DATA_TABLES if ADDED_IN.get(t, 1) <= version]
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One step of the schema, from the version before it to its own (the first step makes an empty file
+    version 1). ``why`` says what changed and what an older file's rows become."""
+
+    why: str
+    statements: tuple[str, ...]
+
+
+# The schema's one source: a new file is every step applied in order, an older file the steps it lacks
+# (MIGRATIONS[v] takes a file from version v to v + 1). The metric views are made again after the last
+# step (see harness.store.views), so a step only changes types and tables. Never edit a published step:
+# add one.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "1: runs, their games, every round of a game as a row, and the model calls behind the moves",
+        (
+            f"CREATE TYPE move AS {_MOVE}",
+            """CREATE TABLE pdbench_meta (
+                key VARCHAR PRIMARY KEY,
+                value VARCHAR NOT NULL
+            )""",
+            """CREATE TABLE runs (
+                run_id VARCHAR PRIMARY KEY,
+                kind VARCHAR NOT NULL,               -- experiment | tournament | eval | evolution
+                created_at TIMESTAMP NOT NULL,       -- UTC
+                finished_at TIMESTAMP,               -- UTC; NULL while running
+                status VARCHAR NOT NULL,             -- running | complete | interrupted | failed
+                config_json JSON NOT NULL,           -- the resolved config: refs expanded, defaults filled
+                seed BIGINT NOT NULL,
+                pdbench_version VARCHAR NOT NULL,
+                schema_version INTEGER NOT NULL,
+                games_planned INTEGER NOT NULL,
+                collapse_k INTEGER NOT NULL,
+                collapse_threshold DOUBLE NOT NULL,
+                error VARCHAR
+            )""",
+            """CREATE TABLE games (
+                run_id VARCHAR NOT NULL,
+                game_id INTEGER NOT NULL,
+                condition VARCHAR NOT NULL,
+                replicate INTEGER NOT NULL,
+                player_a VARCHAR NOT NULL,
+                player_b VARCHAR NOT NULL,
+                params_a JSON,
+                params_b JSON,
+                horizon VARCHAR NOT NULL,            -- fixed | geometric
+                planned_rounds INTEGER NOT NULL,     -- for geometric games: the drawn length
+                stop_prob DOUBLE,
+                noise DOUBLE NOT NULL,
+                seed BIGINT NOT NULL,
+                status VARCHAR NOT NULL,             -- complete | interrupted | failed
+                rounds_played INTEGER NOT NULL,
+                score_a DOUBLE NOT NULL,
+                score_b DOUBLE NOT NULL,
+                error VARCHAR,
+                PRIMARY KEY (run_id, game_id)
+            )""",
+            """CREATE TABLE rounds (
+                run_id VARCHAR NOT NULL,
+                game_id INTEGER NOT NULL,
+                round INTEGER NOT NULL,              -- 1-based
+                action_a move NOT NULL,              -- C | D, as played (after noise)
+                action_b move NOT NULL,
+                intended_a move NOT NULL,            -- C | D, as chosen (before noise)
+                intended_b move NOT NULL,
+                payoff_a DOUBLE NOT NULL,
+                payoff_b DOUBLE NOT NULL,
+                flagged_a BOOLEAN NOT NULL DEFAULT FALSE,  -- the move was a fallback, not the player's choice
+                flagged_b BOOLEAN NOT NULL DEFAULT FALSE
+            )""",
+            f"CREATE TABLE calls ({_V1_CALL_COLUMNS}\n)",
+            # Calls of games that a resume replayed from the start: no longer part of any round, but they
+            # were sent (and perhaps paid for), so they are kept for cost and audit.
+            f"CREATE TABLE superseded_calls ({_V1_CALL_COLUMNS},\n            superseded_at TIMESTAMP\n)",
+        ),
+    ),
+    Migration(
+        "2: calls say what they were for (a move, or a comprehension question) and in which order the two options "
+        "were shown; rows written before were all moves shown in the fixed order. Why a failed game failed. The "
+        "answers of comprehension checks get a table of their own (empty in older files).",
+        (
+            "ALTER TABLE calls ADD COLUMN purpose VARCHAR NOT NULL DEFAULT 'move'",
+            "ALTER TABLE calls ADD COLUMN option_order VARCHAR",
+            "ALTER TABLE superseded_calls ADD COLUMN purpose VARCHAR NOT NULL DEFAULT 'move'",
+            "ALTER TABLE superseded_calls ADD COLUMN option_order VARCHAR",
+            # Why a failed game failed, which decides whether resume replays it. Older files kept only the
+            # reason's text; the call path wrote it in these forms, so the kind is read back from it.
+            "ALTER TABLE games ADD COLUMN failure VARCHAR",
+            """UPDATE games SET failure = CASE
+                WHEN error LIKE '%HTTP 401%' OR error LIKE '%HTTP 403%' THEN 'authentication'
+                WHEN error LIKE '%(gave up after %' OR error LIKE '%: timeout%' THEN 'retryable'
+                ELSE 'permanent' END
+               WHERE status = 'failed'""",
+            """CREATE TABLE comprehension (
+                run_id VARCHAR NOT NULL,
+                game_id INTEGER NOT NULL,
+                round INTEGER NOT NULL,              -- asked before the player's move in this round
+                player VARCHAR NOT NULL,             -- a | b
+                question VARCHAR NOT NULL,           -- payoff_CC, payoff_CD, payoff_DC, payoff_DD, horizon, last_move
+                kind VARCHAR NOT NULL,               -- payoff | horizon | last_move
+                expected VARCHAR NOT NULL,           -- the right answer: "8,0" (own, theirs), "10", "0.95", C | D
+                answer VARCHAR,                      -- the answer read, in the same form; NULL if unreadable
+                correct BOOLEAN NOT NULL,            -- an unreadable answer is not correct
+                attempt INTEGER NOT NULL             -- the answering call: calls.attempt with purpose 'comprehension'
+            )""",
+        ),
+    ),
+    Migration(
+        "3: evolution runs (pdbench evolve): the population after every generation (row 0: the initial one), the "
+        "generations at which one player took over, and the payoff table the dynamics read. Older files hold none.",
+        (
+            """CREATE TABLE population (
+                run_id VARCHAR NOT NULL,
+                generation INTEGER NOT NULL,         -- 0: the initial population; a Moran process counts steps
+                player VARCHAR NOT NULL,             -- the player's canonical label (GTFT(generous_prob=0.3), mock/tft)
+                count INTEGER,                       -- individuals; NULL under replicator dynamics (no individuals)
+                share DOUBLE,                        -- replicator only (otherwise NULL: see population_shares)
+                PRIMARY KEY (run_id, generation, player)
+            )""",
+            """CREATE TABLE fixation (
+                run_id VARCHAR NOT NULL,
+                generation INTEGER NOT NULL,         -- a generation at which every individual played player
+                player VARCHAR NOT NULL,             -- (with mutation the population may leave and fix again)
+                PRIMARY KEY (run_id, generation)
+            )""",
+            """CREATE TABLE payoff_table (
+                run_id VARCHAR NOT NULL,
+                player VARCHAR NOT NULL,             -- row player
+                opponent VARCHAR NOT NULL,           -- column player (player = opponent: two individuals of one type)
+                payoff DOUBLE,                       -- mean match payoff of player against opponent; NULL: unplayed
+                matches INTEGER NOT NULL,            -- the matches the mean is over
+                source VARCHAR NOT NULL,             -- played_once | per_generation | estimated | supplied
+                source_run VARCHAR,                  -- for supplied tables from games played through the engine
+                PRIMARY KEY (run_id, player, opponent)
+            )""",
+        ),
+    ),
+    Migration(
+        "4: games of classic strategies are stored at their size, one row a game (game_moves) instead of one a "
+        "round; rounds is a view over both forms (harness.store.views.core), with the same columns and values, so "
+        "queries do not change. Model games, and every game of an older file, keep a row a round (round_rows).",
+        (
+            "ALTER TABLE rounds RENAME TO round_rows",
+            """CREATE TABLE game_moves (
+                run_id VARCHAR NOT NULL,
+                game_id INTEGER NOT NULL,
+                moves VARCHAR NOT NULL,              -- a letter a round: both players' moves (see ROUND_CODES)
+                payoff_cc_a DOUBLE NOT NULL,         -- the game's payoffs: A's and B's when both played C, ...
+                payoff_cc_b DOUBLE NOT NULL,
+                payoff_cd_a DOUBLE NOT NULL,         -- ... when A played C and B played D, ...
+                payoff_cd_b DOUBLE NOT NULL,
+                payoff_dc_a DOUBLE NOT NULL,
+                payoff_dc_b DOUBLE NOT NULL,
+                payoff_dd_a DOUBLE NOT NULL,
+                payoff_dd_b DOUBLE NOT NULL
+            )""",
+        ),
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@functools.cache
+def data_tables(version: int = SCHEMA_VERSION) -> tuple[str, ...]:
+    """The data tables of a results file of schema ``version`` (all but ``pdbench_meta``), found by applying
+    the migrations to an empty database, so that the migrations stay the one place that says."""
+    con = duckdb.connect(":memory:")
+    try:
+        _apply(con, 0, version)
+        rows = con.execute("SELECT table_name FROM duckdb_tables() ORDER BY table_oid").fetchall()
+    finally:
+        con.close()
+    return tuple(name for (name,) in rows if name != "pdbench_meta")
+
+
+def declare_move(con: duckdb.DuckDBPyConnection) -> None:
+    """The ``move`` type in ``con``'s own database (a catalog's, over attached run files), for the views."""
+    con.execute(f"CREATE TYPE IF NOT EXISTS move AS {_MOVE}")
+
+
+def empty_tables(con: duckdb.DuckDBPyConnection, schema: str) -> None:
+    """The data tables of the current schema, empty, in a new ``schema`` of ``con``'s database (whose
+    ``move`` type :func:`declare_move` made): what a catalog of an empty folder reads."""
+    con.execute(f"CREATE SCHEMA {schema}")
+    con.execute(f"USE {schema}")
+    try:
+        for step in MIGRATIONS:
+            for statement in step.statements:
+                if not statement.startswith("CREATE TYPE"):
+                    con.execute(statement)
+    finally:
+        con.execute("USE main")
+
+
+def _apply(con: duckdb.DuckDBPyConnection, version: int, target: int) -> None:
+    """The statements of the migrations from ``version`` up to ``target``."""
+    for step in MIGRATIONS[version:target]:
+        for statement in step.statements:
+            con.execute(statement)
 
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """The tables, and the metric views inside the file too, so a run file opened on its own
+    """Every migration in order, and the metric views inside the file too, so a run file opened on its own
     (``duckdb results/<run_id>.duckdb``) answers the same queries as ``pdbench sql``."""
     from harness.store.views.core import create_views
 
     # One transaction: a kill while setting up leaves an empty file (see file_problem), not a file with
     # some tables and no schema version.
-    con.execute("BEGIN TRANSACTION")
-    try:
-        for ddl in TABLES.values():
-            con.execute(ddl)
+    with transaction(con):
+        _apply(con, 0, SCHEMA_VERSION)
         create_views(con)
-        con.execute("INSERT OR REPLACE INTO pdbench_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        con.execute("INSERT INTO pdbench_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
 
 
 def file_schema_version(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> int | None:
@@ -290,7 +287,7 @@ def file_problem(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> 
             [catalog],
         ).fetchall()
     }
-    if not tables or tables <= set(TABLES):
+    if not tables or tables <= {"pdbench_meta"}.union(*map(data_tables, range(1, SCHEMA_VERSION + 1))):
         return (
             "it holds no run: it was created, but the process stopped while setting it up, before the run began "
             "(nothing was played); delete it, or start the run again with --overwrite"
@@ -368,6 +365,11 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> bool:
         raise StoreError(damaged(path, exc)) from None
     if version is None:
         raise StoreError(f"{path}: {problem}.")
+    if version < 1:  # no PDBench wrote one: there is no migration from it
+        raise StoreError(
+            f"{path} was written by an older PDBench (schema {version}, this one reads {SCHEMA_VERSION}) "
+            "and no upgrade exists for it; re-run its experiment with this PDBench."
+        )
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{path} was written by a newer PDBench (schema {version}, this one reads "
@@ -376,22 +378,9 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     verify_readable(con, path)
     if version == SCHEMA_VERSION:
         return False
-    missing = [v for v in range(version, SCHEMA_VERSION) if v not in MIGRATIONS]
-    if missing:
-        raise StoreError(
-            f"{path} was written by an older PDBench (schema {version}, this one reads {SCHEMA_VERSION}) "
-            "and no upgrade exists for it; re-run its experiment with this PDBench."
-        )
-    con.execute("BEGIN TRANSACTION")
-    try:
-        for step in range(version, SCHEMA_VERSION):
-            for stmt in MIGRATIONS[step]:
-                con.execute(stmt)
+    with transaction(con):
+        _apply(con, version, SCHEMA_VERSION)
         create_views(con)
         con.execute("UPDATE pdbench_meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
         con.execute("INSERT OR REPLACE INTO pdbench_meta VALUES ('migrated_from', ?)", [str(version)])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return True

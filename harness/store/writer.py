@@ -1,9 +1,10 @@
 """The one writer of a run's results file: buffered, batched, transactional.
 
-Finished games are buffered as columns and written in one transaction per batch
-(games and their rounds together), so a crash or Ctrl-C leaves every flushed game
-whole and never a game without its rounds. Columnar buffers go to DuckDB as NumPy
-arrays: a 400,000-round tournament is stored in a fraction of a second.
+Finished games of classic strategies are buffered and written in one transaction per batch (games and
+their moves together), so a crash or Ctrl-C leaves every flushed game whole and never a game without its
+rounds. A game is stored at its size: one ``game_moves`` row holding a letter a round (the ``rounds`` view
+unfolds it, :mod:`harness.store.views.core`), made for a whole batch at once with NumPy, once for every
+replicate of a deterministic pairing (they share one :class:`~harness.game.match.Match`).
 
 While someone reads the run, the writer also publishes live copies of it between batches
 (:mod:`harness.store.snapshot`), since DuckDB lets no one else open a file being written. For their
@@ -12,9 +13,7 @@ sake it checkpoints itself (:meth:`RunWriter.committed`) rather than leaving it 
 
 from __future__ import annotations
 
-import contextlib
 import json
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,8 @@ from harness.store.rows import GAME_COLUMNS, game_row
 from harness.store.run_file import connect_for_writing, disk_full, ensure_results_dir, run_path, utcnow, write_error
 from harness.store.schema import SCHEMA_VERSION, create_schema, migrate
 from harness.store.snapshot import CHECKPOINT_BYTES, MOST_LOG_BYTES, Publisher
+from harness.store.transaction import transaction
+from harness.store.views.core import ROUND_CODE_BITS
 
 FLUSH_ROUNDS = 200_000
 FLUSH_GAMES = 2_000
@@ -44,9 +45,7 @@ class RunWriter:
         self.con = con
         self.run_id = run_id
         self._games: list[tuple[Any, ...]] = []  # one row per game: a single append, so never half-added
-        self._rounds = _RoundBuffer()
-        self.games_written = 0
-        self.rounds_written = 0
+        self._moves = _MovesBuffer()
         self.live = Publisher(path)
         self.live.open()  # the file's lock is ours: what an earlier writer left is stale
         self._wal = path.with_name(path.name + ".wal")
@@ -166,11 +165,11 @@ class RunWriter:
         except DiskFull as exc:  # not the run's fault: resume plays the games that were not written
             status, error = RunStatus.INTERRUPTED, str(exc)
             self._games.clear()
-            self._rounds.clear()
+            self._moves.clear()
         except Exception as exc:
             status, error = RunStatus.FAILED, f"{error + '; ' if error else ''}could not write the last games: {exc}"
             self._games.clear()
-            self._rounds.clear()
+            self._moves.clear()
         error = scrub(error) if error else error
         try:
             self.con.execute(
@@ -193,9 +192,9 @@ class RunWriter:
     ) -> None:
         """Buffer one game and all its rounds; written at the next flush (at once if a reader waits for a copy)."""
         row = game_row(self.run_id, plan, planned_rounds, status, match, error)
-        self._rounds.add(plan.game_id, match)
+        self._moves.add(plan.game_id, match)
         self._games.append(row)
-        if self._rounds.size >= FLUSH_ROUNDS or len(self._games) >= FLUSH_GAMES or self.live.due():
+        if self._moves.size >= FLUSH_ROUNDS or len(self._games) >= FLUSH_GAMES or self.live.due():
             self.flush()
 
     def flush(self) -> None:
@@ -226,45 +225,29 @@ class RunWriter:
                 raise write_error(exc, self.path, self.run_id) from None
 
     def _write_buffered(self) -> None:
-        """Write buffered games and rounds in one transaction."""
-        n_games = len(self._games)
-        if n_games == 0:
+        """Write buffered games and their moves in one transaction."""
+        if not self._games:
             return
-        n_rounds = self._rounds.size
         games = _game_arrays(self._games)
-        rounds = self._rounds.arrays()
+        moves = self._moves.arrays()
         con = self.con
-        con.execute("BEGIN TRANSACTION")
         try:
-            con.register("_pdb_games", games)
-            con.register("_pdb_rounds", rounds)
-            con.execute(
-                f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) SELECT {', '.join(GAME_COLUMNS)} FROM _pdb_games"
-            )
-            con.execute(
-                "INSERT INTO rounds (run_id, game_id, round, action_a, action_b, intended_a, intended_b, "
-                "payoff_a, payoff_b) SELECT ?, game_id, round, "
-                "if(c_a, 'C'::move, 'D'::move), if(c_b, 'C'::move, 'D'::move), "
-                "if(ic_a, 'C'::move, 'D'::move), if(ic_b, 'C'::move, 'D'::move), "
-                "payoff_a, payoff_b FROM _pdb_rounds",
-                [self.run_id],
-            )
-            con.execute("COMMIT")
-        except duckdb.Error as exc:
-            with contextlib.suppress(duckdb.Error):
-                con.execute("ROLLBACK")
-            raise write_error(exc, self.path, self.run_id) from None
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):
-                con.execute("ROLLBACK")
-            raise
+            with transaction(con, lambda exc: write_error(exc, self.path, self.run_id)):
+                con.register("_pdb_games", games)
+                con.register("_pdb_moves", moves)
+                con.execute(
+                    f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) SELECT {', '.join(GAME_COLUMNS)} FROM _pdb_games"
+                )
+                con.execute(
+                    f"INSERT INTO game_moves (run_id, {', '.join(_MOVES_COLUMNS)}) "
+                    f"SELECT ?, {', '.join(_MOVES_COLUMNS)} FROM _pdb_moves",
+                    [self.run_id],
+                )
         finally:
             con.unregister("_pdb_games")
-            con.unregister("_pdb_rounds")
+            con.unregister("_pdb_moves")
         self._games.clear()
-        self._rounds.clear()
-        self.games_written += n_games
-        self.rounds_written += n_rounds
+        self._moves.clear()
 
     def close(self) -> None:
         try:
@@ -298,16 +281,21 @@ def _game_arrays(rows: list[tuple[Any, ...]]) -> dict[str, np.ndarray]:
     return out
 
 
-class _RoundBuffer:
-    """Rounds of buffered games, kept compactly: each game's moves as one string per column.
+_CELLS = ("cc", "cd", "dc", "dd")
+_MOVES_COLUMNS = ("game_id", "moves", *(f"payoff_{cell}_{seat}" for cell in _CELLS for seat in "ab"))
 
-    Each game is one tuple appended at once (so an interrupt never leaves the buffer half-updated).
-    Moves cross into DuckDB as boolean arrays ("cooperated?") made from the strings' bytes and
-    become 'C'/'D' in SQL: far cheaper than handing DuckDB one Python string per move.
+
+class _MovesBuffer:
+    """The moves of buffered games, made into ``game_moves`` columns at a flush.
+
+    Each game is one tuple appended at once (so an interrupt never leaves the buffer half-updated). At a flush
+    the moves of every distinct match in the batch are joined into four strings, coded a letter a round in
+    one NumPy pass (see :data:`~harness.store.views.core.ROUND_CODE_BITS`) and cut back into one string a
+    game: far cheaper than a row, or a Python object, a round.
     """
 
     def __init__(self) -> None:
-        self.games: list[tuple[int, str, str, str, str, list[float], list[float]]] = []
+        self.games: list[tuple[int, Match]] = []
         self.size = 0
 
     def clear(self) -> None:
@@ -315,23 +303,33 @@ class _RoundBuffer:
         self.size = 0
 
     def add(self, game_id: int, match: Match) -> None:
-        self.games.append((
-            game_id, "".join(match.moves_a), "".join(match.moves_b), "".join(match.intended_a),
-            "".join(match.intended_b), match.payoffs_a, match.payoffs_b,
-        ))  # fmt: skip
+        self.games.append((game_id, match))
         self.size += match.rounds_played
 
     def arrays(self) -> dict[str, np.ndarray]:
-        lengths = np.asarray([len(g[1]) for g in self.games], dtype=np.int64)
-        total = int(lengths.sum())
-        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        distinct: dict[int, Match] = {}  # replicates of a deterministic pairing share their match
+        for _, match in self.games:
+            distinct.setdefault(id(match), match)
+        matches = list(distinct.values())
+        code = np.full(sum(m.rounds_played for m in matches), ord("A"), dtype=np.uint8)
+        for column, bit in ROUND_CODE_BITS.items():
+            joined = "".join("".join(getattr(m, _MATCH_LISTS[column])) for m in matches)
+            code += (np.frombuffer(joined.encode("ascii"), dtype=np.uint8) == ord("D")) * np.uint8(bit)
+        letters = code.tobytes().decode("ascii")
+        coded: dict[int, str] = {}
+        start = 0
+        for key, match in distinct.items():
+            coded[key] = letters[start : start + match.rounds_played]
+            start += match.rounds_played
         out: dict[str, np.ndarray] = {
-            "game_id": np.repeat(np.asarray([g[0] for g in self.games], dtype=np.int32), lengths),
-            "round": (np.arange(total, dtype=np.int64) - starts + 1).astype(np.int32),
-            "payoff_a": np.fromiter(chain.from_iterable(g[5] for g in self.games), np.float64, total),
-            "payoff_b": np.fromiter(chain.from_iterable(g[6] for g in self.games), np.float64, total),
+            "game_id": np.asarray([g for g, _ in self.games], dtype=np.int32),
+            "moves": np.asarray([coded[id(m)] for _, m in self.games], dtype=object),
         }
-        for col, moves in (("c_a", [g[1] for g in self.games]), ("c_b", [g[2] for g in self.games]),
-                           ("ic_a", [g[3] for g in self.games]), ("ic_b", [g[4] for g in self.games])):  # fmt: skip
-            out[col] = np.frombuffer("".join(moves).encode("ascii"), dtype=np.uint8) == ord("C")
+        for cell in _CELLS:
+            pays = np.asarray([getattr(m.game, cell) for _, m in self.games], dtype=np.float64).reshape(-1, 2)
+            out[f"payoff_{cell}_a"], out[f"payoff_{cell}_b"] = pays[:, 0].copy(), pays[:, 1].copy()
         return out
+
+
+# Where a Match keeps each column's moves.
+_MATCH_LISTS = {"action_a": "moves_a", "action_b": "moves_b", "intended_a": "intended_a", "intended_b": "intended_b"}

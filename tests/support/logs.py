@@ -17,6 +17,7 @@ import duckdb
 
 from harness.store.catalog import Catalog
 from tests.conftest import write_games
+from tests.support.round_rows import unfold_rounds
 
 # letter -> (intended, played, flagged)
 LETTERS: dict[str, tuple[str, str, bool]] = {
@@ -61,8 +62,10 @@ def write_logs(
             "intended_b VARCHAR, flagged_b BOOLEAN)"
         )
         con.executemany("INSERT INTO fix VALUES (?, ?, ?, ?, ?, ?)", values)
+        unfold_rounds(con)
         con.execute(
-            "UPDATE rounds SET intended_a = fix.intended_a, flagged_a = fix.flagged_a, intended_b = fix.intended_b, "
-            "flagged_b = fix.flagged_b FROM fix WHERE rounds.game_id = fix.game_id AND rounds.round = fix.round"
+            "UPDATE round_rows SET intended_a = fix.intended_a, flagged_a = fix.flagged_a, "
+            "intended_b = fix.intended_b, flagged_b = fix.flagged_b FROM fix "
+            "WHERE round_rows.game_id = fix.game_id AND round_rows.round = fix.round"
         )
     return Catalog(results)

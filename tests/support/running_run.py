@@ -65,14 +65,14 @@ def running_copy(source: Path, folder: Path, keep: int) -> HeldRun:
     shutil.copy(source, path)
     with _writing(path) as con:
         con.execute("update runs set status = 'running', finished_at = null")
-        for table in ("rounds", "games"):
+        for table in ("round_rows", "game_moves", "games"):
             con.execute(f"delete from {table} where game_id >= ?", [keep])
     return HeldRun(path)
 
 
 def _record(con: duckdb.DuckDBPyConnection, source: Path, upto: int, status: str) -> None:
     con.execute(f"attach '{source}' as src (read_only)")
-    for table in ("games", "rounds"):
+    for table in ("games", "round_rows", "game_moves"):
         con.execute(f"insert into {table} select * from src.{table} where game_id < ? "
                     f"and game_id not in (select game_id from {table})", [upto])  # fmt: skip
     con.execute("update runs set status = ?, finished_at = case when ? = 'running' then null else now() end",

@@ -15,6 +15,7 @@ from harness.config.run_settings import engine_options
 from harness.engine.runner import run_experiment
 from harness.store.catalog import Catalog
 from tests.conftest import write_games
+from tests.support.round_rows import unfold_rounds
 
 MODEL = "mock/random?p=0.5&unparseable=0.3&seed=4"
 
@@ -85,7 +86,8 @@ def test_each_seat_and_game_has_its_own_row_and_strategies_none(results: Path) -
                 (1, 1, 2, "ok", "move"),
             ],
         )
-        con.execute("UPDATE rounds SET flagged_a = TRUE WHERE game_id = 1 AND round = 2")
+        unfold_rounds(con)
+        con.execute("UPDATE round_rows SET flagged_a = TRUE WHERE game_id = 1 AND round = 2")
     with Catalog(results) as cat:
         seats = cat.records("SELECT * FROM player_parsing ORDER BY game_id")
         model = cat.records("SELECT * FROM model_parsing")

@@ -18,7 +18,7 @@ from harness.evolution import EvolutionSettings, Fixation, PayoffSource, PayoffT
 from harness.states import RunStatus
 from harness.store.catalog import Catalog
 from harness.store.evolution_writer import EvolutionWriter, list_evolution_runs, read_evolution, settings_config
-from harness.store.schema import DATA_TABLES, SCHEMA_VERSION
+from harness.store.schema import SCHEMA_VERSION, data_tables
 from harness.store.writer import RunWriter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "schema_v2"
@@ -209,7 +209,7 @@ def test_a_schema_2_file_gets_exactly_the_tables_a_new_file_has(tmp_path: Path) 
     fresh = RunWriter.create(tmp_path / "new", "fresh")
     migrated = RunWriter.reopen(old, "schema_v2_eval")
     try:
-        for table in DATA_TABLES:
+        for table in data_tables():
             assert (
                 migrated.con.execute(f"DESCRIBE {table}").fetchall()
                 == fresh.con.execute(f"DESCRIBE {table}").fetchall()

@@ -24,6 +24,7 @@ from harness.game.rules import PayoffMatrix
 from harness.states import GameStatus, RunStatus
 from harness.store.catalog import Catalog
 from harness.store.writer import RunWriter
+from tests.support.round_rows import unfold_rounds
 
 Moves = tuple[str, str]
 
@@ -69,10 +70,11 @@ def write_tournament(
     writer.close()
     if payoffs:
         with duckdb.connect(str(results / f"{run_id}.duckdb")) as con:
+            unfold_rounds(con)
             for player, value in payoffs.items():
-                con.execute("UPDATE rounds SET payoff_a = ? WHERE game_id IN (SELECT game_id FROM games "
+                con.execute("UPDATE round_rows SET payoff_a = ? WHERE game_id IN (SELECT game_id FROM games "
                             "WHERE player_a = ?)", [value, player])  # fmt: skip
-                con.execute("UPDATE rounds SET payoff_b = ? WHERE game_id IN (SELECT game_id FROM games "
+                con.execute("UPDATE round_rows SET payoff_b = ? WHERE game_id IN (SELECT game_id FROM games "
                             "WHERE player_b = ?)", [value, player])  # fmt: skip
 
 

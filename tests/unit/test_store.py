@@ -31,7 +31,7 @@ def test_a_failed_write_marks_the_run_failed_and_says_why(results: Path, monkeyp
     def broken(self):  # type: ignore[no-untyped-def]
         raise duckdb.IOException("No space left on device")
 
-    monkeypatch.setattr("harness.store.writer._RoundBuffer.arrays", broken)
+    monkeypatch.setattr("harness.store.writer._MovesBuffer.arrays", broken)
     with pytest.raises(StoreError, match="No space left on device"):
         run_experiment(small(), results_dir=results, run_id="full")
     con = duckdb.connect(str(results / "full.duckdb"), read_only=True)
@@ -250,7 +250,7 @@ def test_a_schema_1_file_reopened_for_resume_gets_exactly_the_tables_a_new_file_
     import gzip
 
     from harness.store import resume
-    from harness.store.schema import DATA_TABLES
+    from harness.store.schema import data_tables
 
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "schema_v1" / "schema_v1_eval.duckdb.gz"
     old = tmp_path / "old" / "schema_v1_eval.duckdb"
@@ -260,7 +260,7 @@ def test_a_schema_1_file_reopened_for_resume_gets_exactly_the_tables_a_new_file_
     fresh = RunWriter.create(tmp_path / "new", "fresh")
     migrated = RunWriter.reopen(old, "schema_v1_eval")
     try:
-        for table in DATA_TABLES:
+        for table in data_tables():
             assert (
                 migrated.con.execute(f"DESCRIBE {table}").fetchall()
                 == fresh.con.execute(f"DESCRIBE {table}").fetchall()

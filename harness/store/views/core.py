@@ -87,7 +87,41 @@ from __future__ import annotations
 
 import duckdb
 
+# How game_moves holds a game (one row a game of classic strategies): a letter a round, 'A' + a code whose
+# bits say which moves were D: 1 A's move as played, 2 B's as played, 4 A's as chosen, 8 B's as chosen.
+ROUND_CODE_BITS = {"action_a": 1, "action_b": 2, "intended_a": 4, "intended_b": 8}
+
+
+def _round_codes() -> str:
+    """The 16 letters as rows: the four moves each stands for, and the payoff cell of the moves as played
+    (0: both C, 1: A C and B D, 2: A D and B C, 3: both D)."""
+    rows = []
+    for code in range(16):
+        moves = ", ".join(f"'{'D' if code & bit else 'C'}'::move" for bit in ROUND_CODE_BITS.values())
+        rows.append(f"('{chr(ord('A') + code)}', {moves}, {2 * (code & 1) + (code >> 1 & 1)})")
+    return ", ".join(rows)
+
+
+def _payoff(seat: str) -> str:
+    cells = " ".join(f"WHEN {i} THEN m.payoff_{cell}_{seat}" for i, cell in enumerate(("cc", "cd", "dc")))
+    return f"CASE k.cell {cells} ELSE m.payoff_dd_{seat} END"
+
+
 VIEWS: dict[str, str] = {
+    # Every round of every game, one row each, as users query it: the rounds of model games (and of every
+    # game of a file written before schema 4) are stored a row each in round_rows; the games of classic
+    # strategies a row a game in game_moves, which this unfolds (a letter a round, see ROUND_CODE_BITS).
+    # A strategy's move is always its own choice, never a fallback.
+    "rounds": f"""
+        SELECT run_id, game_id, round, action_a, action_b, intended_a, intended_b, payoff_a, payoff_b,
+               flagged_a, flagged_b
+        FROM round_rows
+        UNION ALL
+        SELECT m.run_id, m.game_id, t.i::INTEGER AS round, k.action_a, k.action_b, k.intended_a, k.intended_b,
+               {_payoff("a")} AS payoff_a, {_payoff("b")} AS payoff_b, FALSE AS flagged_a, FALSE AS flagged_b
+        FROM game_moves m, range(1, length(m.moves) + 1) t(i)
+        JOIN (VALUES {_round_codes()}) k(code, action_a, action_b, intended_a, intended_b, cell)
+          ON k.code = substr(m.moves, t.i, 1)""",
     # One row per player per round, from that player's side. ``choice`` is the move the player chose
     # (intended, before noise), NULL in a fallback round: the behaviour measures read it.
     "player_rounds": """

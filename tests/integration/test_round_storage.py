@@ -1,0 +1,101 @@
+"""Games of classic strategies are stored a row a game, and users' SQL answers as it did.
+
+The fixtures in tests/fixtures/schema_v3 were written by the last PDBench that stored every round as a row,
+with the views of that version inside them. Each command that wrote one is run again here; every query the
+README documents (its example queries, and every table and view of its results schema read whole) must give
+the same rows on the new file, read on its own and through ``pdbench sql``'s catalog, as the old file read
+with its own views, and as the old file once migrated.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.store.catalog import Catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "schema_v3"
+
+# The commands that wrote the fixtures (tests/fixtures/schema_v3/README.md).
+COMMANDS = {
+    "schema_v3_tournament": ["tournament", "--players", "ALLC,ALLD,TFT,GRIM,GTFT,WSLS,RAND,ALT", "--rounds", "12",
+                             "--replicates", "3", "--seed", "7"],
+    "schema_v3_noisy": ["tournament", "--players", "TFT,ALLD,GRIM,GTFT,WSLS", "--stop-prob", "0.15", "--max-rounds",
+                        "30", "--replicates", "3", "--noise", "0.1", "--seed", "11"],
+    "schema_v3_eval": ["eval", "--model", "mock/random?p=0.6&unparseable=0.2", "--opponents", "TFT,ALLD", "--rounds",
+                       "6", "--replicates", "2", "--noise", "0.1", "--comprehension", "1,3", "--seed", "5"],
+}  # fmt: skip
+
+# What differs between two runs of one command by nature: when, how long, and by which version.
+VOLATILE = {
+    "runs": ["created_at", "finished_at", "pdbench_version", "schema_version"],
+    "calls": ["created_at", "duration_ms"],
+    "superseded_calls": ["created_at", "duration_ms", "superseded_at"],
+}
+
+
+def readme_queries() -> list[str]:
+    """The README's example queries, and every table and view of its results schema read whole."""
+    text = (ROOT / "README.md").read_text()
+    results = text[text.index("## Results") : text.index("## Dashboard")]
+    examples = [" ".join(q.split()) for q in re.findall(r'pdbench sql "(.+?)"', results, flags=re.DOTALL)]
+    names = re.findall(r"^\| `(\w+)` \|", results, flags=re.MULTILINE)
+    if "superseded_calls" in results:
+        names.append("superseded_calls")
+    assert len(examples) >= 2 and {"rounds", "games", "player_metrics", "tournament", "matchups"} <= set(names)
+    whole = [f"SELECT * EXCLUDE ({', '.join(VOLATILE[n])}) FROM {n}" if n in VOLATILE else f"SELECT * FROM {n}"
+             for n in names]  # fmt: skip
+    return examples + whole
+
+
+def answer(con: duckdb.DuckDBPyConnection | Catalog, query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The columns and rows (in a fixed order, floats to 9 digits: sums may add up in another order)."""
+    if isinstance(con, Catalog):
+        columns, rows = con.query(query)
+    else:
+        cur = con.execute(query)
+        columns, rows = [d[0] for d in cur.description or []], cur.fetchall()
+    normal = [tuple(float(f"{v:.9g}") if isinstance(v, float) and math.isfinite(v) else v for v in r) for r in rows]
+    return columns, sorted(normal, key=repr)
+
+
+@pytest.mark.parametrize("run_id", sorted(COMMANDS))
+def test_the_readme_queries_answer_as_they_did_when_every_round_was_a_row(tmp_path: Path, run_id: str) -> None:
+    old = tmp_path / "old" / f"{run_id}.duckdb"
+    old.parent.mkdir()
+    with gzip.open(FIXTURES / f"{run_id}.duckdb.gz") as src, open(old, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    new_dir = tmp_path / "new"
+    result = CliRunner().invoke(app, [*COMMANDS[run_id], "--results", str(new_dir), "--run-id", run_id])
+    assert result.exit_code == 0, result.output
+    queries = readme_queries()
+    with duckdb.connect(str(old), read_only=True) as con:  # the old file, read by the old views inside it
+        assert con.execute("SELECT value FROM pdbench_meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        before = {q: answer(con, q) for q in queries}
+    with duckdb.connect(str(new_dir / f"{run_id}.duckdb"), read_only=True) as con:
+        stored = {
+            t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("games", "game_moves", "round_rows")
+        }
+        for q in queries:
+            assert answer(con, q) == before[q], q
+    if run_id == "schema_v3_eval":  # a model's games are recorded round by round, as they are played
+        assert stored["game_moves"] == 0 and stored["round_rows"] == len(before["SELECT * FROM rounds"][1])
+    else:  # a row a game
+        assert stored["game_moves"] == stored["games"] > 0 and stored["round_rows"] == 0
+    with Catalog(new_dir) as cat:  # what `pdbench sql` sees
+        for q in queries:
+            assert answer(cat, q) == before[q], q
+    with Catalog(old.parent) as cat:  # the old file, migrated: its rows kept as rows
+        assert cat.skipped == []
+        for q in queries:
+            assert answer(cat, q) == before[q], q

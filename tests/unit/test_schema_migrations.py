@@ -1,0 +1,95 @@
+"""The ordered list of migrations is the schema's one source: a new results file is every migration applied in
+order, and a file written by an older PDBench, once migrated, is the same file in every respect users see:
+its tables and views (DESCRIBE: columns, types, nullability, defaults), its constraints, its types and the
+views' definitions."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from harness.store.schema import MIGRATIONS, SCHEMA_VERSION, data_tables, migrate
+from harness.store.writer import RunWriter
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+OLD_FILES = [
+    ("schema_v1", "schema_v1_eval"),
+    ("schema_v1", "schema_v1_tournament"),
+    ("schema_v2", "schema_v2_eval"),
+    ("schema_v2", "schema_v2_tournament"),
+    ("schema_v3", "schema_v3_eval"),
+    ("schema_v3", "schema_v3_noisy"),
+    ("schema_v3", "schema_v3_tournament"),
+]
+
+
+def shape(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
+    """Everything about a file's schema that a user's SQL can see."""
+    tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY table_name").fetchall()]
+    views = [r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal "
+                                       "ORDER BY view_name").fetchall()]  # fmt: skip
+    return {
+        "tables": tables,
+        "views": views,
+        "describe": {name: con.execute(f"DESCRIBE {name}").fetchall() for name in tables + views},
+        "constraints": con.execute(
+            "SELECT table_name, constraint_type, constraint_column_names, expression "
+            "FROM duckdb_constraints() ORDER BY ALL"
+        ).fetchall(),
+        "types": con.execute(
+            "SELECT type_name, logical_type, labels FROM duckdb_types() WHERE NOT internal ORDER BY ALL"
+        ).fetchall(),
+        "view_sql": con.execute(
+            "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
+        ).fetchall(),
+    }
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    writer = RunWriter.create(tmp_path_factory.mktemp("fresh"), "fresh")
+    try:
+        return shape(writer.con)
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize(("folder", "name"), OLD_FILES)
+def test_an_older_file_migrated_is_a_new_file(tmp_path: Path, fresh: dict[str, object], folder: str, name: str) -> None:
+    path = tmp_path / f"{name}.duckdb"
+    with gzip.open(FIXTURES / folder / f"{name}.duckdb.gz") as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    with duckdb.connect(str(path)) as con:
+        version = int(con.execute("SELECT value FROM pdbench_meta WHERE key = 'schema_version'").fetchone()[0])
+        assert version == int(folder[-1]) < SCHEMA_VERSION
+        assert migrate(con, str(path)) is True
+        migrated = shape(con)
+    for part, value in fresh.items():
+        assert migrated[part] == value, part
+
+
+def test_a_new_file_is_every_migration_applied_and_nothing_else(fresh: dict[str, object]) -> None:
+    assert len(MIGRATIONS) == SCHEMA_VERSION
+    assert fresh["tables"] == sorted(["pdbench_meta", *data_tables()])
+    assert "rounds" in fresh["views"] and "rounds" not in fresh["tables"]
+    assert {"round_rows", "game_moves"} <= set(fresh["tables"])  # type: ignore[operator]
+
+
+def test_the_tables_of_each_version_are_read_from_its_migrations() -> None:
+    assert data_tables(1) == ("runs", "games", "rounds", "calls", "superseded_calls")
+    assert data_tables(3)[-4:] == ("comprehension", "population", "fixation", "payoff_table")
+    assert "rounds" not in data_tables() and {"round_rows", "game_moves"} <= set(data_tables())
+
+
+def test_the_rounds_view_has_the_columns_and_types_of_the_rounds_table_it_replaced(
+    fresh: dict[str, object],
+) -> None:
+    describe = fresh["describe"]
+    assert isinstance(describe, dict)
+    as_view = [(c, t) for c, t, *_ in describe["rounds"]]
+    as_table = [(c, t) for c, t, *_ in describe["round_rows"]]  # the table of schema 1 to 3, renamed
+    assert as_view == as_table
