@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, served_to_the_cli
 
 ARGS = ("--opponents", "TFT,ALLD", "--rounds", "3", "--replicates", "1", "--concurrency", "2")

@@ -7,23 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import harness.config
 from harness import cli
-from harness.cli import app
+from tests.support.cli import pdbench
 
-runner = CliRunner()
 TFT_VS_ALLD = "experiment:\n  conditions:\n    - {agent_a: {policy: TFT}, agent_b: {policy: ALLD}}\n"
 LONG = "a" * 300
-
-
-def pdbench(*args: object) -> tuple[int, str, str]:
-    """Run the CLI in-process; any exception other than an exit is a traceback the user would have seen."""
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def refused(*args: object, says: str | list[str]) -> str:

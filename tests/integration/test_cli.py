@@ -12,27 +12,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
-from harness.cli import app
 from harness.store.schema import SCHEMA_VERSION
+from tests.support.cli import pdbench, sql_json
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENT = ROOT / "configs" / "experiment.yaml"
-runner = CliRunner()
-
-
-def pdbench(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
-def sql_json(results: Path, query: str) -> list[dict]:
-    code, out, err = pdbench("sql", query, "--results", results, "--format", "json")
-    assert code == 0, err
-    return json.loads(out)  # stdout is one JSON array and nothing else
 
 
 def test_tournament_prints_leaderboard_and_stores_the_run(results: Path) -> None:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.util.plural import plural
-from tests.integration.test_cli import pdbench
+from tests.support.cli import pdbench
 
 runner = CliRunner()
 

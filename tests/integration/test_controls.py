@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 
 PRICES = "mock/*: {input: 1000.0, output: 1000.0}\n"
 

@@ -16,23 +16,14 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
-from harness.cli import app
 from harness.store.schema import TABLES
 from harness.store.writer import RunWriter
+from tests.support.cli import pdbench
 
-runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
 SET_UP = "it was created, but the process stopped while setting it up, before the run began"
 DAMAGED = "is damaged and cannot be read"
-
-
-def pdbench(*args: object) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def interrupted_run(results: Path, run_id: str = "t") -> Path:

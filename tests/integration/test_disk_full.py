@@ -15,7 +15,7 @@ import pytest
 
 from harness.store import live
 from harness.store.run_file import write_error
-from tests.integration.test_cli import ROOT, pdbench, sql_json
+from tests.support.cli import ROOT, pdbench, sql_json
 
 EVAL = ("eval", "--model", "mock/tft", "--rounds", "50", "--replicates", "10")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import ROOT, pdbench, sql_json
+from tests.support.cli import ROOT, pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, garbage_then, served_to_the_cli
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_engine_server import server  # noqa: F401  (the loopback server fixture)
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer
 
 PRICES = "mock/*: {input: 1000.0, output: 1000.0}\n"  # fake dollars, so that --max-cost has something to count

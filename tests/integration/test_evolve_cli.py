@@ -14,23 +14,13 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from harness.cli import app
 from harness.engine.interrupts import StopFlag
 from harness.evolution import EvolutionSettings, evolve
 from harness.states import RunStatus
 from harness.store.evolution_writer import read_evolution
+from tests.support.cli import pdbench
 from tests.support.llm_server import FakeLLMServer
-
-runner = CliRunner()
-
-
-def pdbench(*args: object) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_the_example_prints_the_final_shares_and_stores_the_run_evolve_plays(results: Path) -> None:

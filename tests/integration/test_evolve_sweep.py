@@ -18,9 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
-from typer.testing import CliRunner
 
-from harness.cli import app
 from harness.engine.evolution.options import EvolutionOptions, parse_sweep
 from harness.engine.evolution.sweep import plan_sweep, run_local
 from harness.engine.interrupts import StopFlag
@@ -28,17 +26,10 @@ from harness.errors import ConfigError
 from harness.evolution import EvolutionSettings, evolve
 from harness.states import RunStatus
 from harness.store.evolution_writer import list_evolution_runs, read_evolution
+from tests.support.cli import pdbench
 
-runner = CliRunner()
 SWEEP = ["evolve", "--players", "TFT,ALLD,GTFT(p=0.3)", "--counts", "6,6,6", "--generations", "40", "--rounds", "30",
          "--sweep", "noise=0,0.1", "--seeds", "3", "--seed", "10"]  # fmt: skip
-
-
-def pdbench(*args: object) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def _settings(noise: float, seed: int) -> EvolutionSettings:

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_key_safety import KEY_ENV, RawServer, answer, leaked
+from tests.support.cli import pdbench, sql_json
 
 OPENAI_KEY = "sk-openai-Vd4Kp8Xs2Nq6Hm0R"
 ANTHROPIC_KEY = "sk-ant-Tb7Wc3Lz9Jf5Ge1Y"

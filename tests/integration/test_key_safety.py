@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer
 
 DAMAGED = "sk-live-0123456789abcdef\nTAIL-secret-XYZ"

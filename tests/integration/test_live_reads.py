@@ -24,7 +24,7 @@ from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import run_experiment
 from harness.store import browse, snapshot
 from harness.store.catalog import Catalog
-from tests.integration.test_cli import pdbench
+from tests.support.cli import pdbench
 from tests.support.live_reader import INVARIANTS
 
 ROOT = Path(__file__).resolve().parents[2]

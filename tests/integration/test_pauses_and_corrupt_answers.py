@@ -13,7 +13,7 @@ import pytest
 import harness.cli
 import harness.cli.play
 from harness.cli.progress import live_display
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, served_to_the_cli
 
 OPPONENTS = "TFT,ALLD,GRIM,ALLC"  # four games, played side by side at --concurrency 4

@@ -88,7 +88,7 @@ def test_stray_429s_cost_only_their_own_waits_and_teach_no_rate(tmp_path: Path, 
 
 
 def test_validate_says_which_limits_apply_when_agents_on_one_endpoint_disagree(tmp_path: Path) -> None:
-    from tests.integration.test_cli import pdbench
+    from tests.support.cli import pdbench
 
     config = tmp_path / "two_limits.yaml"
     config.write_text(

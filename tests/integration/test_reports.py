@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 
 MODEL = "mock/random?p=0.6&unparseable=0.5&seed=2"
 

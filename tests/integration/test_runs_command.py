@@ -19,8 +19,8 @@ from rich.console import Console
 
 from harness.cli.run_list import RunList
 from harness.store.browse import run_entries
-from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_eval import PRICES
+from tests.support.cli import pdbench, sql_json
 
 
 def runs_json(results: Path, *args: str) -> list[dict]:

@@ -15,8 +15,8 @@ from harness.config import parse_experiment
 from harness.config.engine_options import EngineOptions
 from harness.engine.runner import run_experiment
 from harness.store.catalog import Catalog
-from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_engine_server import server  # noqa: F401  (the loopback server fixture)
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, sequence
 
 

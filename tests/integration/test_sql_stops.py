@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import write_games
-from tests.integration.test_cli import pdbench
+from tests.support.cli import pdbench
 
 RUNAWAY = "select count(*) from range(1000000000000) a, range(10) b"  # hours of work
 

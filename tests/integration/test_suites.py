@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 
 
 def stored_config(results: Path, run_id: str) -> dict:

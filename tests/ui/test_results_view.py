@@ -373,8 +373,8 @@ def test_results_open_on_the_newest_run_with_finished_games(
 def test_a_run_whose_file_a_read_finds_damaged_is_named_with_what_to_do(app: App, tmp_path: Path) -> None:
     """Issue 19, point 9, in the dashboard: a damaged block its pages meet (a game's calls) is an error that names the
     file and what to do, not a traceback (the folder's other runs: tests/integration/test_damaged_files.py)."""
-    from tests.integration.test_cli import pdbench
     from tests.integration.test_damaged_files import damage_rows_of
+    from tests.support.cli import pdbench
 
     folder = tmp_path / "results"
     code, _out, err = pdbench("eval", "--model", "mock/random", "--opponents", "TFT", "--rounds", "20",
