@@ -27,7 +27,10 @@ TMUX = shutil.which("tmux")
 ROOT = Path(__file__).resolve().parents[2]
 OPPONENTS = ["🕊️ ALLC", "😈 ALLD", "🪞 TFT", "💀 GRIM", "😇 GTFT", "🔄 WSLS", "🐱 TF2T", "🤨 STFT", "🎲 RAND"]
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install -y tmux)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install -y tmux)"),
+]
 
 
 class Terminal:
