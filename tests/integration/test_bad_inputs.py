@@ -123,8 +123,9 @@ def test_a_300_character_results_folder_or_run_id_is_refused(tmp_path: Path, res
     refused("tournament", "--players", "TFT,ALLD", "--rounds", "2", "--results", tmp_path / LONG,
             says=["cannot create the results folder", "File name too long"])  # fmt: skip
     refused("sql", "select 1", "--results", tmp_path / LONG, says="File name too long")
-    refused("tournament", "--players", "TFT,ALLD", "--run-id", LONG, "--results", results,
-            says="not usable as a file name")  # fmt: skip
+    refused(
+        "tournament", "--players", "TFT,ALLD", "--run-id", LONG, "--results", results, says="not usable as a file name"
+    )
 
 
 @pytest.mark.parametrize("command", ["resume", "report"])

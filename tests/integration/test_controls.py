@@ -182,8 +182,9 @@ def test_the_move_conversation_never_contains_the_questions(tmp_path: Path, resu
 def test_orders_and_answers_are_identical_on_resume(tmp_path: Path, results: Path) -> None:
     config = write(tmp_path / "checked.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=CHECK))
     prices = write(tmp_path / "prices.yaml", PRICES)
-    code, _, err = pdbench("run", config, "--results", results, "--run-id", "cut", "--prices", prices,
-                           "--max-cost", "3")  # fmt: skip
+    code, _, err = pdbench(
+        "run", config, "--results", results, "--run-id", "cut", "--prices", prices, "--max-cost", "3"
+    )
     assert code == 130, err
     code, _, err = pdbench("resume", "cut", "--results", results, "--prices", prices)
     assert code == 0, err
@@ -224,6 +225,7 @@ def test_eval_scorecard_reports_the_comprehension_accuracy(results: Path) -> Non
     overall = next(r for r in rows if r["kind"] == "all")
     assert (overall["questions"], overall["correct"]) == (totals["n"], totals["ok"])
     assert "Comprehension check" in out and f"{totals['ok'] / totals['n']:.1%}" in out
-    code, _, err = pdbench("eval", "--model", "mock/tft", "--rounds", "5", "--comprehension", "1,6",
-                           "--results", results)  # fmt: skip
+    code, _, err = pdbench(
+        "eval", "--model", "mock/tft", "--rounds", "5", "--comprehension", "1,6", "--results", results
+    )
     assert code == 2 and "comprehension.rounds (and the same in 8 more conditions): round 6 is never reached" in err

@@ -65,8 +65,9 @@ def test_resume_on_a_file_without_tables(results: Path) -> None:
     duckdb.connect(str(results / "empty.duckdb")).close()
     code, _out, err = pdbench("resume", "empty", "--results", results)
     assert code != 0 and SET_UP in " ".join(err.split()) and "--overwrite" in err, err
-    code, _out, err = pdbench("tournament", "--players", "TFT,ALLD", "--rounds", "5", "--results", results,
-                              "--run-id", "empty", "--overwrite")  # fmt: skip
+    code, _out, err = pdbench(
+        "tournament", "--players", "TFT,ALLD", "--rounds", "5", "--results", results, "--run-id", "empty", "--overwrite"
+    )
     assert code == 0, err
 
 
@@ -139,8 +140,9 @@ def test_kill_9_while_setting_up_files_leaves_only_whole_or_empty_ones(results: 
     for delay in (0.3, 0.7, 1.1):
         folder = results / f"after_{delay}"
         folder.mkdir()
-        proc = subprocess.Popen([sys.executable, "-c", KILLED_SET_UP, str(folder)], cwd=ROOT,
-                                stdout=subprocess.PIPE, text=True)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILLED_SET_UP, str(folder)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
         time.sleep(delay)
         os.kill(proc.pid, signal.SIGKILL)
@@ -197,8 +199,9 @@ def test_a_damaged_block_a_query_meets_leaves_out_that_file_not_the_folder(resul
     assert code == 0, err
     assert [r["run_id"] for r in json.loads(out)] == ["good"] and f"skipped {warning}" in " ".join(err.split()), err
 
-    code, out, err = pdbench("sql", "select run_id, count(*) as n from calls group by run_id", "--results", results,
-                             "--format", "json")  # fmt: skip
+    code, out, err = pdbench(
+        "sql", "select run_id, count(*) as n from calls group by run_id", "--results", results, "--format", "json"
+    )
     assert code == 0, err
     assert json.loads(out) == [{"run_id": "good", "n": 40}] and f"skipped {results}/{warning}" in " ".join(err.split())
 

@@ -25,8 +25,9 @@ def small_disk(tmp_path: Path, size: str) -> Iterator[Path]:
     """A tmpfs of ``size`` mounted in ``tmp_path`` (root only: skipped, saying why, elsewhere)."""
     mount = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {done.stderr.strip()}")
     try:

@@ -98,8 +98,9 @@ def test_unreadable_answers_are_asked_again(server: FakeLLMServer, results: Path
     server.responder = garbage_then(1)
     code, _, err = evaluate(results, "reask", "--concurrency", "1")
     assert code == 0, err
-    first = sql_json(results, "select attempt, outcome, action from calls where game_id = 0 and round = 1 "
-                              "order by attempt")  # fmt: skip
+    first = sql_json(
+        results, "select attempt, outcome, action from calls where game_id = 0 and round = 1 order by attempt"
+    )
     assert [(c["attempt"], c["outcome"]) for c in first] == [(1, "unparseable"), (2, "ok")]
     asked_again = [r for r in server.requests if len(r.body["messages"]) == 4]
     assert asked_again and "could not tell your move" in asked_again[0].body["messages"][-1]["content"]
@@ -144,8 +145,9 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer
     assert code == 0, err
     runs = sql_json(results, "select status from runs where run_id = 'killed'")
     assert runs[0]["status"] == "complete"
-    dupes = sql_json(results, "select count(*) as n from (select game_id, round from rounds group by all "
-                              "having count(*) > 1)")  # fmt: skip
+    dupes = sql_json(
+        results, "select count(*) as n from (select game_id, round from rounds group by all having count(*) > 1)"
+    )
     assert dupes[0]["n"] == 0
     # No answer that had reached the cache was requested again. What may repeat: requests in flight
     # at the kill (at most the concurrency, 2) and answers received but not yet committed to the
@@ -178,8 +180,9 @@ def test_two_processes_share_the_results_folder_and_the_cache(server: FakeLLMSer
     assert paid["n"] == 144 and server.count(provider="openai", status=200) == paid["paid"]
     # Sharing one cache, no request is paid twice: a process asking what the other is sending waits for
     # its answer (the other's claim in the cache) instead of buying it too.
-    per_request = sql_json(results, "select max(n) as most from (select count(*) as n from calls "
-                                    "where not cached group by request_json)")  # fmt: skip
+    per_request = sql_json(
+        results, "select max(n) as most from (select count(*) as n from calls where not cached group by request_json)"
+    )
     assert per_request[0]["most"] == 1
     assert server.count(provider="openai", status=200) == 72
 

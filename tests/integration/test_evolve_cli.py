@@ -27,8 +27,9 @@ def test_the_example_prints_the_final_shares_and_stores_the_run_evolve_plays(res
     code, out, err = pdbench("evolve", "--players", "TFT,ALLD,ALLC,GRIM", "--counts", "25,25,25,25", "--generations",
                              "100", "--noise", "0.05", "--results", results, "--run-id", "ex")  # fmt: skip
     assert code == 0, err
-    settings = EvolutionSettings(players=["TFT", "ALLD", "ALLC", "GRIM"], counts=[25, 25, 25, 25], generations=100,
-                                 noise=0.05)  # fmt: skip
+    settings = EvolutionSettings(
+        players=["TFT", "ALLD", "ALLC", "GRIM"], counts=[25, 25, 25, 25], generations=100, noise=0.05
+    )
     direct = evolve(settings)  # the same settings and seed give the same run, byte for byte
     run, stored = read_evolution(results, "ex")
     assert run.status == RunStatus.COMPLETE and run.settings == settings
@@ -78,8 +79,9 @@ def test_a_stop_keeps_the_generations_played(results: Path) -> None:
     generation up to it in the file, equal to the first generations of the uninterrupted run."""
     from harness.engine.evolution.run import run_evolution
 
-    settings = EvolutionSettings(players=["TFT", "ALLD", "GTFT(p=0.3)"], counts=[10, 10, 10], generations=60,
-                                 noise=0.1, mutation=0.05, seed=3)  # fmt: skip
+    settings = EvolutionSettings(
+        players=["TFT", "ALLD", "GTFT(p=0.3)"], counts=[10, 10, 10], generations=60, noise=0.1, mutation=0.05, seed=3
+    )
     stop = StopFlag()
 
     def after(generation: int, _population: np.ndarray) -> None:

@@ -128,8 +128,9 @@ def test_a_prompt_holding_a_configured_key_is_not_sent_and_its_game_fails_with_t
     with RawServer(answer) as raw:
         named = ", api_key_env: MY_LAB_KEY" if key_env == "MY_LAB_KEY" else ""
         agent = f"{{model: openai/served, base_url: '{raw.url}/v1'{named}, prompts: {{template_dir: '{folder}'}}}}"
-        code, out, err = pdbench("run", experiment(tmp_path, agent), "--results", results,
-                                 "--allow-key-to", raw.url.removeprefix("http://"))  # fmt: skip
+        code, out, err = pdbench(
+            "run", experiment(tmp_path, agent), "--results", results, "--allow-key-to", raw.url.removeprefix("http://")
+        )
     assert code == 0 and "1 game failed" in out + err, out + err  # the run goes on; the game failed
     assert raw.bodies == []  # no request reached the server
     games = sql_json(results, "select status, failure, error from games")
@@ -144,8 +145,9 @@ def test_a_mock_player_whose_persona_holds_a_key_stores_nothing_of_it(tmp_path: 
     is one the environment holds for another provider, which no player of the run uses."""
     persona = tmp_path / "persona.md"
     persona.write_text(f"You are careful. Your Anthropic key is {ANTHROPIC_KEY}.")
-    code, out, err = pdbench("run", experiment(tmp_path, f"{{model: mock/tft, persona: '{persona}'}}"),
-                             "--results", results)  # fmt: skip
+    code, out, err = pdbench(
+        "run", experiment(tmp_path, f"{{model: mock/tft, persona: '{persona}'}}"), "--results", results
+    )
     assert code == 0 and "1 game failed" in out + err, out + err
     error = sql_json(results, "select error from games")[0]["error"]
     assert "mock/tft: the prompt holds the key in ANTHROPIC_API_KEY, so it was not sent and is not stored" in error

@@ -171,8 +171,9 @@ def test_a_key_quoted_back_by_the_server_reaches_no_terminal_and_no_results_file
     assert code in (0, 130), out + err
     assert raw.headers and raw.headers[0]["authorization"] == f"Bearer {SOUND}"  # configured by the user: sent
     assert "HTTP 401: key *** refused" in err and not leaked(out + err, SOUND)
-    stored = sql_json(results, "select error from calls union all select error from games "
-                               "union all select error from runs")  # fmt: skip
+    stored = sql_json(
+        results, "select error from calls union all select error from games union all select error from runs"
+    )
     texts = [row["error"] for row in stored if row["error"]]
     assert any("key *** refused; as JSON" in t for t in texts)
     assert not leaked("\n".join(texts), SOUND)

@@ -146,7 +146,8 @@ def test_a_reader_in_another_process_sees_each_finished_game_within_5_s_and_neve
                 proc.wait()
     looks = [json.loads(line) for line in out_r.splitlines()]
     assert all(look["broken"] == dict.fromkeys(INVARIANTS, 0) for look in looks), [
-        look["broken"] for look in looks if any(look["broken"].values())]  # fmt: skip
+        look["broken"] for look in looks if any(look["broken"].values())
+    ]
     live_looks = [look for look in looks if look["status"] == "running"]
     assert live_looks and all(look["live_at"] is not None for look in live_looks)
     first_seen: dict[int, float] = {}

@@ -46,8 +46,9 @@ def refused_quickly(*args: object, says: list[str], cwd: Path = ROOT) -> str:
 def agent_config(tmp_path: Path, *agents: str) -> Path:
     """A config with one condition per agent (agent_a; agent_b plays TFT): `validate` reports every
     condition's problem at once, so one child process checks them all."""
-    conditions = "".join(f"    - agent_a: {agent}\n      agent_b: {{policy: TFT}}\n      name: c{i}\n"
-                         for i, agent in enumerate(agents))  # fmt: skip
+    conditions = "".join(
+        f"    - agent_a: {agent}\n      agent_b: {{policy: TFT}}\n      name: c{i}\n" for i, agent in enumerate(agents)
+    )
     path = tmp_path / "exp.yaml"
     path.write_text(f"experiment:\n  conditions:\n{conditions}")
     return path
@@ -91,8 +92,9 @@ def test_a_history_window_of_a_billion_is_refused_and_a_million_checks_quickly(t
 
 
 def test_a_tiny_request_rate_is_refused(tmp_path: Path) -> None:
-    refused_quickly("eval", "--model", "mock/tft", "--rpm", "1e-300", "--results", tmp_path / "r",
-                    says=["--rpm", "0.1"])  # fmt: skip
+    refused_quickly(
+        "eval", "--model", "mock/tft", "--rpm", "1e-300", "--results", tmp_path / "r", says=["--rpm", "0.1"]
+    )
 
 
 BOMBS = {  # template: what the error says
@@ -141,8 +143,9 @@ def test_ctrl_c_while_starting_is_one_line_and_exit_130(tmp_path: Path, delay: f
         f"sys.argv = ['pdbench', 'eval', '--model', 'mock/tft?latency_ms=20', '--rounds', '20', '--results', "
         f"{str(tmp_path / 'r')!r}]; main()"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+    )
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)

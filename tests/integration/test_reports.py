@@ -67,8 +67,9 @@ def test_report_gives_rates_per_model_and_per_condition(eval_run: tuple[Path, st
     assert code == 0, err
     rows = json.loads(out)
     assert {r["condition"] for r in rows} == set(counts)
-    metrics = sql_json(results, "select condition, cooperation_rate, cooperation_rate_played from player_metrics "
-                                "where player = 'a'")  # fmt: skip
+    metrics = sql_json(
+        results, "select condition, cooperation_rate, cooperation_rate_played from player_metrics where player = 'a'"
+    )
     for r in rows:
         c = counts[r["condition"]]
         assert (r["a_answers"], r["a_unreadable"]) == (c["answers"], c["unreadable"])

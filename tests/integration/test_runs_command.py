@@ -49,7 +49,8 @@ def test_runs_are_listed_newest_first_with_their_players_games_and_cost(results:
     assert [r["run_id"] for r in runs] == ["x1", "e1", "t1"]
     created = sql_json(results, "select run_id, created_at from runs order by created_at desc")
     assert [r["run_id"] for r in created] == ["x1", "e1", "t1"] and [r["created_at"] for r in runs] == [
-        r["created_at"] for r in created]  # fmt: skip
+        r["created_at"] for r in created
+    ]
     x1, e1, t1 = runs
     assert (t1["kind"], t1["status"], t1["models"], t1["opponents"]) == ("tournament", "complete", [],
                                                                          ["ALLC", "ALLD", "TFT"])  # fmt: skip
@@ -176,14 +177,16 @@ def test_a_run_killed_by_kill_9_is_listed_as_crashed_with_its_cost_so_far_and_re
 
     (run,) = runs_json(results)
     assert run["status"] == "crashed" and run["note"] == (
-        "its process ended without finishing it; `pdbench resume killed` continues it")  # fmt: skip
+        "its process ended without finishing it; `pdbench resume killed` continues it"
+    )
     paid = sql_json(results, "select sum(cost_usd) as usd, count(*) as calls from calls")[0]
     assert run["cost_usd"] == paid["usd"] > 0 and 0 < run["games_done"] < 16
     assert sql_json(results, "select status from runs") == [{"status": "running"}]  # shown crashed, stored as it was
     code, out, err = pdbench("runs", "--results", results)
     assert code == 0 and "crashed" in out, err
     assert "Run killed crashed: its process ended without finishing it; `pdbench resume killed` continues it." in (
-        " ".join(out.split()))  # fmt: skip
+        " ".join(out.split())
+    )
 
     code, _out, err = pdbench("resume", "killed", "--results", results, "--prices", prices)
     assert code == 0, err

@@ -156,8 +156,7 @@ def test_closing_the_terminal_leaves_an_interrupted_run(tmp_path: Path) -> None:
 
     env = _env(tmp_path)
     env.pop("COLUMNS")
-    proc = subprocess.Popen(_cmd(*EVAL), env=env, stdin=slave, stdout=slave, stderr=slave,
-                            preexec_fn=own_terminal)  # fmt: skip
+    proc = subprocess.Popen(_cmd(*EVAL), env=env, stdin=slave, stdout=slave, stderr=slave, preexec_fn=own_terminal)
     os.close(slave)
     seen = bytearray()
     join = _drain(master, seen)

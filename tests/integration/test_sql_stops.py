@@ -53,6 +53,7 @@ def test_a_query_past_its_time_limit_is_stopped_with_a_clear_error(results: Path
     assert code == 2 and out == "" and "Traceback" not in err, err
     assert "error: the query was stopped after" in text and "its time limit" in text, err
     assert "give it more time with --timeout SECONDS (0: no limit)" in text, err
-    code, out, err = pdbench("sql", "select count(*) as n from rounds", "--results", results, "--format", "json",
-                             "--timeout", "0")  # fmt: skip
+    code, out, err = pdbench(
+        "sql", "select count(*) as n from rounds", "--results", results, "--format", "json", "--timeout", "0"
+    )
     assert code == 0 and out.strip() == '[{"n": 2}]', err

@@ -15,8 +15,9 @@ def stored_config(results: Path, run_id: str) -> dict:
 
 
 def test_akata2023_plays_and_stores_its_protocol(results: Path) -> None:
-    code, out, err = pdbench("eval", "--suite", "akata2023", "--model", "mock/tft", "--results", results,
-                             "--run-id", "ak")  # fmt: skip
+    code, out, err = pdbench(
+        "eval", "--suite", "akata2023", "--model", "mock/tft", "--results", results, "--run-id", "ak"
+    )
     assert code == 0, err
     assert "Scorecard ak" in out and "DONCE" in out
     config = stored_config(results, "ak")
@@ -65,8 +66,9 @@ def test_fontana2025_plays_and_stores_its_protocol(results: Path) -> None:
     players = sql_json(results, "select distinct player_b from games where run_id = 'fo' order by player_b")
     assert [p["player_b"] for p in players][:3] == ["RAND(p=0.0)", "RAND(p=0.1)", "RAND(p=0.2)"]
     # JSON answers, and a history of at most 10 rounds in the prompt of round 100.
-    last = sql_json(results, "select request_json, response_text from calls where run_id = 'fo' and round = 100 "
-                             "limit 1")[0]  # fmt: skip
+    last = sql_json(
+        results, "select request_json, response_text from calls where run_id = 'fo' and round = 100 limit 1"
+    )[0]
     user = json.loads(last["request_json"])["messages"][1]["content"]
     assert user.endswith('Reply with only a JSON object: {"action": "C"} or {"action": "D"}.')
     assert "The last 10 of the 99 rounds played so far:" in user and "- Round 89:" not in user

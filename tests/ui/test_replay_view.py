@@ -41,8 +41,9 @@ def odd_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
         mp.setenv("PDBENCH_CACHE", str(folder / ".cache" / "responses.sqlite"))
         noisy = tournament_config(["mock/tft?unparseable=0.8", "ALLD"], rounds=30, noise=0.2, self_play=False)
         run_experiment(noisy, results_dir=folder, run_id="odd")
-        run_experiment(tournament_config(["TFT", "ALLD"], rounds=1500, self_play=False), results_dir=folder,
-                       run_id="long")  # fmt: skip
+        run_experiment(
+            tournament_config(["TFT", "ALLD"], rounds=1500, self_play=False), results_dir=folder, run_id="long"
+        )
     return folder
 
 

@@ -271,8 +271,9 @@ def test_the_cards_stay_level_when_one_player_is_another_model(app: App, tmp_pat
     row = _parent(at.main, col_a)
     assert col_a is not col_b and row is _parent(at.main, col_b)  # side by side in one row
     assert not _keys(row) & {"run_model_a", "run_base_url_a", "run_player_a"}  # no input in the cards' row
-    assert {"run_model_a", "run_base_url_a", "run_player_a", "run_player_b"} <= _keys(_parent(at.main, _column_of_key(
-        at, "run_model_a")))  # fmt: skip
+    assert {"run_model_a", "run_base_url_a", "run_player_a", "run_player_b"} <= _keys(
+        _parent(at.main, _column_of_key(at, "run_model_a"))
+    )
 
 
 def _parent(node: Any, target: object) -> Any:

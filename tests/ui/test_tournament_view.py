@@ -109,8 +109,9 @@ def test_the_matchup_matrix_is_a_heatmap_of_the_matchups_view(app: App, tourname
 
 
 def test_players_tied_on_a_rank_share_its_medal_on_the_podium_and_the_board(app: App, tmp_path: Path) -> None:
-    runner.run_experiment(tournament_config(["ALLC", "TFT", "GRIM", "ALLD"], rounds=10), results_dir=tmp_path,
-                          run_id="ties")  # fmt: skip
+    runner.run_experiment(
+        tournament_config(["ALLC", "TFT", "GRIM", "ALLD"], rounds=10), results_dir=tmp_path, run_id="ties"
+    )
     at = app(tmp_path, view=TOURNAMENT)
     df = board(at)
     # 10 rounds, self-play left out. ALLD: 50 vs ALLC, 14 vs TFT and vs GRIM: (5 + 1.4 + 1.4) / 3 = 2.6;
@@ -127,8 +128,9 @@ def test_players_tied_on_a_rank_share_its_medal_on_the_podium_and_the_board(app:
 
 def test_every_medallist_stands_on_the_podium_even_beyond_three(app: App, tmp_path: Path) -> None:
     # Four players who never defect: every game is mutual cooperation, 3 a turn each, so all four share gold.
-    runner.run_experiment(tournament_config(["ALLC", "GRIM", "TFT", "TF2T"], rounds=5), results_dir=tmp_path,
-                          run_id="gold")  # fmt: skip
+    runner.run_experiment(
+        tournament_config(["ALLC", "GRIM", "TFT", "TF2T"], rounds=5), results_dir=tmp_path, run_id="gold"
+    )
     at = app(tmp_path, view=TOURNAMENT)
     df = board(at)
     assert list(df["rank"]) == ["🥇"] * 4
@@ -353,13 +355,15 @@ def test_the_missing_players_note_says_why_for_each_state(tmp_path: Path) -> Non
         run = RunRow("t", "tournament", status, datetime(2026, 1, 1), 10, 3, [])
         return tournament_view.missing_text(missing, run, tmp_path)
 
-    assert note(RunStatus.RUNNING).endswith("against another player yet. The tournament is still playing "
-                                            "(3 of 10 games finished).")  # fmt: skip
+    assert note(RunStatus.RUNNING).endswith(
+        "against another player yet. The tournament is still playing (3 of 10 games finished)."
+    )
     assert "💀 GRIM and 🔄 WSLS are not on the leaderboard" in note(RunStatus.RUNNING)
     assert "stopped with 3 of 10 games finished" in note(RunStatus.INTERRUPTED)
     assert "every such game failed" in note(RunStatus.COMPLETE)
-    assert "is not on the leaderboard" in tournament_view.missing_text(["GRIM"], RunRow(
-        "t", "tournament", RunStatus.RUNNING, datetime(2026, 1, 1), 10, 3, []), tmp_path)  # fmt: skip
+    assert "is not on the leaderboard" in tournament_view.missing_text(
+        ["GRIM"], RunRow("t", "tournament", RunStatus.RUNNING, datetime(2026, 1, 1), 10, 3, []), tmp_path
+    )
 
 
 def test_a_tournament_still_playing_is_followed_and_says_who_is_not_ranked_yet(
