@@ -54,7 +54,7 @@ def _started(results: Path, proc: subprocess.Popen[bytes]) -> None:
         assert time.monotonic() < deadline, "no game was stored within 60 s"
         if (results / f"{RUN}.duckdb").exists() and look(results, RUN, check=False)["complete"]:
             return
-        time.sleep(0.05)
+        time.sleep(0.1)
 
 
 def _sql(results: Path, query: str) -> list[dict[str, Any]]:
