@@ -265,6 +265,7 @@ def test_sql_spans_runs_and_is_read_only(results: Path) -> None:
     assert db.execute("select count(*) from calls").fetchone() == (0,)
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_finished_games_and_marks_the_run_interrupted(results: Path) -> None:
     env = {**os.environ, "PDBENCH_RESULTS": str(results)}
     proc = subprocess.Popen(

@@ -135,6 +135,7 @@ KILLED_SET_UP = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_kill_9_while_setting_up_files_leaves_only_whole_or_empty_ones(results: Path) -> None:
     """Files are set up one after another until kill -9; every file left is whole or empty, never half."""
     for delay in (0.3, 0.7, 1.1):

@@ -36,6 +36,7 @@ def small_disk(tmp_path: Path, size: str) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0, reason="mounting a tmpfs to fill needs Linux root")
 def test_a_full_disk_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -> None:
     with small_disk(tmp_path, "2m") as disk:

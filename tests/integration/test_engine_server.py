@@ -132,6 +132,7 @@ def _cli(results: Path, run_id: str, server: FakeLLMServer, *extra: str) -> subp
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=40)
     proc = _cli(results, "killed", server, "--concurrency", "2")
@@ -168,6 +169,7 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer
     assert a == b and len(a) == 72
 
 
+@pytest.mark.slow
 def test_two_processes_share_the_results_folder_and_the_cache(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=10)
     procs = [_cli(results, f"twin{i}", server) for i in (1, 2)]
@@ -187,6 +189,7 @@ def test_two_processes_share_the_results_folder_and_the_cache(server: FakeLLMSer
     assert server.count(provider="openai", status=200) == 72
 
 
+@pytest.mark.slow
 def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=30)
     proc = _cli(results, "stopped", server, "--concurrency", "4")
@@ -211,6 +214,7 @@ def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: F
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 6
 
 
+@pytest.mark.slow
 def test_third_ctrl_c_abandons_requests_in_flight_and_keeps_the_run_consistent(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -320,6 +324,7 @@ def _paid_recorded(results: Path, run_id: str) -> int:
     return sql_json(results, query)[0]["n"]
 
 
+@pytest.mark.slow
 def test_every_paid_answer_reaches_the_results_after_kill_9(server: FakeLLMServer, results: Path) -> None:
     """kill -9 at concurrency 32: resume rebuilds, from the cache's ledger, the calls answered but not yet
     written to the results file, so every answer the server sent and PDBench received is recorded once,
@@ -359,6 +364,7 @@ def test_a_cache_deleted_mid_run_is_noticed_and_replaced(server: FakeLLMServer, 
     assert 72 - at_delete <= kept < 72, err
 
 
+@pytest.mark.slow
 def test_resume_works_from_the_run_file_alone_when_the_cache_is_corrupt(
     server: FakeLLMServer, results: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -384,6 +390,7 @@ def test_resume_works_from_the_run_file_alone_when_the_cache_is_corrupt(
     assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72
 
 
+@pytest.mark.slow
 def test_second_ctrl_c_keeps_the_answers_in_flight_so_resume_buys_none_again(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

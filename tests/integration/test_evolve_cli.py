@@ -96,6 +96,7 @@ def test_a_stop_keeps_the_generations_played(results: Path) -> None:
     assert np.array_equal(stored.population, evolve(settings).population[:8])
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_the_run_interrupted_with_its_generations(results: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "evolve", "--players", "TFT,ALLD,ALLC,GRIM,GTFT", "--counts",
@@ -121,7 +122,7 @@ def test_a_status_line_is_printed_while_it_runs_off_a_terminal(results: Path, mo
     """Off a terminal the live view is a status line every few seconds (here: every 0.05 s)."""
     monkeypatch.setattr("harness.cli.evolve_view.PLAIN_EVERY", 0.05)
     code, _, err = pdbench("evolve", "--players", "TFT,ALLD", "--counts", "500,500", "--dynamics", "moran",
-                           "--generations", "200000", "--mutation", "0.01", "--results", results,
+                           "--generations", "20000", "--mutation", "0.01", "--results", results,
                            "--run-id", "lv")  # fmt: skip
     assert code == 0, err
     import re
@@ -130,11 +131,11 @@ def test_a_status_line_is_printed_while_it_runs_off_a_terminal(results: Path, mo
     assert len(lines) >= 2, err
     steps = []
     for line in lines:
-        found = re.fullmatch(r"lv: step ([\d,]+) of 200,000: TFT (\d+\.\d)%, ALLD (\d+\.\d)%", line)
+        found = re.fullmatch(r"lv: step ([\d,]+) of 20,000: TFT (\d+\.\d)%, ALLD (\d+\.\d)%", line)
         assert found, line
         steps.append(int(found[1].replace(",", "")))
         assert abs(float(found[2]) + float(found[3]) - 100.0) <= 0.1, line
-    assert steps == sorted(steps) and steps[-1] <= 200_000
+    assert steps == sorted(steps) and steps[-1] <= 20_000
 
 
 # -- language models in the population ---------------------------------------------------------------

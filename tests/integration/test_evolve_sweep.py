@@ -145,6 +145,7 @@ def _alive(pids: set[int]) -> set[int]:
     return alive
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
 def test_a_killed_sweep_takes_its_workers_with_it_and_the_same_command_resumes_it(results: Path) -> None:
     # Before: the workers outlived a kill -9 of the sweep, played every queued run and stayed alive; the same

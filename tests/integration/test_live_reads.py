@@ -103,6 +103,7 @@ def game_ends(results: Path, run_id: str) -> dict[int, float]:
     return {game_id: end.replace(tzinfo=UTC).timestamp() for game_id, end in rows}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("costly_checkpoints", [False, True], ids=["plain", "costly-checkpoints"])
 def test_a_reader_in_another_process_sees_each_finished_game_within_5_s_and_never_a_half_written_state(
     results: Path, costly_checkpoints: bool
@@ -168,6 +169,7 @@ def test_a_reader_in_another_process_sees_each_finished_game_within_5_s_and_neve
     assert live_files(results) == []  # the writer removed its copies and the request when it closed
 
 
+@pytest.mark.slow
 def test_a_stale_live_copy_left_by_a_killed_writer_is_not_read_and_is_removed(results: Path) -> None:
     writer = start_eval(results, "killed", replicates=600)
     try:
@@ -226,6 +228,7 @@ def test_a_run_no_one_reads_publishes_nothing(results: Path, monkeypatch: pytest
     assert sorted(p.name for p in results.iterdir()) == ["alone.duckdb"]
 
 
+@pytest.mark.slow
 def test_a_strategy_run_written_in_this_process_is_read_live(results: Path) -> None:
     """The dashboard plays runs in a thread of its own process: DuckDB refuses that process the file too, and
     the live copy serves it. Strategy runs write games in batches; a reader's request makes the writer flush."""

@@ -134,6 +134,7 @@ def test_a_template_that_outgrows_its_limit_mid_run_fails_its_games_not_the_mach
     assert "1 game failed" in flat and "prompt template 'round.j2' writes more than 1,000,000 characters" in flat
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.0, 0.3, 0.8, 1.5])
 def test_ctrl_c_while_starting_is_one_line_and_exit_130(tmp_path: Path, delay: float) -> None:
     """SIGINT at moments from the first import to the run's start. (Before Python runs any PDBench code,

@@ -43,6 +43,7 @@ def _eval(*extra: str) -> list[str]:
             "--rounds", "5", "--replicates", "4", "--run-id", RUN, "--no-cache", *extra]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_limit_pauses_the_endpoint_stops_the_run_in_seconds(
     tmp_path: Path, server: FakeLLMServer
 ) -> None:

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
@@ -101,6 +102,7 @@ def test_the_cost_counts_the_calls_a_resume_replaced(tmp_path: Path, results: Pa
     assert abs(run["cost_usd"] - spent["usd"]) < 1e-9 and run["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_a_run_being_written_by_another_process_is_listed_as_running(results: Path) -> None:
     make_runs(results)
     busy = results / "busy.duckdb"
@@ -147,6 +149,7 @@ def test_the_table_fits_80_columns_and_uses_120(results: Path) -> None:
             assert "mock/tft, nice" in lines[rows[0]]
 
 
+@pytest.mark.slow
 def test_a_run_killed_by_kill_9_is_listed_as_crashed_with_its_cost_so_far_and_resumes(
     tmp_path: Path, results: Path
 ) -> None:

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import write_games
 from tests.support.cli import pdbench
 
@@ -25,6 +27,7 @@ def _holds(pid: int, path: Path) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_runaway_query_with_one_line_and_exit_130(results: Path) -> None:
     write_games(results, "r", [("CC", "CD")]).close()
     env = dict(os.environ, NO_COLOR="1")
