@@ -39,6 +39,7 @@ def test_replicates_beyond_the_bound_are_refused_with_the_bound(tmp_path: Path, 
     refused("eval", "--model", "mock/tft", "--replicates", "99999999999", "--results", results, says="10000000")
 
 
+@pytest.mark.slow
 def test_a_plan_too_large_to_play_is_refused_by_validate_and_by_the_dry_run(tmp_path: Path, results: Path) -> None:
     # 300 conditions x 10,000,000 replicates = 3e9 games: validate used to say OK.
     conditions = "".join(

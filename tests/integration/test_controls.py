@@ -40,6 +40,7 @@ def request_messages(row: dict) -> list[dict]:
     return json.loads(row["request_json"])["messages"]
 
 
+@pytest.mark.slow
 def test_the_option_order_is_drawn_per_round_and_seat_recorded_and_shown(tmp_path: Path, results: Path) -> None:
     config = write(tmp_path / "shuffled.yaml", SHUFFLED.format(prompts=NEUTRAL_SHUFFLED))
     code, _, err = pdbench("run", config, "--results", results, "--run-id", "shuf")
@@ -73,6 +74,7 @@ def test_the_option_order_is_drawn_per_round_and_seat_recorded_and_shown(tmp_pat
     assert [t["moves"] for t in tft] == ["C" + "D" * 11] * 2
 
 
+@pytest.mark.slow
 def test_without_shuffling_the_order_is_null(tmp_path: Path, results: Path) -> None:
     config = write(tmp_path / "plain.yaml", SHUFFLED.format(prompts="{labels: {cooperate: J, defect: F}}"))
     code, _, err = pdbench("run", config, "--results", results, "--run-id", "plain")
@@ -110,6 +112,7 @@ def mock_answer(kind: str, text: str) -> str | None:
     return f"{numbers[0]:g}" if numbers else None
 
 
+@pytest.mark.slow
 def test_comprehension_answers_and_accuracy_by_hand(tmp_path: Path, results: Path) -> None:
     config = write(tmp_path / "checked.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=CHECK))
     code, out, err = pdbench("run", config, "--results", results, "--run-id", "cc")
@@ -162,6 +165,7 @@ def test_comprehension_answers_and_accuracy_by_hand(tmp_path: Path, results: Pat
     assert "Comprehension check" in out and f"{right / 44:.1%}" in out
 
 
+@pytest.mark.slow
 def test_the_move_conversation_never_contains_the_questions(tmp_path: Path, results: Path) -> None:
     with_check = write(tmp_path / "with.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=CHECK))
     without = write(tmp_path / "without.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=""))
@@ -179,6 +183,7 @@ def test_the_move_conversation_never_contains_the_questions(tmp_path: Path, resu
                     )[0]["n"] == 0  # fmt: skip
 
 
+@pytest.mark.slow
 def test_orders_and_answers_are_identical_on_resume(tmp_path: Path, results: Path) -> None:
     config = write(tmp_path / "checked.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=CHECK))
     prices = write(tmp_path / "prices.yaml", PRICES)
@@ -198,6 +203,7 @@ def test_orders_and_answers_are_identical_on_resume(tmp_path: Path, results: Pat
     assert sql_json(results, "select count(*) as n from superseded_calls where run_id = 'cut'")[0]["n"] > 0
 
 
+@pytest.mark.slow
 def test_json_and_label_answers_are_asked_for_and_read(tmp_path: Path, results: Path) -> None:
     for fmt in ("json", "label"):
         prompts = f"{{labels: {{cooperate: J, defect: F}}, shuffle_options: true, answer_format: {fmt}}}"
@@ -214,6 +220,7 @@ def test_json_and_label_answers_are_asked_for_and_read(tmp_path: Path, results: 
     assert answered == [{"run_id": "json", "n": 44, "readable": 44}, {"run_id": "label", "n": 44, "readable": 44}]
 
 
+@pytest.mark.slow
 def test_eval_scorecard_reports_the_comprehension_accuracy(results: Path) -> None:
     code, out, err = pdbench("eval", "--model", "mock/tft?confused=0.5", "--opponents", "TFT,ALLD", "--rounds",
                              "5", "--replicates", "2", "--comprehension", "1,5", "--results", results,

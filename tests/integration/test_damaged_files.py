@@ -38,6 +38,7 @@ def interrupted_run(results: Path, run_id: str = "t") -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_resume_on_a_file_whose_checksums_do_not_match(results: Path, tmp_path: Path) -> None:
     """Flip bytes at 16 places spread over the file, in turn: each is refused up front as damaged (before
     resume changes anything), or, where the bytes were unused, resumed to completion; never a traceback."""
@@ -71,6 +72,7 @@ def test_resume_on_a_file_without_tables(results: Path) -> None:
     assert code == 0, err
 
 
+@pytest.mark.slow
 def test_resume_on_a_non_integer_schema_version(results: Path) -> None:
     path = interrupted_run(results)
     with duckdb.connect(str(path)) as con:
@@ -182,6 +184,7 @@ def damage_rows_of(path: Path, table: str) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.slow
 def test_a_damaged_block_a_query_meets_leaves_out_that_file_not_the_folder(results: Path) -> None:
     """Issue 19, point 9: damage that attaching does not see (the rows of `calls`) broke every query that read
     them: `pdbench runs` listed no run and `pdbench sql` over `calls` failed for every run. Now the file is left

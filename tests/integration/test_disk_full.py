@@ -56,6 +56,7 @@ def test_a_full_disk_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -
         assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 500 * 9
 
 
+@pytest.mark.slow
 def test_a_full_disk_reported_by_the_results_writer_stops_cleanly(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -37,6 +37,7 @@ def outcomes(results: Path, run_id: str) -> Counter[str]:
     return Counter({r["outcome"]: r["n"] for r in rows})
 
 
+@pytest.mark.slow
 def test_openai_end_to_end(server: FakeLLMServer, results: Path) -> None:
     code, out, err = evaluate(results, "oa")
     assert code == 0, err
@@ -49,6 +50,7 @@ def test_openai_end_to_end(server: FakeLLMServer, results: Path) -> None:
     assert "sk-test-secret" not in dump  # keys never reach the results
 
 
+@pytest.mark.slow
 def test_anthropic_end_to_end_from_a_config(server: FakeLLMServer, tmp_path: Path, results: Path) -> None:
     config = tmp_path / "claude.yaml"
     config.write_text(
@@ -63,6 +65,7 @@ def test_anthropic_end_to_end_from_a_config(server: FakeLLMServer, tmp_path: Pat
     assert sql_json(results, "select status from games")[0]["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_429_with_retry_after_is_honoured_and_recorded(server: FakeLLMServer, results: Path) -> None:
     server.configure(rpm_limit=4, rate_window_s=1.0)
     code, _, err = evaluate(results, "limited", "--concurrency", "4")
@@ -72,6 +75,7 @@ def test_429_with_retry_after_is_honoured_and_recorded(server: FakeLLMServer, re
     assert sql_json(results, "select count(*) filter (where status = 'complete') as n from games")[0]["n"] == 2
 
 
+@pytest.mark.slow
 def test_server_errors_and_timeouts_are_retried_and_recorded(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [500, 529, "timeout", 503])
     code, _, err = evaluate(results, "flaky", "--concurrency", "1")
@@ -83,6 +87,7 @@ def test_server_errors_and_timeouts_are_retried_and_recorded(server: FakeLLMServ
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 2
 
 
+@pytest.mark.slow
 def test_a_400_fails_the_game_fast_and_the_run_goes_on(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [400])
     code, _, err = evaluate(results, "bad", "--concurrency", "1")
@@ -94,6 +99,7 @@ def test_a_400_fails_the_game_fast_and_the_run_goes_on(server: FakeLLMServer, re
     assert outcomes(results, "bad")["error"] == 1  # one attempt: never retried
 
 
+@pytest.mark.slow
 def test_unreadable_answers_are_asked_again(server: FakeLLMServer, results: Path) -> None:
     server.responder = garbage_then(1)
     code, _, err = evaluate(results, "reask", "--concurrency", "1")
@@ -106,6 +112,7 @@ def test_unreadable_answers_are_asked_again(server: FakeLLMServer, results: Path
     assert asked_again and "could not tell your move" in asked_again[0].body["messages"][-1]["content"]
 
 
+@pytest.mark.slow
 def test_max_cost_stops_a_paid_run(server: FakeLLMServer, tmp_path: Path, results: Path) -> None:
     prices = tmp_path / "p.yaml"
     prices.write_text("openai/test-model: {input: 100.0, output: 100.0}\n")
@@ -254,6 +261,7 @@ def test_third_ctrl_c_abandons_requests_in_flight_and_keeps_the_run_consistent(
     assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72
 
 
+@pytest.mark.slow
 def test_a_rejected_key_stops_the_run_instead_of_failing_every_game(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [401] * 50)
     args = ["--opponents", "TFT,ALLD,GRIM", "--rounds", "5", "--replicates", "5", "--concurrency", "1"]
@@ -265,6 +273,7 @@ def test_a_rejected_key_stops_the_run_instead_of_failing_every_game(server: Fake
     assert server.count(provider="openai") < 15
 
 
+@pytest.mark.slow
 def test_games_failed_by_an_outage_are_replayed_by_resume(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -291,6 +300,7 @@ def test_games_failed_by_an_outage_are_replayed_by_resume(
     assert superseded[0]["n"] == 12  # the failed attempts stay on record
 
 
+@pytest.mark.slow
 def test_games_failed_by_a_refused_key_are_replayed_once_the_key_is_fixed(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [401])
     args = ("--opponents", "TFT,ALLD", "--rounds", "3", "--replicates", "1", "--concurrency", "1")
@@ -302,6 +312,7 @@ def test_games_failed_by_a_refused_key_are_replayed_once_the_key_is_fixed(server
     assert sql_json(results, "select status, count(*) as n from games group by all") == [{"status": "complete", "n": 2}]
 
 
+@pytest.mark.slow
 def test_permanent_failures_are_replayed_only_with_retry_failed(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [400])
     args = ("--opponents", "TFT,ALLD", "--rounds", "3", "--replicates", "1", "--concurrency", "1")
@@ -347,6 +358,7 @@ def test_every_paid_answer_reaches_the_results_after_kill_9(server: FakeLLMServe
     assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72
 
 
+@pytest.mark.slow
 def test_a_cache_deleted_mid_run_is_noticed_and_replaced(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=20)
     proc = _cli(results, "gone", server, "--concurrency", "4")

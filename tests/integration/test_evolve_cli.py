@@ -23,6 +23,7 @@ from tests.support.cli import pdbench
 from tests.support.llm_server import FakeLLMServer
 
 
+@pytest.mark.slow
 def test_the_example_prints_the_final_shares_and_stores_the_run_evolve_plays(results: Path) -> None:
     code, out, err = pdbench("evolve", "--players", "TFT,ALLD,ALLC,GRIM", "--counts", "25,25,25,25", "--generations",
                              "100", "--noise", "0.05", "--results", results, "--run-id", "ex")  # fmt: skip
@@ -74,6 +75,7 @@ def test_bad_input_is_one_paragraph_before_anything_runs(
     assert list(results.iterdir()) == []  # nothing ran: no run file, no cache
 
 
+@pytest.mark.slow
 def test_a_stop_keeps_the_generations_played(results: Path) -> None:
     """The stop flag (what Ctrl-C sets) ends the run after the generation being played, interrupted, with every
     generation up to it in the file, equal to the first generations of the uninterrupted run."""
@@ -118,6 +120,7 @@ def test_ctrl_c_leaves_the_run_interrupted_with_its_generations(results: Path) -
     assert (stored.population.sum(axis=1) == 1000).all()
 
 
+@pytest.mark.slow
 def test_a_status_line_is_printed_while_it_runs_off_a_terminal(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Off a terminal the live view is a status line every few seconds (here: every 0.05 s)."""
     monkeypatch.setattr("harness.cli.evolve_view.PLAIN_EVERY", 0.05)
@@ -148,6 +151,7 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:  # type: ignore[misc]
         yield server
 
 
+@pytest.mark.slow
 def test_a_model_gets_its_payoffs_from_games_played_through_the_engine_and_reruns_from_the_cache(
     results: Path, llm: FakeLLMServer
 ) -> None:
@@ -182,6 +186,7 @@ def test_a_model_gets_its_payoffs_from_games_played_through_the_engine_and_rerun
     assert np.array_equal(again.population, stored.population)
 
 
+@pytest.mark.slow
 def test_interrupted_payoff_games_are_resumed_by_the_same_command(
     results: Path, llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -248,6 +253,7 @@ def test_interrupted_payoff_games_are_resumed_by_the_same_command(
     )
 
 
+@pytest.mark.slow
 def test_an_evolution_run_is_listed_with_its_players_and_not_resumed(results: Path) -> None:
     code, _, err = pdbench("evolve", "--players", "TFT,ALLD,mock/tft", "--counts", "2,2,2", "--rounds", "3",
                            "--replicates", "1", "--generations", "5", "--results", results,
@@ -265,6 +271,7 @@ def test_an_evolution_run_is_listed_with_its_players_and_not_resumed(results: Pa
     assert code == 2 and "ls is an evolution run, which is not resumed" in " ".join(err.split())
 
 
+@pytest.mark.slow
 def test_evolve_help_loads_no_heavy_library() -> None:
     from tests.unit.test_startup import HEAVY, loaded_after
 

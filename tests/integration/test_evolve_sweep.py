@@ -53,6 +53,7 @@ def _check_sweep_runs(results: Path, sweep_id: str) -> dict[tuple[float, int], n
     return finals
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_every_cell_and_seed_in_processes_and_reports_a_t_interval(results: Path) -> None:
     code, out, err = pdbench(*SWEEP, "--workers", "2", "--results", results, "--run-id", "sw")
     assert code == 0, err
@@ -89,6 +90,7 @@ def test_the_interval_is_cut_at_0_and_1() -> None:
     assert (est.low, est.high) == (0.0, 1.0)
 
 
+@pytest.mark.slow
 def test_a_sweep_refuses_runs_of_other_settings_it_would_overwrite_and_bad_seed_counts(results: Path) -> None:
     code, _, err = pdbench(*SWEEP, "--workers", "1", "--results", results, "--run-id", "dup")
     assert code == 0, err
@@ -100,6 +102,7 @@ def test_a_sweep_refuses_runs_of_other_settings_it_would_overwrite_and_bad_seed_
     assert code == 2 and "--seeds 0" in err
 
 
+@pytest.mark.slow
 def test_a_stopped_sweep_interrupts_the_runs_playing_and_starts_no_other(results: Path) -> None:
     options = EvolutionOptions("TFT,ALLD,ALLC,GRIM", counts="100,100,100,100", dynamics="moran",
                                generations=5_000_000, mutation=0.01, noise=0.05)  # fmt: skip
@@ -253,6 +256,7 @@ def test_a_sweep_on_a_ray_cluster_writes_the_same_runs(results: Path, ray_cluste
     _check_sweep_runs(results, "rs")
 
 
+@pytest.mark.slow
 def test_a_sweep_with_a_model_plays_one_payoff_tournament_per_game_it_sweeps(results: Path) -> None:
     """Noise changes the games, so each noise level has its payoff games (played before the sweep, at the first
     seed); the seeds of a cell share them, and each run names the tournament its table came from."""

@@ -116,6 +116,7 @@ def test_a_persona_file_in_a_dot_folder_is_refused(tmp_path: Path) -> None:
 # --- point 5: a prompt holding a configured key is never sent, and nothing of it stored ----------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key_env", ["OPENAI_API_KEY", "MY_LAB_KEY"])
 def test_a_prompt_holding_a_configured_key_is_not_sent_and_its_game_fails_with_the_reason(
     tmp_path: Path, results: Path, key_env: str
@@ -166,6 +167,7 @@ def quoting(text: str) -> Any:
     return respond
 
 
+@pytest.mark.slow
 def test_a_key_quoted_in_the_models_reply_is_stored_masked(tmp_path: Path, results: Path) -> None:
     reply = f"C\n\n(Your key is {OPENAI_KEY}; its end is ...{OPENAI_KEY[-9:]}.)"
     with RawServer(quoting(reply)) as raw:
@@ -188,6 +190,7 @@ def base64_echo(headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
     return 401, {"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}}
 
 
+@pytest.mark.slow
 def test_a_base64_form_of_a_key_in_an_error_is_masked(tmp_path: Path, results: Path) -> None:
     basic = base64.b64encode(f"user:{OPENAI_KEY}".encode()).decode()
     bare = base64.urlsafe_b64encode(OPENAI_KEY.encode()).decode().rstrip("=")
@@ -206,6 +209,7 @@ def test_a_base64_form_of_a_key_in_an_error_is_masked(tmp_path: Path, results: P
 # --- point 6: a key named by a file goes only where the user's own configuration says ----------------------
 
 
+@pytest.mark.slow
 def test_a_key_named_by_the_file_goes_to_the_files_server_only_with_allow_key_to(
     tmp_path: Path, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

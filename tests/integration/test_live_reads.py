@@ -263,6 +263,7 @@ def test_a_strategy_run_written_in_this_process_is_read_live(results: Path) -> N
     assert live_files(results) == []
 
 
+@pytest.mark.slow
 def test_a_writer_that_offers_no_copy_is_skipped_after_one_wait(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file held by a writer that publishes nothing (another program, an older PDBench, a writer still setting
     up): skipped, as before live copies; when the writer said it would publish, after one wait in vain, and a
@@ -320,6 +321,7 @@ def test_a_writer_still_setting_up_a_run_is_not_waited_for(results: Path, monkey
     assert live_files(results) == []
 
 
+@pytest.mark.slow
 def test_copies_are_whole_databases_that_stay_as_they_were_published(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -372,6 +374,7 @@ def test_copies_are_whole_databases_that_stay_as_they_were_published(
     assert live_files(results) == []
 
 
+@pytest.mark.slow
 def test_checkpoints_wait_for_readers_and_a_costly_copy_never_delays_the_next(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -440,6 +443,7 @@ def test_checkpoints_wait_for_readers_and_a_costly_copy_never_delays_the_next(
         writer.close()
 
 
+@pytest.mark.slow
 def test_batches_written_straight_to_the_run_file_get_whole_copies_at_a_tenth_of_the_time(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -492,6 +496,7 @@ def test_batches_written_straight_to_the_run_file_get_whole_copies_at_a_tenth_of
     assert live_files(results) == []
 
 
+@pytest.mark.slow
 def test_a_copy_read_while_its_log_grows_holds_whole_batches(results: Path, tmp_path: Path) -> None:
     """A reader may open a copy while the writer appends to its log. DuckDB then reads the log as one cut short
     by a crash, up to the last whole transaction: checked here at every cut of a real log of five batches."""
@@ -583,6 +588,7 @@ held.close()
 """
 
 
+@pytest.mark.slow
 def test_a_run_file_reached_through_a_symbolic_link_is_read_live_and_leaves_no_request_behind(
     results: Path, tmp_path: Path
 ) -> None:

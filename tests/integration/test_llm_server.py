@@ -322,6 +322,7 @@ async def test_responders_script_the_answers(llm_server: FakeLLMServer, oai: ope
         llm_server.rpm_limit = 0
 
 
+@pytest.mark.slow
 async def test_subprocess_mode_serves_and_stops() -> None:
     with FakeLLMProcess(replies=["Final answer: D"], latency_ms=1) as proc:
         assert proc.base_url.startswith("http://127.0.0.1:")

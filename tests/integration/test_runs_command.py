@@ -44,6 +44,7 @@ def make_runs(results: Path) -> None:
     assert pdbench("run", config, "--results", results, "--run-id", "x1")[0] == 0
 
 
+@pytest.mark.slow
 def test_runs_are_listed_newest_first_with_their_players_games_and_cost(results: Path) -> None:
     make_runs(results)
     runs = runs_json(results)
@@ -62,6 +63,7 @@ def test_runs_are_listed_newest_first_with_their_players_games_and_cost(results:
     assert (x1["kind"], x1["models"], x1["opponents"]) == ("experiment", ["mock/tft", "nice"], [])
 
 
+@pytest.mark.slow
 def test_kind_filter_limit_and_the_table(results: Path) -> None:
     make_runs(results)
     assert [r["run_id"] for r in runs_json(results, "--kind", "eval")] == ["e1"]
@@ -85,6 +87,7 @@ def test_an_empty_folder_says_how_to_make_a_run(tmp_path: Path) -> None:
     assert "No tournament runs in" in out
 
 
+@pytest.mark.slow
 def test_the_cost_counts_the_calls_a_resume_replaced(tmp_path: Path, results: Path) -> None:
     prices = tmp_path / "prices.yaml"
     prices.write_text(PRICES)
@@ -130,6 +133,7 @@ def test_a_run_being_written_by_another_process_is_listed_as_running(results: Pa
     assert "skipped e1.duckdb: it holds run 'e1', already read from busy.duckdb (a copy?)" in " ".join(err.split())
 
 
+@pytest.mark.slow
 def test_the_table_fits_80_columns_and_uses_120(results: Path) -> None:
     make_runs(results)
     listing = run_entries(results)

@@ -49,6 +49,7 @@ def test_ctrl_c_stops_a_runaway_query_with_one_line_and_exit_130(results: Path) 
     assert len(err.splitlines()) == 1 and out == ""
 
 
+@pytest.mark.slow
 def test_a_query_past_its_time_limit_is_stopped_with_a_clear_error(results: Path) -> None:
     write_games(results, "r", [("CC", "CD")]).close()
     code, out, err = pdbench("sql", RUNAWAY, "--results", results, "--timeout", "0.3")

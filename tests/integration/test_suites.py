@@ -14,6 +14,7 @@ def stored_config(results: Path, run_id: str) -> dict:
     return json.loads(sql_json(results, f"select config_json from runs where run_id = '{run_id}'")[0]["config_json"])
 
 
+@pytest.mark.slow
 def test_akata2023_plays_and_stores_its_protocol(results: Path) -> None:
     code, out, err = pdbench(
         "eval", "--suite", "akata2023", "--model", "mock/tft", "--results", results, "--run-id", "ak"
@@ -47,6 +48,7 @@ def test_akata2023_plays_and_stores_its_protocol(results: Path) -> None:
     assert moves == [{"a": "CDCCCCCCCC", "b": "DCCCCCCCCC"}] * 3
 
 
+@pytest.mark.slow
 def test_fontana2025_plays_and_stores_its_protocol(results: Path) -> None:
     code, out, err = pdbench("eval", "--suite", "fontana2025", "--model", "mock/random", "--replicates", "1",
                              "--results", results, "--run-id", "fo")  # fmt: skip
@@ -105,6 +107,7 @@ def test_bad_suite_options_are_one_paragraph_errors(results: Path, args: list[st
     assert not list(results.glob("*.duckdb"))  # nothing was started
 
 
+@pytest.mark.slow
 def test_engine_options_are_allowed_with_a_suite(results: Path) -> None:
     code, _, err = pdbench("eval", "--suite", "akata2023", "--model", "mock/tft", "--replicates", "1", "--seed", "4",
                            "--concurrency", "2", "--no-cache", "--results", results, "--run-id", "eng")  # fmt: skip

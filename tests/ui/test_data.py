@@ -23,6 +23,7 @@ def _cat(folder: Path, run_id: str) -> Catalog:
     return Catalog(folder, [run_id])
 
 
+@pytest.mark.slow
 def test_runs_are_listed_newest_first_with_players_and_progress(tmp_path: Path) -> None:
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=5), results_dir=tmp_path, run_id="older")
     run_experiment(
@@ -44,6 +45,7 @@ def test_an_empty_or_missing_folder_has_no_runs(tmp_path: Path) -> None:
     assert browse.folder_signature(tmp_path / "nope") == ()
 
 
+@pytest.mark.slow
 def test_game_detail_matches_the_sql_views(tmp_path: Path) -> None:
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=6, replicates=2), results_dir=tmp_path, run_id="t")
     conds = browse.conditions(_cat(tmp_path, "t"), "t")
@@ -116,6 +118,7 @@ def _old_copy(tmp_path: Path, source: Path, version: str) -> Path:
     return old
 
 
+@pytest.mark.slow
 def test_files_from_older_and_newer_schemas_are_skipped_with_a_clear_reason(tmp_path: Path) -> None:
     results = tmp_path / "results"
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=3), results_dir=results, run_id="ok")

@@ -108,6 +108,7 @@ def test_the_fixture_is_the_17_shared_strategies_playing_with_the_same_parameter
     assert FIXTURE["tournaments"]["deterministic"]["players"] == [n for n in SHARED if n not in ("GTFT", "RAND")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["deterministic", "ties"])
 def test_a_deterministic_tournament_matches_axelrod_number_for_number(name: str, played: dict) -> None:
     board, _ = played[name]
