@@ -47,11 +47,13 @@ def test_the_formula_as_written_here() -> None:
     assert pytest.approx(0.0014062, abs=1e-7) == RHO_ALLD
 
 
+@pytest.mark.slow
 def test_one_tft_among_alld_fixes_as_the_formula_says() -> None:
     runs = mutant_runs("TFT", 3000)
     assert within_3_se(runs.frequency, RHO_TFT, runs.runs), (runs.frequency, RHO_TFT)
 
 
+@pytest.mark.slow
 def test_one_alld_among_tft_fixes_as_the_formula_says() -> None:
     runs = mutant_runs("ALLD", 6000)
     assert within_3_se(runs.frequency, RHO_ALLD, runs.runs), (runs.frequency, RHO_ALLD)
