@@ -1,9 +1,10 @@
-"""Shared test helpers: scripted opponents and hand-made games written to a results file."""
+"""Shared test helpers: hand-made games written to a results file, a results folder, and the loopback LLM server."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from harness.game.rules import PayoffMatrix
 from harness.states import RunStatus
 from harness.store.catalog import Catalog
 from harness.store.writer import RunWriter
+from tests.support.llm_server import FakeLLMServer, ServerConfig
 
 
 def write_games(
@@ -60,3 +62,19 @@ def results(tmp_path: Path) -> Path:
     path = tmp_path / "results"
     path.mkdir()
     return path
+
+
+@pytest.fixture(scope="module")
+def module_llm_server() -> Iterator[FakeLLMServer]:
+    """One loopback LLM server for a module: starting uvicorn costs more than most tests that use it."""
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm_server(module_llm_server: FakeLLMServer) -> FakeLLMServer:
+    """The module's loopback LLM server as if new: default settings, no requests, no queued failures."""
+    defaults = ServerConfig()
+    module_llm_server.configure(**{f.name: getattr(defaults, f.name) for f in dataclasses.fields(ServerConfig)})
+    module_llm_server.reset()
+    return module_llm_server

@@ -84,8 +84,9 @@ def browser_loads(folder: Path, repeats: int, settle_s: float) -> list[float]:
 
     times = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=os.environ.get("PDBENCH_CHROMIUM", "/usr/bin/chromium"),
-                                     args=CHROMIUM_ARGS)  # fmt: skip
+        browser = pw.chromium.launch(
+            executable_path=os.environ.get("PDBENCH_CHROMIUM", "/usr/bin/chromium"), args=CHROMIUM_ARGS
+        )
         for _ in range(repeats):
             with socket.socket() as sock:
                 sock.bind(("127.0.0.1", 0))

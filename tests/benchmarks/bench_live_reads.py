@@ -146,8 +146,9 @@ class Readers:
 
     def start(self) -> None:
         if self.kind == "burn":  # the control: no reader, only as much CPU load beside the writer as one
-            self._proc = subprocess.Popen([sys.executable, "-c", "while True: pass"], text=True,
-                                          preexec_fn=pinned(self.cpus))  # fmt: skip
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", "while True: pass"], text=True, preexec_fn=pinned(self.cpus)
+            )
         if self.kind == "catalog":
             # Its looks go to a file: a pipe no one reads while the phase runs would fill and stop the reader.
             self._out = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed by stop()

@@ -430,8 +430,9 @@ def main() -> None:
                     flush=True,
                 )
                 try:
-                    a = run_scenario(server, results, "bench_a", rpm=LIMIT_RPM, replicates=replicates_a,
-                                     duration_s=None)  # fmt: skip
+                    a = run_scenario(
+                        server, results, "bench_a", rpm=LIMIT_RPM, replicates=replicates_a, duration_s=None
+                    )
                 finally:
                     if busy is not None:
                         busy.kill()

@@ -85,8 +85,9 @@ def run_eval(workdir: Path, run_id: str, replicates: int, rounds: int, concurren
     from harness.config.presets.evaluation import eval_config
     from harness.engine.runner import run_experiment
 
-    config = eval_config(MODEL, opponents=PANEL, rounds=rounds, replicates=replicates, seed=7,
-                         limits={"concurrency": concurrency})  # fmt: skip
+    config = eval_config(
+        MODEL, opponents=PANEL, rounds=rounds, replicates=replicates, seed=7, limits={"concurrency": concurrency}
+    )
     engine = EngineOptions(cache_path=workdir / f"{run_id}.sqlite", workers=concurrency)
     start, cpu = time.perf_counter(), time.process_time()
     result = run_experiment(config, results_dir=workdir, run_id=run_id, engine=engine)

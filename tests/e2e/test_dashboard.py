@@ -30,7 +30,8 @@ from harness.ui.views import EVOLUTION, REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
 from tests.e2e.conftest import Server, ui_command, ui_env
 from tests.support.running_run import running_copy
 
-pytestmark = pytest.mark.e2e
+# One worker runs the module: its dashboard server and Chromium are costly to start on a second one.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e-dashboard")]
 
 ROUNDS = 12
 RUN_TIMEOUT_MS = 120_000  # a game or a small tournament of strategies takes seconds; leave room on slow CI

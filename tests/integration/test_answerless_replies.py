@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, served_to_the_cli
 
 ARGS = ("--opponents", "TFT,ALLD", "--rounds", "3", "--replicates", "1", "--concurrency", "2")
@@ -26,6 +26,7 @@ def evaluate(results: Path, run_id: str, model: str) -> tuple[int, str]:
     return code, err
 
 
+@pytest.mark.slow
 def test_answerless_replies_are_retried_never_cached_and_resume_plays_them_once_the_server_recovers(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -57,6 +58,7 @@ def test_answerless_replies_are_retried_never_cached_and_resume_plays_them_once_
     assert sql_json(results, "select sum(fallback_rounds) as n from model_parsing") == [{"n": 0}]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "why"), [("openai/test-model", "content_filter"), ("anthropic/claude-t", "refusal")])
 def test_a_content_filter_refusal_is_recorded_as_a_refusal_and_cached_as_one(
     server: FakeLLMServer, results: Path, model: str, why: str

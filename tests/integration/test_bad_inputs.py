@@ -7,23 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import harness.config
 from harness import cli
-from harness.cli import app
+from tests.support.cli import pdbench
 
-runner = CliRunner()
 TFT_VS_ALLD = "experiment:\n  conditions:\n    - {agent_a: {policy: TFT}, agent_b: {policy: ALLD}}\n"
 LONG = "a" * 300
-
-
-def pdbench(*args: object) -> tuple[int, str, str]:
-    """Run the CLI in-process; any exception other than an exit is a traceback the user would have seen."""
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def refused(*args: object, says: str | list[str]) -> str:
@@ -49,6 +39,7 @@ def test_replicates_beyond_the_bound_are_refused_with_the_bound(tmp_path: Path, 
     refused("eval", "--model", "mock/tft", "--replicates", "99999999999", "--results", results, says="10000000")
 
 
+@pytest.mark.slow
 def test_a_plan_too_large_to_play_is_refused_by_validate_and_by_the_dry_run(tmp_path: Path, results: Path) -> None:
     # 300 conditions x 10,000,000 replicates = 3e9 games: validate used to say OK.
     conditions = "".join(
@@ -133,8 +124,9 @@ def test_a_300_character_results_folder_or_run_id_is_refused(tmp_path: Path, res
     refused("tournament", "--players", "TFT,ALLD", "--rounds", "2", "--results", tmp_path / LONG,
             says=["cannot create the results folder", "File name too long"])  # fmt: skip
     refused("sql", "select 1", "--results", tmp_path / LONG, says="File name too long")
-    refused("tournament", "--players", "TFT,ALLD", "--run-id", LONG, "--results", results,
-            says="not usable as a file name")  # fmt: skip
+    refused(
+        "tournament", "--players", "TFT,ALLD", "--run-id", LONG, "--results", results, says="not usable as a file name"
+    )
 
 
 @pytest.mark.parametrize("command", ["resume", "report"])

@@ -12,29 +12,15 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
-from harness.cli import app
 from harness.store.schema import SCHEMA_VERSION
+from tests.support.cli import pdbench, sql_json
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENT = ROOT / "configs" / "experiment.yaml"
-runner = CliRunner()
 
 
-def pdbench(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
-def sql_json(results: Path, query: str) -> list[dict]:
-    code, out, err = pdbench("sql", query, "--results", results, "--format", "json")
-    assert code == 0, err
-    return json.loads(out)  # stdout is one JSON array and nothing else
-
-
+@pytest.mark.slow
 def test_tournament_prints_leaderboard_and_stores_the_run(results: Path) -> None:
     code, out, err = pdbench(
         "tournament", "--players", "ALLC,ALLD,TFT", "--rounds", "10", "--results", results, "--run-id", "t1"
@@ -64,6 +50,7 @@ def test_tournament_prints_leaderboard_and_stores_the_run(results: Path) -> None
     assert run["status"] == "complete" and run["kind"] == "tournament" and run["games_planned"] == 6
 
 
+@pytest.mark.slow
 def test_tournament_ties_share_a_rank_and_its_medal(results: Path) -> None:
     code, out, err = pdbench(
         "tournament", "--players", "ALLC,TFT,GRIM,ALLD", "--rounds", "10", "--results", results, "--run-id", "tie"
@@ -81,6 +68,7 @@ def test_tournament_ties_share_a_rank_and_its_medal(results: Path) -> None:
     assert any(" 4 " in line and "ALLC" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_a_tournament_of_one_player_has_matchups_but_no_leaderboard(results: Path) -> None:
     code, out, err = pdbench("tournament", "--players", "TFT", "--rounds", "4", "--results", results, "--run-id", "one")
     assert code == 0, err
@@ -89,6 +77,7 @@ def test_a_tournament_of_one_player_has_matchups_but_no_leaderboard(results: Pat
     assert sql_json(results, "select * from tournament") == []
 
 
+@pytest.mark.slow
 def test_tournament_without_self_play_and_with_a_geometric_horizon(results: Path) -> None:
     code, _, err = pdbench(
         "tournament",
@@ -116,6 +105,7 @@ def test_tournament_without_self_play_and_with_a_geometric_horizon(results: Path
     assert len({g["rounds_played"] for g in games}) > 1
 
 
+@pytest.mark.slow
 def test_tournament_players_may_be_models(results: Path) -> None:
     code, out, err = pdbench(
         "tournament", "--players", "TFT,mock/defector,ALLC", "--rounds", "5", "--results", results, "--run-id", "m"
@@ -131,6 +121,7 @@ def test_tournament_players_may_be_models(results: Path) -> None:
     assert not (results / ".cache" / "responses.sqlite").exists()  # mock answers are computed, never cached
 
 
+@pytest.mark.slow
 def test_tournament_with_models_takes_the_engine_options(results: Path, tmp_path: Path) -> None:
     args = ["tournament", "--players", "TFT,mock/tft", "--rounds", "3", "--results", results]
     code, _, err = pdbench(*args, "--run-id", "nc", "--no-cache")
@@ -143,6 +134,7 @@ def test_tournament_with_models_takes_the_engine_options(results: Path, tmp_path
     assert sql_json(results, "select status from runs where run_id = 'priced'") == [{"status": "complete"}]
 
 
+@pytest.mark.slow
 def test_run_is_reproducible_byte_for_byte(results: Path) -> None:
     for rid in ("r1", "r2"):
         code, out, err = pdbench("run", EXPERIMENT, "--results", results, "--run-id", rid)
@@ -180,6 +172,7 @@ def test_run_is_reproducible_byte_for_byte(results: Path) -> None:
     assert out != dump["r1"]
 
 
+@pytest.mark.slow
 def test_run_replicates_option_and_dry_run(results: Path) -> None:
     code, out, err = pdbench("run", EXPERIMENT, "--dry-run", "--replicates", "3", "--results", results)
     assert code == 0, err
@@ -190,6 +183,7 @@ def test_run_replicates_option_and_dry_run(results: Path) -> None:
     assert sql_json(results, "select count(*) as n from games")[0]["n"] == 8
 
 
+@pytest.mark.slow
 def test_existing_run_is_refused_unless_overwrite(results: Path) -> None:
     assert pdbench("run", EXPERIMENT, "--results", results, "--run-id", "same")[0] == 0
     code, out, err = pdbench("run", EXPERIMENT, "--results", results, "--run-id", "same")
@@ -198,6 +192,7 @@ def test_existing_run_is_refused_unless_overwrite(results: Path) -> None:
     assert sql_json(results, "select count(*) as n from runs")[0]["n"] == 1
 
 
+@pytest.mark.slow
 def test_bad_input_gets_one_clear_error_and_no_traceback(tmp_path: Path, results: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("experiment:\n  conditions:\n    - {agent_a: {policy: NOPE}, agent_b: {policy: ALLD}}\n")
@@ -250,6 +245,7 @@ def test_validate_ok_and_non_pd_warning(tmp_path: Path) -> None:
     assert code == 0 and "warning" in err and "T > R > P > S" in err
 
 
+@pytest.mark.slow
 def test_report_formats(results: Path) -> None:
     assert pdbench("run", EXPERIMENT, "--results", results, "--run-id", "rep")[0] == 0
     code, out, _ = pdbench("report", "rep", "--results", results)
@@ -261,6 +257,7 @@ def test_report_formats(results: Path) -> None:
     assert tft_alld["a_retaliation_rate"] == 1.0
 
 
+@pytest.mark.slow
 def test_sql_spans_runs_and_is_read_only(results: Path) -> None:
     assert (
         pdbench("tournament", "--players", "TFT,ALLD", "--rounds", "5", "--results", results, "--run-id", "a")[0] == 0
@@ -280,6 +277,7 @@ def test_sql_spans_runs_and_is_read_only(results: Path) -> None:
     assert db.execute("select count(*) from calls").fetchone() == (0,)
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_finished_games_and_marks_the_run_interrupted(results: Path) -> None:
     env = {**os.environ, "PDBENCH_RESULTS": str(results)}
     proc = subprocess.Popen(
@@ -320,6 +318,7 @@ def test_ctrl_c_keeps_finished_games_and_marks_the_run_interrupted(results: Path
     assert stats["rounds_expected"] == stats["rounds_stored"]
 
 
+@pytest.mark.slow
 def test_dotenv_in_the_working_folder_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PDBENCH_RESULTS", raising=False)
@@ -332,6 +331,7 @@ def test_dotenv_in_the_working_folder_is_read(tmp_path: Path, monkeypatch: pytes
         os.environ.pop("PDBENCH_RESULTS", None)
 
 
+@pytest.mark.slow
 def test_a_variable_set_in_the_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PDBENCH_RESULTS", str(tmp_path / "from_env"))

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.util.plural import plural
-from tests.integration.test_cli import pdbench
+from tests.support.cli import pdbench
 
 runner = CliRunner()
 
@@ -34,6 +35,7 @@ def help_text(*path: str) -> str:
     return result.output
 
 
+@pytest.mark.slow
 def test_no_flag_shows_a_bool_type_and_options_that_take_a_value_show_theirs() -> None:
     paths = command_paths()
     assert ("eval",) in paths and ("cache", "stats") in paths and len(paths) > 10
@@ -67,6 +69,7 @@ experiment:
 """
 
 
+@pytest.mark.slow
 def test_counts_of_one_are_singular_in_validate_and_run(tmp_path: Path) -> None:
     path = tmp_path / "one.yaml"
     path.write_text(ONE_OF_EACH)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 
 PRICES = "mock/*: {input: 1000.0, output: 1000.0}\n"
 
@@ -40,6 +40,7 @@ def request_messages(row: dict) -> list[dict]:
     return json.loads(row["request_json"])["messages"]
 
 
+@pytest.mark.slow
 def test_the_option_order_is_drawn_per_round_and_seat_recorded_and_shown(tmp_path: Path, results: Path) -> None:
     config = write(tmp_path / "shuffled.yaml", SHUFFLED.format(prompts=NEUTRAL_SHUFFLED))
     code, _, err = pdbench("run", config, "--results", results, "--run-id", "shuf")
@@ -73,6 +74,7 @@ def test_the_option_order_is_drawn_per_round_and_seat_recorded_and_shown(tmp_pat
     assert [t["moves"] for t in tft] == ["C" + "D" * 11] * 2
 
 
+@pytest.mark.slow
 def test_without_shuffling_the_order_is_null(tmp_path: Path, results: Path) -> None:
     config = write(tmp_path / "plain.yaml", SHUFFLED.format(prompts="{labels: {cooperate: J, defect: F}}"))
     code, _, err = pdbench("run", config, "--results", results, "--run-id", "plain")
@@ -110,6 +112,7 @@ def mock_answer(kind: str, text: str) -> str | None:
     return f"{numbers[0]:g}" if numbers else None
 
 
+@pytest.mark.slow
 def test_comprehension_answers_and_accuracy_by_hand(tmp_path: Path, results: Path) -> None:
     config = write(tmp_path / "checked.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=CHECK))
     code, out, err = pdbench("run", config, "--results", results, "--run-id", "cc")
@@ -162,6 +165,7 @@ def test_comprehension_answers_and_accuracy_by_hand(tmp_path: Path, results: Pat
     assert "Comprehension check" in out and f"{right / 44:.1%}" in out
 
 
+@pytest.mark.slow
 def test_the_move_conversation_never_contains_the_questions(tmp_path: Path, results: Path) -> None:
     with_check = write(tmp_path / "with.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=CHECK))
     without = write(tmp_path / "without.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=""))
@@ -179,11 +183,13 @@ def test_the_move_conversation_never_contains_the_questions(tmp_path: Path, resu
                     )[0]["n"] == 0  # fmt: skip
 
 
+@pytest.mark.slow
 def test_orders_and_answers_are_identical_on_resume(tmp_path: Path, results: Path) -> None:
     config = write(tmp_path / "checked.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=CHECK))
     prices = write(tmp_path / "prices.yaml", PRICES)
-    code, _, err = pdbench("run", config, "--results", results, "--run-id", "cut", "--prices", prices,
-                           "--max-cost", "3")  # fmt: skip
+    code, _, err = pdbench(
+        "run", config, "--results", results, "--run-id", "cut", "--prices", prices, "--max-cost", "3"
+    )
     assert code == 130, err
     code, _, err = pdbench("resume", "cut", "--results", results, "--prices", prices)
     assert code == 0, err
@@ -197,6 +203,7 @@ def test_orders_and_answers_are_identical_on_resume(tmp_path: Path, results: Pat
     assert sql_json(results, "select count(*) as n from superseded_calls where run_id = 'cut'")[0]["n"] > 0
 
 
+@pytest.mark.slow
 def test_json_and_label_answers_are_asked_for_and_read(tmp_path: Path, results: Path) -> None:
     for fmt in ("json", "label"):
         prompts = f"{{labels: {{cooperate: J, defect: F}}, shuffle_options: true, answer_format: {fmt}}}"
@@ -213,6 +220,7 @@ def test_json_and_label_answers_are_asked_for_and_read(tmp_path: Path, results: 
     assert answered == [{"run_id": "json", "n": 44, "readable": 44}, {"run_id": "label", "n": 44, "readable": 44}]
 
 
+@pytest.mark.slow
 def test_eval_scorecard_reports_the_comprehension_accuracy(results: Path) -> None:
     code, out, err = pdbench("eval", "--model", "mock/tft?confused=0.5", "--opponents", "TFT,ALLD", "--rounds",
                              "5", "--replicates", "2", "--comprehension", "1,5", "--results", results,
@@ -224,6 +232,7 @@ def test_eval_scorecard_reports_the_comprehension_accuracy(results: Path) -> Non
     overall = next(r for r in rows if r["kind"] == "all")
     assert (overall["questions"], overall["correct"]) == (totals["n"], totals["ok"])
     assert "Comprehension check" in out and f"{totals['ok'] / totals['n']:.1%}" in out
-    code, _, err = pdbench("eval", "--model", "mock/tft", "--rounds", "5", "--comprehension", "1,6",
-                           "--results", results)  # fmt: skip
+    code, _, err = pdbench(
+        "eval", "--model", "mock/tft", "--rounds", "5", "--comprehension", "1,6", "--results", results
+    )
     assert code == 2 and "comprehension.rounds (and the same in 8 more conditions): round 6 is never reached" in err

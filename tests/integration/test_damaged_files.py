@@ -16,23 +16,14 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
-from harness.cli import app
 from harness.store.schema import MIGRATIONS
 from harness.store.writer import RunWriter
+from tests.support.cli import pdbench
 
-runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
 SET_UP = "it was created, but the process stopped while setting it up, before the run began"
 DAMAGED = "is damaged and cannot be read"
-
-
-def pdbench(*args: object) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def interrupted_run(results: Path, run_id: str = "t") -> Path:
@@ -47,6 +38,7 @@ def interrupted_run(results: Path, run_id: str = "t") -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_resume_on_a_file_whose_checksums_do_not_match(results: Path, tmp_path: Path) -> None:
     """Flip bytes at 16 places spread over the file, in turn: each is refused up front as damaged (before
     resume changes anything), or, where the bytes were unused, resumed to completion; never a traceback."""
@@ -74,11 +66,13 @@ def test_resume_on_a_file_without_tables(results: Path) -> None:
     duckdb.connect(str(results / "empty.duckdb")).close()
     code, _out, err = pdbench("resume", "empty", "--results", results)
     assert code != 0 and SET_UP in " ".join(err.split()) and "--overwrite" in err, err
-    code, _out, err = pdbench("tournament", "--players", "TFT,ALLD", "--rounds", "5", "--results", results,
-                              "--run-id", "empty", "--overwrite")  # fmt: skip
+    code, _out, err = pdbench(
+        "tournament", "--players", "TFT,ALLD", "--rounds", "5", "--results", results, "--run-id", "empty", "--overwrite"
+    )
     assert code == 0, err
 
 
+@pytest.mark.slow
 def test_resume_on_a_non_integer_schema_version(results: Path) -> None:
     path = interrupted_run(results)
     with duckdb.connect(str(path)) as con:
@@ -143,13 +137,15 @@ KILLED_SET_UP = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_kill_9_while_setting_up_files_leaves_only_whole_or_empty_ones(results: Path) -> None:
     """Files are set up one after another until kill -9; every file left is whole or empty, never half."""
     for delay in (0.3, 0.7, 1.1):
         folder = results / f"after_{delay}"
         folder.mkdir()
-        proc = subprocess.Popen([sys.executable, "-c", KILLED_SET_UP, str(folder)], cwd=ROOT,
-                                stdout=subprocess.PIPE, text=True)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILLED_SET_UP, str(folder)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
         time.sleep(delay)
         os.kill(proc.pid, signal.SIGKILL)
@@ -188,6 +184,7 @@ def damage_rows_of(path: Path, table: str) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.slow
 def test_a_damaged_block_a_query_meets_leaves_out_that_file_not_the_folder(results: Path) -> None:
     """Issue 19, point 9: damage that attaching does not see (the rows of `calls`) broke every query that read
     them: `pdbench runs` listed no run and `pdbench sql` over `calls` failed for every run. Now the file is left
@@ -206,8 +203,9 @@ def test_a_damaged_block_a_query_meets_leaves_out_that_file_not_the_folder(resul
     assert code == 0, err
     assert [r["run_id"] for r in json.loads(out)] == ["good"] and f"skipped {warning}" in " ".join(err.split()), err
 
-    code, out, err = pdbench("sql", "select run_id, count(*) as n from calls group by run_id", "--results", results,
-                             "--format", "json")  # fmt: skip
+    code, out, err = pdbench(
+        "sql", "select run_id, count(*) as n from calls group by run_id", "--results", results, "--format", "json"
+    )
     assert code == 0, err
     assert json.loads(out) == [{"run_id": "good", "n": 40}] and f"skipped {results}/{warning}" in " ".join(err.split())
 

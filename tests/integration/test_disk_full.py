@@ -15,7 +15,7 @@ import pytest
 
 from harness.store import live
 from harness.store.run_file import write_error
-from tests.integration.test_cli import ROOT, pdbench, sql_json
+from tests.support.cli import ROOT, pdbench, sql_json
 
 EVAL = ("eval", "--model", "mock/tft", "--rounds", "50", "--replicates", "10")
 
@@ -25,8 +25,9 @@ def small_disk(tmp_path: Path, size: str) -> Iterator[Path]:
     """A tmpfs of ``size`` mounted in ``tmp_path`` (root only: skipped, saying why, elsewhere)."""
     mount = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {done.stderr.strip()}")
     try:
@@ -35,6 +36,7 @@ def small_disk(tmp_path: Path, size: str) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0, reason="mounting a tmpfs to fill needs Linux root")
 def test_a_full_disk_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -> None:
     with small_disk(tmp_path, "2m") as disk:
@@ -54,6 +56,7 @@ def test_a_full_disk_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -
         assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 500 * 9
 
 
+@pytest.mark.slow
 def test_a_full_disk_reported_by_the_results_writer_stops_cleanly(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

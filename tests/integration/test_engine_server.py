@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import ROOT, pdbench, sql_json
+from tests.support.cli import ROOT, pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, garbage_then, served_to_the_cli
 
 
@@ -37,6 +37,7 @@ def outcomes(results: Path, run_id: str) -> Counter[str]:
     return Counter({r["outcome"]: r["n"] for r in rows})
 
 
+@pytest.mark.slow
 def test_openai_end_to_end(server: FakeLLMServer, results: Path) -> None:
     code, out, err = evaluate(results, "oa")
     assert code == 0, err
@@ -49,6 +50,7 @@ def test_openai_end_to_end(server: FakeLLMServer, results: Path) -> None:
     assert "sk-test-secret" not in dump  # keys never reach the results
 
 
+@pytest.mark.slow
 def test_anthropic_end_to_end_from_a_config(server: FakeLLMServer, tmp_path: Path, results: Path) -> None:
     config = tmp_path / "claude.yaml"
     config.write_text(
@@ -63,6 +65,7 @@ def test_anthropic_end_to_end_from_a_config(server: FakeLLMServer, tmp_path: Pat
     assert sql_json(results, "select status from games")[0]["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_429_with_retry_after_is_honoured_and_recorded(server: FakeLLMServer, results: Path) -> None:
     server.configure(rpm_limit=4, rate_window_s=1.0)
     code, _, err = evaluate(results, "limited", "--concurrency", "4")
@@ -72,6 +75,7 @@ def test_429_with_retry_after_is_honoured_and_recorded(server: FakeLLMServer, re
     assert sql_json(results, "select count(*) filter (where status = 'complete') as n from games")[0]["n"] == 2
 
 
+@pytest.mark.slow
 def test_server_errors_and_timeouts_are_retried_and_recorded(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [500, 529, "timeout", 503])
     code, _, err = evaluate(results, "flaky", "--concurrency", "1")
@@ -83,6 +87,7 @@ def test_server_errors_and_timeouts_are_retried_and_recorded(server: FakeLLMServ
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 2
 
 
+@pytest.mark.slow
 def test_a_400_fails_the_game_fast_and_the_run_goes_on(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [400])
     code, _, err = evaluate(results, "bad", "--concurrency", "1")
@@ -94,17 +99,20 @@ def test_a_400_fails_the_game_fast_and_the_run_goes_on(server: FakeLLMServer, re
     assert outcomes(results, "bad")["error"] == 1  # one attempt: never retried
 
 
+@pytest.mark.slow
 def test_unreadable_answers_are_asked_again(server: FakeLLMServer, results: Path) -> None:
     server.responder = garbage_then(1)
     code, _, err = evaluate(results, "reask", "--concurrency", "1")
     assert code == 0, err
-    first = sql_json(results, "select attempt, outcome, action from calls where game_id = 0 and round = 1 "
-                              "order by attempt")  # fmt: skip
+    first = sql_json(
+        results, "select attempt, outcome, action from calls where game_id = 0 and round = 1 order by attempt"
+    )
     assert [(c["attempt"], c["outcome"]) for c in first] == [(1, "unparseable"), (2, "ok")]
     asked_again = [r for r in server.requests if len(r.body["messages"]) == 4]
     assert asked_again and "could not tell your move" in asked_again[0].body["messages"][-1]["content"]
 
 
+@pytest.mark.slow
 def test_max_cost_stops_a_paid_run(server: FakeLLMServer, tmp_path: Path, results: Path) -> None:
     prices = tmp_path / "p.yaml"
     prices.write_text("openai/test-model: {input: 100.0, output: 100.0}\n")
@@ -131,6 +139,7 @@ def _cli(results: Path, run_id: str, server: FakeLLMServer, *extra: str) -> subp
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=40)
     proc = _cli(results, "killed", server, "--concurrency", "2")
@@ -144,8 +153,9 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer
     assert code == 0, err
     runs = sql_json(results, "select status from runs where run_id = 'killed'")
     assert runs[0]["status"] == "complete"
-    dupes = sql_json(results, "select count(*) as n from (select game_id, round from rounds group by all "
-                              "having count(*) > 1)")  # fmt: skip
+    dupes = sql_json(
+        results, "select count(*) as n from (select game_id, round from rounds group by all having count(*) > 1)"
+    )
     assert dupes[0]["n"] == 0
     # No answer that had reached the cache was requested again. What may repeat: requests in flight
     # at the kill (at most the concurrency, 2) and answers received but not yet committed to the
@@ -166,6 +176,7 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer
     assert a == b and len(a) == 72
 
 
+@pytest.mark.slow
 def test_two_processes_share_the_results_folder_and_the_cache(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=10)
     procs = [_cli(results, f"twin{i}", server) for i in (1, 2)]
@@ -178,12 +189,14 @@ def test_two_processes_share_the_results_folder_and_the_cache(server: FakeLLMSer
     assert paid["n"] == 144 and server.count(provider="openai", status=200) == paid["paid"]
     # Sharing one cache, no request is paid twice: a process asking what the other is sending waits for
     # its answer (the other's claim in the cache) instead of buying it too.
-    per_request = sql_json(results, "select max(n) as most from (select count(*) as n from calls "
-                                    "where not cached group by request_json)")  # fmt: skip
+    per_request = sql_json(
+        results, "select max(n) as most from (select count(*) as n from calls where not cached group by request_json)"
+    )
     assert per_request[0]["most"] == 1
     assert server.count(provider="openai", status=200) == 72
 
 
+@pytest.mark.slow
 def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=30)
     proc = _cli(results, "stopped", server, "--concurrency", "4")
@@ -208,6 +221,7 @@ def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: F
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 6
 
 
+@pytest.mark.slow
 def test_third_ctrl_c_abandons_requests_in_flight_and_keeps_the_run_consistent(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -247,6 +261,7 @@ def test_third_ctrl_c_abandons_requests_in_flight_and_keeps_the_run_consistent(
     assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72
 
 
+@pytest.mark.slow
 def test_a_rejected_key_stops_the_run_instead_of_failing_every_game(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [401] * 50)
     args = ["--opponents", "TFT,ALLD,GRIM", "--rounds", "5", "--replicates", "5", "--concurrency", "1"]
@@ -258,6 +273,7 @@ def test_a_rejected_key_stops_the_run_instead_of_failing_every_game(server: Fake
     assert server.count(provider="openai") < 15
 
 
+@pytest.mark.slow
 def test_games_failed_by_an_outage_are_replayed_by_resume(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -284,6 +300,7 @@ def test_games_failed_by_an_outage_are_replayed_by_resume(
     assert superseded[0]["n"] == 12  # the failed attempts stay on record
 
 
+@pytest.mark.slow
 def test_games_failed_by_a_refused_key_are_replayed_once_the_key_is_fixed(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [401])
     args = ("--opponents", "TFT,ALLD", "--rounds", "3", "--replicates", "1", "--concurrency", "1")
@@ -295,6 +312,7 @@ def test_games_failed_by_a_refused_key_are_replayed_once_the_key_is_fixed(server
     assert sql_json(results, "select status, count(*) as n from games group by all") == [{"status": "complete", "n": 2}]
 
 
+@pytest.mark.slow
 def test_permanent_failures_are_replayed_only_with_retry_failed(server: FakeLLMServer, results: Path) -> None:
     server.fail_next("openai", [400])
     args = ("--opponents", "TFT,ALLD", "--rounds", "3", "--replicates", "1", "--concurrency", "1")
@@ -317,6 +335,7 @@ def _paid_recorded(results: Path, run_id: str) -> int:
     return sql_json(results, query)[0]["n"]
 
 
+@pytest.mark.slow
 def test_every_paid_answer_reaches_the_results_after_kill_9(server: FakeLLMServer, results: Path) -> None:
     """kill -9 at concurrency 32: resume rebuilds, from the cache's ledger, the calls answered but not yet
     written to the results file, so every answer the server sent and PDBench received is recorded once,
@@ -339,6 +358,7 @@ def test_every_paid_answer_reaches_the_results_after_kill_9(server: FakeLLMServe
     assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72
 
 
+@pytest.mark.slow
 def test_a_cache_deleted_mid_run_is_noticed_and_replaced(server: FakeLLMServer, results: Path) -> None:
     server.configure(latency_ms=20)
     proc = _cli(results, "gone", server, "--concurrency", "4")
@@ -356,6 +376,7 @@ def test_a_cache_deleted_mid_run_is_noticed_and_replaced(server: FakeLLMServer, 
     assert 72 - at_delete <= kept < 72, err
 
 
+@pytest.mark.slow
 def test_resume_works_from_the_run_file_alone_when_the_cache_is_corrupt(
     server: FakeLLMServer, results: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -381,6 +402,7 @@ def test_resume_works_from_the_run_file_alone_when_the_cache_is_corrupt(
     assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 72
 
 
+@pytest.mark.slow
 def test_second_ctrl_c_keeps_the_answers_in_flight_so_resume_buys_none_again(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_engine_server import server  # noqa: F401  (the loopback server fixture)
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer
 
 PRICES = "mock/*: {input: 1000.0, output: 1000.0}\n"  # fake dollars, so that --max-cost has something to count
@@ -22,6 +22,7 @@ def rounds_of(results: Path, run_id: str) -> list[dict]:
                              f"from rounds where run_id = '{run_id}' order by game_id, round")  # fmt: skip
 
 
+@pytest.mark.slow
 def test_eval_prints_a_scorecard_and_records_every_call(results: Path) -> None:
     code, out, err = pdbench(
         "eval",
@@ -64,6 +65,7 @@ def test_eval_prints_a_scorecard_and_records_every_call(results: Path) -> None:
     assert request["messages"][0]["role"] == "system" and request["sample"]["seat"] == "a"
 
 
+@pytest.mark.slow
 def test_unreadable_answers_fall_back_to_d_and_flag_the_round(results: Path) -> None:
     code, _, err = pdbench(
         "eval",
@@ -87,6 +89,7 @@ def test_unreadable_answers_fall_back_to_d_and_flag_the_round(results: Path) -> 
     assert all(r["n"] == 3 and r["last"] == 3 for r in per_round)  # the first ask and 2 re-asks
 
 
+@pytest.mark.slow
 def test_model_against_model_from_a_config_file(tmp_path: Path, results: Path) -> None:
     config = tmp_path / "llm.yaml"
     config.write_text("""
@@ -125,6 +128,7 @@ def _coin(provider: str, request: dict) -> str:
     return f"Final answer: {'CD'[digest[0] & 1]}"
 
 
+@pytest.mark.slow
 def test_max_cost_stops_the_run_and_resume_finishes_it_without_paying_twice(
     server: FakeLLMServer,  # noqa: F811
     tmp_path: Path,
@@ -167,6 +171,7 @@ def test_max_cost_stops_the_run_and_resume_finishes_it_without_paying_twice(
     assert sql_json(results, "select count(*) as n from superseded_calls")[0]["n"] > 0
 
 
+@pytest.mark.slow
 def test_max_cost_needs_a_price_for_every_model(results: Path) -> None:
     code, _out, err = pdbench("eval", "--model", "mock/tft", "--rounds", "2", "--results", results, "--max-cost", "1",
                              "--prices", str(Path(__file__).parent / "no_such_prices.yaml"))  # fmt: skip
@@ -179,6 +184,7 @@ def test_max_cost_needs_a_price_for_every_model(results: Path) -> None:
     assert code == 0, err
 
 
+@pytest.mark.slow
 def test_resuming_a_tournament_prints_its_leaderboard(results: Path) -> None:
     from harness.config.presets.tournament import tournament_config
     from harness.engine.interrupts import StopFlag
@@ -198,6 +204,7 @@ def test_resuming_a_tournament_prints_its_leaderboard(results: Path) -> None:
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 24
 
 
+@pytest.mark.slow
 def test_cache_stats_and_clear(server: FakeLLMServer, results: Path) -> None:  # noqa: F811
     assert pdbench("eval", "--model", "openai/test-model", "--opponents", "TFT", "--rounds", "3", "--replicates", "1",
                    "--results", results, "--run-id", "c1")[0] == 0  # fmt: skip
@@ -213,6 +220,7 @@ def test_cache_stats_and_clear(server: FakeLLMServer, results: Path) -> None:  #
     assert con.execute("select count(*) from calls").fetchone()[0] == 3
 
 
+@pytest.mark.slow
 def test_failures_in_a_model_vs_model_game_fail_that_game_only(
     tmp_path: Path, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

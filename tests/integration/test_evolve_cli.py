@@ -14,31 +14,23 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from harness.cli import app
 from harness.engine.interrupts import StopFlag
 from harness.evolution import EvolutionSettings, evolve
 from harness.states import RunStatus
 from harness.store.evolution_writer import read_evolution
+from tests.support.cli import pdbench
 from tests.support.llm_server import FakeLLMServer
 
-runner = CliRunner()
 
-
-def pdbench(*args: object) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
+@pytest.mark.slow
 def test_the_example_prints_the_final_shares_and_stores_the_run_evolve_plays(results: Path) -> None:
     code, out, err = pdbench("evolve", "--players", "TFT,ALLD,ALLC,GRIM", "--counts", "25,25,25,25", "--generations",
                              "100", "--noise", "0.05", "--results", results, "--run-id", "ex")  # fmt: skip
     assert code == 0, err
-    settings = EvolutionSettings(players=["TFT", "ALLD", "ALLC", "GRIM"], counts=[25, 25, 25, 25], generations=100,
-                                 noise=0.05)  # fmt: skip
+    settings = EvolutionSettings(
+        players=["TFT", "ALLD", "ALLC", "GRIM"], counts=[25, 25, 25, 25], generations=100, noise=0.05
+    )
     direct = evolve(settings)  # the same settings and seed give the same run, byte for byte
     run, stored = read_evolution(results, "ex")
     assert run.status == RunStatus.COMPLETE and run.settings == settings
@@ -83,13 +75,15 @@ def test_bad_input_is_one_paragraph_before_anything_runs(
     assert list(results.iterdir()) == []  # nothing ran: no run file, no cache
 
 
+@pytest.mark.slow
 def test_a_stop_keeps_the_generations_played(results: Path) -> None:
     """The stop flag (what Ctrl-C sets) ends the run after the generation being played, interrupted, with every
     generation up to it in the file, equal to the first generations of the uninterrupted run."""
     from harness.engine.evolution.run import run_evolution
 
-    settings = EvolutionSettings(players=["TFT", "ALLD", "GTFT(p=0.3)"], counts=[10, 10, 10], generations=60,
-                                 noise=0.1, mutation=0.05, seed=3)  # fmt: skip
+    settings = EvolutionSettings(
+        players=["TFT", "ALLD", "GTFT(p=0.3)"], counts=[10, 10, 10], generations=60, noise=0.1, mutation=0.05, seed=3
+    )
     stop = StopFlag()
 
     def after(generation: int, _population: np.ndarray) -> None:
@@ -104,6 +98,7 @@ def test_a_stop_keeps_the_generations_played(results: Path) -> None:
     assert np.array_equal(stored.population, evolve(settings).population[:8])
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_the_run_interrupted_with_its_generations(results: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "evolve", "--players", "TFT,ALLD,ALLC,GRIM,GTFT", "--counts",
@@ -125,11 +120,12 @@ def test_ctrl_c_leaves_the_run_interrupted_with_its_generations(results: Path) -
     assert (stored.population.sum(axis=1) == 1000).all()
 
 
+@pytest.mark.slow
 def test_a_status_line_is_printed_while_it_runs_off_a_terminal(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Off a terminal the live view is a status line every few seconds (here: every 0.05 s)."""
     monkeypatch.setattr("harness.cli.evolve_view.PLAIN_EVERY", 0.05)
     code, _, err = pdbench("evolve", "--players", "TFT,ALLD", "--counts", "500,500", "--dynamics", "moran",
-                           "--generations", "200000", "--mutation", "0.01", "--results", results,
+                           "--generations", "20000", "--mutation", "0.01", "--results", results,
                            "--run-id", "lv")  # fmt: skip
     assert code == 0, err
     import re
@@ -138,11 +134,11 @@ def test_a_status_line_is_printed_while_it_runs_off_a_terminal(results: Path, mo
     assert len(lines) >= 2, err
     steps = []
     for line in lines:
-        found = re.fullmatch(r"lv: step ([\d,]+) of 200,000: TFT (\d+\.\d)%, ALLD (\d+\.\d)%", line)
+        found = re.fullmatch(r"lv: step ([\d,]+) of 20,000: TFT (\d+\.\d)%, ALLD (\d+\.\d)%", line)
         assert found, line
         steps.append(int(found[1].replace(",", "")))
         assert abs(float(found[2]) + float(found[3]) - 100.0) <= 0.1, line
-    assert steps == sorted(steps) and steps[-1] <= 200_000
+    assert steps == sorted(steps) and steps[-1] <= 20_000
 
 
 # -- language models in the population ---------------------------------------------------------------
@@ -155,6 +151,7 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:  # type: ignore[misc]
         yield server
 
 
+@pytest.mark.slow
 def test_a_model_gets_its_payoffs_from_games_played_through_the_engine_and_reruns_from_the_cache(
     results: Path, llm: FakeLLMServer
 ) -> None:
@@ -189,6 +186,7 @@ def test_a_model_gets_its_payoffs_from_games_played_through_the_engine_and_rerun
     assert np.array_equal(again.population, stored.population)
 
 
+@pytest.mark.slow
 def test_interrupted_payoff_games_are_resumed_by_the_same_command(
     results: Path, llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,6 +253,7 @@ def test_interrupted_payoff_games_are_resumed_by_the_same_command(
     )
 
 
+@pytest.mark.slow
 def test_an_evolution_run_is_listed_with_its_players_and_not_resumed(results: Path) -> None:
     code, _, err = pdbench("evolve", "--players", "TFT,ALLD,mock/tft", "--counts", "2,2,2", "--rounds", "3",
                            "--replicates", "1", "--generations", "5", "--results", results,
@@ -272,6 +271,7 @@ def test_an_evolution_run_is_listed_with_its_players_and_not_resumed(results: Pa
     assert code == 2 and "ls is an evolution run, which is not resumed" in " ".join(err.split())
 
 
+@pytest.mark.slow
 def test_evolve_help_loads_no_heavy_library() -> None:
     from tests.unit.test_startup import HEAVY, loaded_after
 

@@ -18,9 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
-from typer.testing import CliRunner
 
-from harness.cli import app
 from harness.engine.evolution.options import EvolutionOptions, parse_sweep
 from harness.engine.evolution.sweep import plan_sweep, run_local
 from harness.engine.interrupts import StopFlag
@@ -28,17 +26,10 @@ from harness.errors import ConfigError
 from harness.evolution import EvolutionSettings, evolve
 from harness.states import RunStatus
 from harness.store.evolution_writer import list_evolution_runs, read_evolution
+from tests.support.cli import pdbench
 
-runner = CliRunner()
 SWEEP = ["evolve", "--players", "TFT,ALLD,GTFT(p=0.3)", "--counts", "6,6,6", "--generations", "40", "--rounds", "30",
          "--sweep", "noise=0,0.1", "--seeds", "3", "--seed", "10"]  # fmt: skip
-
-
-def pdbench(*args: object) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def _settings(noise: float, seed: int) -> EvolutionSettings:
@@ -62,6 +53,7 @@ def _check_sweep_runs(results: Path, sweep_id: str) -> dict[tuple[float, int], n
     return finals
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_every_cell_and_seed_in_processes_and_reports_a_t_interval(results: Path) -> None:
     code, out, err = pdbench(*SWEEP, "--workers", "2", "--results", results, "--run-id", "sw")
     assert code == 0, err
@@ -98,6 +90,7 @@ def test_the_interval_is_cut_at_0_and_1() -> None:
     assert (est.low, est.high) == (0.0, 1.0)
 
 
+@pytest.mark.slow
 def test_a_sweep_refuses_runs_of_other_settings_it_would_overwrite_and_bad_seed_counts(results: Path) -> None:
     code, _, err = pdbench(*SWEEP, "--workers", "1", "--results", results, "--run-id", "dup")
     assert code == 0, err
@@ -109,6 +102,7 @@ def test_a_sweep_refuses_runs_of_other_settings_it_would_overwrite_and_bad_seed_
     assert code == 2 and "--seeds 0" in err
 
 
+@pytest.mark.slow
 def test_a_stopped_sweep_interrupts_the_runs_playing_and_starts_no_other(results: Path) -> None:
     options = EvolutionOptions("TFT,ALLD,ALLC,GRIM", counts="100,100,100,100", dynamics="moran",
                                generations=5_000_000, mutation=0.01, noise=0.05)  # fmt: skip
@@ -154,6 +148,7 @@ def _alive(pids: set[int]) -> set[int]:
     return alive
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
 def test_a_killed_sweep_takes_its_workers_with_it_and_the_same_command_resumes_it(results: Path) -> None:
     # Before: the workers outlived a kill -9 of the sweep, played every queued run and stayed alive; the same
@@ -261,6 +256,7 @@ def test_a_sweep_on_a_ray_cluster_writes_the_same_runs(results: Path, ray_cluste
     _check_sweep_runs(results, "rs")
 
 
+@pytest.mark.slow
 def test_a_sweep_with_a_model_plays_one_payoff_tournament_per_game_it_sweeps(results: Path) -> None:
     """Noise changes the games, so each noise level has its payoff games (played before the sweep, at the first
     seed); the seeds of a cell share them, and each run names the tournament its table came from."""

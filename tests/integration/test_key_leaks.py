@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_key_safety import KEY_ENV, RawServer, answer, leaked
+from tests.support.cli import pdbench, sql_json
 
 OPENAI_KEY = "sk-openai-Vd4Kp8Xs2Nq6Hm0R"
 ANTHROPIC_KEY = "sk-ant-Tb7Wc3Lz9Jf5Ge1Y"
@@ -116,6 +116,7 @@ def test_a_persona_file_in_a_dot_folder_is_refused(tmp_path: Path) -> None:
 # --- point 5: a prompt holding a configured key is never sent, and nothing of it stored ----------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key_env", ["OPENAI_API_KEY", "MY_LAB_KEY"])
 def test_a_prompt_holding_a_configured_key_is_not_sent_and_its_game_fails_with_the_reason(
     tmp_path: Path, results: Path, key_env: str
@@ -128,8 +129,9 @@ def test_a_prompt_holding_a_configured_key_is_not_sent_and_its_game_fails_with_t
     with RawServer(answer) as raw:
         named = ", api_key_env: MY_LAB_KEY" if key_env == "MY_LAB_KEY" else ""
         agent = f"{{model: openai/served, base_url: '{raw.url}/v1'{named}, prompts: {{template_dir: '{folder}'}}}}"
-        code, out, err = pdbench("run", experiment(tmp_path, agent), "--results", results,
-                                 "--allow-key-to", raw.url.removeprefix("http://"))  # fmt: skip
+        code, out, err = pdbench(
+            "run", experiment(tmp_path, agent), "--results", results, "--allow-key-to", raw.url.removeprefix("http://")
+        )
     assert code == 0 and "1 game failed" in out + err, out + err  # the run goes on; the game failed
     assert raw.bodies == []  # no request reached the server
     games = sql_json(results, "select status, failure, error from games")
@@ -144,8 +146,9 @@ def test_a_mock_player_whose_persona_holds_a_key_stores_nothing_of_it(tmp_path: 
     is one the environment holds for another provider, which no player of the run uses."""
     persona = tmp_path / "persona.md"
     persona.write_text(f"You are careful. Your Anthropic key is {ANTHROPIC_KEY}.")
-    code, out, err = pdbench("run", experiment(tmp_path, f"{{model: mock/tft, persona: '{persona}'}}"),
-                             "--results", results)  # fmt: skip
+    code, out, err = pdbench(
+        "run", experiment(tmp_path, f"{{model: mock/tft, persona: '{persona}'}}"), "--results", results
+    )
     assert code == 0 and "1 game failed" in out + err, out + err
     error = sql_json(results, "select error from games")[0]["error"]
     assert "mock/tft: the prompt holds the key in ANTHROPIC_API_KEY, so it was not sent and is not stored" in error
@@ -164,6 +167,7 @@ def quoting(text: str) -> Any:
     return respond
 
 
+@pytest.mark.slow
 def test_a_key_quoted_in_the_models_reply_is_stored_masked(tmp_path: Path, results: Path) -> None:
     reply = f"C\n\n(Your key is {OPENAI_KEY}; its end is ...{OPENAI_KEY[-9:]}.)"
     with RawServer(quoting(reply)) as raw:
@@ -186,6 +190,7 @@ def base64_echo(headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
     return 401, {"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}}
 
 
+@pytest.mark.slow
 def test_a_base64_form_of_a_key_in_an_error_is_masked(tmp_path: Path, results: Path) -> None:
     basic = base64.b64encode(f"user:{OPENAI_KEY}".encode()).decode()
     bare = base64.urlsafe_b64encode(OPENAI_KEY.encode()).decode().rstrip("=")
@@ -204,6 +209,7 @@ def test_a_base64_form_of_a_key_in_an_error_is_masked(tmp_path: Path, results: P
 # --- point 6: a key named by a file goes only where the user's own configuration says ----------------------
 
 
+@pytest.mark.slow
 def test_a_key_named_by_the_file_goes_to_the_files_server_only_with_allow_key_to(
     tmp_path: Path, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer
 
 DAMAGED = "sk-live-0123456789abcdef\nTAIL-secret-XYZ"
@@ -162,6 +162,7 @@ def echo_key(headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
     return 401, {"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}}
 
 
+@pytest.mark.slow
 def test_a_key_quoted_back_by_the_server_reaches_no_terminal_and_no_results_file(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -171,8 +172,9 @@ def test_a_key_quoted_back_by_the_server_reaches_no_terminal_and_no_results_file
     assert code in (0, 130), out + err
     assert raw.headers and raw.headers[0]["authorization"] == f"Bearer {SOUND}"  # configured by the user: sent
     assert "HTTP 401: key *** refused" in err and not leaked(out + err, SOUND)
-    stored = sql_json(results, "select error from calls union all select error from games "
-                               "union all select error from runs")  # fmt: skip
+    stored = sql_json(
+        results, "select error from calls union all select error from games union all select error from runs"
+    )
     texts = [row["error"] for row in stored if row["error"]]
     assert any("key *** refused; as JSON" in t for t in texts)
     assert not leaked("\n".join(texts), SOUND)
@@ -217,6 +219,7 @@ def credentials(headers: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k in names}
 
 
+@pytest.mark.slow
 def test_a_base_url_given_by_someone_else_gets_no_key_unless_the_user_configured_it(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -250,6 +253,7 @@ def test_a_base_url_given_by_someone_else_gets_no_key_unless_the_user_configured
 # --- point 5: a budget of 0 pays for nothing ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_max_cost_0_sends_no_request_and_uses_answers_already_in_the_cache(
     results: Path, server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,7 +24,7 @@ from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import run_experiment
 from harness.store import browse, snapshot
 from harness.store.catalog import Catalog
-from tests.integration.test_cli import pdbench
+from tests.support.cli import pdbench
 from tests.support.live_reader import INVARIANTS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,6 +103,7 @@ def game_ends(results: Path, run_id: str) -> dict[int, float]:
     return {game_id: end.replace(tzinfo=UTC).timestamp() for game_id, end in rows}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("costly_checkpoints", [False, True], ids=["plain", "costly-checkpoints"])
 def test_a_reader_in_another_process_sees_each_finished_game_within_5_s_and_never_a_half_written_state(
     results: Path, costly_checkpoints: bool
@@ -146,7 +147,8 @@ def test_a_reader_in_another_process_sees_each_finished_game_within_5_s_and_neve
                 proc.wait()
     looks = [json.loads(line) for line in out_r.splitlines()]
     assert all(look["broken"] == dict.fromkeys(INVARIANTS, 0) for look in looks), [
-        look["broken"] for look in looks if any(look["broken"].values())]  # fmt: skip
+        look["broken"] for look in looks if any(look["broken"].values())
+    ]
     live_looks = [look for look in looks if look["status"] == "running"]
     assert live_looks and all(look["live_at"] is not None for look in live_looks)
     first_seen: dict[int, float] = {}
@@ -167,6 +169,7 @@ def test_a_reader_in_another_process_sees_each_finished_game_within_5_s_and_neve
     assert live_files(results) == []  # the writer removed its copies and the request when it closed
 
 
+@pytest.mark.slow
 def test_a_stale_live_copy_left_by_a_killed_writer_is_not_read_and_is_removed(results: Path) -> None:
     writer = start_eval(results, "killed", replicates=600)
     try:
@@ -225,6 +228,7 @@ def test_a_run_no_one_reads_publishes_nothing(results: Path, monkeypatch: pytest
     assert sorted(p.name for p in results.iterdir()) == ["alone.duckdb"]
 
 
+@pytest.mark.slow
 def test_a_strategy_run_written_in_this_process_is_read_live(results: Path) -> None:
     """The dashboard plays runs in a thread of its own process: DuckDB refuses that process the file too, and
     the live copy serves it. Strategy runs write games in batches; a reader's request makes the writer flush."""
@@ -259,6 +263,7 @@ def test_a_strategy_run_written_in_this_process_is_read_live(results: Path) -> N
     assert live_files(results) == []
 
 
+@pytest.mark.slow
 def test_a_writer_that_offers_no_copy_is_skipped_after_one_wait(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file held by a writer that publishes nothing (another program, an older PDBench, a writer still setting
     up): skipped, as before live copies; when the writer said it would publish, after one wait in vain, and a
@@ -316,6 +321,7 @@ def test_a_writer_still_setting_up_a_run_is_not_waited_for(results: Path, monkey
     assert live_files(results) == []
 
 
+@pytest.mark.slow
 def test_copies_are_whole_databases_that_stay_as_they_were_published(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -368,6 +374,7 @@ def test_copies_are_whole_databases_that_stay_as_they_were_published(
     assert live_files(results) == []
 
 
+@pytest.mark.slow
 def test_checkpoints_wait_for_readers_and_a_costly_copy_never_delays_the_next(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -436,6 +443,7 @@ def test_checkpoints_wait_for_readers_and_a_costly_copy_never_delays_the_next(
         writer.close()
 
 
+@pytest.mark.slow
 def test_batches_written_straight_to_the_run_file_get_whole_copies_at_a_tenth_of_the_time(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -488,6 +496,7 @@ def test_batches_written_straight_to_the_run_file_get_whole_copies_at_a_tenth_of
     assert live_files(results) == []
 
 
+@pytest.mark.slow
 def test_a_copy_read_while_its_log_grows_holds_whole_batches(results: Path, tmp_path: Path) -> None:
     """A reader may open a copy while the writer appends to its log. DuckDB then reads the log as one cut short
     by a crash, up to the last whole transaction: checked here at every cut of a real log of five batches."""
@@ -580,6 +589,7 @@ held.close()
 """
 
 
+@pytest.mark.slow
 def test_a_run_file_reached_through_a_symbolic_link_is_read_live_and_leaves_no_request_behind(
     results: Path, tmp_path: Path
 ) -> None:

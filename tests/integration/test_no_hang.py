@@ -46,13 +46,15 @@ def refused_quickly(*args: object, says: list[str], cwd: Path = ROOT) -> str:
 def agent_config(tmp_path: Path, *agents: str) -> Path:
     """A config with one condition per agent (agent_a; agent_b plays TFT): `validate` reports every
     condition's problem at once, so one child process checks them all."""
-    conditions = "".join(f"    - agent_a: {agent}\n      agent_b: {{policy: TFT}}\n      name: c{i}\n"
-                         for i, agent in enumerate(agents))  # fmt: skip
+    conditions = "".join(
+        f"    - agent_a: {agent}\n      agent_b: {{policy: TFT}}\n      name: c{i}\n" for i, agent in enumerate(agents)
+    )
     path = tmp_path / "exp.yaml"
     path.write_text(f"experiment:\n  conditions:\n{conditions}")
     return path
 
 
+@pytest.mark.slow
 def test_refs_to_devices_pipes_and_huge_files_are_refused_not_read(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.yaml")  # opening a pipe without a writer waits for ever
     with (tmp_path / "huge.yaml").open("wb") as f:  # sparse: 20 GB on paper, nothing on disk
@@ -64,6 +66,7 @@ def test_refs_to_devices_pipes_and_huge_files_are_refused_not_read(tmp_path: Pat
     assert err.count("agent_a.ref") == 4
 
 
+@pytest.mark.slow
 def test_a_config_or_price_table_that_is_a_device_or_pipe_is_refused(tmp_path: Path) -> None:
     refused_quickly("validate", "/dev/zero", says=["/dev/zero", "not a regular file"])
     fifo = tmp_path / "exp.yaml"
@@ -73,6 +76,7 @@ def test_a_config_or_price_table_that_is_a_device_or_pipe_is_refused(tmp_path: P
                     tmp_path / "r", says=["price table", "not a regular file"])  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_yaml_alias_bomb_is_refused(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.yaml"
     levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
@@ -81,6 +85,7 @@ def test_a_yaml_alias_bomb_is_refused(tmp_path: Path) -> None:
     refused_quickly("validate", bomb, says=["its aliases expand to more than 200,000 values", "line 6"])
 
 
+@pytest.mark.slow
 def test_a_history_window_of_a_billion_is_refused_and_a_million_checks_quickly(tmp_path: Path) -> None:
     refused_quickly("validate", agent_config(tmp_path, "{model: mock/tft, prompts: {history_window: 1000000000}}"),
                     says=["history_window", "less than or equal to 1000000"])  # fmt: skip
@@ -90,9 +95,11 @@ def test_a_history_window_of_a_billion_is_refused_and_a_million_checks_quickly(t
     assert code == 0 and "OK" in out and seconds < 20, (err, seconds)
 
 
+@pytest.mark.slow
 def test_a_tiny_request_rate_is_refused(tmp_path: Path) -> None:
-    refused_quickly("eval", "--model", "mock/tft", "--rpm", "1e-300", "--results", tmp_path / "r",
-                    says=["--rpm", "0.1"])  # fmt: skip
+    refused_quickly(
+        "eval", "--model", "mock/tft", "--rpm", "1e-300", "--results", tmp_path / "r", says=["--rpm", "0.1"]
+    )
 
 
 BOMBS = {  # template: what the error says
@@ -112,6 +119,7 @@ def template_dir(folder: Path, round_template: str) -> str:
     return f"{{model: mock/tft, prompts: {{template_dir: '{folder}'}}}}"
 
 
+@pytest.mark.slow
 def test_templates_that_would_hang_or_exhaust_memory_are_stopped_at_validate(tmp_path: Path) -> None:
     agents = [template_dir(tmp_path / f"t{i}", template) for i, template in enumerate(BOMBS)]
     err = refused_quickly("validate", agent_config(tmp_path, *agents), says=[f"has {len(BOMBS)} problems"])
@@ -120,6 +128,7 @@ def test_templates_that_would_hang_or_exhaust_memory_are_stopped_at_validate(tmp
         assert any(f"conditions[{i}].agent_a: prompt template 'round.j2' {says}" in line for line in lines), err
 
 
+@pytest.mark.slow
 def test_a_template_that_outgrows_its_limit_mid_run_fails_its_games_not_the_machine(tmp_path: Path) -> None:
     """Round 11 of this template writes over a million characters: check() (at most 9 rounds played) passes,
     the games fail in round 11 with the reason, and the run ends."""
@@ -132,6 +141,7 @@ def test_a_template_that_outgrows_its_limit_mid_run_fails_its_games_not_the_mach
     assert "1 game failed" in flat and "prompt template 'round.j2' writes more than 1,000,000 characters" in flat
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.0, 0.3, 0.8, 1.5])
 def test_ctrl_c_while_starting_is_one_line_and_exit_130(tmp_path: Path, delay: float) -> None:
     """SIGINT at moments from the first import to the run's start. (Before Python runs any PDBench code,
@@ -141,8 +151,9 @@ def test_ctrl_c_while_starting_is_one_line_and_exit_130(tmp_path: Path, delay: f
         f"sys.argv = ['pdbench', 'eval', '--model', 'mock/tft?latency_ms=20', '--rounds', '20', '--results', "
         f"{str(tmp_path / 'r')!r}]; main()"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+    )
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)

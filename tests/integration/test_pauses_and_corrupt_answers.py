@@ -13,7 +13,7 @@ import pytest
 import harness.cli
 import harness.cli.play
 from harness.cli.progress import live_display
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, served_to_the_cli
 
 OPPONENTS = "TFT,ALLD,GRIM,ALLC"  # four games, played side by side at --concurrency 4
@@ -48,6 +48,7 @@ def attempts(results: Path) -> list[dict]:
 # ---- point 7: pauses on 429 --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_retry_after_longer_than_the_retry_budget_pauses_no_other_game(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -73,6 +74,7 @@ def test_a_retry_after_longer_than_the_retry_budget_pauses_no_other_game(
     assert [c["game_id"] for c in attempts(results)].count(failed[0]["game_id"]) == limited[0]["round"]
 
 
+@pytest.mark.slow
 def test_a_lone_429_pauses_no_other_game_while_its_request_sits_out_the_retry_after(
     server: FakeLLMServer, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -107,6 +109,7 @@ def test_a_lone_429_pauses_no_other_game_while_its_request_sits_out_the_retry_af
 # ---- point 8: a 200 that is not the API's JSON ---------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["openai/test-model", "anthropic/claude-test"])
 def test_a_corrupt_or_html_200_is_retried_and_every_game_completes(
     server: FakeLLMServer, results: Path, model: str

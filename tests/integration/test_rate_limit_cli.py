@@ -43,6 +43,7 @@ def _eval(*extra: str) -> list[str]:
             "--rounds", "5", "--replicates", "4", "--run-id", RUN, "--no-cache", *extra]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_limit_pauses_the_endpoint_stops_the_run_in_seconds(
     tmp_path: Path, server: FakeLLMServer
 ) -> None:
@@ -73,6 +74,7 @@ def test_ctrl_c_while_the_limit_pauses_the_endpoint_stops_the_run_in_seconds(
     assert server.count(status=200) == 2  # nothing beyond the limit was answered, nothing was paid twice
 
 
+@pytest.mark.slow
 def test_stray_429s_cost_only_their_own_waits_and_teach_no_rate(tmp_path: Path, server: FakeLLMServer) -> None:
     server.configure(stray_429_rate=0.1, retry_after_s=0.2, seed=3)
     proc = subprocess.run(_eval("--concurrency", "4"), env=_env(tmp_path, server), capture_output=True, timeout=120)
@@ -88,7 +90,7 @@ def test_stray_429s_cost_only_their_own_waits_and_teach_no_rate(tmp_path: Path, 
 
 
 def test_validate_says_which_limits_apply_when_agents_on_one_endpoint_disagree(tmp_path: Path) -> None:
-    from tests.integration.test_cli import pdbench
+    from tests.support.cli import pdbench
 
     config = tmp_path / "two_limits.yaml"
     config.write_text(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 
 MODEL = "mock/random?p=0.6&unparseable=0.5&seed=2"
 
@@ -38,6 +38,7 @@ def per_condition(results: Path) -> dict[str, dict]:
     return out
 
 
+@pytest.mark.slow
 def test_the_scorecard_shows_the_models_parse_failure_rate(eval_run: tuple[Path, str]) -> None:
     results, out = eval_run
     counts = per_condition(results)
@@ -54,6 +55,7 @@ def test_the_scorecard_shows_the_models_parse_failure_rate(eval_run: tuple[Path,
     assert "moves each player chose" in out
 
 
+@pytest.mark.slow
 def test_report_gives_rates_per_model_and_per_condition(eval_run: tuple[Path, str]) -> None:
     results, _ = eval_run
     counts = per_condition(results)
@@ -67,8 +69,9 @@ def test_report_gives_rates_per_model_and_per_condition(eval_run: tuple[Path, st
     assert code == 0, err
     rows = json.loads(out)
     assert {r["condition"] for r in rows} == set(counts)
-    metrics = sql_json(results, "select condition, cooperation_rate, cooperation_rate_played from player_metrics "
-                                "where player = 'a'")  # fmt: skip
+    metrics = sql_json(
+        results, "select condition, cooperation_rate, cooperation_rate_played from player_metrics where player = 'a'"
+    )
     for r in rows:
         c = counts[r["condition"]]
         assert (r["a_answers"], r["a_unreadable"]) == (c["answers"], c["unreadable"])
@@ -85,6 +88,7 @@ def test_report_gives_rates_per_model_and_per_condition(eval_run: tuple[Path, st
     assert code == 0 and "a_parse_failure_rate" in out.splitlines()[0]
 
 
+@pytest.mark.slow
 def test_a_run_without_models_has_no_answers_table(results: Path) -> None:
     code, _, err = pdbench(
         "tournament", "--players", "TFT,ALLD", "--rounds", "5", "--results", results, "--run-id", "x"

@@ -14,13 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
 from harness.cli.run_list import RunList
 from harness.store.browse import run_entries
-from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_eval import PRICES
+from tests.support.cli import pdbench, sql_json
 
 
 def runs_json(results: Path, *args: str) -> list[dict]:
@@ -43,13 +44,15 @@ def make_runs(results: Path) -> None:
     assert pdbench("run", config, "--results", results, "--run-id", "x1")[0] == 0
 
 
+@pytest.mark.slow
 def test_runs_are_listed_newest_first_with_their_players_games_and_cost(results: Path) -> None:
     make_runs(results)
     runs = runs_json(results)
     assert [r["run_id"] for r in runs] == ["x1", "e1", "t1"]
     created = sql_json(results, "select run_id, created_at from runs order by created_at desc")
     assert [r["run_id"] for r in created] == ["x1", "e1", "t1"] and [r["created_at"] for r in runs] == [
-        r["created_at"] for r in created]  # fmt: skip
+        r["created_at"] for r in created
+    ]
     x1, e1, t1 = runs
     assert (t1["kind"], t1["status"], t1["models"], t1["opponents"]) == ("tournament", "complete", [],
                                                                          ["ALLC", "ALLD", "TFT"])  # fmt: skip
@@ -60,6 +63,7 @@ def test_runs_are_listed_newest_first_with_their_players_games_and_cost(results:
     assert (x1["kind"], x1["models"], x1["opponents"]) == ("experiment", ["mock/tft", "nice"], [])
 
 
+@pytest.mark.slow
 def test_kind_filter_limit_and_the_table(results: Path) -> None:
     make_runs(results)
     assert [r["run_id"] for r in runs_json(results, "--kind", "eval")] == ["e1"]
@@ -83,6 +87,7 @@ def test_an_empty_folder_says_how_to_make_a_run(tmp_path: Path) -> None:
     assert "No tournament runs in" in out
 
 
+@pytest.mark.slow
 def test_the_cost_counts_the_calls_a_resume_replaced(tmp_path: Path, results: Path) -> None:
     prices = tmp_path / "prices.yaml"
     prices.write_text(PRICES)
@@ -100,6 +105,7 @@ def test_the_cost_counts_the_calls_a_resume_replaced(tmp_path: Path, results: Pa
     assert abs(run["cost_usd"] - spent["usd"]) < 1e-9 and run["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_a_run_being_written_by_another_process_is_listed_as_running(results: Path) -> None:
     make_runs(results)
     busy = results / "busy.duckdb"
@@ -127,6 +133,7 @@ def test_a_run_being_written_by_another_process_is_listed_as_running(results: Pa
     assert "skipped e1.duckdb: it holds run 'e1', already read from busy.duckdb (a copy?)" in " ".join(err.split())
 
 
+@pytest.mark.slow
 def test_the_table_fits_80_columns_and_uses_120(results: Path) -> None:
     make_runs(results)
     listing = run_entries(results)
@@ -146,6 +153,7 @@ def test_the_table_fits_80_columns_and_uses_120(results: Path) -> None:
             assert "mock/tft, nice" in lines[rows[0]]
 
 
+@pytest.mark.slow
 def test_a_run_killed_by_kill_9_is_listed_as_crashed_with_its_cost_so_far_and_resumes(
     tmp_path: Path, results: Path
 ) -> None:
@@ -176,14 +184,16 @@ def test_a_run_killed_by_kill_9_is_listed_as_crashed_with_its_cost_so_far_and_re
 
     (run,) = runs_json(results)
     assert run["status"] == "crashed" and run["note"] == (
-        "its process ended without finishing it; `pdbench resume killed` continues it")  # fmt: skip
+        "its process ended without finishing it; `pdbench resume killed` continues it"
+    )
     paid = sql_json(results, "select sum(cost_usd) as usd, count(*) as calls from calls")[0]
     assert run["cost_usd"] == paid["usd"] > 0 and 0 < run["games_done"] < 16
     assert sql_json(results, "select status from runs") == [{"status": "running"}]  # shown crashed, stored as it was
     code, out, err = pdbench("runs", "--results", results)
     assert code == 0 and "crashed" in out, err
     assert "Run killed crashed: its process ended without finishing it; `pdbench resume killed` continues it." in (
-        " ".join(out.split()))  # fmt: skip
+        " ".join(out.split())
+    )
 
     code, _out, err = pdbench("resume", "killed", "--results", results, "--prices", prices)
     assert code == 0, err

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.calls.cache.cache import ResponseCache
 from harness.config import parse_experiment
 from harness.config.engine_options import EngineOptions
 from harness.engine.runner import run_experiment
 from harness.store.catalog import Catalog
-from tests.integration.test_cli import pdbench, sql_json
 from tests.integration.test_engine_server import server  # noqa: F401  (the loopback server fixture)
+from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, sequence
 
 
@@ -29,6 +31,7 @@ def self_play(model: str, rounds: int, replicates: int = 1, seed: int = 0) -> di
     }
 
 
+@pytest.mark.slow
 def test_mock_self_play_at_one_half_disagrees_in_about_half_the_rounds(tmp_path: Path) -> None:
     """Two mock/random?p=0.5 players are independent coins: they disagree with probability 1/2 per round.
     Over 400 rounds the count is Binomial(400, 1/2): mean 200, sd 10; 160..240 is a 4-sd band. Before
@@ -67,6 +70,7 @@ def _twice(config: dict, tmp_path: Path) -> tuple[list[tuple], dict[str, list[tu
     return second, moves
 
 
+@pytest.mark.slow
 def test_the_same_experiment_run_again_is_answered_from_the_cache(
     server: FakeLLMServer,  # noqa: F811
     tmp_path: Path,
@@ -87,6 +91,7 @@ def test_a_mock_model_is_computed_again_and_never_fills_the_shared_cache(tmp_pat
     assert not (tmp_path / "cache.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_self_play_against_a_server_sends_one_request_per_model_move(
     server: FakeLLMServer,  # noqa: F811
     tmp_path: Path,
@@ -108,6 +113,7 @@ def test_self_play_against_a_server_sends_one_request_per_model_move(
     assert len(firsts) == 2 and {c["player"] for c in firsts} == {"a", "b"}
 
 
+@pytest.mark.slow
 def test_eval_asks_round_one_separately_for_every_opponent(server: FakeLLMServer, results: Path) -> None:  # noqa: F811
     """A model's round-1 answer is not shared across opponents: each condition is its own draw."""
     opponents = "ALLC,ALLD,TFT,GRIM"

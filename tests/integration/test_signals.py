@@ -25,10 +25,14 @@ from typing import Any
 import pytest
 
 from harness.store.catalog import open_run
+from tests.support.live_reader import look
+
+pytestmark = pytest.mark.slow  # each case runs pdbench twice as a real process, signalled mid-run
 
 RUN = "sig"
-# 9 opponents x 40 replicates x 8 rounds at 25 ms a call and 10 games in flight: about 8 s of play.
-EVAL = ["eval", "--model", "mock/tft?latency_ms=25", "--rounds", "8", "--replicates", "40", "--run-id", RUN]
+# 9 opponents x 12 replicates x 8 rounds at 25 ms a call and 10 games in flight: about 2.2 s of play, signalled
+# once its first games are stored (about 0.5 s in), so the signal lands mid-run and resume has games to play.
+EVAL = ["eval", "--model", "mock/tft?latency_ms=25", "--rounds", "8", "--replicates", "12", "--run-id", RUN]
 
 
 def _env(results: Path) -> dict[str, str]:
@@ -41,14 +45,16 @@ def _cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "harness.entry", *args]
 
 
-def _started(results: Path, proc: subprocess.Popen[bytes], after_s: float = 2.5) -> None:
-    """Wait until the run's file exists and games are playing, so that the signal lands mid-run."""
+def _started(results: Path, proc: subprocess.Popen[bytes]) -> None:
+    """Wait until the run has stored its first complete game (read as a reader reads a running run), so that
+    the signal lands mid-run with games to keep."""
     deadline = time.monotonic() + 60
-    while not (results / f"{RUN}.duckdb").exists():
-        assert proc.poll() is None, "pdbench ended before the run started"
-        assert time.monotonic() < deadline, "the run did not start within 60 s"
-        time.sleep(0.02)
-    time.sleep(after_s)
+    while True:
+        assert proc.poll() is None, "pdbench ended before a game was stored"
+        assert time.monotonic() < deadline, "no game was stored within 60 s"
+        if (results / f"{RUN}.duckdb").exists() and look(results, RUN, check=False)["complete"]:
+            return
+        time.sleep(0.1)
 
 
 def _sql(results: Path, query: str) -> list[dict[str, Any]]:
@@ -150,8 +156,7 @@ def test_closing_the_terminal_leaves_an_interrupted_run(tmp_path: Path) -> None:
 
     env = _env(tmp_path)
     env.pop("COLUMNS")
-    proc = subprocess.Popen(_cmd(*EVAL), env=env, stdin=slave, stdout=slave, stderr=slave,
-                            preexec_fn=own_terminal)  # fmt: skip
+    proc = subprocess.Popen(_cmd(*EVAL), env=env, stdin=slave, stdout=slave, stderr=slave, preexec_fn=own_terminal)
     os.close(slave)
     seen = bytearray()
     join = _drain(master, seen)

@@ -11,8 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import write_games
-from tests.integration.test_cli import pdbench
+from tests.support.cli import pdbench
 
 RUNAWAY = "select count(*) from range(1000000000000) a, range(10) b"  # hours of work
 
@@ -25,6 +27,7 @@ def _holds(pid: int, path: Path) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_runaway_query_with_one_line_and_exit_130(results: Path) -> None:
     write_games(results, "r", [("CC", "CD")]).close()
     env = dict(os.environ, NO_COLOR="1")
@@ -46,6 +49,7 @@ def test_ctrl_c_stops_a_runaway_query_with_one_line_and_exit_130(results: Path) 
     assert len(err.splitlines()) == 1 and out == ""
 
 
+@pytest.mark.slow
 def test_a_query_past_its_time_limit_is_stopped_with_a_clear_error(results: Path) -> None:
     write_games(results, "r", [("CC", "CD")]).close()
     code, out, err = pdbench("sql", RUNAWAY, "--results", results, "--timeout", "0.3")
@@ -53,6 +57,7 @@ def test_a_query_past_its_time_limit_is_stopped_with_a_clear_error(results: Path
     assert code == 2 and out == "" and "Traceback" not in err, err
     assert "error: the query was stopped after" in text and "its time limit" in text, err
     assert "give it more time with --timeout SECONDS (0: no limit)" in text, err
-    code, out, err = pdbench("sql", "select count(*) as n from rounds", "--results", results, "--format", "json",
-                             "--timeout", "0")  # fmt: skip
+    code, out, err = pdbench(
+        "sql", "select count(*) as n from rounds", "--results", results, "--format", "json", "--timeout", "0"
+    )
     assert code == 0 and out.strip() == '[{"n": 2}]', err

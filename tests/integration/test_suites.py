@@ -7,16 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_cli import pdbench, sql_json
+from tests.support.cli import pdbench, sql_json
 
 
 def stored_config(results: Path, run_id: str) -> dict:
     return json.loads(sql_json(results, f"select config_json from runs where run_id = '{run_id}'")[0]["config_json"])
 
 
+@pytest.mark.slow
 def test_akata2023_plays_and_stores_its_protocol(results: Path) -> None:
-    code, out, err = pdbench("eval", "--suite", "akata2023", "--model", "mock/tft", "--results", results,
-                             "--run-id", "ak")  # fmt: skip
+    code, out, err = pdbench(
+        "eval", "--suite", "akata2023", "--model", "mock/tft", "--results", results, "--run-id", "ak"
+    )
     assert code == 0, err
     assert "Scorecard ak" in out and "DONCE" in out
     config = stored_config(results, "ak")
@@ -46,6 +48,7 @@ def test_akata2023_plays_and_stores_its_protocol(results: Path) -> None:
     assert moves == [{"a": "CDCCCCCCCC", "b": "DCCCCCCCCC"}] * 3
 
 
+@pytest.mark.slow
 def test_fontana2025_plays_and_stores_its_protocol(results: Path) -> None:
     code, out, err = pdbench("eval", "--suite", "fontana2025", "--model", "mock/random", "--replicates", "1",
                              "--results", results, "--run-id", "fo")  # fmt: skip
@@ -65,8 +68,9 @@ def test_fontana2025_plays_and_stores_its_protocol(results: Path) -> None:
     players = sql_json(results, "select distinct player_b from games where run_id = 'fo' order by player_b")
     assert [p["player_b"] for p in players][:3] == ["RAND(p=0.0)", "RAND(p=0.1)", "RAND(p=0.2)"]
     # JSON answers, and a history of at most 10 rounds in the prompt of round 100.
-    last = sql_json(results, "select request_json, response_text from calls where run_id = 'fo' and round = 100 "
-                             "limit 1")[0]  # fmt: skip
+    last = sql_json(
+        results, "select request_json, response_text from calls where run_id = 'fo' and round = 100 limit 1"
+    )[0]
     user = json.loads(last["request_json"])["messages"][1]["content"]
     assert user.endswith('Reply with only a JSON object: {"action": "C"} or {"action": "D"}.')
     assert "The last 10 of the 99 rounds played so far:" in user and "- Round 89:" not in user
@@ -103,6 +107,7 @@ def test_bad_suite_options_are_one_paragraph_errors(results: Path, args: list[st
     assert not list(results.glob("*.duckdb"))  # nothing was started
 
 
+@pytest.mark.slow
 def test_engine_options_are_allowed_with_a_suite(results: Path) -> None:
     code, _, err = pdbench("eval", "--suite", "akata2023", "--model", "mock/tft", "--replicates", "1", "--seed", "4",
                            "--concurrency", "2", "--no-cache", "--results", results, "--run-id", "eng")  # fmt: skip

@@ -27,7 +27,10 @@ TMUX = shutil.which("tmux")
 ROOT = Path(__file__).resolve().parents[2]
 OPPONENTS = ["🕊️ ALLC", "😈 ALLD", "🪞 TFT", "💀 GRIM", "😇 GTFT", "🔄 WSLS", "🐱 TF2T", "🤨 STFT", "🎲 RAND"]
 
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install -y tmux)")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install -y tmux)"),
+]
 
 
 class Terminal:
@@ -42,8 +45,9 @@ class Terminal:
         shell = f"cd {shlex.quote(str(ROOT))} && {shlex.join(command)}; echo PDBENCH-EXIT=$?; sleep 120"
         # COLUMNS and LINES, if this process has them, would override the terminal's size (Rich reads them first).
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-        subprocess.run([*self.tmux, "new-session", "-d", "-x", str(width), "-y", str(height), shell], check=True,
-                       env=env)  # fmt: skip
+        subprocess.run(
+            [*self.tmux, "new-session", "-d", "-x", str(width), "-y", str(height), shell], check=True, env=env
+        )
 
     def screen(self, history: bool = False) -> list[str]:
         args = ["capture-pane", "-p", "-J", *(["-S", "-"] if history else [])]

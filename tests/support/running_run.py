@@ -75,8 +75,9 @@ def _record(con: duckdb.DuckDBPyConnection, source: Path, upto: int, status: str
     for table in ("games", "round_rows", "game_moves"):
         con.execute(f"insert into {table} select * from src.{table} where game_id < ? "
                     f"and game_id not in (select game_id from {table})", [upto])  # fmt: skip
-    con.execute("update runs set status = ?, finished_at = case when ? = 'running' then null else now() end",
-                [status, status])  # fmt: skip
+    con.execute(
+        "update runs set status = ?, finished_at = case when ? = 'running' then null else now() end", [status, status]
+    )
     con.execute("detach src")
 
 

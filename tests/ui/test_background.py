@@ -61,6 +61,7 @@ def test_a_mock_model_run_counts_calls_and_computes_them_again(tmp_path: Path) -
     assert not (tmp_path / "cache.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_stop_ends_the_run_interrupted_and_resume_finishes_it(tmp_path: Path) -> None:
     config = tournament_config([SLOW_MODEL, "TFT", "ALLD"], rounds=40)  # ~1.2 s a model game
     job = background.start(config, tmp_path, "stopped")
@@ -120,6 +121,7 @@ def test_an_error_while_playing_is_kept_on_the_job_not_raised(tmp_path: Path, mo
     assert job not in background.active()
 
 
+@pytest.mark.slow
 def test_a_run_outlives_the_script_run_that_started_it(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,6 +155,7 @@ def test_a_run_outlives_the_script_run_that_started_it(
         assert cat.query("SELECT count(*) FROM rounds")[1][0][0] == 120
 
 
+@pytest.mark.slow
 def test_a_run_that_ended_while_away_offers_its_results_instead_of_pulling_the_user(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,10 +23,12 @@ def _cat(folder: Path, run_id: str) -> Catalog:
     return Catalog(folder, [run_id])
 
 
+@pytest.mark.slow
 def test_runs_are_listed_newest_first_with_players_and_progress(tmp_path: Path) -> None:
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=5), results_dir=tmp_path, run_id="older")
-    run_experiment(tournament_config(["GRIM", "ALLC", "WSLS"], rounds=5, replicates=2), results_dir=tmp_path,
-                   run_id="newer")  # fmt: skip
+    run_experiment(
+        tournament_config(["GRIM", "ALLC", "WSLS"], rounds=5, replicates=2), results_dir=tmp_path, run_id="newer"
+    )
     folder = browse.list_runs(tmp_path)
     assert [r.run_id for r in folder.runs] == ["newer", "older"]
     newer = folder.runs[0]
@@ -43,6 +45,7 @@ def test_an_empty_or_missing_folder_has_no_runs(tmp_path: Path) -> None:
     assert browse.folder_signature(tmp_path / "nope") == ()
 
 
+@pytest.mark.slow
 def test_game_detail_matches_the_sql_views(tmp_path: Path) -> None:
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=6, replicates=2), results_dir=tmp_path, run_id="t")
     conds = browse.conditions(_cat(tmp_path, "t"), "t")
@@ -87,8 +90,9 @@ def test_model_calls_are_read_with_their_messages(tmp_path: Path, monkeypatch: p
     assert detail.has_calls
     calls = browse.game_calls(_cat(tmp_path, "m"), "m", 0)
     assert {c["round"] for c in calls} == {1, 2, 3, 4}
-    assert all(c["messages"][0]["role"] == "system" and c["messages"][-1]["role"] == "user" for c in calls
-               if c["attempt"] == 1)  # fmt: skip
+    assert all(
+        c["messages"][0]["role"] == "system" and c["messages"][-1]["role"] == "user" for c in calls if c["attempt"] == 1
+    )
     retried = [c for c in calls if c["attempt"] > 1]
     assert retried, "an unparseable answer is re-asked"
     assert retried[0]["messages"][-2]["role"] == "assistant"  # the unreadable answer, then the correction
@@ -114,6 +118,7 @@ def _old_copy(tmp_path: Path, source: Path, version: str) -> Path:
     return old
 
 
+@pytest.mark.slow
 def test_files_from_older_and_newer_schemas_are_skipped_with_a_clear_reason(tmp_path: Path) -> None:
     results = tmp_path / "results"
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=3), results_dir=results, run_id="ok")
@@ -171,8 +176,9 @@ def test_round_events_name_each_flipped_or_fallback_move() -> None:
         (3, "A", "fallback + noise", "C", 1),
     ]
     assert events[0]["what"] == "noise flipped the intended C to D" and events[0]["who"] == "A: mock/tft"
-    assert events[2]["what"] == ("fallback move D: the model's answer could not be used; "
-                                 "noise flipped the intended D to C")  # fmt: skip
+    assert events[2]["what"] == (
+        "fallback move D: the model's answer could not be used; noise flipped the intended D to C"
+    )
     assert data.rounds_text([4]) == "round 4" and data.rounds_text([4, 9, 12]) == "rounds 4, 9 and 12"
     assert data.rounds_text(list(range(1, 16)), most=3) == "rounds 1, 2, 3 and 12 more"
 

@@ -38,8 +38,9 @@ def test_layout_keeps_individuals_in_place() -> None:
 
 
 def test_layout_matches_counts_and_changes_only_what_was_replaced() -> None:
-    settings = Form(players=("ALLC", "ALLD", "TFT", "GRIM"), counts=(9, 8, 8, 8), mutation=0.1, generations=60,
-                    k=3, noise=0.05).settings()  # fmt: skip
+    settings = Form(
+        players=("ALLC", "ALLD", "TFT", "GRIM"), counts=(9, 8, 8, 8), mutation=0.1, generations=60, k=3, noise=0.05
+    ).settings()
     t = evolve(settings)
     counts = np.asarray(t.population)
     grid = layout(counts)

@@ -96,6 +96,7 @@ def lessons(at: AppTest) -> list[str]:
 # --- tests -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_empty_folder_offers_the_form_presets_and_says_how_to_start(app: App, tmp_path: Path) -> None:
     at = open_view(app, tmp_path)
     assert any("No evolution runs yet" in i.value for i in at.info)
@@ -109,6 +110,7 @@ def test_empty_folder_offers_the_form_presets_and_says_how_to_start(app: App, tm
     assert not [m for m in at.markdown if FRAME_CLASS in m.value]
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_paragraph_and_nothing_runs(app: App, tmp_path: Path) -> None:
     at = set_form(open_view(app, tmp_path), ["ALLC", "ALLD"], [4, 0])
     assert any("at least two players" in e.value for e in at.error)
@@ -118,6 +120,7 @@ def test_bad_input_is_one_paragraph_and_nothing_runs(app: App, tmp_path: Path) -
     assert not list(tmp_path.glob("*.duckdb"))
 
 
+@pytest.mark.slow
 def test_run_saves_a_run_and_the_frames_show_its_file(app: App, tmp_path: Path) -> None:
     at = set_form(open_view(app, tmp_path), ["ALLC", "ALLD", "TFT"], [10, 6, 4], generations=30, k=2)
     click(at, "evo_go")
@@ -143,6 +146,7 @@ def test_run_saves_a_run_and_the_frames_show_its_file(app: App, tmp_path: Path) 
         con.close()
 
 
+@pytest.mark.slow
 def test_play_ticks_one_generation_per_run_and_pause_stops(app: App, tmp_path: Path) -> None:
     at = set_form(open_view(app, tmp_path), ["ALLC", "ALLD", "TFT"], [10, 6, 4], generations=30, k=2)
     click(at, "evo_go")
@@ -162,6 +166,7 @@ def test_play_ticks_one_generation_per_run_and_pause_stops(app: App, tmp_path: P
     assert shown(at) == (0, table[0])
 
 
+@pytest.mark.slow
 def test_play_runs_to_the_end_with_every_frame_its_own_generation(app: App, tmp_path: Path) -> None:
     at = set_form(open_view(app, tmp_path), ["ALLC", "ALLD", "TFT"], [10, 6, 4], generations=30, k=2)
     click(at, "evo_go")
@@ -177,6 +182,7 @@ def test_play_runs_to_the_end_with_every_frame_its_own_generation(app: App, tmp_
     assert "has taken over" in frame(at)
 
 
+@pytest.mark.slow
 def test_past_runs_can_be_reopened(app: App, tmp_path: Path) -> None:
     first = Form(players=("ALLC", "ALLD"), counts=(3, 3), generations=5, k=1).settings()
     second = Form(players=("TFT", "ALLD", "GRIM"), counts=(4, 4, 4), generations=8, k=2, noise=0.1).settings()
@@ -205,6 +211,7 @@ def test_past_runs_can_be_reopened(app: App, tmp_path: Path) -> None:
     assert at.selectbox(key=PICKER).value == "evolution_second" and shown(at) == (2, table[2])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.key)
 def test_each_preset_runs_and_shows_its_lesson(app: App, tmp_path: Path, preset: object) -> None:
     key, lesson = preset.key, preset.lesson  # type: ignore[attr-defined]
@@ -221,6 +228,7 @@ def test_each_preset_runs_and_shows_its_lesson(app: App, tmp_path: Path, preset:
     assert lessons(at) == shown_lessons
 
 
+@pytest.mark.slow
 def test_a_changed_preset_shows_no_lesson(app: App, tmp_path: Path) -> None:
     at = click(open_view(app, tmp_path), "evo_preset_few_rounds")
     at.slider(key="evo_rounds").set_value(10).run()
@@ -251,6 +259,7 @@ def test_the_view_is_in_the_navigation(app: App, tmp_path: Path) -> None:
     assert any(m.value == "### 🧬 Evolution" for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_games_views_leave_evolution_runs_out(app: App, tmp_path: Path, tournament_results: Path) -> None:
     """Results and Replay pick runs with games; an evolution run has none, and the Evolution view shows it."""
     settings = Form(players=("ALLC", "ALLD"), counts=(3, 3), generations=5, k=1).settings()
@@ -269,6 +278,7 @@ def test_games_views_leave_evolution_runs_out(app: App, tmp_path: Path, tourname
     assert [o.split(" · ")[0] for o in at.selectbox(key=PICKER).options] == ["evolution_beside"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dynamics", ["generational", "moran", "replicator"])
 def test_every_dynamics_runs_from_the_view(app: App, tmp_path: Path, dynamics: str) -> None:
     at = open_view(app, tmp_path)
@@ -296,6 +306,7 @@ def test_every_dynamics_runs_from_the_view(app: App, tmp_path: Path, dynamics: s
         assert shown(at) == (1, table[1])
 
 
+@pytest.mark.slow
 def test_leaving_the_page_while_it_runs_ends_the_run_interrupted(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -326,6 +337,7 @@ def test_leaving_the_page_while_it_runs_ends_the_run_interrupted(
     assert any("interrupted" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_a_typed_strategy_with_settings_plays_under_its_canonical_name(app: App, tmp_path: Path) -> None:
     at = set_form(open_view(app, tmp_path), ["TFT", "GTFT(p=0.3)"], [4, 4], generations=5, k=1)
     assert at.slider(key="evo_count_GTFT(p=0.3)").label == "😇 GTFT(p=0.3)"

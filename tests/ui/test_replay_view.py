@@ -41,8 +41,9 @@ def odd_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
         mp.setenv("PDBENCH_CACHE", str(folder / ".cache" / "responses.sqlite"))
         noisy = tournament_config(["mock/tft?unparseable=0.8", "ALLD"], rounds=30, noise=0.2, self_play=False)
         run_experiment(noisy, results_dir=folder, run_id="odd")
-        run_experiment(tournament_config(["TFT", "ALLD"], rounds=1500, self_play=False), results_dir=folder,
-                       run_id="long")  # fmt: skip
+        run_experiment(
+            tournament_config(["TFT", "ALLD"], rounds=1500, self_play=False), results_dir=folder, run_id="long"
+        )
     return folder
 
 
@@ -139,6 +140,7 @@ def captions(at: AppTest) -> list[str]:
 # --- tests -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_opens_at_round_zero_with_both_agents(app: App, tournament_results: Path) -> None:
     at = open_game(app, tournament_results, "TFT_vs_ALLD")
     assert header(at) == "Round 0 of 10"
@@ -154,6 +156,7 @@ def test_opens_at_round_zero_with_both_agents(app: App, tournament_results: Path
     assert at.session_state[ROUND] == 0 and at.session_state[PLAYING] is False
 
 
+@pytest.mark.slow
 def test_step_shows_moves_payoffs_scores_and_deltas(app: App, tournament_results: Path) -> None:
     at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step")
     assert header(at) == "Round 1 of 10"
@@ -174,6 +177,7 @@ def test_step_shows_moves_payoffs_scores_and_deltas(app: App, tournament_results
     assert progress(at) == 20  # percent
 
 
+@pytest.mark.slow
 def test_trail_shows_the_last_ten_rounds(app: App, odd_results: Path) -> None:
     at = open_game(app, odd_results, "TFT_vs_ALLD", run="long")
     jump(at).set_value(10).run()
@@ -278,6 +282,7 @@ def test_round_slider_jumps(app: App, tournament_results: Path) -> None:
     assert header(at) == "Round 8 of 10"
 
 
+@pytest.mark.slow
 def test_switching_game_starts_over(app: App, tournament_results: Path) -> None:
     at = click(open_game(app, tournament_results, "TFT_vs_ALLD"), "replay_step", times=3)
     click(at, "replay_play")
@@ -310,6 +315,7 @@ def test_empty_folder_shows_the_first_run_message(app: App, tmp_path: Path) -> N
     assert not at.metric and not at.button
 
 
+@pytest.mark.slow
 def test_fallback_moves_and_noise_flips_are_marked(app: App, odd_results: Path) -> None:
     with browse.run_catalog(odd_results, "odd") as cat:
         rounds = browse.game_detail(cat, "odd", 0).rounds
@@ -391,6 +397,7 @@ def _play_through(at: AppTest) -> list[tuple[int, float, float, list[str]]]:
     return frames
 
 
+@pytest.mark.slow
 def test_every_frame_shows_the_scores_of_its_own_round_while_playing(app: App, odd_results: Path) -> None:
     """The issue's bug: a header a round ahead of its scores. Every frame's scores must be the sums of the
     payoffs of the rounds up to the round it shows, and its move cards that round's."""
@@ -442,6 +449,7 @@ def test_a_frame_is_one_piece_built_from_one_round() -> None:
     assert "Game over" not in replay_frame.frame_html(replay, 2)
 
 
+@pytest.mark.slow
 def test_a_running_run_is_followed_while_paused_not_while_playing(
     app: App, tmp_path: Path, fragments: list[tuple[str, float | None]]
 ) -> None:

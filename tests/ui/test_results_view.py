@@ -45,6 +45,7 @@ def test_an_empty_folder_says_how_to_make_a_first_run(app: App, tmp_path: Path) 
     assert "pdbench eval --model mock/tft" in at.code[0].value and str(tmp_path) in at.code[0].value
 
 
+@pytest.mark.slow
 def test_a_game_shows_its_timeline_metrics_charts_and_summary(app: App, tournament_results: Path) -> None:
     at = app(tournament_results, RESULTS)
     assert at.selectbox(key="results_run").value == "tour"
@@ -68,6 +69,7 @@ def test_a_game_shows_its_timeline_metrics_charts_and_summary(app: App, tourname
     assert row["n (A, B)"] == "2, 2"
 
 
+@pytest.mark.slow
 def test_picking_a_replicate_shows_that_game(app: App, tmp_path: Path) -> None:
     config = tournament_config(["TFT", "RAND"], rounds=20, replicates=3, self_play=False, seed=5)
     run_experiment(config, results_dir=tmp_path, run_id="r")
@@ -82,6 +84,7 @@ def test_picking_a_replicate_shows_that_game(app: App, tmp_path: Path) -> None:
     assert len(seen) > 1  # RAND plays differently in each replicate
 
 
+@pytest.mark.slow
 def test_model_prompts_and_answers_can_be_opened(app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PDBENCH_CACHE", str(tmp_path / "cache.sqlite"))
     config = duel_config({"model": "mock/tft?unparseable=0.5&seed=3"}, {"policy": "ALLD"}, rounds=3)
@@ -104,6 +107,7 @@ def test_model_prompts_and_answers_can_be_opened(app: App, tmp_path: Path, monke
     assert seen_failed, "no failed parse shown although half the answers are unreadable"
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_says_so_and_how_to_finish_it(app: App, tmp_path: Path) -> None:
     stop = StopFlag()
 
@@ -118,6 +122,7 @@ def test_an_interrupted_run_says_so_and_how_to_finish_it(app: App, tmp_path: Pat
     assert "**interrupted**" in info and "2 of 6 games" in info and "pdbench resume cut" in info
 
 
+@pytest.mark.slow
 def test_a_run_being_written_and_an_old_file_are_explained(
     app: App, tmp_path: Path, fragments: Fragments, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,6 +161,7 @@ def test_a_run_being_written_and_an_old_file_are_explained(
     assert any("counted once" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_a_running_run_shows_its_progress_and_is_followed_until_it_ends(
     app: App, tmp_path: Path, fragments: Fragments
 ) -> None:
@@ -188,6 +194,7 @@ def test_a_running_run_shows_its_progress_and_is_followed_until_it_ends(
     assert "live · TFT, ALLD, GRIM · complete 6/6" in at.selectbox(key="results_run").options[0]
 
 
+@pytest.mark.slow
 def test_a_running_run_whose_writer_was_killed_is_shown_as_crashed_with_how_to_resume_it(
     app: App, tmp_path: Path, fragments: Fragments
 ) -> None:
@@ -237,6 +244,7 @@ def test_a_run_written_by_this_process_is_in_progress_too(tmp_path: Path) -> Non
         writer.close()
 
 
+@pytest.mark.slow
 def test_switching_runs_redraws_the_condition_and_replicate_pickers_for_that_run(app: App, tmp_path: Path) -> None:
     run_experiment(tournament_config(["TFT", "ALLD"], rounds=5, replicates=3), results_dir=tmp_path, run_id="one")
     run_experiment(duel_config({"policy": "GRIM"}, {"policy": "ALT"}, rounds=7), results_dir=tmp_path, run_id="two")
@@ -252,6 +260,7 @@ def test_switching_runs_redraws_the_condition_and_replicate_pickers_for_that_run
     assert metrics(at)["Rounds"] == "7"
 
 
+@pytest.mark.slow
 def test_opening_the_tournament_view_keeps_the_results_choice(app: App, tmp_path: Path) -> None:
     from harness.ui.views import TOURNAMENT
 
@@ -267,6 +276,7 @@ def test_opening_the_tournament_view_keeps_the_results_choice(app: App, tmp_path
     assert at.selectbox(key="results_run").value == "duel"
 
 
+@pytest.mark.slow
 def test_cards_show_a_model_players_model_persona_and_temperature(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -317,6 +327,7 @@ def _marked_rounds(folder: Path) -> dict[tuple[int, str], str]:
     return out
 
 
+@pytest.mark.slow
 def test_noise_flips_and_fallback_moves_are_marked_on_the_chart_by_round(app: App, noisy_results: Path) -> None:
     """Each flipped or fallback move is a mark on the actions chart at its round and played move, and its tooltip
     says the round, the player and what happened; the timeline's note names the same rounds."""
@@ -349,6 +360,7 @@ def test_a_game_without_noise_or_fallbacks_has_no_marks(app: App, tournament_res
     assert not any("marked on the actions chart" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_results_open_on_the_newest_run_with_finished_games(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -370,11 +382,12 @@ def test_results_open_on_the_newest_run_with_finished_games(
     assert any("has no recorded games yet" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_a_run_whose_file_a_read_finds_damaged_is_named_with_what_to_do(app: App, tmp_path: Path) -> None:
     """Issue 19, point 9, in the dashboard: a damaged block its pages meet (a game's calls) is an error that names the
     file and what to do, not a traceback (the folder's other runs: tests/integration/test_damaged_files.py)."""
-    from tests.integration.test_cli import pdbench
     from tests.integration.test_damaged_files import damage_rows_of
+    from tests.support.cli import pdbench
 
     folder = tmp_path / "results"
     code, _out, err = pdbench("eval", "--model", "mock/random", "--opponents", "TFT", "--rounds", "20",

@@ -45,6 +45,7 @@ def test_openai_models_are_offered_when_a_key_is_set(app: App, tmp_path: Path, m
     assert "🤖 openai/gpt-4o-mini" in app(tmp_path).selectbox(key="run_player_a").options
 
 
+@pytest.mark.slow
 def test_running_lands_on_the_results_of_an_ordinary_run(app: App, tmp_path: Path) -> None:
     at = app(tmp_path)
     at.selectbox(key="run_player_a").select("GRIM")
@@ -65,6 +66,7 @@ def test_running_lands_on_the_results_of_an_ordinary_run(app: App, tmp_path: Pat
         assert cat.query("select count(*) from rounds")[1][0][0] == 24
 
 
+@pytest.mark.slow
 def test_a_model_player_with_a_persona_and_a_geometric_horizon(app: App, tmp_path: Path) -> None:
     at = app(tmp_path)
     at.selectbox(key="run_player_b").select("mock/tft").run()
@@ -84,6 +86,7 @@ def test_a_model_player_with_a_persona_and_a_geometric_horizon(app: App, tmp_pat
     assert "cooperat" in system.lower()  # the persona reached the model's system prompt
 
 
+@pytest.mark.slow
 def test_bad_settings_are_clear_errors_and_nothing_runs(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,6 +120,7 @@ def test_payoffs_that_are_not_a_prisoners_dilemma_are_flagged(app: App, tmp_path
     assert at.table[0].value.iloc[1, 0] == "2, 0"
 
 
+@pytest.mark.slow
 def test_a_run_whose_games_failed_says_so(app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PDBENCH_MAX_ATTEMPTS", "1")
     at = app(tmp_path)
@@ -134,6 +138,7 @@ def test_a_run_whose_games_failed_says_so(app: App, tmp_path: Path, monkeypatch:
     assert "This game is **failed**" in warning  # and the game shown says why
 
 
+@pytest.mark.slow
 def test_paid_models_get_a_budget_and_temperature_defaults_to_the_providers(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,6 +201,7 @@ def type_model(at: AppTest, model: str, base_url: str) -> str:
     return "\n".join(c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_a_base_url_typed_in_the_page_gets_no_key_unless_the_user_configured_it(
     app: App, tmp_path: Path, llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -225,6 +231,7 @@ def test_a_base_url_typed_in_the_page_gets_no_key_unless_the_user_configured_it(
     assert llm.count(status=200) == 2 and all(r.has_auth for r in llm.requests)
 
 
+@pytest.mark.slow
 def test_a_budget_of_0_pays_for_nothing_and_no_limit_is_a_choice_of_its_own(
     app: App, tmp_path: Path, llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -272,8 +279,9 @@ def test_the_cards_stay_level_when_one_player_is_another_model(app: App, tmp_pat
     row = _parent(at.main, col_a)
     assert col_a is not col_b and row is _parent(at.main, col_b)  # side by side in one row
     assert not _keys(row) & {"run_model_a", "run_base_url_a", "run_player_a"}  # no input in the cards' row
-    assert {"run_model_a", "run_base_url_a", "run_player_a", "run_player_b"} <= _keys(_parent(at.main, _column_of_key(
-        at, "run_model_a")))  # fmt: skip
+    assert {"run_model_a", "run_base_url_a", "run_player_a", "run_player_b"} <= _keys(
+        _parent(at.main, _column_of_key(at, "run_model_a"))
+    )
 
 
 def _parent(node: Any, target: object) -> Any:

@@ -108,9 +108,11 @@ def test_the_matchup_matrix_is_a_heatmap_of_the_matchups_view(app: App, tourname
     ]
 
 
+@pytest.mark.slow
 def test_players_tied_on_a_rank_share_its_medal_on_the_podium_and_the_board(app: App, tmp_path: Path) -> None:
-    runner.run_experiment(tournament_config(["ALLC", "TFT", "GRIM", "ALLD"], rounds=10), results_dir=tmp_path,
-                          run_id="ties")  # fmt: skip
+    runner.run_experiment(
+        tournament_config(["ALLC", "TFT", "GRIM", "ALLD"], rounds=10), results_dir=tmp_path, run_id="ties"
+    )
     at = app(tmp_path, view=TOURNAMENT)
     df = board(at)
     # 10 rounds, self-play left out. ALLD: 50 vs ALLC, 14 vs TFT and vs GRIM: (5 + 1.4 + 1.4) / 3 = 2.6;
@@ -125,10 +127,12 @@ def test_players_tied_on_a_rank_share_its_medal_on_the_podium_and_the_board(app:
     assert [re.search(r"</span> (\w+) ·", c).group(1) for c in cards] == ["ALLD", "GRIM", "TFT"]  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_every_medallist_stands_on_the_podium_even_beyond_three(app: App, tmp_path: Path) -> None:
     # Four players who never defect: every game is mutual cooperation, 3 a turn each, so all four share gold.
-    runner.run_experiment(tournament_config(["ALLC", "GRIM", "TFT", "TF2T"], rounds=5), results_dir=tmp_path,
-                          run_id="gold")  # fmt: skip
+    runner.run_experiment(
+        tournament_config(["ALLC", "GRIM", "TFT", "TF2T"], rounds=5), results_dir=tmp_path, run_id="gold"
+    )
     at = app(tmp_path, view=TOURNAMENT)
     df = board(at)
     assert list(df["rank"]) == ["🥇"] * 4
@@ -142,6 +146,7 @@ def test_every_medallist_stands_on_the_podium_even_beyond_three(app: App, tmp_pa
     assert notes[0].endswith(", 100.0% of their moves were C.")
 
 
+@pytest.mark.slow
 def test_an_empty_folder_shows_the_first_run_message(app: App, tmp_path: Path) -> None:
     at = app(tmp_path, view=TOURNAMENT)
     assert any("No runs yet" in i.value for i in at.info)
@@ -154,6 +159,7 @@ def test_an_empty_folder_shows_the_first_run_message(app: App, tmp_path: Path) -
     assert any("21 games" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_running_a_tournament_from_the_form_makes_an_ordinary_run(app: App, tmp_path: Path) -> None:
     folder = tmp_path / "fresh"  # not even created yet
     at = run_from_form(app(folder, view=TOURNAMENT), ["TFT", "ALLD", "ALLC"])
@@ -183,6 +189,7 @@ def test_running_a_tournament_from_the_form_makes_an_ordinary_run(app: App, tmp_
     assert at.session_state["selected_tournament"] == run_id
 
 
+@pytest.mark.slow
 def test_a_mock_model_plays_in_the_tournament(app: App, tmp_path: Path) -> None:
     at = app(tmp_path, view=TOURNAMENT)
     assert any("mock/defector" in o for o in at.multiselect(key="tour_models").options)
@@ -198,6 +205,7 @@ def test_a_mock_model_plays_in_the_tournament(app: App, tmp_path: Path) -> None:
     assert not (tmp_path / ".cache" / "responses.sqlite").exists()  # mock answers are never cached, as in the CLI
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("strategies", "self_play", "run_id", "message"),
     [
@@ -222,6 +230,7 @@ def test_an_invalid_choice_is_a_clear_error_and_nothing_runs(
     assert sorted(p.name for p in tournament_results.glob("*.duckdb")) == ["tour.duckdb"]
 
 
+@pytest.mark.slow
 def test_an_unknown_model_name_typed_in_is_a_clear_error(app: App, tmp_path: Path) -> None:
     at = app(tmp_path, view=TOURNAMENT)
     at.multiselect(key="tour_models").set_value(["mock/nope"]).run()
@@ -230,6 +239,7 @@ def test_an_unknown_model_name_typed_in_is_a_clear_error(app: App, tmp_path: Pat
     assert at.button(key="tour_run").disabled
 
 
+@pytest.mark.slow
 def test_paid_models_are_offered_only_with_a_key(app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert choices.models({}) == ["mock/cooperator", "mock/defector", "mock/random", "mock/tft", "mock/grim"]
     with_keys = choices.models({"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-y"})
@@ -254,6 +264,7 @@ def test_default_run_ids_are_timestamped_and_never_reuse_a_file(
     assert runner.default_run_id("tournament", tmp_path) == "tournament_20260102_030405_2"
 
 
+@pytest.mark.slow
 def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -298,6 +309,7 @@ def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
     assert not at.get("progress")
 
 
+@pytest.mark.slow
 def test_a_budget_of_0_plays_no_paid_call(app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """0 is a budget of nothing (it used to mean no limit): the tournament stops before its first paid call."""
     with FakeLLMServer() as server:
@@ -315,6 +327,7 @@ def test_a_budget_of_0_plays_no_paid_call(app: App, tmp_path: Path, monkeypatch:
         ]
 
 
+@pytest.mark.slow
 def test_a_stopped_tournament_says_who_is_missing_from_the_leaderboard(app: App, tmp_path: Path) -> None:
     """A player with no finished game against another is left out of the ranking: the view names it, and why."""
     stop = StopFlag()
@@ -353,15 +366,18 @@ def test_the_missing_players_note_says_why_for_each_state(tmp_path: Path) -> Non
         run = RunRow("t", "tournament", status, datetime(2026, 1, 1), 10, 3, [])
         return tournament_view.missing_text(missing, run, tmp_path)
 
-    assert note(RunStatus.RUNNING).endswith("against another player yet. The tournament is still playing "
-                                            "(3 of 10 games finished).")  # fmt: skip
+    assert note(RunStatus.RUNNING).endswith(
+        "against another player yet. The tournament is still playing (3 of 10 games finished)."
+    )
     assert "💀 GRIM and 🔄 WSLS are not on the leaderboard" in note(RunStatus.RUNNING)
     assert "stopped with 3 of 10 games finished" in note(RunStatus.INTERRUPTED)
     assert "every such game failed" in note(RunStatus.COMPLETE)
-    assert "is not on the leaderboard" in tournament_view.missing_text(["GRIM"], RunRow(
-        "t", "tournament", RunStatus.RUNNING, datetime(2026, 1, 1), 10, 3, []), tmp_path)  # fmt: skip
+    assert "is not on the leaderboard" in tournament_view.missing_text(
+        ["GRIM"], RunRow("t", "tournament", RunStatus.RUNNING, datetime(2026, 1, 1), 10, 3, []), tmp_path
+    )
 
 
+@pytest.mark.slow
 def test_a_tournament_still_playing_is_followed_and_says_who_is_not_ranked_yet(
     app: App, tmp_path: Path, fragments: list[tuple[str, float | None]]
 ) -> None:

@@ -31,6 +31,7 @@ def model_run(results: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return results
 
 
+@pytest.mark.slow
 def test_model_parsing_counts_answers_unreadable_ones_and_fallbacks(model_run: Path) -> None:
     with Catalog(model_run) as cat:
         rows = cat.records("SELECT * FROM model_parsing")

@@ -108,6 +108,7 @@ def test_the_fixture_is_the_17_shared_strategies_playing_with_the_same_parameter
     assert FIXTURE["tournaments"]["deterministic"]["players"] == [n for n in SHARED if n not in ("GTFT", "RAND")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["deterministic", "ties"])
 def test_a_deterministic_tournament_matches_axelrod_number_for_number(name: str, played: dict) -> None:
     board, _ = played[name]
@@ -122,6 +123,7 @@ def test_a_deterministic_tournament_matches_axelrod_number_for_number(name: str,
         assert (mine["games"], mine["replicates"]) == ((len(rows) - 1) * reps, reps)
 
 
+@pytest.mark.slow
 def test_tied_players_share_the_rank_axelrod_orders_them_by_entry(played: dict) -> None:
     # ALLD 2.3467 > TFT = GRIM 2.3317 > ALLC 2.0: axelrod lists TFT before GRIM (entered first); PDBench ranks
     # both 2nd and no one 3rd.
@@ -151,6 +153,7 @@ def test_the_shared_tournament_matchups_match_axelrod(played: dict) -> None:
     assert exact == 17 * 17 - 45
 
 
+@pytest.mark.slow
 def test_the_shared_tournament_ranks_in_axelrod_order_where_the_order_is_clear(played: dict) -> None:
     board, _ = played["shared"]
     rows, reps = ranked("shared"), FIXTURE["tournaments"]["shared"]["repetitions"]

@@ -278,6 +278,7 @@ def load_within_the_limit(path: Path) -> tuple[ExperimentConfig | None, str | No
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=EXAMPLES,
     deadline=None,  # the time limit is ours (above), the same on a slow CI machine as here

@@ -128,6 +128,7 @@ def test_an_interrupted_run_keeps_the_generations_it_played(results: Path) -> No
     assert not back.payoffs.matches.any()
 
 
+@pytest.mark.slow
 def test_generations_are_committed_as_they_come(results: Path) -> None:
     """A process killed mid-run (no finish, no close) leaves the generations flushed before the kill."""
     script = textwrap.dedent(f"""
@@ -148,6 +149,7 @@ def test_generations_are_committed_as_they_come(results: Path) -> None:
     assert back.population.tolist() == [[3, 2], [2, 3], [1, 4], [2, 3]]
 
 
+@pytest.mark.slow
 def test_the_run_row_holds_the_resolved_settings_and_its_tags(results: Path) -> None:
     settings = _settings(players=["TFT", "ALLD", "mock/tft"])
     table = PayoffTable.supplied_by_caller(tuple(settings.players), VALUES)
@@ -225,6 +227,7 @@ def test_a_schema_2_file_gets_exactly_the_tables_a_new_file_has(tmp_path: Path) 
         migrated.close()
 
 
+@pytest.mark.slow
 def test_a_folder_of_schema_2_files_is_migrated_when_read_and_sits_beside_evolution_runs(tmp_path: Path) -> None:
     folder = tmp_path / "results"
     _unzip("schema_v2_eval.duckdb", folder)

@@ -175,6 +175,7 @@ ROUND_ROBIN = {pair: [("C", "C")] for pair in [("ALLC", "ALLD"), ("ALLC", "TFT")
                                                ("ALLD", "TFT"), ("ALLD", "GRIM"), ("TFT", "GRIM")]}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_scores_within_the_tolerance_share_a_rank_and_chains_of_them_too(results: Path) -> None:
     # One round per game, each player's payoff set by hand in every game, so its score is that payoff.
     # "chain": ALLC 2, ALLD 2 - 0.6e-9, TFT 2 - 1.2e-9, GRIM 1. ALLC-TFT differ by 1.2e-9, but each neighbour by

@@ -435,6 +435,7 @@ def test_a_limit_that_refuses_everything_is_told_by_the_chain_within_a_few_refus
     assert refused <= concurrency + CHAIN_MIN
 
 
+@pytest.mark.slow
 def test_a_spell_of_overload_costs_minutes_not_the_run() -> None:
     """A server allowing 400 a minute refuses 70 % of requests at random for a minute (an overload spell):
     the rate learned during it comes back within a few minutes."""

@@ -122,6 +122,7 @@ def moves(match: Match) -> tuple[str, str, str, str]:
     return ("".join(match.intended_a), "".join(match.intended_b), "".join(match.moves_a), "".join(match.moves_b))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("behaviour", sorted(CLASSIC))
 @pytest.mark.parametrize(
     "controls",

@@ -355,6 +355,7 @@ def test_the_hand_worked_expectations_agree_with_the_transcribed_code() -> None:
         assert paper_profile(list(main), list(opp)) == pytest.approx(want)
 
 
+@pytest.mark.slow
 def test_the_view_is_the_papers_code_on_random_games(results: Path) -> None:
     rng = random.Random(20250601)
     games = []
@@ -372,6 +373,7 @@ def test_the_view_is_the_papers_code_on_random_games(results: Path) -> None:
     assert len(rows) == 600
 
 
+@pytest.mark.slow
 def test_with_noise_and_fallbacks_the_view_follows_the_choices_and_played_is_the_papers_code(results: Path) -> None:
     rng = random.Random(7)
     games = []

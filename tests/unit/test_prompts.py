@@ -355,6 +355,7 @@ def games(n_rounds: int, seed: int) -> list[list[tuple[str, str]]]:
     return [[(rng.choice("CD"), rng.choice("CD")) for _ in range(n_rounds)] for _ in range(3)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("persona", [None, "cautious"])
 @pytest.mark.parametrize("labels", [ActionLabels(), NEUTRAL])
 @pytest.mark.parametrize("window", [None, 1, 4])

@@ -43,29 +43,14 @@ from harness.providers.registry import (
     settings_for,
 )
 from harness.providers.sdk import SdkProvider
-from tests.support.llm_server import DEFAULT_REPLY, FakeLLMServer, ServerConfig, estimate_tokens
+from tests.support.llm_server import DEFAULT_REPLY, FakeLLMServer, estimate_tokens
 
 KEY = "sk-test-secret-4242-do-not-leak"
 SYSTEM = "You are playing an iterated Prisoner's Dilemma."
 USER = "Round 1. Answer with exactly one of C or D."
 MESSAGES = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER}]
 PARAMS = SamplingParams(temperature=0.7, max_tokens=32, seed=11)
-DEFAULTS: dict[str, Any] = {f: getattr(ServerConfig(), f) for f in ServerConfig.__dataclass_fields__}
 NAMES = ("openai", "anthropic")
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeLLMServer]:
-    """One server for the module: starting uvicorn costs more than most tests here."""
-    with FakeLLMServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server: FakeLLMServer) -> FakeLLMServer:
-    shared_server.configure(**DEFAULTS)
-    shared_server.reset()
-    return shared_server
 
 
 def provider_for(name: str, base_url: str, **kwargs: Any) -> OpenAIProvider | AnthropicProvider:
@@ -74,14 +59,14 @@ def provider_for(name: str, base_url: str, **kwargs: Any) -> OpenAIProvider | An
     return AnthropicProvider("claude-test", api_key=KEY, base_url=base_url, **kwargs)
 
 
-def base_url_of(server: FakeLLMServer, name: str) -> str:
-    return server.openai_base_url if name == "openai" else server.anthropic_base_url
+def base_url_of(llm_server: FakeLLMServer, name: str) -> str:
+    return llm_server.openai_base_url if name == "openai" else llm_server.anthropic_base_url
 
 
 @pytest.fixture(params=NAMES)
-async def provider(request: pytest.FixtureRequest, server: FakeLLMServer) -> AsyncIterator[Any]:
+async def provider(request: pytest.FixtureRequest, llm_server: FakeLLMServer) -> AsyncIterator[Any]:
     """Each provider against the fake server; ``provider.name`` says which."""
-    made = provider_for(request.param, base_url_of(server, request.param))
+    made = provider_for(request.param, base_url_of(llm_server, request.param))
     yield made
     await made.aclose()
 
@@ -96,8 +81,8 @@ def closed_port() -> int:
 # ---- completions -----------------------------------------------------------------------------
 
 
-async def test_openai_completion_carries_text_tokens_model_and_params(server: FakeLLMServer) -> None:
-    provider = provider_for("openai", server.openai_base_url)
+async def test_openai_completion_carries_text_tokens_model_and_params(llm_server: FakeLLMServer) -> None:
+    provider = provider_for("openai", llm_server.openai_base_url)
     try:
         completion = await provider.generate(MESSAGES, PARAMS, timeout=5)
     finally:
@@ -108,7 +93,7 @@ async def test_openai_completion_carries_text_tokens_model_and_params(server: Fa
     assert completion.finish_reason == "stop"
     assert completion.input_tokens == estimate_tokens(f"{SYSTEM}\n{USER}")
     assert completion.output_tokens == estimate_tokens(DEFAULT_REPLY)
-    [request] = server.requests
+    [request] = llm_server.requests
     assert request.path == "/v1/chat/completions" and request.has_auth
     body = request.body
     assert body["messages"] == MESSAGES
@@ -116,8 +101,8 @@ async def test_openai_completion_carries_text_tokens_model_and_params(server: Fa
     assert "top_p" not in body and "max_completion_tokens" not in body  # only what was set
 
 
-async def test_anthropic_completion_puts_the_system_prompt_in_its_own_field(server: FakeLLMServer) -> None:
-    provider = provider_for("anthropic", server.anthropic_base_url)
+async def test_anthropic_completion_puts_the_system_prompt_in_its_own_field(llm_server: FakeLLMServer) -> None:
+    provider = provider_for("anthropic", llm_server.anthropic_base_url)
     try:
         completion = await provider.generate(MESSAGES, SamplingParams(max_tokens=40), timeout=5)
     finally:
@@ -128,7 +113,7 @@ async def test_anthropic_completion_puts_the_system_prompt_in_its_own_field(serv
     assert completion.finish_reason == "end_turn"
     assert completion.input_tokens == estimate_tokens(f"{SYSTEM}\n{USER}")
     assert completion.output_tokens == estimate_tokens(DEFAULT_REPLY)
-    [request] = server.requests
+    [request] = llm_server.requests
     assert request.path == "/v1/messages" and request.has_auth  # the key went out (as a bearer token)
     body = request.body
     assert body["system"] == SYSTEM
@@ -137,17 +122,17 @@ async def test_anthropic_completion_puts_the_system_prompt_in_its_own_field(serv
 
 
 async def test_anthropic_sends_no_sampling_parameters_and_says_so_once(
-    server: FakeLLMServer, caplog: pytest.LogCaptureFixture
+    llm_server: FakeLLMServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """API version 2026-10-21 (SDK 2.x) answers 400 to temperature/top_p at any value."""
-    provider = provider_for("anthropic", server.anthropic_base_url)
+    provider = provider_for("anthropic", llm_server.anthropic_base_url)
     try:
         with caplog.at_level("WARNING", logger="harness.providers.anthropic"):
             for _ in range(2):
                 await provider.generate(MESSAGES, SamplingParams(temperature=0.0, top_p=0.9, seed=3), timeout=5)
     finally:
         await provider.aclose()
-    for request in server.requests:
+    for request in llm_server.requests:
         assert not {"temperature", "top_p", "top_k", "seed"} & request.body.keys()
     [record] = caplog.records
     assert "seed, temperature, top_p not sent" in record.getMessage()
@@ -155,14 +140,14 @@ async def test_anthropic_sends_no_sampling_parameters_and_says_so_once(
     assert OpenAIProvider.unsupported_params == frozenset()
 
 
-async def test_anthropic_without_a_system_message_sends_no_system_field(server: FakeLLMServer) -> None:
-    provider = provider_for("anthropic", server.anthropic_base_url)
+async def test_anthropic_without_a_system_message_sends_no_system_field(llm_server: FakeLLMServer) -> None:
+    provider = provider_for("anthropic", llm_server.anthropic_base_url)
     try:
         await provider.generate([{"role": "user", "content": USER}], SamplingParams(), timeout=5)
     finally:
         await provider.aclose()
-    assert "system" not in server.requests[0].body
-    assert "temperature" not in server.requests[0].body
+    assert "system" not in llm_server.requests[0].body
+    assert "temperature" not in llm_server.requests[0].body
 
 
 def test_messages_api_translation_merges_roles_and_collects_system_text() -> None:
@@ -276,16 +261,16 @@ async def test_openai_uses_max_completion_tokens_on_openais_own_api() -> None:
     ],
 )
 async def test_should_retry_classifies_http_statuses_after_exactly_one_request(
-    provider: Any, server: FakeLLMServer, status: int, fault: Fault, retry: bool, failure: FailureKind
+    provider: Any, llm_server: FakeLLMServer, status: int, fault: Fault, retry: bool, failure: FailureKind
 ) -> None:
-    server.configure(retry_after_s=2.5)
-    server.fail_next(provider.name, [status])
+    llm_server.configure(retry_after_s=2.5)
+    llm_server.fail_next(provider.name, [status])
 
     with pytest.raises(openai.APIStatusError if provider.name == "openai" else anthropic.APIStatusError) as caught:
         await provider.generate(MESSAGES, PARAMS, timeout=5)
     decision = provider.should_retry(caught.value)
 
-    assert server.count() == 1  # SDK retries are off: the harness owns every attempt
+    assert llm_server.count() == 1  # SDK retries are off: the harness owns every attempt
     assert decision.fault is fault and decision.retry is retry and decision.fault.failure is failure
     assert decision.reason.startswith(f"HTTP {status}: ")
     assert decision.rate_limited is (status == 429)
@@ -294,23 +279,25 @@ async def test_should_retry_classifies_http_statuses_after_exactly_one_request(
         assert isinstance(caught.value, anthropic.OverloadedError)
 
 
-async def test_should_retry_uses_the_servers_words_not_the_sdks_body_dump(provider: Any, server: FakeLLMServer) -> None:
-    server.fail_next(provider.name, [500])
+async def test_should_retry_uses_the_servers_words_not_the_sdks_body_dump(
+    provider: Any, llm_server: FakeLLMServer
+) -> None:
+    llm_server.fail_next(provider.name, [500])
     with pytest.raises(Exception) as caught:
         await provider.generate(MESSAGES, PARAMS, timeout=5)
     assert provider.should_retry(caught.value).reason == "HTTP 500: Scripted failure 500."
 
 
-async def test_a_timeout_is_retryable(provider: Any, server: FakeLLMServer) -> None:
-    server.configure(timeout_s=5)
-    server.fail_next(provider.name, ["timeout"])
+async def test_a_timeout_is_retryable(provider: Any, llm_server: FakeLLMServer) -> None:
+    llm_server.configure(timeout_s=5)
+    llm_server.fail_next(provider.name, ["timeout"])
 
     with pytest.raises(openai.APITimeoutError if provider.name == "openai" else anthropic.APITimeoutError) as caught:
         await provider.generate(MESSAGES, PARAMS, timeout=0.3)
     decision = provider.should_retry(caught.value)
 
     assert decision.fault is Fault.TIMEOUT and decision.reason == "timeout"
-    assert server.count() == 1
+    assert llm_server.count() == 1
     assert provider.should_retry(TimeoutError()).fault is Fault.TIMEOUT  # a deadline imposed by the call path
 
 
@@ -337,25 +324,27 @@ async def test_connection_refused_is_retryable(name: str) -> None:
     ],
 )
 async def test_a_200_whose_body_is_not_json_is_retryable(
-    provider: Any, server: FakeLLMServer, fault: str, raised: type[Exception], detail: str
+    provider: Any, llm_server: FakeLLMServer, fault: str, raised: type[Exception], detail: str
 ) -> None:
     # A corrupt body declared as JSON: both SDKs raise json.JSONDecodeError. An HTML page: they return
     # its text instead of a response object, which the provider cannot read.
-    server.fail_next(provider.name, [fault])
+    llm_server.fail_next(provider.name, [fault])
     with pytest.raises(raised) as caught:
         await provider.generate(MESSAGES, PARAMS, timeout=5)
     decision = provider.should_retry(caught.value)
-    assert server.count() == 1 and server.count(status=200) == 1
+    assert llm_server.count() == 1 and llm_server.count(status=200) == 1
     assert decision.fault is Fault.TRANSIENT
     assert decision.reason == f"malformed answer: the body is not JSON{detail}"
 
 
-async def test_an_sdk_that_validates_strictly_says_so_and_it_is_retryable(provider: Any, server: FakeLLMServer) -> None:
+async def test_an_sdk_that_validates_strictly_says_so_and_it_is_retryable(
+    provider: Any, llm_server: FakeLLMServer
+) -> None:
     sdk = openai.AsyncOpenAI if provider.name == "openai" else anthropic.AsyncAnthropic
     provider._client = sdk(  # the same client, validating answers as the SDKs can be asked to
-        api_key=KEY, base_url=base_url_of(server, provider.name), max_retries=0, _strict_response_validation=True
+        api_key=KEY, base_url=base_url_of(llm_server, provider.name), max_retries=0, _strict_response_validation=True
     )
-    server.fail_next(provider.name, ["html"])
+    llm_server.fail_next(provider.name, ["html"])
     error = openai.APIResponseValidationError if provider.name == "openai" else anthropic.APIResponseValidationError
     with pytest.raises(error) as caught:
         await provider.generate(MESSAGES, PARAMS, timeout=5)
@@ -491,8 +480,8 @@ async def test_endpoint_identifies_the_key_by_hash_only() -> None:
     assert other.endpoint.key_id != a.endpoint.key_id
 
 
-async def test_aclose_closes_an_owned_client_and_is_idempotent(server: FakeLLMServer) -> None:
-    provider = provider_for("anthropic", server.anthropic_base_url)
+async def test_aclose_closes_an_owned_client_and_is_idempotent(llm_server: FakeLLMServer) -> None:
+    provider = provider_for("anthropic", llm_server.anthropic_base_url)
     await provider.aclose()
     await provider.aclose()
     with pytest.raises(anthropic.APIConnectionError):  # closed pool: no request can go out
@@ -672,14 +661,14 @@ def test_make_provider_reports_a_missing_key_before_any_request() -> None:
         make_provider("mock/saint", environ={})
 
 
-async def test_make_provider_talks_to_the_fake_server_via_the_environment(server: FakeLLMServer) -> None:
-    env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.openai_base_url}
+async def test_make_provider_talks_to_the_fake_server_via_the_environment(llm_server: FakeLLMServer) -> None:
+    env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": llm_server.openai_base_url}
     provider = make_provider("openai/gpt-test", environ=env)
     try:
         completion = await provider.generate(MESSAGES, PARAMS, timeout=5)
     finally:
         await provider.aclose()
-    assert completion.text == DEFAULT_REPLY and server.count(provider="openai", status=200) == 1
+    assert completion.text == DEFAULT_REPLY and llm_server.count(provider="openai", status=200) == 1
 
 
 def test_check_credentials_reports_every_problem_at_once() -> None:
@@ -785,16 +774,16 @@ def test_resolving_a_typed_base_url_that_is_not_configured_gives_no_key_and_need
     assert resolve_credentials("openai", ProviderSettings(base_url="http://evil.example/v1"), ENV)[0] == "sk-openai-env"
 
 
-async def test_a_keyless_provider_sends_no_credential_and_endpoints_tell_it_apart(server: FakeLLMServer) -> None:
-    server.configure(require_key=False)
-    provider = make_provider("openai/gpt-test", ProviderSettings(base_url=server.openai_base_url,
+async def test_a_keyless_provider_sends_no_credential_and_endpoints_tell_it_apart(llm_server: FakeLLMServer) -> None:
+    llm_server.configure(require_key=False)
+    provider = make_provider("openai/gpt-test", ProviderSettings(base_url=llm_server.openai_base_url,
                                                                  key_only_to_configured=True), environ=ENV)  # fmt: skip
     try:
         completion = await provider.generate(MESSAGES, PARAMS, timeout=5)
     finally:
         await provider.aclose()
     assert completion.text == DEFAULT_REPLY
-    assert [r.has_auth for r in server.requests] == [False]
+    assert [r.has_auth for r in llm_server.requests] == [False]
     assert provider.endpoint.key_id is None
 
 

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # Never needed to parse options or print help: the statistics and data-frame stacks, the dashboard, the
 # provider SDKs (and the HTTP client under them), the engine's numeric and template libraries, the database.
 HEAVY = ("scipy", "pandas", "numpy", "streamlit", "altair", "openai", "anthropic", "httpx2", "jinja2", "duckdb")
@@ -38,6 +40,7 @@ def test_help_loads_no_heavy_library() -> None:
     assert not loaded & set(HEAVY), f"`pdbench --help` loads {sorted(loaded & set(HEAVY))}"
 
 
+@pytest.mark.slow
 def test_sql_loads_the_database_but_not_the_statistics(tmp_path: Path) -> None:
     loaded = loaded_after(
         f"import sys\nfrom harness.cli import app\nsys.argv = ['pdbench', 'sql', 'select 1', '--results', "

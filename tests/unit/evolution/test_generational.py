@@ -53,6 +53,7 @@ def test_the_scores_by_hand_are_the_engines() -> None:
     assert (TABLE @ np.array(COUNTS) - np.diagonal(TABLE)).tolist() == SCORES
 
 
+@pytest.mark.slow
 def test_mean_next_shares_are_fitness_proportional() -> None:
     # w = 1, linear: fitness = score, so type i is drawn with probability n_i s_i / sum_j n_j s_j
     total = 5 * 4197 + 3 * 3420 + 2 * 3600  # 38445
@@ -65,6 +66,7 @@ def test_mean_next_shares_are_fitness_proportional() -> None:
         assert rows[:, i].var(ddof=1) == pytest.approx(N * p * (1 - p), rel=0.1)
 
 
+@pytest.mark.slow
 def test_weak_linear_selection_mixes_score_with_a_baseline() -> None:
     w = 0.001
     fitness = [1 - w + w * s for s in SCORES]  # 5.197, 4.420, 4.600
@@ -72,6 +74,7 @@ def test_weak_linear_selection_mixes_score_with_a_baseline() -> None:
     assert_mean_shares(next_generations(selection=w), [n * f / total for n, f in zip(COUNTS, fitness, strict=True)])
 
 
+@pytest.mark.slow
 def test_exponential_fitness() -> None:
     w = 0.002
     fitness = [math.exp(w * s) for s in SCORES]  # e^8.394, e^6.84, e^7.2
@@ -80,6 +83,7 @@ def test_exponential_fitness() -> None:
     assert_mean_shares(rows, [n * f / total for n, f in zip(COUNTS, fitness, strict=True)])
 
 
+@pytest.mark.slow
 def test_mutation_sends_the_stated_share_of_offspring_to_each_other_type() -> None:
     # w = 0: parents are drawn in proportion to the counts (0.5, 0.3, 0.2); each offspring then becomes, with
     # probability 0.3, one of the two other types (0.15 each):

@@ -38,6 +38,7 @@ def test_the_fixture_is_the_process_we_run() -> None:
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_fixation_frequency_agrees_with_axelrod(name: str) -> None:
     mutant, runs, rho = SCENARIOS[name]
@@ -52,6 +53,7 @@ def test_fixation_frequency_agrees_with_axelrod(name: str) -> None:
     assert within_3_se(p2, rho, n2), (name, p2, rho)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_mean_steps_to_absorption_agree_with_axelrod(name: str) -> None:
     mutant, runs, _ = SCENARIOS[name]

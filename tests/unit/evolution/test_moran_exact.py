@@ -47,16 +47,19 @@ def test_the_formula_as_written_here() -> None:
     assert pytest.approx(0.0014062, abs=1e-7) == RHO_ALLD
 
 
+@pytest.mark.slow
 def test_one_tft_among_alld_fixes_as_the_formula_says() -> None:
     runs = mutant_runs("TFT", 3000)
     assert within_3_se(runs.frequency, RHO_TFT, runs.runs), (runs.frequency, RHO_TFT)
 
 
+@pytest.mark.slow
 def test_one_alld_among_tft_fixes_as_the_formula_says() -> None:
     runs = mutant_runs("ALLD", 6000)
     assert within_3_se(runs.frequency, RHO_ALLD, runs.runs), (runs.frequency, RHO_ALLD)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("dynamics", "fitness"),
     [("moran", "linear"), ("moran", "exponential"), ("generational", "linear"), ("generational", "exponential"),
@@ -68,12 +71,14 @@ def test_without_selection_one_mutant_fixes_with_probability_one_over_n(dynamics
     assert within_3_se(frequency, 1 / N, runs), (dynamics, fitness, frequency)
 
 
+@pytest.mark.slow
 def test_neutral_fixation_follows_the_initial_share() -> None:
     runs = 1500
     frequency = fixation_frequency(["TFT", "ALLD"], [3, N - 3], runs, dynamics="moran", selection=0.0)
     assert within_3_se(frequency, 3 / N, runs), frequency
 
 
+@pytest.mark.slow
 def test_one_moran_step_births_deaths_and_mutations() -> None:
     # Neutral (w = 0), mutation 1: the parent is uniform among the 10, its offspring always becomes one of the
     # two other types (1/2 each), and it replaces a uniform individual. From counts (8, 1, 1):

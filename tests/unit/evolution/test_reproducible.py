@@ -76,6 +76,7 @@ def test_a_tied_lead_has_no_winner() -> None:
     assert tied.final_shares() == {"TFT": 0.5, "ALLD": 0.5}
 
 
+@pytest.mark.slow
 def test_the_same_bytes_in_another_process() -> None:
     """Nothing depends on the interpreter's hash seed or on what ran before in the process."""
     import hashlib

@@ -7,6 +7,7 @@ import math
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from harness.evolution import EvolutionSettings, evolve
 
@@ -55,6 +56,7 @@ def test_k_individuals_are_replaced_at_once() -> None:
     assert evolve(s).population.tolist() == [[2, 1, 2], [0, 2, 3]]
 
 
+@pytest.mark.slow
 def test_ties_across_types_are_broken_uniformly() -> None:
     # TFT, GRIM and ALLC only ever cooperate with each other, so all six individuals score 5 x 600 and tie.
     # The rule ranks them in a uniformly random order: the first is removed, the last copied. So the removed
@@ -85,6 +87,7 @@ def test_ties_across_types_are_broken_uniformly() -> None:
         assert abs(seen[outcome] / runs - p) <= 3 * math.sqrt(p * (1 - p) / runs), (outcome, seen[outcome] / runs)
 
 
+@pytest.mark.slow
 def test_copies_mutate_at_the_rate() -> None:
     # The hand-worked generation 0 above removes an ALLC and copies ALLD; with mutation 1 the copy always
     # becomes one of the two other types, ALLC or TFT, with probability 1/2 each.
