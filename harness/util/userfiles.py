@@ -38,6 +38,8 @@ def read_user_file(path: Path, what: str, *, max_bytes: int = MAX_FILE_BYTES) ->
     ``OSError`` (not found, no permission, name too long) and ``UnicodeDecodeError`` are left to the
     caller, which knows what the file was for and what the user can do about it.
     """
+    if "\0" in str(path):  # no file can have such a name; os.open would raise ValueError
+        raise ConfigError(f"{what} {str(path)!r} contains a NUL character, which no file name can hold: check the path")
     # O_NONBLOCK: opening a named pipe must not wait for a writer; it changes nothing for a regular file.
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:

@@ -31,7 +31,7 @@ from tests.e2e.conftest import Server, ui_command, ui_env
 from tests.support.running_run import running_copy
 
 # One worker runs the module: its dashboard server and Chromium are costly to start on a second one.
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e-dashboard")]
+pytestmark = [pytest.mark.serial, pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e-dashboard")]
 
 ROUNDS = 12
 RUN_TIMEOUT_MS = 120_000  # a game or a small tournament of strategies takes seconds; leave room on slow CI

@@ -15,7 +15,7 @@ import pytest
 from tests.e2e.conftest import Server
 
 # One worker runs the module: its dashboard server is costly to start on a second one.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("e2e-host-guard")]
+pytestmark = [pytest.mark.serial, pytest.mark.slow, pytest.mark.xdist_group("e2e-host-guard")]
 WEBSOCKET = "/_stcore/stream"
 
 

@@ -316,3 +316,12 @@ def test_ctrl_c_while_loading_the_config_is_one_line_and_130(tmp_path: Path, mon
     code, _out, err = pdbench("validate", config(tmp_path, TFT_VS_ALLD))
     assert code == 130
     assert err.strip().splitlines() == [cli.INTERRUPTED]
+
+
+def test_a_ref_whose_path_holds_a_nul_character_is_refused_in_a_paragraph(tmp_path: Path, results: Path) -> None:
+    # Found by the config fuzz: a ref of "a\0b.yaml" reached os.open, which raised ValueError (a traceback).
+    exp = config(
+        tmp_path, 'experiment:\n  conditions:\n    - {agent_a: {ref: "a\\0b.yaml"}, agent_b: {policy: ALLD}}\n'
+    )
+    refused("validate", exp, says="contains a NUL character")
+    refused("run", exp, "--results", results, says="contains a NUL character")

@@ -27,6 +27,9 @@ from harness.store.catalog import Catalog
 from tests.support.cli import pdbench
 from tests.support.live_reader import INVARIANTS
 
+# Readers racing a writer, timed: alone, after the parallel run, so another worker's load does not decide them.
+pytestmark = pytest.mark.serial
+
 ROOT = Path(__file__).resolve().parents[2]
 LIVE_SUFFIXES = (".live", ".live-wanted")
 
