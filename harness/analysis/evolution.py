@@ -85,8 +85,7 @@ def sweep_summary(cat: Catalog, sweep_id: str, level: float = 0.95) -> list[Cell
         values = json.loads(cell) if cell else {}
         runs: dict[str, dict[str, float]] = entry["complete"]
         players = list(dict.fromkeys(p for shares in runs.values() for p in shares))
-        estimates = {p: mean_ci([shares.get(p) for shares in runs.values()], level, bounds=(0.0, 1.0))
-                     for p in players}  # fmt: skip
+        estimates = {p: mean_ci([shares.get(p) for shares in runs.values()], level, bounds=(0.0, 1.0)) for p in players}
         fixed = {p: len(entry["fixed"].get(p, ())) for p in players}
         out.append(CellSummary(values, len(runs), len(entry["unfinished"]), estimates, fixed))
     return sorted(out, key=lambda c: [(k, _sortable(v)) for k, v in sorted(c.values.items())])

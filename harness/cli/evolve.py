@@ -103,9 +103,24 @@ def evolve(
     from harness.engine.interrupts import StopFlag, graceful_interrupt
 
     options = EvolutionOptions(
-        players, counts, shares, population, generations, dynamics, rounds, stop_prob, max_rounds, noise, payoffs,
-        replicates, selection, fitness, mutation, k, seed,
-    )  # fmt: skip
+        players,
+        counts,
+        shares,
+        population,
+        generations,
+        dynamics,
+        rounds,
+        stop_prob,
+        max_rounds,
+        noise,
+        payoffs,
+        replicates,
+        selection,
+        fitness,
+        mutation,
+        k,
+        seed,
+    )
     flags = EngineFlags(max_cost, no_cache, prices)
     rid = chosen_run_id(run_id)
     if sweep:
@@ -149,8 +164,9 @@ def _check_sweep_options(seeds: int | None, workers: int | None) -> None:
         raise ConfigError(f"--workers {workers}: give between 1 and 1,024 processes")
 
 
-def _single(settings: EvolutionSettings, rid: str | None, folder: Path, overwrite: bool, flags: EngineFlags,
-            stop: StopFlag) -> None:  # fmt: skip
+def _single(
+    settings: EvolutionSettings, rid: str | None, folder: Path, overwrite: bool, flags: EngineFlags, stop: StopFlag
+) -> None:
     from harness.cli.evolve_view import LiveView, live, print_outcome
     from harness.engine.evolution.run import run_evolution
     from harness.engine.runner import default_run_id
@@ -169,15 +185,30 @@ def _single(settings: EvolutionSettings, rid: str | None, folder: Path, overwrit
         table, payoff_run = _model_payoffs(settings, rid, folder, overwrite, flags, stop)
     view = LiveView(settings, rid)
     with live(view, err):
-        outcome = run_evolution(settings, results_dir=folder, run_id=rid, overwrite=overwrite, stop=stop,
-                                on_generation=view.update, payoffs=table, payoff_run=payoff_run)  # fmt: skip
+        outcome = run_evolution(
+            settings,
+            results_dir=folder,
+            run_id=rid,
+            overwrite=overwrite,
+            stop=stop,
+            on_generation=view.update,
+            payoffs=table,
+            payoff_run=payoff_run,
+        )
     print_outcome(out, err, outcome, settings)
     if outcome.status != "complete":
         raise typer.Exit(130)
 
 
-def _model_payoffs(settings: EvolutionSettings, rid: str, folder: Path, overwrite: bool, flags: EngineFlags,
-                   stop: StopFlag, payoff_id: str | None = None) -> tuple[PayoffTable, str]:  # fmt: skip
+def _model_payoffs(
+    settings: EvolutionSettings,
+    rid: str,
+    folder: Path,
+    overwrite: bool,
+    flags: EngineFlags,
+    stop: StopFlag,
+    payoff_id: str | None = None,
+) -> tuple[PayoffTable, str]:
     """Check the models' keys, then play (or resume, or reuse) the payoff tournament; exits 130 if it stopped."""
     from harness.calls.pricing import PriceTable
     from harness.cli.play import announce
@@ -191,24 +222,46 @@ def _model_payoffs(settings: EvolutionSettings, rid: str, folder: Path, overwrit
     if engine.max_cost is not None:
         check_prices(config, PriceTable.load(*engine.prices))
     tid = payoff_id or payoff_run_id(rid)
-    err.print(f"Playing the payoff games of the population's players (run {tid}): "
-              f"{settings.replicates} a pair, self-play included.", highlight=False)  # fmt: skip
-    result, tid = play_payoffs(settings, results_dir=folder, run_id=tid, engine=engine, stop=stop,
-                               monitor=lambda m: live_display(m, err), overwrite=overwrite)  # fmt: skip
+    err.print(
+        f"Playing the payoff games of the population's players (run {tid}): "
+        f"{settings.replicates} a pair, self-play included.",
+        highlight=False,
+    )
+    result, tid = play_payoffs(
+        settings,
+        results_dir=folder,
+        run_id=tid,
+        engine=engine,
+        stop=stop,
+        monitor=lambda m: live_display(m, err),
+        overwrite=overwrite,
+    )
     if result is None:
         err.print(f"The payoff games of run {tid} are complete: reusing them.", highlight=False)
     else:
         announce(result)
         if result.status != "complete":
-            err.print(f"The population did not evolve: its payoff games stopped. Run the same command with "
-                      f"--run-id {rid} to continue them where they stopped.", highlight=False)  # fmt: skip
+            err.print(
+                f"The population did not evolve: its payoff games stopped. Run the same command with "
+                f"--run-id {rid} to continue them where they stopped.",
+                highlight=False,
+            )
             raise typer.Exit(130)
     return payoffs_from_run(folder, tid, settings), tid
 
 
-def _sweep(options: EvolutionOptions, cells: list[Cell], seeds: int, rid: str | None, folder: Path,
-           workers: int | None, ray: str | None, overwrite: bool, flags: EngineFlags,
-           stop: StopFlag) -> None:  # fmt: skip
+def _sweep(
+    options: EvolutionOptions,
+    cells: list[Cell],
+    seeds: int,
+    rid: str | None,
+    folder: Path,
+    workers: int | None,
+    ray: str | None,
+    overwrite: bool,
+    flags: EngineFlags,
+    stop: StopFlag,
+) -> None:
     import time
     from dataclasses import replace
 
@@ -230,32 +283,45 @@ def _sweep(options: EvolutionOptions, cells: list[Cell], seeds: int, rid: str | 
     where = f"the Ray cluster at {ray}" if ray else f"{min(n_workers, len(jobs))} processes"
     resumed = f" ({len(kept)} complete already, kept; {len(jobs)} to play)" if kept and jobs else ""
     if jobs:
-        err.print(f"Sweep {sweep_id}: {len(cells)} cells × {seeds} seeds = {len(planned)} runs on {where}{resumed}.",
-                  highlight=False)  # fmt: skip
+        err.print(
+            f"Sweep {sweep_id}: {len(cells)} cells × {seeds} seeds = {len(planned)} runs on {where}{resumed}.",
+            highlight=False,
+        )
     started = time.monotonic()
     done: list[JobResult] = list(kept)
 
     def on_done(result: JobResult) -> None:
         done.append(result)
         lead = max(result.final_shares, key=result.final_shares.__getitem__) if result.final_shares else None
-        err.print(sweep_line(len(done), len(planned), result.run_id, result.status, lead, time.monotonic() - started),
-                  highlight=False)  # fmt: skip
+        err.print(
+            sweep_line(len(done), len(planned), result.run_id, result.status, lead, time.monotonic() - started),
+            highlight=False,
+        )
         if result.reason and result.status != "complete":
             err.print(f"  {result.reason}", highlight=False)
 
     if jobs and ray:
-        run_ray(jobs, address=ray, results_dir=folder, sweep_id=sweep_id, stop=stop, on_done=on_done,
-                overwrite=overwrite)  # fmt: skip
+        run_ray(
+            jobs, address=ray, results_dir=folder, sweep_id=sweep_id, stop=stop, on_done=on_done, overwrite=overwrite
+        )
     elif jobs:
-        run_local(jobs, results_dir=folder, sweep_id=sweep_id, workers=n_workers, stop=stop, on_done=on_done,
-                  overwrite=overwrite)  # fmt: skip
+        run_local(
+            jobs,
+            results_dir=folder,
+            sweep_id=sweep_id,
+            workers=n_workers,
+            stop=stop,
+            on_done=on_done,
+            overwrite=overwrite,
+        )
     out.print(sweep_done(len(done), len(cells), seeds, sweep_id, started), highlight=False)
     if stop.is_set() or any(r.status != "complete" for r in done) or len(done) < len(planned):
         raise typer.Exit(130 if stop.is_set() else 1)
 
 
-def _sweep_payoffs(jobs: list[Job], sweep_id: str, folder: Path, overwrite: bool, flags: EngineFlags,
-                   stop: StopFlag) -> list[Job]:  # fmt: skip
+def _sweep_payoffs(
+    jobs: list[Job], sweep_id: str, folder: Path, overwrite: bool, flags: EngineFlags, stop: StopFlag
+) -> list[Job]:
     """A population with models: one payoff tournament per distinct game of the sweep (its horizon, noise,
     payoff matrix and games per pair), at the first seed, played before the sweep; each run reads its table."""
     from dataclasses import replace

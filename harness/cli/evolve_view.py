@@ -103,8 +103,14 @@ def print_outcome(out: Console, err: Console, outcome: EvolutionOutcome, setting
     size = outcome.size
     shares = outcome.last / size if size else outcome.last
     unit = "time" if size is None else ("step" if settings.dynamics.value == "moran" else "generation")
-    out.print(shares_table(outcome.players, shares, outcome.last if size else None,
-                           f"Final shares after {unit} {outcome.generations:,}"))  # fmt: skip
+    out.print(
+        shares_table(
+            outcome.players,
+            shares,
+            outcome.last if size else None,
+            f"Final shares after {unit} {outcome.generations:,}",
+        )
+    )
     if outcome.fixation is not None:
         fix = outcome.fixation
         still = "" if outcome.final_shares().get(fix.player) == 1.0 else " (mutation has since brought others back)"
@@ -117,8 +123,9 @@ def print_outcome(out: Console, err: Console, outcome: EvolutionOutcome, setting
     why = f" ({escape(outcome.reason)}; the generations played are kept)" if outcome.reason else ""
     err.print(f"[{colour}]{outcome.status}[/{colour}] in {outcome.seconds:.2f} s{why}")
     source = f"   payoffs from run: {escape(outcome.payoff_run)}" if outcome.payoff_run else ""
-    out.print(f"run id: [bold]{escape(outcome.run_id)}[/bold]   results: {escape(str(outcome.path))}{source}",
-              highlight=False)  # fmt: skip
+    out.print(
+        f"run id: [bold]{escape(outcome.run_id)}[/bold]   results: {escape(str(outcome.path))}{source}", highlight=False
+    )
 
 
 def _leader(out: Console, outcome: EvolutionOutcome) -> None:
@@ -129,8 +136,9 @@ def _leader(out: Console, outcome: EvolutionOutcome) -> None:
         tied = [p for p, x in shares.items() if abs(x - best) <= 1e-12]
         out.print(f"No player took over; {', '.join(map(escape, tied))} share the lead at {100 * best:.1f}% each.")
     else:
-        out.print(f"No player took over; the largest share is [bold]{escape(winner)}[/bold]'s, "
-                  f"{100 * shares[winner]:.1f}%.")  # fmt: skip
+        out.print(
+            f"No player took over; the largest share is [bold]{escape(winner)}[/bold]'s, {100 * shares[winner]:.1f}%."
+        )
 
 
 def sweep_line(done: int, total: int, run_id: str, status: RunStatus, winner: str | None, seconds: float) -> str:
@@ -140,5 +148,7 @@ def sweep_line(done: int, total: int, run_id: str, status: RunStatus, winner: st
 
 
 def sweep_done(n_runs: int, n_cells: int, seeds: int, sweep_id: str, started: float) -> str:
-    return (f"{plural(n_runs, 'run')} of {plural(n_cells, 'cell')} × {plural(seeds, 'seed')} in "
-            f"{time.monotonic() - started:.1f} s; sweep id: {sweep_id} (see `pdbench report {sweep_id}`)")  # fmt: skip
+    return (
+        f"{plural(n_runs, 'run')} of {plural(n_cells, 'cell')} × {plural(seeds, 'seed')} in "
+        f"{time.monotonic() - started:.1f} s; sweep id: {sweep_id} (see `pdbench report {sweep_id}`)"
+    )

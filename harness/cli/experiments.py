@@ -114,8 +114,15 @@ def run(
         _print_plan(file, config, replicates, folder, rid)
         return
     rid = rid or default_run_id(run_id_prefix(file.stem), folder)
-    play(config, folder=folder, run_id=rid, replicates=replicates, overwrite=overwrite,
-         flags=EngineFlags(max_cost, no_cache, prices), show=show_report)  # fmt: skip
+    play(
+        config,
+        folder=folder,
+        run_id=rid,
+        replicates=replicates,
+        overwrite=overwrite,
+        flags=EngineFlags(max_cost, no_cache, prices),
+        show=show_report,
+    )
 
 
 def _print_plan(file: Path, config: ExperimentConfig, replicates: int | None, folder: Path, rid: str | None) -> None:
@@ -180,8 +187,16 @@ def tournament(
     from harness.config.presets.players import parse_players
     from harness.config.presets.tournament import tournament_config
 
-    config = tournament_config(parse_players(players), rounds=rounds, stop_prob=stop_prob, max_rounds=max_rounds,
-                               replicates=replicates, noise=noise, seed=seed, self_play=self_play)  # fmt: skip
+    config = tournament_config(
+        parse_players(players),
+        rounds=rounds,
+        stop_prob=stop_prob,
+        max_rounds=max_rounds,
+        replicates=replicates,
+        noise=noise,
+        seed=seed,
+        self_play=self_play,
+    )
     _play_built_in(config, "tournament", results, run_id, overwrite, EngineFlags(max_cost, no_cache, prices))
 
 
@@ -248,14 +263,26 @@ def eval_(
     if suite is not None:
         preset = get_suite(suite)
         check_options(preset, _given(ctx))
-        config = preset.config(model, replicates=replicates, seed=seed, base_url=base_url, limits=limits,
-                               comprehension=checked)  # fmt: skip
+        config = preset.config(
+            model, replicates=replicates, seed=seed, base_url=base_url, limits=limits, comprehension=checked
+        )
     else:
         panel = parse_players(opponents, option="--opponents")
-        config = eval_config(model, opponents=panel, rounds=rounds, stop_prob=stop_prob,
-                             max_rounds=max_rounds, replicates=replicates, noise=noise, persona=persona,
-                             temperature=temperature, seed=seed, base_url=base_url, limits=limits,
-                             comprehension=checked)  # fmt: skip
+        config = eval_config(
+            model,
+            opponents=panel,
+            rounds=rounds,
+            stop_prob=stop_prob,
+            max_rounds=max_rounds,
+            replicates=replicates,
+            noise=noise,
+            persona=persona,
+            temperature=temperature,
+            seed=seed,
+            base_url=base_url,
+            limits=limits,
+            comprehension=checked,
+        )
     _play_built_in(config, "eval", results, run_id, overwrite, EngineFlags(max_cost, no_cache, prices))
 
 

@@ -82,8 +82,9 @@ def play(
     a second Ctrl-C while the scorecard is read from the results must not end in a traceback."""
     stop = StopFlag()
     with graceful_interrupt(stop):
-        result = _play(config, folder=folder, run_id=run_id, replicates=replicates, overwrite=overwrite,
-                       flags=flags, stop=stop)  # fmt: skip
+        result = _play(
+            config, folder=folder, run_id=run_id, replicates=replicates, overwrite=overwrite, flags=flags, stop=stop
+        )
         announce(result)
         code = show(folder, run_id, result)
     finish(result, code)
@@ -105,8 +106,16 @@ def _play(
         check_models(config)
         if engine.max_cost is not None:
             check_prices(config, PriceTable.load(*engine.prices))
-        return run_experiment(config, results_dir=folder, run_id=run_id, replicates=replicates, overwrite=overwrite,
-                              engine=engine, monitor=_monitor, stop=stop)  # fmt: skip
+        return run_experiment(
+            config,
+            results_dir=folder,
+            run_id=run_id,
+            replicates=replicates,
+            overwrite=overwrite,
+            engine=engine,
+            monitor=_monitor,
+            stop=stop,
+        )
     if err.is_terminal:
         with Progress(
             TextColumn("[bold]{task.description}"),
@@ -164,8 +173,9 @@ def announce(result: RunResult) -> None:
         failed = common_failures(cat, result.run_id)
     if failed:
         total = sum(f.games for f in failed)
-        err.print(f"[yellow]{plural(total, 'game')} failed[/yellow] (the rest of the run went on); "
-                  "most common reasons:")  # fmt: skip
+        err.print(
+            f"[yellow]{plural(total, 'game')} failed[/yellow] (the rest of the run went on); most common reasons:"
+        )
         for f in failed:
             err.print(f"  {f.games} × {f.error}", highlight=False)
 

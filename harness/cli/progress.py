@@ -98,8 +98,10 @@ def stopping(m: Monitor) -> str | None:
     if m.stop.forced:
         waits = "requests in flight abandoned; saving what was recorded"
     elif in_flight:
-        waits = (f"waiting for the {plural(in_flight, 'answer')} already sent (paid for, so kept); "
-                 "Ctrl-C twice more abandons them")  # fmt: skip
+        waits = (
+            f"waiting for the {plural(in_flight, 'answer')} already sent (paid for, so kept); "
+            "Ctrl-C twice more abandons them"
+        )
     else:
         waits = "saving what was recorded"
     return f"Stopping ({why}): no new game, round or request starts; {waits}"
@@ -175,8 +177,11 @@ class _View:
         grid.add_column(ratio=1)
         grid.add_column(no_wrap=True, justify="right")
         done = run_share(p)
-        grid.add_row(Text(self.m.run_id, style="bold"), ProgressBar(total=1.0, completed=done),
-                     f"{done:.0%}  ETA {eta_text(p.seconds_left(self.clock()))}")  # fmt: skip
+        grid.add_row(
+            Text(self.m.run_id, style="bold"),
+            ProgressBar(total=1.0, completed=done),
+            f"{done:.0%}  ETA {eta_text(p.seconds_left(self.clock()))}",
+        )
         return grid
 
     def conditions(self, p: Progress, width: int, room: int) -> Table:

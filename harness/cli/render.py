@@ -96,14 +96,21 @@ def label(name: str) -> str:
 
 def comprehension_table(rows: list[dict[str, Any]]) -> Table:
     """Comprehension-check accuracy per player and question kind (rows of ``comprehension_accuracy``)."""
-    table = Table(title="Comprehension check: right answers per model and question", header_style="bold",
-                  box=box.SIMPLE_HEAD)  # fmt: skip
+    table = Table(
+        title="Comprehension check: right answers per model and question", header_style="bold", box=box.SIMPLE_HEAD
+    )
     for col in ("player", "question", "asked", "readable", "right", "accuracy"):
         table.add_column(col, justify="left" if col in ("player", "question") else "right")
     last = None
     for r in rows:
-        table.add_row(label(r["player_name"]) if r["player_name"] != last else "", r["kind"], f"{r['questions']:,}",
-                      f"{r['answered']:,}", f"{r['correct']:,}", f"{r['accuracy']:.1%}")  # fmt: skip
+        table.add_row(
+            label(r["player_name"]) if r["player_name"] != last else "",
+            r["kind"],
+            f"{r['questions']:,}",
+            f"{r['answered']:,}",
+            f"{r['correct']:,}",
+            f"{r['accuracy']:.1%}",
+        )
         last = r["player_name"]
     return table
 
@@ -214,15 +221,25 @@ def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Tabl
 
 def answers_table(rows: list[dict[str, Any]]) -> Table:
     """Each model's answers to move requests (the ``model_parsing`` view); strategies have no row."""
-    table = Table(title="Model answers: how many could be read", header_style="bold", box=box.SIMPLE_HEAD,
-                  caption="Unreadable: answers no move could be read from (re-asks included). Fallback: rounds "
-                          "whose move the harness chose after the last unreadable answer.")  # fmt: skip
+    table = Table(
+        title="Model answers: how many could be read",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        caption="Unreadable: answers no move could be read from (re-asks included). Fallback: rounds "
+        "whose move the harness chose after the last unreadable answer.",
+    )
     for col in ("model", "games", "answers", "unreadable", "parse failures", "fallback rounds", "fallback rate"):
         table.add_column(col, justify="left" if col == "model" else "right")
     for r in rows:
-        table.add_row(label(r["player_name"]), str(r["games"]), f"{r['answers']:,}", f"{r['unreadable']:,}",
-                      percent(r["parse_failure_rate"]), f"{r['fallback_rounds']:,} of {r['rounds']:,}",
-                      percent(r["fallback_rate"]))  # fmt: skip
+        table.add_row(
+            label(r["player_name"]),
+            str(r["games"]),
+            f"{r['answers']:,}",
+            f"{r['unreadable']:,}",
+            percent(r["parse_failure_rate"]),
+            f"{r['fallback_rounds']:,} of {r['rounds']:,}",
+            percent(r["fallback_rate"]),
+        )
     return table
 
 

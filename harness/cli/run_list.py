@@ -62,8 +62,16 @@ class RunList:
             table.add_column(col, justify="right" if col in ("games", "cost") else "left", no_wrap=True)
         for e in self.runs:
             model = names(e.models) if e.kind is not None else f"({e.note})"  # a run being written: why
-            table.add_row(e.run_id, e.kind or "—", model, names(e.opponents, most) if e.kind else "", e.status,
-                          games(e), cost(e), created(e))  # fmt: skip
+            table.add_row(
+                e.run_id,
+                e.kind or "—",
+                model,
+                names(e.opponents, most) if e.kind else "",
+                e.status,
+                games(e),
+                cost(e),
+                created(e),
+            )
         return table
 
     def narrow(self, width: int) -> Table:
@@ -74,8 +82,10 @@ class RunList:
         kinds = [f"{e.kind or '—'}\n{e.status}" for e in self.runs]
         counts = [f"{games(e)}\n{cost(e)}" for e in self.runs]
         columns = {"run id\ncreated": ids, "kind\nstatus": kinds, "games\ncost": counts}
-        widest = [max(len(_plain(line)) for cell in [header, *cells] for line in cell.split("\n"))
-                  for header, cells in columns.items()]  # fmt: skip
+        widest = [
+            max(len(_plain(line)) for cell in [header, *cells] for line in cell.split("\n"))
+            for header, cells in columns.items()
+        ]
         # Around 4 columns: an edge on each side, a space of padding each side of each, 3 separators.
         room = max(12, width - (2 + 2 * 4 + 3) - sum(widest))
         table = self._table()
@@ -107,10 +117,33 @@ def _players(e: RunEntry, room: int) -> str:
 
 def as_rows(runs: list[RunEntry]) -> tuple[list[str], list[list[Any]]]:
     """The runs as columns and rows for ``--format json`` (players as lists) or ``csv`` (see :func:`csv_rows`)."""
-    columns = ["run_id", "kind", "status", "created_at", "games_done", "games_planned", "cost_usd", "models",
-               "opponents", "note"]  # fmt: skip
-    rows = [[e.run_id, e.kind, e.status, e.created_at, e.games_done, e.games_planned, e.cost_usd, list(e.models),
-             list(e.opponents), e.note] for e in runs]  # fmt: skip
+    columns = [
+        "run_id",
+        "kind",
+        "status",
+        "created_at",
+        "games_done",
+        "games_planned",
+        "cost_usd",
+        "models",
+        "opponents",
+        "note",
+    ]
+    rows = [
+        [
+            e.run_id,
+            e.kind,
+            e.status,
+            e.created_at,
+            e.games_done,
+            e.games_planned,
+            e.cost_usd,
+            list(e.models),
+            list(e.opponents),
+            e.note,
+        ]
+        for e in runs
+    ]
     return columns, rows
 
 

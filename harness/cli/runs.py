@@ -51,16 +51,22 @@ def runs(
         return
     if not listing.runs:
         what = f"{kind.value} runs" if kind else "runs"
-        out.print(f"No {what} in {folder} yet; create one with `pdbench eval --model mock/tft` or "
-                  "`pdbench tournament`.", highlight=False)  # fmt: skip
+        out.print(
+            f"No {what} in {folder} yet; create one with `pdbench eval --model mock/tft` or `pdbench tournament`.",
+            highlight=False,
+        )
     else:
         out.print(RunList(listing.runs))
     for entry in listing.runs:
         if entry.status == RunStatus.CRASHED:
             out.print(f"Run {entry.run_id} crashed: {entry.note}.", highlight=False)
     if listing.total > len(listing.runs):
-        out.print(f"[dim]The {len(listing.runs)} newest of {plural(listing.total, 'run')}; `--limit "
-                  f"{listing.total}` lists them all.[/dim]")  # fmt: skip
+        out.print(
+            f"[dim]The {len(listing.runs)} newest of {plural(listing.total, 'run')}; `--limit "
+            f"{listing.total}` lists them all.[/dim]"
+        )
     if listing.unknown_kind:
-        out.print(f"[dim]{plural(listing.unknown_kind, 'run')} being written by another process left out: "
-                  "its kind cannot be read until it ends.[/dim]")  # fmt: skip
+        out.print(
+            f"[dim]{plural(listing.unknown_kind, 'run')} being written by another process left out: "
+            "its kind cannot be read until it ends.[/dim]"
+        )

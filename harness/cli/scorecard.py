@@ -75,11 +75,15 @@ class Scorecard:
 
     def table(self, columns: tuple[str, ...], *, two_lines: bool, part: int = 1) -> Table:
         run = self.run
-        title = (f"Scorecard {run['run_id']} ({run['status']}): mean ± 95% CI over games" if part == 1
-                 else f"Scorecard {run['run_id']}, continued")  # fmt: skip
+        title = (
+            f"Scorecard {run['run_id']} ({run['status']}): mean ± 95% CI over games"
+            if part == 1
+            else f"Scorecard {run['run_id']}, continued"
+        )
         last = part == 2 or len(columns) == len(COLUMNS)
-        table = Table(title=title, caption=BEHAVIOUR_NOTE + PARSE_NOTE if last else None, header_style="bold",
-                      box=box.SIMPLE_HEAD)  # fmt: skip
+        table = Table(
+            title=title, caption=BEHAVIOUR_NOTE + PARSE_NOTE if last else None, header_style="bold", box=box.SIMPLE_HEAD
+        )
         table.add_column("opponent", justify="left")
         table.add_column("games", justify="right")
         for name in columns:

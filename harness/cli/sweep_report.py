@@ -32,20 +32,30 @@ def report_sweep(name: str, folder: Path, fmt: str) -> bool:
         cells = sweep_summary(cat, name)
     if fmt != "table":
         columns = ["cell", "player", "runs", "mean_share", "ci_low", "ci_high", "fixed_in", "unfinished"]
-        rows = [[c.label, p, c.runs, e.mean, e.low, e.high, c.fixed[p], c.unfinished]
-                for c in cells for p, e in c.shares.items()]  # fmt: skip
+        rows = [
+            [c.label, p, c.runs, e.mean, e.low, e.high, c.fixed[p], c.unfinished]
+            for c in cells
+            for p, e in c.shares.items()
+        ]
         print_rows(out, fmt, columns, rows)
         return True
     players = list(dict.fromkeys(p for c in cells for p in c.shares))
-    table = Table(title=f"Sweep {escape(name)}: final share per player, mean over seeds with a 95% CI (t)",
-                  title_justify="left", header_style="bold")  # fmt: skip
+    table = Table(
+        title=f"Sweep {escape(name)}: final share per player, mean over seeds with a 95% CI (t)",
+        title_justify="left",
+        header_style="bold",
+    )
     table.add_column("cell")
     table.add_column("runs", justify="right")
     for p in players:
         table.add_column(escape(p), justify="right")
     for c in cells:
-        shown = [c.shares[p].fmt(1, pct=True) + (f"\n[dim]fixed in {c.fixed[p]}[/dim]" if c.fixed.get(p) else "")
-                 if p in c.shares else "—" for p in players]  # fmt: skip
+        shown = [
+            c.shares[p].fmt(1, pct=True) + (f"\n[dim]fixed in {c.fixed[p]}[/dim]" if c.fixed.get(p) else "")
+            if p in c.shares
+            else "—"
+            for p in players
+        ]
         runs = f"{c.runs}" + (f"\n[yellow]+{c.unfinished} unfinished[/yellow]" if c.unfinished else "")
         table.add_row(escape(c.label), runs, *shown)
     out.print(table)

@@ -140,8 +140,9 @@ class ModelAgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _persona(self) -> ModelAgentConfig:
-        self.prompts = _checked_prompts(self.model, self.base_url, self.persona, self.prompts,
-                                        questions=self.comprehension is not None)  # fmt: skip
+        self.prompts = _checked_prompts(
+            self.model, self.base_url, self.persona, self.prompts, questions=self.comprehension is not None
+        )
         return self
 
     @property
@@ -181,8 +182,9 @@ def _checked_prompts(
         except ConfigError as exc:
             problems.append(str(exc))
     if problems:
-        raise ValueError(" Also: ".join(p if p.endswith(".") else p + "." for p in problems) if len(problems) > 1
-                         else problems[0])  # fmt: skip
+        raise ValueError(
+            " Also: ".join(p if p.endswith(".") else p + "." for p in problems) if len(problems) > 1 else problems[0]
+        )
     return prompts
 
 
@@ -207,9 +209,13 @@ def unchecked_model_problem(agent: dict[str, Any]) -> str | None:
             except ValidationError:
                 continue
     try:
-        _checked_prompts(model if isinstance(model, str) else "", base_url if isinstance(base_url, str) else None,
-                         persona if isinstance(persona, str) else None, prompts,
-                         questions=agent.get("comprehension") is not None)  # fmt: skip
+        _checked_prompts(
+            model if isinstance(model, str) else "",
+            base_url if isinstance(base_url, str) else None,
+            persona if isinstance(persona, str) else None,
+            prompts,
+            questions=agent.get("comprehension") is not None,
+        )
     except ValueError as exc:
         return str(exc)
     return None

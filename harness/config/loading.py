@@ -126,9 +126,16 @@ def _unchecked_agents(data: dict[str, Any], locs: list[tuple[Any, ...]]) -> list
     settings is wrong (see :func:`~harness.config.agents.unchecked_model_problem`), so that every problem is
     reported in one pass."""
     agents = sorted(
-        {loc[:4] for loc in locs if len(loc) > 4 and loc[:2] == ("experiment", "conditions") and isinstance(loc[2], int)
-         and loc[3] in ("agent_a", "agent_b")} - set(locs)  # an error at the agent itself: its checks ran
-    )  # fmt: skip
+        {
+            loc[:4]
+            for loc in locs
+            if len(loc) > 4
+            and loc[:2] == ("experiment", "conditions")
+            and isinstance(loc[2], int)
+            and loc[3] in ("agent_a", "agent_b")
+        }
+        - set(locs)  # an error at the agent itself: its checks ran
+    )
     out = []
     for loc in agents:
         agent = data["experiment"]["conditions"][loc[2]][loc[3]]

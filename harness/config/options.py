@@ -39,9 +39,15 @@ class GameOptions:
 
 
 def options_config(
-    kind: str, conditions: list[dict[str, Any]], options: GameOptions, *, default_rounds: int, source: str,
-    fix_hint: str, suite: str | None = None,
-) -> ExperimentConfig:  # fmt: skip
+    kind: str,
+    conditions: list[dict[str, Any]],
+    options: GameOptions,
+    *,
+    default_rounds: int,
+    source: str,
+    fix_hint: str,
+    suite: str | None = None,
+) -> ExperimentConfig:
     """An experiment config from command-line-style options, validated exactly like a YAML file."""
     data: dict[str, Any] = {
         "kind": kind,

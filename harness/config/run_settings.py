@@ -21,8 +21,12 @@ if TYPE_CHECKING:  # imported where used: the commands that only read results ne
     from harness.config.engine_options import EngineOptions
 
 # Each variable, and the RetrySettings field it sets.
-RETRY_FIELDS = {"MAX_ATTEMPTS": "max_attempts", "RETRY_SECONDS": "max_seconds", "TIMEOUT": "timeout",
-                "BACKOFF": "backoff_initial"}  # fmt: skip
+RETRY_FIELDS = {
+    "MAX_ATTEMPTS": "max_attempts",
+    "RETRY_SECONDS": "max_seconds",
+    "TIMEOUT": "timeout",
+    "BACKOFF": "backoff_initial",
+}
 _RANGE_ERRORS = {"greater_than_equal", "less_than_equal", "finite_number"}
 
 
@@ -38,8 +42,9 @@ def cache_path(results: Path, no_cache: bool) -> Path | None:
     return None if no_cache else cache_file(results)
 
 
-def engine_options(results: Path, *, no_cache: bool = False, max_cost: float | None = None,
-                   prices: Path | None = None) -> EngineOptions:  # fmt: skip
+def engine_options(
+    results: Path, *, no_cache: bool = False, max_cost: float | None = None, prices: Path | None = None
+) -> EngineOptions:
     """How a run started from the CLI or the dashboard makes its model calls."""
     from harness.calls.pricing import DEFAULT_PRICES
     from harness.config.engine_options import EngineOptions

@@ -31,8 +31,10 @@ def printable(value: str) -> str:
             if what is None:
                 kind = "a space other than ' '" if unicodedata.category(char) == "Zs" else "a control character"
                 what = f"{kind} (U+{ord(char):04X})"
-            raise ValueError(f"{value!r} has {what} at position {i}: a name is shown as it is written, so use "
-                             "visible characters and plain spaces")  # fmt: skip
+            raise ValueError(
+                f"{value!r} has {what} at position {i}: a name is shown as it is written, so use "
+                "visible characters and plain spaces"
+            )
     return value
 
 

@@ -21,8 +21,14 @@ def _model_settings(config: ExperimentConfig) -> Iterator[tuple[ModelAgentConfig
                 if key in seen:
                     continue
                 seen.add(key)
-                yield agent, ProviderSettings(base_url=agent.base_url, api_key_env=agent.api_key_env,
-                                              key_only_to_configured=bool(agent.key_only_to_configured))  # fmt: skip
+                yield (
+                    agent,
+                    ProviderSettings(
+                        base_url=agent.base_url,
+                        api_key_env=agent.api_key_env,
+                        key_only_to_configured=bool(agent.key_only_to_configured),
+                    ),
+                )
 
 
 def check_models(config: ExperimentConfig) -> None:
@@ -41,17 +47,26 @@ def check_key_destinations(config: ExperimentConfig) -> None:
     """Where the keys the file names (``api_key_env``) would go, checked without reading them (``pdbench
     validate``): a key named by a file goes only where the user's own configuration or command line says
     (see :func:`harness.providers.registry.key_destination_problem`)."""
-    problems = [problem for agent, settings in _model_settings(config)
-                if (problem := key_destination_problem(agent.model.strip().partition("/")[0], settings,
-                                                       label=agent.model)) is not None]  # fmt: skip
+    problems = [
+        problem
+        for agent, settings in _model_settings(config)
+        if (problem := key_destination_problem(agent.model.strip().partition("/")[0], settings, label=agent.model))
+        is not None
+    ]
     if problems:
         raise ConfigError("a key named by this file would go to a server it names; nothing was sent:", problems)
 
 
 def check_prices(config: ExperimentConfig, prices: PriceTable) -> None:
     """With a cost limit, every model must have a price, or the limit would silently not apply."""
-    missing = sorted({agent.model for cond in config.experiment.conditions for agent in (cond.agent_a, cond.agent_b)
-                      if isinstance(agent, ModelAgentConfig) and prices.price(agent.model) is None})  # fmt: skip
+    missing = sorted(
+        {
+            agent.model
+            for cond in config.experiment.conditions
+            for agent in (cond.agent_a, cond.agent_b)
+            if isinstance(agent, ModelAgentConfig) and prices.price(agent.model) is None
+        }
+    )
     if missing:
         raise ConfigError(
             f"--max-cost needs a price for every model, and {', '.join(missing)} "

@@ -119,8 +119,17 @@ def run_experiment(
     except BaseException:
         writer.close()
         raise
-    return _play(config, writer, iter_games(config, replicates), summary.games, summary.has_models,
-                 progress=progress, stop=stop, engine=engine, monitor=monitor)  # fmt: skip
+    return _play(
+        config,
+        writer,
+        iter_games(config, replicates),
+        summary.games,
+        summary.has_models,
+        progress=progress,
+        stop=stop,
+        engine=engine,
+        monitor=monitor,
+    )
 
 
 def resume_run(
@@ -148,16 +157,24 @@ def resume_run(
         if status is RunStatus.COMPLETE and len(finished) == resume.games_planned(writer):
             failures = resume.failures(writer)
             failed = plural(sum(n for n, _ in failures.values()), "failed game", grouped=False)
-            hint = (f" Its {failed} failed for good; `pdbench resume {run_id} --retry-failed` plays them "
-                    "again.") if failures else ""  # fmt: skip
+            hint = (
+                (f" Its {failed} failed for good; `pdbench resume {run_id} --retry-failed` plays them again.")
+                if failures
+                else ""
+            )
             raise StoreError(f"run {run_id} is already complete; nothing to resume.{hint}")
         try:
             stored = json.loads(config_json)
         except (TypeError, ValueError):
-            raise StoreError(f"the stored config of run {run_id} in {path} is not valid JSON; the run "
-                             f"cannot be resumed (start it again with a new run id).") from None  # fmt: skip
-        config = parse_experiment(stored, source=f"the stored config of run {run_id}",
-                                  fix_hint="restore the files it names (personas, templates), then resume")  # fmt: skip
+            raise StoreError(
+                f"the stored config of run {run_id} in {path} is not valid JSON; the run "
+                f"cannot be resumed (start it again with a new run id)."
+            ) from None
+        config = parse_experiment(
+            stored,
+            source=f"the stored config of run {run_id}",
+            fix_hint="restore the files it names (personas, templates), then resume",
+        )
         check_models(config)  # keys and names, before anything is discarded
         done_by_condition = resume.finished_per_condition(writer, retry_failed=retry_failed)
         replayed = resume.discard_unfinished(writer, retry_failed=retry_failed)
@@ -167,9 +184,20 @@ def resume_run(
         raise
     summary = summarize(config)
     todo = skip_games(iter_games(config), finished)
-    return _play(config, writer, todo, summary.games, summary.has_models, progress=progress, stop=stop,
-                 engine=engine, monitor=monitor, already_done=len(finished),
-                 done_by_condition=Counter(done_by_condition), replayed=replayed)  # fmt: skip
+    return _play(
+        config,
+        writer,
+        todo,
+        summary.games,
+        summary.has_models,
+        progress=progress,
+        stop=stop,
+        engine=engine,
+        monitor=monitor,
+        already_done=len(finished),
+        done_by_condition=Counter(done_by_condition),
+        replayed=replayed,
+    )
 
 
 def _play(
@@ -198,9 +226,18 @@ def _play(
         try:
             try:
                 if has_models:
-                    done, rounds = _play_models(config, writer, plans, games_planned, stop, engine or EngineOptions(),
-                                                monitor, already_done, done_by_condition or Counter(),
-                                                replayed)  # fmt: skip
+                    done, rounds = _play_models(
+                        config,
+                        writer,
+                        plans,
+                        games_planned,
+                        stop,
+                        engine or EngineOptions(),
+                        monitor,
+                        already_done,
+                        done_by_condition or Counter(),
+                        replayed,
+                    )
                 else:
                     done, rounds = _play_strategies(writer, plans, games_planned, stop, progress, already_done)
             except KeyboardInterrupt:  # raised before the guard was in place, or by a caller's own handler
@@ -267,10 +304,14 @@ def _close_display(view: AbstractContextManager[object], exc: BaseException | No
 def _replayable_failures(writer: RunWriter) -> str | None:
     """Why a run whose games all ended is not complete: some failed on a cause that may pass."""
     failures = resume.failures(writer)
-    parts = [f"{failures[k][0]} failed on {what} (first: {failures[k][1]})"
-             for k, what in ((FailureKind.RETRYABLE, "a transient error that outlasted the retries"),
-                             (FailureKind.AUTHENTICATION, "a refused key or access"))
-             if k in failures]  # fmt: skip
+    parts = [
+        f"{failures[k][0]} failed on {what} (first: {failures[k][1]})"
+        for k, what in (
+            (FailureKind.RETRYABLE, "a transient error that outlasted the retries"),
+            (FailureKind.AUTHENTICATION, "a refused key or access"),
+        )
+        if k in failures
+    ]
     if not parts:
         return None
     return (
@@ -310,8 +351,12 @@ def _key_variables(config: ExperimentConfig) -> list[str]:
 
 def _models(config: ExperimentConfig) -> set[str]:
     """The model names of the run's players (``provider/model``)."""
-    return {agent.model.strip() for cond in config.experiment.conditions for agent in (cond.agent_a, cond.agent_b)
-            if isinstance(agent, ModelAgentConfig)}  # fmt: skip
+    return {
+        agent.model.strip()
+        for cond in config.experiment.conditions
+        for agent in (cond.agent_a, cond.agent_b)
+        if isinstance(agent, ModelAgentConfig)
+    }
 
 
 def _play_models(
@@ -345,9 +390,17 @@ def _play_models(
         if cache is not None:
             cache.close()
         raise
-    calls = CallPath(cache=cache, prices=prices, retry=engine.retry, max_cost=engine.max_cost,
-                     should_stop=stop.is_set, ledger_run=ledger_run if cache is not None else None,
-                     recorded=recorded, on_disk_full=stop.set, key_variables=_key_variables(config))  # fmt: skip
+    calls = CallPath(
+        cache=cache,
+        prices=prices,
+        retry=engine.retry,
+        max_cost=engine.max_cost,
+        should_stop=stop.is_set,
+        ledger_run=ledger_run if cache is not None else None,
+        recorded=recorded,
+        on_disk_full=stop.set,
+        key_variables=_key_variables(config),
+    )
     calls.stats.cost_usd = resume.spent(writer)  # a resumed run's budget counts what was spent before
     limiters = LimiterRegistry()
     players = ModelPlayers(limiters, http_client=engine.http_client)
@@ -363,8 +416,15 @@ def _play_models(
             if isinstance(seat, ModelPlan):
                 players.get(seat)  # every endpoint's limiter exists before the games start
     workers = games_in_flight(limiters, engine.workers)
-    scheduler = Scheduler(recorder=recorder, calls=calls, players=players, run_seed=config.run.seed, stop=stop,
-                          progress=prog, workers=workers)  # fmt: skip
+    scheduler = Scheduler(
+        recorder=recorder,
+        calls=calls,
+        players=players,
+        run_seed=config.run.seed,
+        stop=stop,
+        progress=prog,
+        workers=workers,
+    )
 
     async def main() -> None:
         try:

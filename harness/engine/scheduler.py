@@ -113,8 +113,9 @@ class ModelPlayers:
         return self._players[key]
 
     def _build(self, name: str, cfg: ModelAgentConfig) -> ModelPlayer:
-        settings = ProviderSettings(base_url=cfg.base_url, api_key_env=cfg.api_key_env,
-                                    key_only_to_configured=bool(cfg.key_only_to_configured))  # fmt: skip
+        settings = ProviderSettings(
+            base_url=cfg.base_url, api_key_env=cfg.api_key_env, key_only_to_configured=bool(cfg.key_only_to_configured)
+        )
         provider = make_provider(cfg.model, settings, http_client=self.http_client)
         limiter = self.limiters.get(
             provider.endpoint.provider, provider.endpoint.base_url, provider.endpoint.key_id, cfg.limits
@@ -305,8 +306,16 @@ class Scheduler:
         if isinstance(who, StrategyPlan):
             return who.spec.build(cond.game, rng)
         sample = Sample(condition=cond.name, replicate=plan.replicate, seat=seat)
-        return LLMAgent(self.players.get(who), self.calls, seat=seat, game_id=plan.game_id, game_seed=plan.seed,
-                        sample=sample, rng=rng, sample_seed=sample_seed(self.run_seed, sample))  # fmt: skip
+        return LLMAgent(
+            self.players.get(who),
+            self.calls,
+            seat=seat,
+            game_id=plan.game_id,
+            game_seed=plan.seed,
+            sample=sample,
+            rng=rng,
+            sample_seed=sample_seed(self.run_seed, sample),
+        )
 
     async def play(self, plan: GamePlan) -> None:
         cond = plan.condition
@@ -334,8 +343,9 @@ class Scheduler:
         error: str | None = None
         failure: FailureKind | None = None
         try:
-            await play_game(match, a, b, length, horizon.known_to_players(), on_round=on_round,
-                            should_stop=self.stop.is_set)  # fmt: skip
+            await play_game(
+                match, a, b, length, horizon.known_to_players(), on_round=on_round, should_stop=self.stop.is_set
+            )
             if match.rounds_played < length:
                 status, error = GameStatus.INTERRUPTED, self.stop.reason
         except BudgetExhausted as exc:
@@ -348,8 +358,9 @@ class Scheduler:
             self.progress.games_failed += 1
             if exc.kind is FailureKind.AUTHENTICATION:
                 # Every other game would fail the same way: stop instead of failing them one by one.
-                self.stop.set(f"the provider rejected the API key or access ({exc.reason}); fix the key, then "
-                              "`pdbench resume`")  # fmt: skip
+                self.stop.set(
+                    f"the provider rejected the API key or access ({exc.reason}); fix the key, then `pdbench resume`"
+                )
             if isinstance(exc, GameFailed):
                 record_leftovers(exc.records)
         except Exception as exc:  # anything else fails this game only, never the run

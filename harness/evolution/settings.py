@@ -101,9 +101,12 @@ class EvolutionSettings(BaseModel):
     shares: list[float] | None = Field(None, description="initial share per player, summing to 1")
     population: int | None = Field(None, ge=2, le=MAX_POPULATION, description="number of individuals N")
     generations: int = Field(
-        100, ge=1, le=MAX_GENERATIONS, description="generations, or Moran steps (the Moran process stops earlier at "
+        100,
+        ge=1,
+        le=MAX_GENERATIONS,
+        description="generations, or Moran steps (the Moran process stops earlier at "
         "fixation when there is no mutation); for the replicator, units of time",
-    )  # fmt: skip
+    )
     horizon: HorizonSection = Field(default_factory=_default_horizon, description="rounds per match")
     noise: float = Field(0.0, ge=0.0, le=1.0, description="probability that an intended move is flipped")
     payoff_matrix: PayoffMatrix = Field(default_factory=PayoffMatrix, description="default T=5, R=3, P=1, S=0")

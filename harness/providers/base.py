@@ -363,8 +363,9 @@ def key_id(api_key: str | None) -> str | None:
 KEYLESS_PLACEHOLDER = "keyless"
 
 
-def keyless_headers(credential_headers: Iterable[str], custom_headers_env: str, omit: object,
-                    environ: Mapping[str, str] = os.environ) -> dict[str, object]:  # fmt: skip
+def keyless_headers(
+    credential_headers: Iterable[str], custom_headers_env: str, omit: object, environ: Mapping[str, str] = os.environ
+) -> dict[str, object]:
     """``default_headers`` that leave every credential out of a keyless client's requests.
 
     ``omit`` is the SDK's ``Omit()``: given as a default header's value it removes that header. Left out:

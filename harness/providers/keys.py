@@ -82,8 +82,16 @@ def check_key(key: str, env_name: str, label: str) -> str:
 
 def key_forms(key: str) -> set[str]:
     """``key`` as it may appear in text: as typed, escaped as Python and JSON quote it, percent-encoded."""
-    forms = {key, repr(key)[1:-1], key.encode("unicode_escape").decode("ascii"), json.dumps(key)[1:-1],
-             json.dumps(key, ensure_ascii=False)[1:-1], quote(key, safe=""), quote(key), quote_plus(key)}  # fmt: skip
+    forms = {
+        key,
+        repr(key)[1:-1],
+        key.encode("unicode_escape").decode("ascii"),
+        json.dumps(key)[1:-1],
+        json.dumps(key, ensure_ascii=False)[1:-1],
+        quote(key, safe=""),
+        quote(key),
+        quote_plus(key),
+    }
     for encoding in ("utf-8", "latin-1"):
         with contextlib.suppress(UnicodeEncodeError):
             forms.add(repr(key.encode(encoding))[2:-1])

@@ -56,13 +56,19 @@ if TYPE_CHECKING:
 
 BEHAVIOURS = ("cooperator", "defector", "random", "tft", "grim")
 OPTIONS = ("p", "unparseable", "latency_ms", "error_rate", "confused", "seed")
-_NO_FACTS = PromptFacts(cooperate="C", defect="D", option_order="CD", answer_format="free", own_moves=(),
-                        opponent_moves=())  # fmt: skip
+_NO_FACTS = PromptFacts(
+    cooperate="C", defect="D", option_order="CD", answer_format="free", own_moves=(), opponent_moves=()
+)
 
 
 # Each option's range: probabilities, and a latency of at most a minute (a longer one only stalls a run).
-_RANGES = {"p": (0.0, 1.0), "unparseable": (0.0, 1.0), "error_rate": (0.0, 1.0), "confused": (0.0, 1.0),
-           "latency_ms": (0.0, 60_000.0)}  # fmt: skip
+_RANGES = {
+    "p": (0.0, 1.0),
+    "unparseable": (0.0, 1.0),
+    "error_rate": (0.0, 1.0),
+    "confused": (0.0, 1.0),
+    "latency_ms": (0.0, 60_000.0),
+}
 MAX_SEED = 2**63 - 1
 
 

@@ -133,8 +133,9 @@ def key_destination_problem(
     if sends_key(provider, base_url, environ):
         return None
     found = origin(base_url or "")
-    if found is not None and any(found[1].lower() == host and port in (None, found[2])
-                                 for host, port in _allowed_hosts):  # fmt: skip
+    if found is not None and any(
+        found[1].lower() == host and port in (None, found[2]) for host, port in _allowed_hosts
+    ):
         return None
     host = _host_text(found) if found is not None else str(base_url)
     return (

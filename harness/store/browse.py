@@ -83,8 +83,9 @@ def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
     listed as ``crashed`` (:meth:`Catalog.shown_status`)."""
     with Catalog(results_dir) as cat:
         where, params = ("WHERE r.kind = ?", [kind]) if kind else ("", [])
-        rows = cat.consistent(lambda c: c.records(
-            f"""
+        rows = cat.consistent(
+            lambda c: c.records(
+                f"""
             SELECT r.run_id, r.kind, r.status, r.created_at, r.games_planned,
                    (SELECT count(*) FROM games g WHERE g.run_id = r.run_id AND g.status = ?) AS games_done,
                    (SELECT list(DISTINCT p ORDER BY p) FROM (
@@ -93,8 +94,9 @@ def list_runs(results_dir: Path, kind: str | None = None) -> Folder:
             FROM runs r {where}
             ORDER BY r.created_at DESC, r.run_id
             """,
-            [GameStatus.COMPLETE.value, *params],
-        ))  # fmt: skip
+                [GameStatus.COMPLETE.value, *params],
+            )
+        )
         statuses = {r["run_id"]: cat.shown_status(r["run_id"], r["status"]) for r in rows}
         unreadable = [(path.name, reason) for path, reason in cat.skipped]
         being_written = frozenset(path.name for path in cat.busy)
@@ -188,8 +190,9 @@ def game_detail(cat: Catalog, run_id: str, game_id: int) -> GameDetail:
         [run_id, game_id],
     )
     metrics = cat.records("SELECT * FROM player_metrics WHERE run_id = ? AND game_id = ?", [run_id, game_id])
-    has_calls = bool(cat.query("SELECT count(*) FROM calls WHERE run_id = ? AND game_id = ?",
-                               [run_id, game_id])[1][0][0])  # fmt: skip
+    has_calls = bool(
+        cat.query("SELECT count(*) FROM calls WHERE run_id = ? AND game_id = ?", [run_id, game_id])[1][0][0]
+    )
     if not game:
         raise LookupError(f"run {run_id} has no game {game_id}")
     return GameDetail(game[0], rounds, {m["player"]: m for m in metrics}, has_calls)
@@ -214,8 +217,9 @@ def _messages(request_json: str | None) -> list[dict[str, str]]:
         messages = json.loads(request_json or "{}").get("messages", [])
     except (TypeError, ValueError, AttributeError):
         return []
-    return [{"role": str(m.get("role", "")), "content": str(m.get("content", ""))} for m in messages
-            if isinstance(m, dict)]  # fmt: skip
+    return [
+        {"role": str(m.get("role", "")), "content": str(m.get("content", ""))} for m in messages if isinstance(m, dict)
+    ]
 
 
 def game_curves(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]:
@@ -333,8 +337,16 @@ def run_entries(results_dir: Path, kind: str | None = None, limit: int | None = 
         busy = sorted(cat.busy - set(cat.live), key=_modified, reverse=True)
         unreadable = [(path.name, reason) for path, reason in cat.skipped if path not in cat.busy]
         statuses = {r["run_id"]: cat.shown_status(r["run_id"], r["status"]) for r in rows}
-    writing = [] if kind else [RunEntry(path.name.removesuffix(".duckdb"), RunStatus.RUNNING.value,
-                                        note="being written by another process") for path in busy]  # fmt: skip
+    writing = (
+        []
+        if kind
+        else [
+            RunEntry(
+                path.name.removesuffix(".duckdb"), RunStatus.RUNNING.value, note="being written by another process"
+            )
+            for path in busy
+        ]
+    )
     runs = [*writing]
     for r in rows[: None if limit is None else max(limit - len(writing), 0)]:
         planned = players.get(r["run_id"], [])
@@ -346,9 +358,20 @@ def run_entries(results_dir: Path, kind: str | None = None, limit: int | None = 
         if status is RunStatus.CRASHED:
             then = f"`pdbench resume {r['run_id']}` continues it" if played else "run it again"
             note = f"its process ended without finishing it; {then}"
-        runs.append(RunEntry(r["run_id"], status.value, r["kind"], r["created_at"],
-                             int(r["games_done"]) if played else None, int(r["games_planned"]) if played else None,
-                             r["cost"], models, others, note))  # fmt: skip
+        runs.append(
+            RunEntry(
+                r["run_id"],
+                status.value,
+                r["kind"],
+                r["created_at"],
+                int(r["games_done"]) if played else None,
+                int(r["games_planned"]) if played else None,
+                r["cost"],
+                models,
+                others,
+                note,
+            )
+        )
     unknown = len(busy) if kind else 0
     return RunEntries(runs, total + len(writing), unreadable, unknown)
 

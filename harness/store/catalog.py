@@ -87,8 +87,11 @@ class Catalog:
                 snapshot.remove_leftovers(path)  # opened: no one writes this run, so live files are stale
             problem = self._check(alias, path)
             if problem is _OLDER:
-                problem = (self._upgrade(alias, path) if path not in self.live
-                           else "its live copy was written by an older PDBench")  # fmt: skip
+                problem = (
+                    self._upgrade(alias, path)
+                    if path not in self.live
+                    else "its live copy was written by an older PDBench"
+                )
             if problem is not None:
                 self.con.execute(f"DETACH DATABASE IF EXISTS {alias}")
                 self.skipped.append((path, problem))
@@ -259,14 +262,19 @@ class Catalog:
             raise
         except duckdb.Error:
             return False  # the connection itself is lost (a fatal error), not one file
-        found = {alias: error for alias in self.attached
-                 if (error := unreadable(self.con, alias)) is not None and is_damage(error)}  # fmt: skip
+        found = {
+            alias: error
+            for alias in self.attached
+            if (error := unreadable(self.con, alias)) is not None and is_damage(error)
+        }
         for alias, error in found.items():
             path = self.attached.pop(alias)
             self.con.execute(f"DETACH DATABASE IF EXISTS {alias}")
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            why = (f"it is damaged and cannot be read ({reason}); left out. Restore it from a backup if you have "
-                   "one, or move it out of the folder")  # fmt: skip
+            why = (
+                f"it is damaged and cannot be read ({reason}); left out. Restore it from a backup if you have "
+                "one, or move it out of the folder"
+            )
             self.skipped.append((path, why))
             self.left_out.append((path, why))
             self.live.pop(path, None)

@@ -168,11 +168,18 @@ class EvolutionWriter:
         if self.payoffs_written:
             return
         rows = [
-            [self.run_id, p, o, None if np.isnan(table.values[i, j]) else float(table.values[i, j]),
-             int(table.matches[i, j]), table.source.value, source_run]
+            [
+                self.run_id,
+                p,
+                o,
+                None if np.isnan(table.values[i, j]) else float(table.values[i, j]),
+                int(table.matches[i, j]),
+                table.source.value,
+                source_run,
+            ]
             for i, p in enumerate(table.players)
             for j, o in enumerate(table.players)
-        ]  # fmt: skip
+        ]
         try:
             self.writer.con.executemany(
                 "INSERT INTO payoff_table (run_id, player, opponent, payoff, matches, source, source_run) "
@@ -220,8 +227,15 @@ def write_trajectory(
     payoff_run: str | None = None,
 ) -> Path:
     """Store a whole trajectory evolved elsewhere (a Ray worker) as a complete run; returns its file."""
-    with EvolutionWriter.create(results_dir, run_id, settings, overwrite=overwrite, sweep_id=sweep_id,
-                                sweep_cell=sweep_cell, payoff_run=payoff_run) as writer:  # fmt: skip
+    with EvolutionWriter.create(
+        results_dir,
+        run_id,
+        settings,
+        overwrite=overwrite,
+        sweep_id=sweep_id,
+        sweep_cell=sweep_cell,
+        payoff_run=payoff_run,
+    ) as writer:
         writer.write_payoffs(trajectory.payoffs, source_run=payoff_run)
         for generation, row in enumerate(trajectory.population):
             writer.on_generation(generation, row)
@@ -252,10 +266,18 @@ def _run(row: dict[str, Any]) -> EvolutionRun:
     extras = {key: config.pop(key, None) for key in _EXTRA_KEYS}
     fixation = None if row["fix_player"] is None else Fixation(int(row["fix_generation"]), row["fix_player"])
     return EvolutionRun(
-        row["run_id"], RunStatus(row["status"]), row["created_at"], row["finished_at"],
-        EvolutionSettings.model_validate(config), int(row["last_generation"]), fixation,
-        extras[SWEEP_ID], extras[SWEEP_CELL], extras[PAYOFF_RUN], row["error"],
-    )  # fmt: skip
+        row["run_id"],
+        RunStatus(row["status"]),
+        row["created_at"],
+        row["finished_at"],
+        EvolutionSettings.model_validate(config),
+        int(row["last_generation"]),
+        fixation,
+        extras[SWEEP_ID],
+        extras[SWEEP_CELL],
+        extras[PAYOFF_RUN],
+        row["error"],
+    )
 
 
 _RUNS_SQL = """

@@ -33,8 +33,18 @@ from harness.store.writer import RunWriter
 _END_COLUMNS = ("game_id", "status", "rounds_played", "score_a", "score_b", "error", "failure")
 _CALL_COLUMNS = tuple(f.name for f in fields(CallRecord))
 _call_row = attrgetter(*_CALL_COLUMNS)  # a record's values in column order (``astuple`` deep-copies each one)
-_ROUND_COLUMNS = ("game_id", "round", "action_a", "action_b", "intended_a", "intended_b", "payoff_a", "payoff_b",
-                  "flagged_a", "flagged_b")  # fmt: skip
+_ROUND_COLUMNS = (
+    "game_id",
+    "round",
+    "action_a",
+    "action_b",
+    "intended_a",
+    "intended_b",
+    "payoff_a",
+    "payoff_b",
+    "flagged_a",
+    "flagged_b",
+)
 _ANSWER_COLUMNS = tuple(f.name for f in fields(ComprehensionAnswer))
 _answer_row = attrgetter(*_ANSWER_COLUMNS)
 
@@ -73,10 +83,20 @@ class LiveRecorder:
         """The last round of ``match``, the calls made for it and the comprehension answers given in it, as one
         unit."""
         i = match.rounds_played - 1
-        self._rounds.append((
-            game_id, i + 1, match.moves_a[i], match.moves_b[i], match.intended_a[i], match.intended_b[i],
-            match.payoffs_a[i], match.payoffs_b[i], _flagged(match.flagged_a, i + 1), _flagged(match.flagged_b, i + 1),
-        ))  # fmt: skip
+        self._rounds.append(
+            (
+                game_id,
+                i + 1,
+                match.moves_a[i],
+                match.moves_b[i],
+                match.intended_a[i],
+                match.intended_b[i],
+                match.payoffs_a[i],
+                match.payoffs_b[i],
+                _flagged(match.flagged_a, i + 1),
+                _flagged(match.flagged_b, i + 1),
+            )
+        )
         self._calls.extend(calls)
         self._answers.extend(answers or ())
 
@@ -118,8 +138,9 @@ class LiveRecorder:
                 [self.run_id, ids, self.run_id, ids],
             ).fetchall()
         }
-        missing = [r for r in records
-                   if (r.game_id, r.round, r.player, r.purpose, r.attempt, r.created_at) not in present]  # fmt: skip
+        missing = [
+            r for r in records if (r.game_id, r.round, r.player, r.purpose, r.attempt, r.created_at) not in present
+        ]
         if not missing:
             return 0
         try:
@@ -192,8 +213,13 @@ class LiveRecorder:
                         [self.run_id],
                     )
         finally:
-            for name in ("_pdb_live_starts", "_pdb_live_rounds", "_pdb_live_calls", "_pdb_live_answers",
-                         "_pdb_live_ends"):  # fmt: skip
+            for name in (
+                "_pdb_live_starts",
+                "_pdb_live_rounds",
+                "_pdb_live_calls",
+                "_pdb_live_answers",
+                "_pdb_live_ends",
+            ):
                 with contextlib.suppress(duckdb.Error):
                     con.unregister(name)
 

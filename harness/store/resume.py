@@ -80,9 +80,12 @@ def discard_unfinished(writer: RunWriter, *, retry_failed: bool = False) -> list
     answers are asked again; their calls move to ``superseded_calls`` (they were sent, and may have been paid
     for). Returns the games' ids."""
     con, run_id, kept = writer.con, writer.run_id, _kept(retry_failed)
-    ids = [int(r[0]) for r in con.execute(
-        f"SELECT game_id FROM games WHERE run_id = ? AND NOT ({kept}) ORDER BY game_id", [run_id]
-    ).fetchall()]  # fmt: skip
+    ids = [
+        int(r[0])
+        for r in con.execute(
+            f"SELECT game_id FROM games WHERE run_id = ? AND NOT ({kept}) ORDER BY game_id", [run_id]
+        ).fetchall()
+    ]
     if not ids:
         return ids
     replayed = f"game_id NOT IN (SELECT game_id FROM games WHERE run_id = ? AND ({kept}))"

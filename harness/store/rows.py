@@ -11,9 +11,26 @@ from harness.game.horizon import GeometricHorizon
 from harness.game.match import Match
 from harness.states import GameStatus
 
-GAME_COLUMNS = ("run_id", "game_id", "condition", "replicate", "player_a", "player_b", "params_a", "params_b",
-                "horizon", "planned_rounds", "stop_prob", "noise", "seed", "status", "rounds_played", "score_a",
-                "score_b", "error")  # fmt: skip
+GAME_COLUMNS = (
+    "run_id",
+    "game_id",
+    "condition",
+    "replicate",
+    "player_a",
+    "player_b",
+    "params_a",
+    "params_b",
+    "horizon",
+    "planned_rounds",
+    "stop_prob",
+    "noise",
+    "seed",
+    "status",
+    "rounds_played",
+    "score_a",
+    "score_b",
+    "error",
+)
 
 
 def game_row(
@@ -30,7 +47,22 @@ def game_row(
     stop_prob = c.horizon.stop_prob if isinstance(c.horizon, GeometricHorizon) else None
     played, score_a, score_b = (0, 0.0, 0.0) if match is None else (match.rounds_played, match.score_a, match.score_b)
     return (
-        run_id, plan.game_id, c.name, plan.replicate, c.player_a.name, c.player_b.name, c.player_a.params_json,
-        c.player_b.params_json, c.horizon.kind.value, planned_rounds, stop_prob, c.noise, plan.seed,
-        status.value, played, score_a, score_b, error,
-    )  # fmt: skip
+        run_id,
+        plan.game_id,
+        c.name,
+        plan.replicate,
+        c.player_a.name,
+        c.player_b.name,
+        c.player_a.params_json,
+        c.player_b.params_json,
+        c.horizon.kind.value,
+        planned_rounds,
+        stop_prob,
+        c.noise,
+        plan.seed,
+        status.value,
+        played,
+        score_a,
+        score_b,
+        error,
+    )

@@ -65,10 +65,14 @@ def write_error(exc: duckdb.Error, path: Path, run_id: str) -> StoreError:
     if is_damage(exc):
         return StoreError(damaged(str(path), exc))
     if disk_full(exc):
-        return DiskFull(f"the disk holding {path} is full. Every game recorded before is kept; free some space, "
-                        f"then `pdbench resume {run_id}` finishes the run.")  # fmt: skip
-    return StoreError(f"writing results to {path} failed: {exc}. Rounds written before are kept; check free disk "
-                      f"space and permissions, then `pdbench resume {run_id}`.")  # fmt: skip
+        return DiskFull(
+            f"the disk holding {path} is full. Every game recorded before is kept; free some space, "
+            f"then `pdbench resume {run_id}` finishes the run."
+        )
+    return StoreError(
+        f"writing results to {path} failed: {exc}. Rounds written before are kept; check free disk "
+        f"space and permissions, then `pdbench resume {run_id}`."
+    )
 
 
 def memory_limit(environ: Mapping[str, str] = os.environ) -> str:

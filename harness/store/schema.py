@@ -320,8 +320,12 @@ def unreadable(con: duckdb.DuckDBPyConnection, database: str) -> duckdb.Error | 
     """The error met reading every row of every table of ``database`` (attached to ``con``), if any: how a
     reader finds which of its files a failing query met damage in (a checksum that does not match)."""
     try:
-        tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ? "
-                                            "ORDER BY table_name", [database]).fetchall()]  # fmt: skip
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = ? ORDER BY table_name", [database]
+            ).fetchall()
+        ]
         for table in tables:
             con.execute(f'SELECT count(*), max(hash(t)) FROM "{database}".main."{table}" AS t').fetchall()
     except duckdb.InterruptException:

@@ -242,8 +242,12 @@ class Publisher:
                 self._append_log(self.files.generation(self._generation), state)
         except OSError as exc:
             self._state = None  # whatever was half-appended, the next copy starts anew
-            _log.warning("could not publish a live copy of %s (%s); trying again in %.0f s", self.run_file,
-                         exc.strerror or exc, MAX_EVERY_S)  # fmt: skip
+            _log.warning(
+                "could not publish a live copy of %s (%s); trying again in %.0f s",
+                self.run_file,
+                exc.strerror or exc,
+                MAX_EVERY_S,
+            )
             self._next_publish = time.monotonic() + MAX_EVERY_S
             return
         except BaseException:

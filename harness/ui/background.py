@@ -113,8 +113,16 @@ class Job:
         m, r = self._monitor, self.result
         if m is not None:
             p, s = m.progress, m.stats
-            return Counters(p.games_done, p.games_total, p.games_failed, p.rounds, s.calls, s.cached, s.cost_usd,
-                            self.rounds_expected)  # fmt: skip
+            return Counters(
+                p.games_done,
+                p.games_total,
+                p.games_failed,
+                p.rounds,
+                s.calls,
+                s.cached,
+                s.cost_usd,
+                self.rounds_expected,
+            )
         if r is not None:
             return Counters(r.games_done, r.games_planned, rounds=r.rounds, rounds_expected=self.rounds_expected)
         return Counters(self._games_done, self.games_total, rounds_expected=self.rounds_expected)
@@ -170,8 +178,15 @@ def start(config: ExperimentConfig, folder: Path, run_id: str, *, max_cost: floa
 
 def _play(job: Job, config: ExperimentConfig, engine: EngineOptions | None) -> None:
     try:
-        job.result = run_experiment(config, results_dir=job.folder, run_id=job.run_id, progress=job._on_progress,
-                                    stop=job.stop, engine=engine, monitor=job._watch)  # fmt: skip
+        job.result = run_experiment(
+            config,
+            results_dir=job.folder,
+            run_id=job.run_id,
+            progress=job._on_progress,
+            stop=job.stop,
+            engine=engine,
+            monitor=job._watch,
+        )
     except PDBenchError as exc:  # e.g. the results folder cannot be written
         job.error = scrub(str(exc))
     except Exception as exc:  # a bug: say so on the page, keep the traceback in the server's log (both scrubbed)

@@ -12,18 +12,33 @@ from typing import Any
 import streamlit as st
 
 DEFAULT_USD = 1.0
-HELP = ("No new paid call starts once the run has spent this much; 0 allows none (answers already in the "
-        "response cache are free). The run then ends interrupted, and `pdbench resume` can finish it.")  # fmt: skip
+HELP = (
+    "No new paid call starts once the run has spent this much; 0 allows none (answers already in the "
+    "response cache are free). The run then ends interrupted, and `pdbench resume` can finish it."
+)
 
 
 def budget_input(key: str, **widget: Any) -> float | None:
     """The budget in USD (``key`` is the number's widget key), or None when the user unticks the limit.
     ``widget`` goes to both widgets (e.g. ``persist_state``)."""
-    limited = st.checkbox("Limit the cost", value=True, key=f"{key}_limited", **widget,
-                          help="Untick to let the run spend whatever its calls cost.")  # fmt: skip
+    limited = st.checkbox(
+        "Limit the cost",
+        value=True,
+        key=f"{key}_limited",
+        **widget,
+        help="Untick to let the run spend whatever its calls cost.",
+    )
     if not limited:
         st.caption("⚠️ No cost limit: every call the run needs is paid.")
         return None
-    budget = st.number_input("Budget in USD (0: no paid call)", min_value=0.0, max_value=10_000.0, value=DEFAULT_USD,
-                             step=0.5, key=key, help=HELP, **widget)  # fmt: skip
+    budget = st.number_input(
+        "Budget in USD (0: no paid call)",
+        min_value=0.0,
+        max_value=10_000.0,
+        value=DEFAULT_USD,
+        step=0.5,
+        key=key,
+        help=HELP,
+        **widget,
+    )
     return float(budget)

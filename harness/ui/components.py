@@ -49,8 +49,11 @@ def agent_card(info: AgentInfo, seat: str | None = None, extra: str = "") -> str
     desc = (
         f"<div style='font-size:.9em;margin-top:4px'>{html.escape(info.description)}</div>" if info.description else ""
     )
-    setup = f"<div class='pdb-agent-setup' style='font-size:.9em;margin-top:4px'>{model_setup(info)}</div>" \
-        if info.is_model else ""  # fmt: skip
+    setup = (
+        f"<div class='pdb-agent-setup' style='font-size:.9em;margin-top:4px'>{model_setup(info)}</div>"
+        if info.is_model
+        else ""
+    )
     more = f"<div style='margin-top:6px'>{extra}</div>" if extra else ""
     return (
         f"<div class='pdb-agent-card' style='{_CARD_STYLE.format(a=a, b=b)}'>{who}"

@@ -51,9 +51,16 @@ def agent_info(name: str, params: Mapping[str, Any] | str | None = None) -> Agen
         model, _, options = model.partition("?")
         extra = f" ({options.replace('&', ', ')})" if options else ""
         temperature = spec.get("temperature")
-        return AgentInfo(name, MODEL_EMOJI, model or provider, f"language model via {provider}{extra}", True,
-                         model=str(model_name or name), persona=_persona(spec),
-                         temperature=None if temperature is None else float(temperature))  # fmt: skip
+        return AgentInfo(
+            name,
+            MODEL_EMOJI,
+            model or provider,
+            f"language model via {provider}{extra}",
+            True,
+            model=str(model_name or name),
+            persona=_persona(spec),
+            temperature=None if temperature is None else float(temperature),
+        )
     return AgentInfo(name, "❔", name, "", False)
 
 
@@ -97,10 +104,18 @@ def round_events(rounds: Sequence[Mapping[str, Any]], players: tuple[str, str]) 
             if flipped:
                 what.append(f"noise flipped the intended {intended} to {played}")
             kind = FALLBACK_FLIPPED if flagged and flipped else FALLBACK if flagged else NOISE_FLIP
-            out.append({
-                "round": row["round"], "player": seat, "seat": seat.upper(), "who": f"{seat.upper()}: {name}",
-                "kind": kind, "what": "; ".join(what), "action": played, "cooperated": int(played == "C"),
-            })  # fmt: skip
+            out.append(
+                {
+                    "round": row["round"],
+                    "player": seat,
+                    "seat": seat.upper(),
+                    "who": f"{seat.upper()}: {name}",
+                    "kind": kind,
+                    "what": "; ".join(what),
+                    "action": played,
+                    "cooperated": int(played == "C"),
+                }
+            )
     return out
 
 
@@ -124,8 +139,9 @@ def run_label(run: RunRow, players: Sequence[PlannedPlayer]) -> str:
     parts = [run.run_id, _first(names, 3 if models else 4) or "no players"]
     if models:
         personas = list(dict.fromkeys(p.persona or "none" for p in players if p.model))
-        parts.append("no persona" if personas == ["none"] else
-                     f"persona{'s' if len(personas) > 1 else ''} {', '.join(personas)}")  # fmt: skip
+        parts.append(
+            "no persona" if personas == ["none"] else f"persona{'s' if len(personas) > 1 else ''} {', '.join(personas)}"
+        )
     parts.append(f"{run.status} {run.games_done}/{run.games_planned}")
     if not run.run_id.startswith(run.kind):
         parts.append(run.kind)

@@ -141,9 +141,16 @@ class Film:
         fixation = trajectory.fixation
         players = trajectory.players
         return cls(
-            players, tuple(emoji_of(p) for p in players), tuple(colours(players)), counts, shares, layout(counts),
-            trajectory.size, planned, None if fixation is None else (fixation.generation, fixation.player),
-        )  # fmt: skip
+            players,
+            tuple(emoji_of(p) for p in players),
+            tuple(colours(players)),
+            counts,
+            shares,
+            layout(counts),
+            trajectory.size,
+            planned,
+            None if fixation is None else (fixation.generation, fixation.player),
+        )
 
     @property
     def length(self) -> int:

@@ -82,11 +82,20 @@ class Form:
             )
         k = self.k if self.dynamics == Dynamics.trust.value else 1
         data: dict[str, Any] = {
-            "dynamics": self.dynamics, "players": players, "counts": counts, "generations": self.generations,
-            "horizon": {"type": HorizonKind.FIXED.value, "n_rounds": self.rounds}, "noise": self.noise,
-            "payoff_matrix": PAYOFFS[self.payoffs], "selection": self.selection, "fitness": self.fitness,
-            "mutation": self.mutation, "k": k, "seed": self.seed, "payoff_mode": self.payoff_mode,
-        }  # fmt: skip
+            "dynamics": self.dynamics,
+            "players": players,
+            "counts": counts,
+            "generations": self.generations,
+            "horizon": {"type": HorizonKind.FIXED.value, "n_rounds": self.rounds},
+            "noise": self.noise,
+            "payoff_matrix": PAYOFFS[self.payoffs],
+            "selection": self.selection,
+            "fitness": self.fitness,
+            "mutation": self.mutation,
+            "k": k,
+            "seed": self.seed,
+            "payoff_mode": self.payoff_mode,
+        }
         return EvolutionSettings.model_validate(data)
 
 

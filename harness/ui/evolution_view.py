@@ -93,8 +93,14 @@ def _presets() -> None:
     st.markdown("##### 🎬 Scenarios")
     for col, preset in zip(st.columns(len(PRESETS)), PRESETS, strict=True):
         with col:
-            st.button(preset.title, key=K + "preset_" + preset.key, on_click=_load, args=(preset,), width="stretch",
-                      help=f"{preset.blurb} Loads these settings and runs them.")  # fmt: skip
+            st.button(
+                preset.title,
+                key=K + "preset_" + preset.key,
+                on_click=_load,
+                args=(preset,),
+                width="stretch",
+                help=f"{preset.blurb} Loads these settings and runs them.",
+            )
             st.caption(preset.blurb)
 
 
@@ -121,11 +127,18 @@ def _defaults() -> None:
     state = st.session_state
     state.setdefault(K + "players", list(DEFAULT.players))
     for name, value in (
-        ("dynamics", DEFAULT.dynamics), ("generations", DEFAULT.generations), ("rounds", DEFAULT.rounds),
-        ("noise", DEFAULT.noise), ("selection", DEFAULT.selection), ("mutation", DEFAULT.mutation),
-        ("k", DEFAULT.k), ("seed", DEFAULT.seed), ("payoffs", DEFAULT.payoffs), ("fitness", DEFAULT.fitness),
+        ("dynamics", DEFAULT.dynamics),
+        ("generations", DEFAULT.generations),
+        ("rounds", DEFAULT.rounds),
+        ("noise", DEFAULT.noise),
+        ("selection", DEFAULT.selection),
+        ("mutation", DEFAULT.mutation),
+        ("k", DEFAULT.k),
+        ("seed", DEFAULT.seed),
+        ("payoffs", DEFAULT.payoffs),
+        ("fitness", DEFAULT.fitness),
         ("payoff_mode", DEFAULT.payoff_mode),
-    ):  # fmt: skip
+    ):
         state.setdefault(K + name, value)
     for player in state[K + "players"]:
         state.setdefault(_count_key(player), DEFAULT_COUNT)
@@ -136,10 +149,15 @@ def _form() -> Form:
     left, middle, right = st.columns([5, 3, 3], gap="medium")
     with left:
         players = st.multiselect(
-            "Players", choices.strategies(), key=K + "players", format_func=_player_label, accept_new_options=True,
-            persist_state="session", placeholder="Choose strategies (or type one: GTFT(p=0.2))",
+            "Players",
+            choices.strategies(),
+            key=K + "players",
+            format_func=_player_label,
+            accept_new_options=True,
+            persist_state="session",
+            placeholder="Choose strategies (or type one: GTFT(p=0.2))",
             help="Every strategy of the dashboard; type a strategy with its settings, e.g. GTFT(p=0.2) or RAND(p=0.8).",
-        )  # fmt: skip
+        )
         st.markdown("**Initial mix** · individuals per player (0 leaves one out)")
         counts = []
         for player in players:
@@ -150,53 +168,109 @@ def _form() -> Form:
         total = sum(counts)
         st.caption(f"Population: **{total}** individual{'s' if total != 1 else ''}")
     with middle:
-        dynamics = st.selectbox("Dynamics", list(DYNAMICS_LABELS), key=K + "dynamics",
-                                format_func=lambda d: DYNAMICS_LABELS[d],
-                                persist_state="session",
-                                help="How the population changes. The Evolution of Trust: everyone plays everyone, "
-                                "the k lowest scorers are removed and the k highest copied. Generational: all N of the "
-                                "next generation drawn in proportion to fitness. Moran: each step one individual, "
-                                "chosen by fitness, replaces one chosen at random. Replicator: the shares of an "
-                                "infinite population, a deterministic ODE.",
-                                )  # fmt: skip
-        generations = st.slider("Generations", 1, MAX_GENERATIONS, key=K + "generations", persist_state="session",
-                                help="Moran: steps (one birth and one death each). Replicator: units of time. "
-                                "Without mutation a run stops when one player has taken over.")  # fmt: skip
+        dynamics = st.selectbox(
+            "Dynamics",
+            list(DYNAMICS_LABELS),
+            key=K + "dynamics",
+            format_func=lambda d: DYNAMICS_LABELS[d],
+            persist_state="session",
+            help="How the population changes. The Evolution of Trust: everyone plays everyone, "
+            "the k lowest scorers are removed and the k highest copied. Generational: all N of the "
+            "next generation drawn in proportion to fitness. Moran: each step one individual, "
+            "chosen by fitness, replaces one chosen at random. Replicator: the shares of an "
+            "infinite population, a deterministic ODE.",
+        )
+        generations = st.slider(
+            "Generations",
+            1,
+            MAX_GENERATIONS,
+            key=K + "generations",
+            persist_state="session",
+            help="Moran: steps (one birth and one death each). Replicator: units of time. "
+            "Without mutation a run stops when one player has taken over.",
+        )
         rounds = st.slider("Rounds per match", 1, MAX_ROUNDS, key=K + "rounds", persist_state="session")
-        noise = st.slider("Miscommunication (noise)", 0.0, 0.5, step=0.01, key=K + "noise", persist_state="session",
-                          help="Probability that a move is flipped by mistake (C played as D, or D as C).")  # fmt: skip
+        noise = st.slider(
+            "Miscommunication (noise)",
+            0.0,
+            0.5,
+            step=0.01,
+            key=K + "noise",
+            persist_state="session",
+            help="Probability that a move is flipped by mistake (C played as D, or D as C).",
+        )
     with right:
         selection = st.slider(
-            "Selection strength w", 0.0, 1.0, step=0.01, key=K + "selection", persist_state="session",
+            "Selection strength w",
+            0.0,
+            1.0,
+            step=0.01,
+            key=K + "selection",
+            persist_state="session",
             help="How strongly scores decide who reproduces; 0 is neutral drift. The trust rule only ranks "
             "scores, so for it any w > 0 is the same.",
-        )  # fmt: skip
-        mutation = st.slider("Mutation", 0.0, 0.2, step=0.005, format="%.3f", key=K + "mutation",
-                             persist_state="session",
-                             help="Probability that an offspring is another player.")  # fmt: skip
-        k = st.slider("Replaced per generation (k)", 1, 20, key=K + "k", persist_state="session",
-                      disabled=dynamics != Dynamics.trust.value,
-                      help="The trust rule removes the k lowest scorers and copies the k highest (at most half "
-                      "the population).")  # fmt: skip
+        )
+        mutation = st.slider(
+            "Mutation",
+            0.0,
+            0.2,
+            step=0.005,
+            format="%.3f",
+            key=K + "mutation",
+            persist_state="session",
+            help="Probability that an offspring is another player.",
+        )
+        k = st.slider(
+            "Replaced per generation (k)",
+            1,
+            20,
+            key=K + "k",
+            persist_state="session",
+            disabled=dynamics != Dynamics.trust.value,
+            help="The trust rule removes the k lowest scorers and copies the k highest (at most half the population).",
+        )
         seed = st.number_input("Seed", min_value=0, key=K + "seed", persist_state="session")
         with st.expander("More settings"):
-            payoffs = st.radio("Payoffs", list(PAYOFF_LABELS), key=K + "payoffs", format_func=PAYOFF_LABELS.get,
-                               persist_state="session")  # fmt: skip
-            fitness = st.radio("Fitness (generational, Moran)", [f.value for f in Fitness], key=K + "fitness",
-                               persist_state="session", horizontal=True,
-                               help="exponential: exp(w · score); linear: 1 − w + w · score.")  # fmt: skip
+            payoffs = st.radio(
+                "Payoffs",
+                list(PAYOFF_LABELS),
+                key=K + "payoffs",
+                format_func=PAYOFF_LABELS.get,
+                persist_state="session",
+            )
+            fitness = st.radio(
+                "Fitness (generational, Moran)",
+                [f.value for f in Fitness],
+                key=K + "fitness",
+                persist_state="session",
+                horizontal=True,
+                help="exponential: exp(w · score); linear: 1 − w + w · score.",
+            )
             payoff_mode = st.radio(
-                "Random matches", [m.value for m in PayoffMode], key=K + "payoff_mode", persist_state="session",
-                horizontal=True, format_func={"exact": "played every generation", "estimated": "estimated once"}.get,
+                "Random matches",
+                [m.value for m in PayoffMode],
+                key=K + "payoff_mode",
+                persist_state="session",
+                horizontal=True,
+                format_func={"exact": "played every generation", "estimated": "estimated once"}.get,
                 help="With noise, a match's outcome is random: play it afresh every generation, or estimate "
                 "each pair's payoff once from 50 matches.",
-            )  # fmt: skip
+            )
     return Form(
-        players=tuple(players), counts=tuple(int(c) for c in counts), dynamics=str(dynamics),
-        generations=int(generations), rounds=int(rounds), noise=float(noise), selection=float(selection),
-        fitness=str(fitness), mutation=float(mutation), k=int(k), payoffs=str(payoffs),
-        payoff_mode=str(payoff_mode), seed=int(seed),
-    )  # fmt: skip
+        players=tuple(players),
+        counts=tuple(int(c) for c in counts),
+        dynamics=str(dynamics),
+        generations=int(generations),
+        rounds=int(rounds),
+        noise=float(noise),
+        selection=float(selection),
+        fitness=str(fitness),
+        mutation=float(mutation),
+        k=int(k),
+        payoffs=str(payoffs),
+        payoff_mode=str(payoff_mode),
+        seed=int(seed),
+    )
 
 
 def _player_label(player: str) -> str:
@@ -220,13 +294,19 @@ def _start(folder: Path, settings: EvolutionSettings, *, reuse: bool) -> None:
     """Run ``settings`` into a new results file and select it; a preset first looks for the same run done."""
     if reuse:
         same = next(
-            (r for r in cached.evolution_runs(folder, cached.signature(folder))
-             if r.status is RunStatus.COMPLETE and same_settings(r.settings, settings)),
+            (
+                r
+                for r in cached.evolution_runs(folder, cached.signature(folder))
+                if r.status is RunStatus.COMPLETE and same_settings(r.settings, settings)
+            ),
             None,
-        )  # fmt: skip
+        )
         if same is not None:
-            st.session_state[FLASH] = ("info", f"Reopened `{same.run_id}`: a run with these very settings and seed "
-                                       "(running them again would give the same trajectory).")  # fmt: skip
+            st.session_state[FLASH] = (
+                "info",
+                f"Reopened `{same.run_id}`: a run with these very settings and seed "
+                "(running them again would give the same trajectory).",
+            )
             _select(same.run_id)
             return
     from harness.engine.evolution.run import run_evolution
@@ -242,8 +322,10 @@ def _start(folder: Path, settings: EvolutionSettings, *, reuse: bool) -> None:
             return
         shown[0] = time.monotonic()
         try:
-            bar.progress(min(generation / settings.generations, 1.0), text=f"🧬 Generation {generation:,} of "
-                         f"{settings.generations:,}")  # fmt: skip
+            bar.progress(
+                min(generation / settings.generations, 1.0),
+                text=f"🧬 Generation {generation:,} of {settings.generations:,}",
+            )
         except ScriptControlException as exc:  # the page was left or rerun: end the run cleanly, then obey
             left.append(exc)
             stop.set("stopped: the page was left while the run played")
@@ -258,9 +340,12 @@ def _start(folder: Path, settings: EvolutionSettings, *, reuse: bool) -> None:
         raise left[0]
     bar.empty()
     winner = outcome.winner()
-    st.session_state[FLASH] = ("success", f"🏁 `{run_id}` ran {outcome.generations:,} generation"
-                               f"{'s' if outcome.generations != 1 else ''} in {outcome.seconds:.2f} s"
-                               + (f": {emoji_of(winner)} {winner} ends ahead." if winner else "."))  # fmt: skip
+    st.session_state[FLASH] = (
+        "success",
+        f"🏁 `{run_id}` ran {outcome.generations:,} generation"
+        f"{'s' if outcome.generations != 1 else ''} in {outcome.seconds:.2f} s"
+        + (f": {emoji_of(winner)} {winner} ends ahead." if winner else "."),
+    )
     _select(run_id)
 
 
@@ -278,8 +363,9 @@ def run_label(run: EvolutionRun) -> str:
     """How the picker names a run: id, players, dynamics, how it ended (or how far it got), the sweep it is a
     cell of, date."""
     s = run.settings
-    players = " ".join(f"{emoji_of(p)}{p}" for p in s.players[:5]) + (f" +{len(s.players) - 5}" if len(s.players) > 5
-                                                                         else "")  # fmt: skip
+    players = " ".join(f"{emoji_of(p)}{p}" for p in s.players[:5]) + (
+        f" +{len(s.players) - 5}" if len(s.players) > 5 else ""
+    )
     ended = f"{run.fixation.player} took over" if run.fixation is not None else f"{max(run.generations, 0)} gen."
     status = "" if run.status is RunStatus.COMPLETE else f" · {run.status}"
     sweep = f" · sweep {run.sweep_id}" if run.sweep_id else ""
@@ -289,8 +375,10 @@ def run_label(run: EvolutionRun) -> str:
 def _pick(folder: Path) -> EvolutionRun | None:
     runs = cached.evolution_runs(folder, cached.signature(folder))
     if not runs:
-        st.info(f"No evolution runs yet in `{folder}`: pick a scenario above, or set the form and press 🧬 Run "
-                "evolution. From a terminal: `pdbench evolve --players TFT,ALLD,ALLC --counts 10,10,5`.")  # fmt: skip
+        st.info(
+            f"No evolution runs yet in `{folder}`: pick a scenario above, or set the form and press 🧬 Run "
+            "evolution. From a terminal: `pdbench evolve --players TFT,ALLD,ALLC --counts 10,10,5`."
+        )
         return None
     by_id = {r.run_id: r for r in runs}
     ids = list(by_id)
@@ -309,8 +397,10 @@ def _show(folder: Path, run: EvolutionRun) -> None:
     _, trajectory = cached.evolution(folder, cached.signature(folder), run.run_id)
     settings = run.settings
     if run.status is RunStatus.CRASHED:
-        st.warning(f"Run `{run.run_id}` **crashed**: its process ended without finishing it (killed, or the machine "
-                   "stopped). What it recorded is shown below.")  # fmt: skip
+        st.warning(
+            f"Run `{run.run_id}` **crashed**: its process ended without finishing it (killed, or the machine "
+            "stopped). What it recorded is shown below."
+        )
     elif run.status is not RunStatus.COMPLETE:
         st.warning(f"Run `{run.run_id}` is **{run.status}**" + (f": {run.error}" if run.error else "") + ".")
     if trajectory.generations < 0 or not len(trajectory.population):
@@ -355,6 +445,9 @@ def _outcome(settings: EvolutionSettings, t: Trajectory) -> str:
         )
     else:
         winner = t.winner()
-        head = f"After {t.generations} generations, **{emoji_of(winner)} {winner}** leads" if winner else \
-            f"After {t.generations} generations, no single leader"  # fmt: skip
+        head = (
+            f"After {t.generations} generations, **{emoji_of(winner)} {winner}** leads"
+            if winner
+            else f"After {t.generations} generations, no single leader"
+        )
     return f"{head} · final mix: {mix}"

@@ -115,9 +115,11 @@ class HostGuard:
             await self.app(scope, receive, send)
             return
         where = ", ".join(sorted(f"http://{h}" for h in self.hosts()))
-        message = (f"PDBench refused this request: {why}. The dashboard answers only requests addressed to it "
-                   f"({where}), so that no other web page can drive it (DNS rebinding) and spend your API keys. "
-                   "Open the address `pdbench ui` printed.")  # fmt: skip
+        message = (
+            f"PDBench refused this request: {why}. The dashboard answers only requests addressed to it "
+            f"({where}), so that no other web page can drive it (DNS rebinding) and spend your API keys. "
+            "Open the address `pdbench ui` printed."
+        )
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": POLICY_VIOLATION, "reason": why[:120]})
             return

@@ -23,17 +23,29 @@ DEFAULT_PORT = 8501
 def command(results: Path, port: int, host: str = "127.0.0.1") -> list[str]:
     """The `streamlit run` command line: loopback, headless, no usage statistics, no file watcher."""
     return [
-        sys.executable, "-m", "streamlit", "run", str(SERVER),
-        "--server.address", host,
-        "--server.port", str(port),
-        "--server.headless", "true",
-        "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
-        "--client.toolbarMode", "minimal",
-        "--theme.base", "light",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(SERVER),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--client.toolbarMode",
+        "minimal",
+        "--theme.base",
+        "light",
         "--",  # what follows reaches the app's sys.argv
-        "--results", str(results),
-    ]  # fmt: skip
+        "--results",
+        str(results),
+    ]
 
 
 def check_port(host: str, port: int) -> None:

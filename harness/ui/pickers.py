@@ -84,9 +84,12 @@ def pick_run(folder: Path, key: str, kind: str | None = None, remember: str = SE
     remembered = st.session_state.get(remember)
     chosen = remembered if remembered in by_id else newest_with_results(runs)
     run_id = st.selectbox(
-        "Run", ids, index=_index(ids, chosen), key=f"{key}_run",
+        "Run",
+        ids,
+        index=_index(ids, chosen),
+        key=f"{key}_run",
         format_func=lambda r: run_label(by_id[r], players.get(r, [])),
-    )  # fmt: skip
+    )
     if run_id is None:
         return None
     st.session_state[remember] = run_id
@@ -98,9 +101,12 @@ def run_notes(folder: Path, run: RunRow, kind: str | None = None) -> None:
     unreadable_files(cached.listing(folder, kind))
     if run.status is RunStatus.RUNNING:
         done = run.games_done / run.games_planned if run.games_planned else 0.0
-        st.progress(min(done, 1.0), text=f"⏳ Run `{run.run_id}` is **running**: {run.games_done:,} of "
-                    f"{run.games_planned:,} games finished. This page follows it, looking again every "
-                    f"{cached.REFRESH_S:g} s.")  # fmt: skip
+        st.progress(
+            min(done, 1.0),
+            text=f"⏳ Run `{run.run_id}` is **running**: {run.games_done:,} of "
+            f"{run.games_planned:,} games finished. This page follows it, looking again every "
+            f"{cached.REFRESH_S:g} s.",
+        )
     elif run.status is RunStatus.CRASHED:
         st.warning(
             f"Run `{run.run_id}` **crashed**: its process ended without finishing it (killed, or the machine "
@@ -135,9 +141,12 @@ def pick_game(folder: Path, key: str, source: cached.RunSource | None = None) ->
     by_name = {c.condition: c for c in conds}
     with cols[1]:
         name = st.selectbox(
-            "Condition", names, index=_index(names, st.session_state.get(SELECTED_CONDITION)),
-            key=f"{key}_condition_{run.run_id}", format_func=lambda c: f"{c} ({by_name[c].games} games)",
-        )  # fmt: skip
+            "Condition",
+            names,
+            index=_index(names, st.session_state.get(SELECTED_CONDITION)),
+            key=f"{key}_condition_{run.run_id}",
+            format_func=lambda c: f"{c} ({by_name[c].games} games)",
+        )
     if name is None:
         return None
     st.session_state[SELECTED_CONDITION] = name
@@ -146,9 +155,12 @@ def pick_game(folder: Path, key: str, source: cached.RunSource | None = None) ->
     by_game = {g.game_id: g for g in game_rows}
     with cols[2]:
         game_id = st.selectbox(
-            "Replicate", ids, index=_index(ids, st.session_state.get(SELECTED_GAME)),
-            key=f"{key}_game_{run.run_id}", format_func=lambda g: by_game[g].label,
-        )  # fmt: skip
+            "Replicate",
+            ids,
+            index=_index(ids, st.session_state.get(SELECTED_GAME)),
+            key=f"{key}_game_{run.run_id}",
+            format_func=lambda g: by_game[g].label,
+        )
     if game_id is None:
         return None
     st.session_state[SELECTED_GAME] = game_id

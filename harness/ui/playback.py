@@ -169,27 +169,62 @@ class Playback:
         """
         shown, playing, unit = self.shown(), self.is_playing(), self.unit
         cols = st.columns([1, 1, 1, 1, 1, 4], vertical_alignment="bottom")
-        cols[0].button("▶️ Play", key=self.key("play"), on_click=self._play, args=(length,), disabled=playing,
-                       width="stretch")  # fmt: skip
-        cols[1].button("⏸️ Pause", key=self.key("pause"), on_click=self.set, kwargs={"playing": False},
-                       disabled=not playing, width="stretch")  # fmt: skip
-        cols[2].button("⏭️ Step", key=self.key("step"), on_click=self._step, args=(1, length),
-                       disabled=shown >= length, width="stretch")  # fmt: skip
-        cols[3].button("⏮️ Back", key=self.key("back"), on_click=self._step, args=(-1, length), disabled=shown <= 0,
-                       width="stretch")  # fmt: skip
-        cols[4].button("⏪ Restart", key=self.key("restart"), on_click=self.set, kwargs={"shown": 0},
-                       disabled=shown <= 0, width="stretch")  # fmt: skip
+        cols[0].button(
+            "▶️ Play", key=self.key("play"), on_click=self._play, args=(length,), disabled=playing, width="stretch"
+        )
+        cols[1].button(
+            "⏸️ Pause",
+            key=self.key("pause"),
+            on_click=self.set,
+            kwargs={"playing": False},
+            disabled=not playing,
+            width="stretch",
+        )
+        cols[2].button(
+            "⏭️ Step",
+            key=self.key("step"),
+            on_click=self._step,
+            args=(1, length),
+            disabled=shown >= length,
+            width="stretch",
+        )
+        cols[3].button(
+            "⏮️ Back", key=self.key("back"), on_click=self._step, args=(-1, length), disabled=shown <= 0, width="stretch"
+        )
+        cols[4].button(
+            "⏪ Restart",
+            key=self.key("restart"),
+            on_click=self.set,
+            kwargs={"shown": 0},
+            disabled=shown <= 0,
+            width="stretch",
+        )
         speed = st.session_state.get(self.speed_ms, self.default_speed_ms)
-        cols[5].slider(f"Speed (ms per {unit})", MIN_SPEED_MS, MAX_SPEED_MS, speed, step=50, key=self.speed,
-                       on_change=self._speed, help=f"Time between {unit}s while playing.")  # fmt: skip
+        cols[5].slider(
+            f"Speed (ms per {unit})",
+            MIN_SPEED_MS,
+            MAX_SPEED_MS,
+            speed,
+            step=50,
+            key=self.speed,
+            on_change=self._speed,
+            help=f"Time between {unit}s while playing.",
+        )
         slot = st.container(height=JUMP_SLOT_PX, border=False)
         st.session_state[self.key("jump_drawn")] = not playing
         if playing:
             slot.caption(f"▶️ Playing, {speed} ms a {unit}. ⏸️ Pause to jump to a {unit}.")
         else:
             st.session_state[self.jump] = shown  # set before it is drawn: the slider shows where the animation is
-            slot.slider(f"Jump to {unit}", 0, max(length, 1), key=self.jump, on_change=self._jump,
-                        help=self.jump_help or None, disabled=length == 0)  # fmt: skip
+            slot.slider(
+                f"Jump to {unit}",
+                0,
+                max(length, 1),
+                key=self.jump,
+                on_change=self._jump,
+                help=self.jump_help or None,
+                disabled=length == 0,
+            )
 
     def fragment(self, length: int, draw: Callable[[int], None]) -> None:
         """Declare and run the animated frame: controls, then ``draw(position)`` (one element, so its

@@ -51,11 +51,14 @@ def _panel(job: Job, title: str, stop_key: str) -> None:
     if not job.running:
         st.rerun()  # the whole page, which shows how the run ended
     st.progress(job.counters().fraction, text=f"{title} `{job.run_id}`: {job.describe()}")
-    if not job.stop and st.button("⏹️ Stop", key=stop_key, help="Stop cleanly: finished games are kept; "
-                                  "`pdbench resume` finishes the run later."):  # fmt: skip
+    if not job.stop and st.button(
+        "⏹️ Stop", key=stop_key, help="Stop cleanly: finished games are kept; `pdbench resume` finishes the run later."
+    ):
         job.request_stop()
     if job.stop:
-        st.caption("⏹️ Stopping once the moves in progress are recorded: every finished game is kept, and "
-                   "`pdbench resume` finishes the run.")  # fmt: skip
+        st.caption(
+            "⏹️ Stopping once the moves in progress are recorded: every finished game is kept, and "
+            "`pdbench resume` finishes the run."
+        )
     else:
         st.caption("You can switch views meanwhile: the run goes on, and its progress is here when you come back.")

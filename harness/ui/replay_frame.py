@@ -41,8 +41,12 @@ class Replay:
         rounds = detail.rounds
         totals = tuple(list(accumulate((float(r[f"payoff_{s}"]) for r in rounds), initial=0.0)) for s in SEATS)
         game = detail.game
-        return cls((game["player_a"], game["player_b"]), rounds, (totals[0], totals[1]),
-                   (game.get("params_a"), game.get("params_b")))  # fmt: skip
+        return cls(
+            (game["player_a"], game["player_b"]),
+            rounds,
+            (totals[0], totals[1]),
+            (game.get("params_a"), game.get("params_b")),
+        )
 
     @property
     def length(self) -> int:
@@ -124,8 +128,10 @@ def _seat(replay: Replay, seat: int, shown: int) -> str:
     extent = f"last {len(moves)} round{'s' if len(moves) != 1 else ''}" if moves else "no rounds yet"
     history = f"<div class='pdb-history' style='margin:.5em 0'>History: {components.trail(moves)} ({extent})</div>"
     notes_html = "".join(f"<div class='pdb-note'>{_caption(n)}</div>" for n in marks)  # last: cards stay level
-    return f"{card}<div style='margin-top:.5em'>{move}</div>{_score(s, replay.score(seat, shown), payoff)}" \
-        f"{history}{notes_html}"  # fmt: skip
+    return (
+        f"{card}<div style='margin-top:.5em'>{move}</div>{_score(s, replay.score(seat, shown), payoff)}"
+        f"{history}{notes_html}"
+    )
 
 
 def _score(seat: str, total: float, payoff: float | None) -> str:
@@ -133,8 +139,10 @@ def _score(seat: str, total: float, payoff: float | None) -> str:
     delta = ""
     if payoff is not None:
         colour = "#21c354" if payoff > 0 else "#ff4b4b" if payoff < 0 else "rgba(128,128,128,.9)"
-        delta = (f"<div class='pdb-score-delta' style='color:{colour};font-size:.9em'>"
-                 f"{'↑' if payoff > 0 else '↓' if payoff < 0 else '·'} {payoff:+g} last round</div>")  # fmt: skip
+        delta = (
+            f"<div class='pdb-score-delta' style='color:{colour};font-size:.9em'>"
+            f"{'↑' if payoff > 0 else '↓' if payoff < 0 else '·'} {payoff:+g} last round</div>"
+        )
     return (
         "<div class='pdb-score' style='border:1px solid rgba(128,128,128,.3);border-radius:.5rem;"
         "padding:.6em 1em;margin-top:.6em'>"

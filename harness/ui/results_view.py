@@ -56,8 +56,10 @@ def _render(folder: Path, source: cached.RunSource) -> None:
     curves = cached.game_curves(folder, sig, run_id, game_id, _source=source)
     if curves:
         left, right = st.columns(2)
-        left.markdown("**Actions over time** · each move as played (C = 1) and the cumulative cooperation rate "
-                      "of the player's choices")  # fmt: skip
+        left.markdown(
+            "**Actions over time** · each move as played (C = 1) and the cumulative cooperation rate "
+            "of the player's choices"
+        )
         events = round_events(detail.rounds, (detail.game["player_a"], detail.game["player_b"]))
         left.altair_chart(charts.actions_over_time(curves, events), width="stretch")
         right.markdown("**Cumulative payoffs**")
@@ -72,11 +74,16 @@ def _announce(folder: Path, run_id: str, status: RunStatus, reason: str | None) 
     run = next((r for r in cached.listing(folder).runs if r.run_id == run_id), None)
     failed = run.games_planned - run.games_done if run is not None and status is RunStatus.COMPLETE else 0
     if status is not RunStatus.COMPLETE:
-        st.warning(f"Run `{run_id}` ended **{status}**: {reason}. "
-                   f"`pdbench resume {run_id} --results {folder}` finishes it.", icon="⏹️")  # fmt: skip
+        st.warning(
+            f"Run `{run_id}` ended **{status}**: {reason}. `pdbench resume {run_id} --results {folder}` finishes it.",
+            icon="⏹️",
+        )
     elif failed:
-        st.warning(f"Run `{run_id}` ended, but **{failed} of {run.games_planned if run else '?'} games failed** "
-                   "(each failed game shows its error below; the rest of the run is complete).", icon="⚠️")  # fmt: skip
+        st.warning(
+            f"Run `{run_id}` ended, but **{failed} of {run.games_planned if run else '?'} games failed** "
+            "(each failed game shows its error below; the rest of the run is complete).",
+            icon="⚠️",
+        )
     else:
         st.success(f"Run `{run_id}` is complete: here are its results.", icon="✅")
 
@@ -98,8 +105,10 @@ def _game_status(detail: GameDetail) -> None:
         f"this game drew {game['planned_rounds']} rounds)"
     )
     noise = f", noise {game['noise']:g}" if game["noise"] else ""
-    st.caption(f"Game {game['game_id']} · replicate {game['replicate']} · {horizon}{noise} · game seed {game['seed']} "
-               "(derived from the run's seed)")  # fmt: skip
+    st.caption(
+        f"Game {game['game_id']} · replicate {game['replicate']} · {horizon}{noise} · game seed {game['seed']} "
+        "(derived from the run's seed)"
+    )
     if game["status"] != GameStatus.COMPLETE:
         why = f": {game['error']}" if game.get("error") else ""
         st.warning(f"This game is **{game['status']}** after {game['rounds_played']} rounds{why}", icon="⚠️")
@@ -127,12 +136,16 @@ def _timeline(detail: GameDetail) -> None:
     events = round_events(detail.rounds, (game["player_a"], game["player_b"]))
     flips = [e for e in events if e["kind"] != FALLBACK]
     if flips:
-        notes.append(f"🎲 {len(flips)} move{'s' if len(flips) > 1 else ''} flipped by noise (played moves shown): "
-                     f"{_where(flips)}")  # fmt: skip
+        notes.append(
+            f"🎲 {len(flips)} move{'s' if len(flips) > 1 else ''} flipped by noise (played moves shown): "
+            f"{_where(flips)}"
+        )
     flagged = [e for e in events if e["kind"] != NOISE_FLIP]
     if flagged:
-        notes.append(f"⚠️ {len(flagged)} fallback move{'s' if len(flagged) > 1 else ''} (the model's answer was "
-                     f"unreadable): {_where(flagged)}")  # fmt: skip
+        notes.append(
+            f"⚠️ {len(flagged)} fallback move{'s' if len(flagged) > 1 else ''} (the model's answer was "
+            f"unreadable): {_where(flagged)}"
+        )
     if events:
         notes.append("each is marked on the actions chart below (hover a mark for what happened)")
     st.caption(" · ".join(notes))
@@ -154,9 +167,12 @@ def _metric_cards(detail: GameDetail) -> None:
     cols[0].metric("Rounds", a["rounds"])
     for col, (seat, row) in zip(cols[1:3], (("A", a), ("B", b)), strict=True):
         played = components.pct(row["cooperation_rate_played"])
-        col.metric(f"{seat} cooperation", components.pct(row["cooperation_rate"]),
-                   help=f"share of C among the player's choices ({row['rounds_chosen']} of {row['rounds']} rounds; "
-                        f"fallback moves left out). As played: {played}")  # fmt: skip
+        col.metric(
+            f"{seat} cooperation",
+            components.pct(row["cooperation_rate"]),
+            help=f"share of C among the player's choices ({row['rounds_chosen']} of {row['rounds']} rounds; "
+            f"fallback moves left out). As played: {played}",
+        )
     collapse = a["time_to_collapse"]
     cols[3].metric("Time to collapse", "never" if collapse is None else f"round {collapse}")
     cols = st.columns(4)
@@ -166,20 +182,27 @@ def _metric_cards(detail: GameDetail) -> None:
     cols[3].metric("B payoff / round", components.num(b["payoff_per_round"], 3))
     cols = st.columns(4)
     for col, (seat, row) in zip(cols[0:2], (("A", a), ("B", b)), strict=True):
-        col.metric(f"{seat} retaliation", components.pct(row["retaliation_rate"]),
-                   help="P(chose D at t | opponent played D at t-1), fallback rounds left out; — when the opponent "
-                        f"never defected. As played: {components.pct(row['retaliation_rate_played'])}")  # fmt: skip
+        col.metric(
+            f"{seat} retaliation",
+            components.pct(row["retaliation_rate"]),
+            help="P(chose D at t | opponent played D at t-1), fallback rounds left out; — when the opponent "
+            f"never defected. As played: {components.pct(row['retaliation_rate_played'])}",
+        )
     for col, (seat, row) in zip(cols[2:4], (("A", a), ("B", b)), strict=True):
-        col.metric(f"{seat} forgiveness", components.pct(row["forgiveness_rate"]),
-                   help="P(chose C at t | opponent played D at t-1), fallback rounds left out; — when the opponent "
-                        f"never defected. As played: {components.pct(row['forgiveness_rate_played'])}")  # fmt: skip
+        col.metric(
+            f"{seat} forgiveness",
+            components.pct(row["forgiveness_rate"]),
+            help="P(chose C at t | opponent played D at t-1), fallback rounds left out; — when the opponent "
+            f"never defected. As played: {components.pct(row['forgiveness_rate_played'])}",
+        )
 
 
 def _calls(folder: Path, selection: Selection, source: cached.RunSource) -> None:
     """The prompts and raw answers of the model players, failed parses and retries included."""
     with st.expander("🤖 Prompts and answers of the model players", expanded=False):
-        rows = cached.game_calls(folder, cached.signature(folder), selection.run.run_id, selection.game.game_id,
-                                 _source=source)  # fmt: skip
+        rows = cached.game_calls(
+            folder, cached.signature(folder), selection.run.run_id, selection.game.game_id, _source=source
+        )
         if not rows:
             st.info("No calls recorded for this game.")
             return

@@ -52,8 +52,16 @@ def render(folder: Path) -> None:
             _card(seat, agent)
     matrix = _payoff_matrix()
     busy = progress_panel.running(ACTIVE)
-    if st.button("🚀 Run experiment", type="primary", key="run_start", disabled=busy,
-                 help="One run at a time: this one is still playing." if busy else None) and not busy:  # fmt: skip
+    if (
+        st.button(
+            "🚀 Run experiment",
+            type="primary",
+            key="run_start",
+            disabled=busy,
+            help="One run at a time: this one is still playing." if busy else None,
+        )
+        and not busy
+    ):
         _start(folder, agent_a, agent_b, settings, matrix)
     progress_panel.follow(ACTIVE, title="Run", stop_key="run_stop", on_end=_finished)
 
@@ -61,17 +69,26 @@ def render(folder: Path) -> None:
 def _player(seat: str, default: str) -> dict[str, Any]:
     """A player picker (and, for another model, its name and base URL); returns the agent's config mapping."""
     options = [*choices.strategies(), *choices.models(os.environ), choices.OTHER_MODEL]
-    name = st.selectbox(f"Player {seat.upper()}", options, index=options.index(default), key=f"run_player_{seat}",
-                        format_func=choices.label)  # fmt: skip
+    name = st.selectbox(
+        f"Player {seat.upper()}",
+        options,
+        index=options.index(default),
+        key=f"run_player_{seat}",
+        format_func=choices.label,
+    )
     if name == choices.OTHER_MODEL:
         hint = "openai/<model> for any OpenAI-compatible server (vLLM, llama.cpp, Ollama) with the base URL below"
-        model = st.text_input("Model (provider/name)", key=f"run_model_{seat}", placeholder="openai/llama3.1:8b",
-                              help=hint)  # fmt: skip
-        base_url = st.text_input("Base URL (OpenAI-compatible server)", key=f"run_base_url_{seat}",
-                                 placeholder="http://127.0.0.1:11434/v1",
-                                 help="Your API key goes only to the provider's own endpoint or to the base URL "
-                                 "set in the environment `pdbench ui` was started in (or .env); any other address "
-                                 "typed here gets requests without a key.")  # fmt: skip
+        model = st.text_input(
+            "Model (provider/name)", key=f"run_model_{seat}", placeholder="openai/llama3.1:8b", help=hint
+        )
+        base_url = st.text_input(
+            "Base URL (OpenAI-compatible server)",
+            key=f"run_base_url_{seat}",
+            placeholder="http://127.0.0.1:11434/v1",
+            help="Your API key goes only to the provider's own endpoint or to the base URL "
+            "set in the environment `pdbench ui` was started in (or .env); any other address "
+            "typed here gets requests without a key.",
+        )
         agent: dict[str, Any] = {"model": model.strip()}
         if base_url.strip():
             agent["base_url"] = base_url.strip()
@@ -98,26 +115,37 @@ def _key_note(model: str, base_url: str) -> None:
         return
     key_env, base_env = info.key_env, info.base_url_env
     if sends_key(provider, base_url, os.environ):
-        st.caption(f"🔑 `{base_url}` is configured for {provider} (its own endpoint or {base_env}): requests to it "
-                   f"carry your {key_env}.")  # fmt: skip
+        st.caption(
+            f"🔑 `{base_url}` is configured for {provider} (its own endpoint or {base_env}): requests to it "
+            f"carry your {key_env}."
+        )
     else:
-        st.caption(f"🔓 No key is sent to `{base_url}`: your {key_env} goes only to {provider}'s own endpoint or to "
-                   f"the base URL in {base_env}. For a server that needs your key, set {base_env} to it in the "
-                   "environment or .env and restart `pdbench ui`.")  # fmt: skip
+        st.caption(
+            f"🔓 No key is sent to `{base_url}`: your {key_env} goes only to {provider}'s own endpoint or to "
+            f"the base URL in {base_env}. For a server that needs your key, set {base_env} to it in the "
+            "environment or .env and restart `pdbench ui`."
+        )
 
 
 def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str, Any]:
     st.markdown("#### ⚙️ Game settings")
     c1, c2, c3 = st.columns(3)
-    kind = c1.radio("Horizon", list(HorizonKind), key="run_horizon", horizontal=True, format_func=str.capitalize,
-                    help="Fixed: every game has the same known length. Geometric: after each round the game "
-                    "ends with the stop probability, so players never know which round is the last.")  # fmt: skip
+    kind = c1.radio(
+        "Horizon",
+        list(HorizonKind),
+        key="run_horizon",
+        horizontal=True,
+        format_func=str.capitalize,
+        help="Fixed: every game has the same known length. Geometric: after each round the game "
+        "ends with the stop probability, so players never know which round is the last.",
+    )
     out: dict[str, Any] = {}
     if kind == HorizonKind.FIXED:
         out["rounds"] = c2.slider("Rounds", 1, 500, 50, key="run_rounds")
     else:
-        out["stop_prob"] = c2.number_input("Stop probability per round", 0.001, 1.0, 0.02, step=0.005,
-                                           format="%.3f", key="run_stop_prob")  # fmt: skip
+        out["stop_prob"] = c2.number_input(
+            "Stop probability per round", 0.001, 1.0, 0.02, step=0.005, format="%.3f", key="run_stop_prob"
+        )
         out["max_rounds"] = c2.number_input("Longest game (rounds)", 1, 100_000, 1_000, key="run_max_rounds")
     out["replicates"] = c3.slider("Replicates", 1, 100, 3, key="run_replicates")
     c4, c5, c6 = st.columns(3)
@@ -130,8 +158,11 @@ def _game_settings(agent_a: dict[str, Any], agent_b: dict[str, Any]) -> dict[str
         c7, c8 = st.columns(2)
         persona = c7.selectbox("Persona for the model players", personas, key="run_persona")
         temperature = None
-        if c8.checkbox("Set the temperature", key="run_set_temperature",
-                       help="Unchecked: the provider's default, as `pdbench eval` without --temperature"):  # fmt: skip
+        if c8.checkbox(
+            "Set the temperature",
+            key="run_set_temperature",
+            help="Unchecked: the provider's default, as `pdbench eval` without --temperature",
+        ):
             temperature = c8.slider("Temperature", 0.0, 2.0, 0.0, step=0.1, key="run_temperature")
         for agent in models:
             if persona != NO_PERSONA:
@@ -169,8 +200,13 @@ def _payoff_matrix() -> PayoffMatrix | None:
     return matrix
 
 
-def _start(folder: Path, agent_a: dict[str, Any], agent_b: dict[str, Any], settings: dict[str, Any],
-           matrix: PayoffMatrix | None) -> None:  # fmt: skip
+def _start(
+    folder: Path,
+    agent_a: dict[str, Any],
+    agent_b: dict[str, Any],
+    settings: dict[str, Any],
+    matrix: PayoffMatrix | None,
+) -> None:
     try:
         for seat, agent in (("A", agent_a), ("B", agent_b)):
             if "model" in agent and not agent["model"]:
@@ -178,9 +214,17 @@ def _start(folder: Path, agent_a: dict[str, Any], agent_b: dict[str, Any], setti
         if settings["run_id"]:
             background.check_new_run_id(folder, settings["run_id"])
         run_id = settings["run_id"] or default_run_id("experiment", folder)
-        config = duel_config(agent_a, agent_b, rounds=settings.get("rounds"), stop_prob=settings.get("stop_prob"),
-                             max_rounds=settings.get("max_rounds"), replicates=settings["replicates"],
-                             noise=settings["noise"], seed=settings["seed"], payoff_matrix=matrix)  # fmt: skip
+        config = duel_config(
+            agent_a,
+            agent_b,
+            rounds=settings.get("rounds"),
+            stop_prob=settings.get("stop_prob"),
+            max_rounds=settings.get("max_rounds"),
+            replicates=settings["replicates"],
+            noise=settings["noise"],
+            seed=settings["seed"],
+            payoff_matrix=matrix,
+        )
         plan = summarize(config)
         if plan.model_calls:
             st.caption(f"{plan.games:,} games, about {plan.model_calls:,.0f} model calls (more with re-asks).")

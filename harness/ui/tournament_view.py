@@ -89,9 +89,15 @@ class Choice:
     def config(self, folder: Path) -> ExperimentConfig:
         """The tournament config, with every check the CLI makes before a run starts (user errors raise)."""
         config = tournament_config(
-            self.players, rounds=self.rounds, stop_prob=self.stop_prob, max_rounds=self.max_rounds,
-            replicates=self.replicates, noise=self.noise, seed=self.seed, self_play=self.self_play,
-        )  # fmt: skip
+            self.players,
+            rounds=self.rounds,
+            stop_prob=self.stop_prob,
+            max_rounds=self.max_rounds,
+            replicates=self.replicates,
+            noise=self.noise,
+            seed=self.seed,
+            self_play=self.self_play,
+        )
         background.prepare(config, folder, max_cost=self.max_cost)  # keys, model names, prices under a budget
         if self.run_id:
             background.check_new_run_id(folder, self.run_id)
@@ -105,57 +111,103 @@ def _form(folder: Path) -> None:
     left, middle, right = st.columns([5, 3, 3], gap="medium")
     with left:
         strategies = st.multiselect(
-            "Strategies", choices.strategies(), default=list(DEFAULT_STRATEGIES), format_func=choices.label,
-            key=K + "strategies", persist_state="session", placeholder="Choose classic strategies", wrap=True,
-        )  # fmt: skip
+            "Strategies",
+            choices.strategies(),
+            default=list(DEFAULT_STRATEGIES),
+            format_func=choices.label,
+            key=K + "strategies",
+            persist_state="session",
+            placeholder="Choose classic strategies",
+            wrap=True,
+        )
         offered = choices.models(os.environ)
         chosen_models = st.multiselect(
-            "Models", offered, default=[], key=K + "models", persist_state="session", accept_new_options=True,
-            wrap=True, format_func=lambda m: choices.label(m) if m in offered else m,  # typed: as is
+            "Models",
+            offered,
+            default=[],
+            key=K + "models",
+            persist_state="session",
+            accept_new_options=True,
+            wrap=True,
+            format_func=lambda m: choices.label(m) if m in offered else m,  # typed: as is
             placeholder="Add language models (or type provider/model)",
             help="The offline mock models need no key and cost nothing. Paid models appear when "
             "OPENAI_API_KEY or ANTHROPIC_API_KEY is set; any provider/model name can be typed.",
-        )  # fmt: skip
+        )
         paid = [m for m in chosen_models if not is_offline(m)]
         max_cost: float | None = None
         if paid:
             max_cost = budget_input(K + "budget", persist_state="session")
     with middle:
         horizon = st.radio(
-            "Horizon", list(HorizonKind), horizontal=True, key=K + "horizon", persist_state="session",
+            "Horizon",
+            list(HorizonKind),
+            horizontal=True,
+            key=K + "horizon",
+            persist_state="session",
             format_func={HorizonKind.FIXED: "📏 fixed", HorizonKind.GEOMETRIC: "🎲 geometric"}.get,
             help="Fixed: every game has the same length (players could count down to the end). "
             "Geometric: after each round the game stops with a given probability, so no one knows the last round.",
-        )  # fmt: skip
+        )
         rounds = stop_prob = max_rounds = None
         if horizon == HorizonKind.FIXED:
             rounds = st.slider("Rounds per game", 1, 1000, 200, key=K + "rounds", persist_state="session")
         else:
             stop_prob = st.number_input(
-                "Stop probability per round", min_value=0.001, max_value=1.0, value=0.01, step=0.005, format="%.3f",
-                key=K + "stop_prob", persist_state="session", help="Expected game length: 1 / p rounds.",
-            )  # fmt: skip
-            cap = st.number_input("Max rounds (0 = no cap)", min_value=0, value=0, step=50, key=K + "max_rounds",
-                                  persist_state="session")  # fmt: skip
+                "Stop probability per round",
+                min_value=0.001,
+                max_value=1.0,
+                value=0.01,
+                step=0.005,
+                format="%.3f",
+                key=K + "stop_prob",
+                persist_state="session",
+                help="Expected game length: 1 / p rounds.",
+            )
+            cap = st.number_input(
+                "Max rounds (0 = no cap)", min_value=0, value=0, step=50, key=K + "max_rounds", persist_state="session"
+            )
             max_rounds = int(cap) or None
         noise = st.slider(
-            "Noise", 0.0, 0.5, 0.0, step=0.005, format="%.3f", key=K + "noise", persist_state="session",
+            "Noise",
+            0.0,
+            0.5,
+            0.0,
+            step=0.005,
+            format="%.3f",
+            key=K + "noise",
+            persist_state="session",
             help="Probability that a move is flipped by mistake.",
-        )  # fmt: skip
+        )
     with right:
-        replicates = st.number_input("Replicates (games per pair)", min_value=1, max_value=10_000, value=1,
-                                     key=K + "replicates", persist_state="session")  # fmt: skip
+        replicates = st.number_input(
+            "Replicates (games per pair)",
+            min_value=1,
+            max_value=10_000,
+            value=1,
+            key=K + "replicates",
+            persist_state="session",
+        )
         seed = st.number_input("Seed", min_value=0, value=0, key=K + "seed", persist_state="session")
-        self_play = st.checkbox("Self-play (each player also meets itself)", value=True, key=K + "self_play",
-                                persist_state="session")  # fmt: skip
-        run_id = st.text_input("Run id (optional)", key=K + "run_id", persist_state="session",
-                               placeholder="tournament_YYYYmmdd_HHMMSS").strip()  # fmt: skip
+        self_play = st.checkbox(
+            "Self-play (each player also meets itself)", value=True, key=K + "self_play", persist_state="session"
+        )
+        run_id = st.text_input(
+            "Run id (optional)", key=K + "run_id", persist_state="session", placeholder="tournament_YYYYmmdd_HHMMSS"
+        ).strip()
 
     choice = Choice(
-        players=[*strategies, *chosen_models], rounds=rounds, stop_prob=stop_prob, max_rounds=max_rounds,
-        replicates=int(replicates), noise=float(noise), seed=int(seed), self_play=self_play,
-        run_id=run_id or None, max_cost=max_cost,
-    )  # fmt: skip
+        players=[*strategies, *chosen_models],
+        rounds=rounds,
+        stop_prob=stop_prob,
+        max_rounds=max_rounds,
+        replicates=int(replicates),
+        noise=float(noise),
+        seed=int(seed),
+        self_play=self_play,
+        run_id=run_id or None,
+        max_cost=max_cost,
+    )
     try:
         config = choice.config(folder)
     except PDBenchError as exc:
@@ -167,8 +219,13 @@ def _form(folder: Path) -> None:
             st.caption(_plan_text(choice, summarize(config), paid))
     busy = progress_panel.running(JOB)
     with button:
-        clicked = st.button("🚀 Run tournament", type="primary", key=K + "run", disabled=config is None or busy,
-                            help="One tournament at a time: this one is still playing." if busy else None)  # fmt: skip
+        clicked = st.button(
+            "🚀 Run tournament",
+            type="primary",
+            key=K + "run",
+            disabled=config is None or busy,
+            help="One tournament at a time: this one is still playing." if busy else None,
+        )
     if clicked and config is not None and not busy:
         _start(folder, config, choice)
     progress_panel.follow(JOB, title="Tournament", stop_key=K + "stop", on_end=_finish)
@@ -195,8 +252,9 @@ def _plan_text(choice: Choice, s: PlanSummary, paid: list[str]) -> str:
 
 def _start(folder: Path, config: ExperimentConfig, choice: Choice) -> None:
     try:
-        job = background.start(config, folder, choice.run_id or default_run_id("tournament", folder),
-                               max_cost=choice.max_cost)  # fmt: skip
+        job = background.start(
+            config, folder, choice.run_id or default_run_id("tournament", folder), max_cost=choice.max_cost
+        )
     except PDBenchError as exc:
         st.error(str(exc), icon="🚫")
         return
@@ -252,17 +310,19 @@ def leaderboard_frame(board: list[dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for r in board:
         info = data.agent_info(r["player"])
-        rows.append({
-            "rank": components.medal(r["rank"]),
-            "player": f"{info.emoji} {r['player']}",
-            "median / turn": r["median_score_per_turn"],
-            "mean / turn": r["mean_score_per_turn"],
-            "cooperation": (r["cooperation_rate"] or 0.0) * 100,
-            "wins": r["wins"],
-            "draws": r["draws"],
-            "losses": r["losses"],
-            "games": r["games"],
-        })  # fmt: skip
+        rows.append(
+            {
+                "rank": components.medal(r["rank"]),
+                "player": f"{info.emoji} {r['player']}",
+                "median / turn": r["median_score_per_turn"],
+                "mean / turn": r["mean_score_per_turn"],
+                "cooperation": (r["cooperation_rate"] or 0.0) * 100,
+                "wins": r["wins"],
+                "draws": r["draws"],
+                "losses": r["losses"],
+                "games": r["games"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -320,8 +380,10 @@ def missing_text(missing: list[str], run: RunRow, folder: Path) -> str:
         return f"{head} yet. The tournament is still playing ({progress})."
     if run.status in (RunStatus.INTERRUPTED, RunStatus.CRASHED):
         how = "was stopped" if run.status is RunStatus.INTERRUPTED else "crashed (its process ended unfinished)"
-        return (f"{head}. The tournament {how} with {progress}; "
-                f"`pdbench resume {run.run_id} --results {folder}` plays the rest.")  # fmt: skip
+        return (
+            f"{head}. The tournament {how} with {progress}; "
+            f"`pdbench resume {run.run_id} --results {folder}` plays the rest."
+        )
     return f"{head}: every such game failed ({progress}; 🎬 Animated Replay shows each failed game's error)."
 
 

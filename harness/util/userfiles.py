@@ -83,9 +83,11 @@ class _StrictLoader(yaml.SafeLoader):
             return node
         if self._depth >= MAX_YAML_DEPTH:
             raise ComposerError(
-                None, None, f"nested deeper than {MAX_YAML_DEPTH} levels (a config needs about 6)",
+                None,
+                None,
+                f"nested deeper than {MAX_YAML_DEPTH} levels (a config needs about 6)",
                 self.current_event.start_mark,
-            )  # fmt: skip
+            )
         self._depth += 1
         try:
             node = super().compose_node(parent, index)
@@ -118,9 +120,12 @@ class _StrictLoader(yaml.SafeLoader):
                     continue  # an unhashable key: the ordinary constructor says so
                 if seen:
                     raise ConstructorError(
-                        None, None, f"the key {key!r} is given twice in one mapping (first at line {first[key] + 1}); "
-                        "a key may appear once: remove one of them", key_node.start_mark,
-                    )  # fmt: skip
+                        None,
+                        None,
+                        f"the key {key!r} is given twice in one mapping (first at line {first[key] + 1}); "
+                        "a key may appear once: remove one of them",
+                        key_node.start_mark,
+                    )
                 first[key] = key_node.start_mark.line
         return super().construct_mapping(node, deep=deep)
 

@@ -22,7 +22,20 @@ def duel_config(
 ) -> ExperimentConfig:
     """Player A (``{"policy": "TFT"}`` or ``{"model": "mock/tft", ...}``) against player B, validated
     exactly like a YAML experiment file, so every mistake is reported the same way."""
-    options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed,
-                          payoff_matrix.to_mapping() if payoff_matrix is not None else None)  # fmt: skip
-    return options_config("experiment", [{"agent_a": agent_a, "agent_b": agent_b}], options, default_rounds=50,
-                          source="the experiment settings", fix_hint="change the settings and run again")  # fmt: skip
+    options = GameOptions(
+        rounds,
+        stop_prob,
+        max_rounds,
+        replicates,
+        noise,
+        seed,
+        payoff_matrix.to_mapping() if payoff_matrix is not None else None,
+    )
+    return options_config(
+        "experiment",
+        [{"agent_a": agent_a, "agent_b": agent_b}],
+        options,
+        default_rounds=50,
+        source="the experiment settings",
+        fix_hint="change the settings and run again",
+    )

@@ -40,8 +40,9 @@ def eval_config(
         agent["comprehension"] = {"rounds": comprehension}
     conditions = [{"name": f"vs_{o.strip().upper()}", "agent_a": dict(agent), "agent_b": {"policy": o}} for o in panel]
     options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed)
-    return options_config("eval", conditions, options, default_rounds=20, source="the eval options",
-                          fix_hint="see `pdbench eval --help`")  # fmt: skip
+    return options_config(
+        "eval", conditions, options, default_rounds=20, source="the eval options", fix_hint="see `pdbench eval --help`"
+    )
 
 
 def comprehension_rounds(text: str | None) -> list[int] | None:

@@ -109,8 +109,15 @@ class Suite:
         r, s, t, p = self.rstp
         matrix = {"C": {"C": [r, r], "D": [s, t]}, "D": {"C": [t, s], "D": [p, p]}}
         options = GameOptions(rounds=self.rounds, replicates=replicates, seed=seed, payoff_matrix=matrix)
-        return options_config("eval", conditions, options, default_rounds=self.rounds, suite=self.name,
-                              source=f"the {self.name} suite", fix_hint="see `pdbench eval --help`")  # fmt: skip
+        return options_config(
+            "eval",
+            conditions,
+            options,
+            default_rounds=self.rounds,
+            suite=self.name,
+            source=f"the {self.name} suite",
+            fix_hint="see `pdbench eval --help`",
+        )
 
     def deviations(self, config: ExperimentConfig) -> list[str]:
         """Where ``config`` departs from this protocol (empty if it follows it), with key paths. A
@@ -122,8 +129,10 @@ class Suite:
 
         def differs(path: str, got: object, want: object, text: Any = repr) -> None:
             if got != want:
-                out.append(f"{path}: suite {self.name} fixes {text(want)}, the config has {text(got)}; follow the "
-                           f"protocol or remove `suite: {self.name}`")  # fmt: skip
+                out.append(
+                    f"{path}: suite {self.name} fixes {text(want)}, the config has {text(got)}; follow the "
+                    f"protocol or remove `suite: {self.name}`"
+                )
 
         differs("kind", config.kind, "eval")
         differs("game.payoff_matrix", config.game.payoff_matrix, self.payoffs, _payoffs)
@@ -135,15 +144,18 @@ class Suite:
         differs("horizon", got, plural(self.rounds, "round", grouped=False), str)
         differs("noise.prob", config.noise.prob, 0.0)
         conds = config.experiment.conditions
-        opponents = [_spec(c.agent_b.spec.name, c.agent_b.spec.params) if isinstance(c.agent_b, PolicyAgentConfig)
-                     else "a model" for c in conds]  # fmt: skip
+        opponents = [
+            _spec(c.agent_b.spec.name, c.agent_b.spec.params) if isinstance(c.agent_b, PolicyAgentConfig) else "a model"
+            for c in conds
+        ]
         differs("experiment.conditions (opponents)", opponents, [o.spec() for o in self.opponents], ", ".join)
         want = PromptSettings.model_validate(self.prompts)
         for i, cond in enumerate(conds):
             at = f"experiment.conditions[{i}]"
             if cond.game is not None or cond.horizon is not None or cond.noise is not None:
-                out.append(f"{at}: suite {self.name} fixes the game, horizon and noise of every condition; remove "
-                           "the override")  # fmt: skip
+                out.append(
+                    f"{at}: suite {self.name} fixes the game, horizon and noise of every condition; remove the override"
+                )
             agent = cond.agent_a
             if not isinstance(agent, ModelAgentConfig):
                 out.append(f"{at}.agent_a: suite {self.name} plays a model as player A")

@@ -40,5 +40,11 @@ def tournament_config(
         raise ConfigError("a tournament without self-play needs at least two players")
     conditions = [{"agent_a": player_agent(a), "agent_b": player_agent(b)} for a, b in pairs]
     options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed, payoff_matrix)
-    return options_config("tournament", conditions, options, default_rounds=200, source="the tournament options",
-                          fix_hint="see `pdbench tournament --help`")  # fmt: skip
+    return options_config(
+        "tournament",
+        conditions,
+        options,
+        default_rounds=200,
+        source="the tournament options",
+        fix_hint="see `pdbench tournament --help`",
+    )

@@ -70,8 +70,14 @@ def payoff_tournament(settings: EvolutionSettings) -> ExperimentConfig:
         seed=settings.seed,
         payoff_matrix=settings.payoff_matrix.to_mapping(),
     )
-    return options_config("tournament", conditions, options, default_rounds=200, source="the evolution settings",
-                          fix_hint="see `pdbench evolve --help`")  # fmt: skip
+    return options_config(
+        "tournament",
+        conditions,
+        options,
+        default_rounds=200,
+        source="the evolution settings",
+        fix_hint="see `pdbench evolve --help`",
+    )
 
 
 def play_payoffs(
@@ -101,8 +107,9 @@ def play_payoffs(
         if stored[1] == RunStatus.COMPLETE.value:
             return None, run_id
         return resume_run(results_dir, run_id, stop=stop, engine=engine, monitor=monitor), run_id
-    result = run_experiment(config, results_dir=results_dir, run_id=run_id, overwrite=overwrite, stop=stop,
-                            engine=engine, monitor=monitor)  # fmt: skip
+    result = run_experiment(
+        config, results_dir=results_dir, run_id=run_id, overwrite=overwrite, stop=stop, engine=engine, monitor=monitor
+    )
     return result, run_id
 
 

@@ -16,10 +16,20 @@ from harness.evolution.settings import DEFAULT_MATCH_ROUNDS
 
 # What --sweep can vary: the option (as typed, with - or _) and how its values are read.
 SWEEPABLE: dict[str, type] = {
-    "noise": float, "selection": float, "mutation": float, "stop_prob": float,
-    "generations": int, "population": int, "k": int, "rounds": int, "max_rounds": int, "replicates": int,
-    "dynamics": str, "fitness": str, "payoffs": str,
-}  # fmt: skip
+    "noise": float,
+    "selection": float,
+    "mutation": float,
+    "stop_prob": float,
+    "generations": int,
+    "population": int,
+    "k": int,
+    "rounds": int,
+    "max_rounds": int,
+    "replicates": int,
+    "dynamics": str,
+    "fitness": str,
+    "payoffs": str,
+}
 MAX_CELLS = 10_000
 MAX_SEEDS = 100_000
 
@@ -72,10 +82,18 @@ class EvolutionOptions:
             data["shares"] = _numbers(self.shares, "--shares", float)
         if (self.rounds, self.stop_prob, self.max_rounds) != (None, None, None):  # else the settings' default
             data["horizon"] = horizon_options(self.rounds, self.stop_prob, self.max_rounds, DEFAULT_MATCH_ROUNDS)
-        for key, name in (("population", "population"), ("generations", "generations"), ("dynamics", "dynamics"),
-                          ("noise", "noise"), ("payoffs", "payoff_mode"), ("replicates", "replicates"),
-                          ("selection", "selection"), ("fitness", "fitness"), ("mutation", "mutation"),
-                          ("k", "k")):  # fmt: skip
+        for key, name in (
+            ("population", "population"),
+            ("generations", "generations"),
+            ("dynamics", "dynamics"),
+            ("noise", "noise"),
+            ("payoffs", "payoff_mode"),
+            ("replicates", "replicates"),
+            ("selection", "selection"),
+            ("fitness", "fitness"),
+            ("mutation", "mutation"),
+            ("k", "k"),
+        ):
             value = getattr(self, key)
             if value is not None:
                 data[name] = value

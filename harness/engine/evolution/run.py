@@ -83,8 +83,15 @@ def run_evolution(
             "played through the engine first (pdbench evolve does this; in code, harness.engine.evolution.models)"
         )
     started = time.monotonic()
-    writer = EvolutionWriter.create(results_dir, run_id, settings, overwrite=overwrite, sweep_id=sweep_id,
-                                    sweep_cell=sweep_cell, payoff_run=payoff_run)  # fmt: skip
+    writer = EvolutionWriter.create(
+        results_dir,
+        run_id,
+        settings,
+        overwrite=overwrite,
+        sweep_id=sweep_id,
+        sweep_cell=sweep_cell,
+        payoff_run=payoff_run,
+    )
     last: list[np.ndarray] = [settings.initial_shares if writer.replicator else settings.initial_counts]
     generations = [0]
 
@@ -122,6 +129,16 @@ def run_evolution(
     fixation = trajectory.fixation if trajectory is not None else writer.first_fixation
     writer.close()
     return EvolutionOutcome(
-        run_id, writer.path, status, reason, tuple(settings.players), np.array(last[0], copy=True), generations[0],
-        None if writer.replicator else settings.size, fixation, time.monotonic() - started, trajectory, payoff_run,
-    )  # fmt: skip
+        run_id,
+        writer.path,
+        status,
+        reason,
+        tuple(settings.players),
+        np.array(last[0], copy=True),
+        generations[0],
+        None if writer.replicator else settings.size,
+        fixation,
+        time.monotonic() - started,
+        trajectory,
+        payoff_run,
+    )

@@ -207,15 +207,31 @@ def _run_job(job: Job, results_dir: Path, sweep_id: str, overwrite: bool) -> Job
     _PLAYING.set()
     try:
         stop = _EventFlag(_WORKER_STOP) if _WORKER_STOP is not None else None
-        outcome = run_evolution(job.settings, results_dir=results_dir, run_id=job.run_id,
-                                overwrite=overwrite or job.rerun, stop=stop, payoffs=job.payoffs,
-                                payoff_run=job.payoff_run, sweep_id=sweep_id, sweep_cell=job.cell.values)  # fmt: skip
+        outcome = run_evolution(
+            job.settings,
+            results_dir=results_dir,
+            run_id=job.run_id,
+            overwrite=overwrite or job.rerun,
+            stop=stop,
+            payoffs=job.payoffs,
+            payoff_run=job.payoff_run,
+            sweep_id=sweep_id,
+            sweep_cell=job.cell.values,
+        )
     finally:
         _PLAYING.clear()
     if _PARENT_GONE.is_set():
         os._exit(1)  # the run file is closed: nobody is waiting for its result
-    return JobResult(job.run_id, job.cell.index, job.seed, outcome.status, outcome.generations,
-                     outcome.final_shares(), outcome.fixation, outcome.reason)  # fmt: skip
+    return JobResult(
+        job.run_id,
+        job.cell.index,
+        job.seed,
+        outcome.status,
+        outcome.generations,
+        outcome.final_shares(),
+        outcome.fixation,
+        outcome.reason,
+    )
 
 
 def _failed(job: Job, exc: BaseException) -> JobResult:
@@ -237,8 +253,9 @@ def run_local(
     context = multiprocessing.get_context("spawn")
     event = context.Event()
     results: list[JobResult] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(event, os.getpid())) as pool:  # fmt: skip
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(event, os.getpid())
+    ) as pool:
         pending: dict[Future[JobResult], Job] = {
             pool.submit(_run_job, job, results_dir, sweep_id, overwrite): job for job in jobs
         }
@@ -291,8 +308,10 @@ def run_ray(
     try:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise ConfigError(f"cannot connect to the Ray cluster at {address!r} ({exc}); start it with "
-                          "`ray start --head` and give its address (host:port)") from None  # fmt: skip
+        raise ConfigError(
+            f"cannot connect to the Ray cluster at {address!r} ({exc}); start it with "
+            "`ray start --head` and give its address (host:port)"
+        ) from None
     results: list[JobResult] = []
     try:
         remote = ray.remote(_evolve)
@@ -323,10 +342,25 @@ def _store(job: Job, trajectory: Trajectory, results_dir: Path, sweep_id: str, o
     """Write a trajectory a Ray worker evolved as the job's complete run."""
     from harness.store.evolution_writer import write_trajectory
 
-    write_trajectory(results_dir, job.run_id, job.settings, trajectory, overwrite=overwrite or job.rerun,
-                     sweep_id=sweep_id, sweep_cell=job.cell.values, payoff_run=job.payoff_run)  # fmt: skip
-    return JobResult(job.run_id, job.cell.index, job.seed, RunStatus.COMPLETE, trajectory.generations,
-                     trajectory.final_shares(), trajectory.fixation)  # fmt: skip
+    write_trajectory(
+        results_dir,
+        job.run_id,
+        job.settings,
+        trajectory,
+        overwrite=overwrite or job.rerun,
+        sweep_id=sweep_id,
+        sweep_cell=job.cell.values,
+        payoff_run=job.payoff_run,
+    )
+    return JobResult(
+        job.run_id,
+        job.cell.index,
+        job.seed,
+        RunStatus.COMPLETE,
+        trajectory.generations,
+        trajectory.final_shares(),
+        trajectory.fixation,
+    )
 
 
 def _reachable(address: str) -> None:

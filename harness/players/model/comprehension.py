@@ -97,15 +97,17 @@ class ComprehensionAnswer:
     attempt: int
 
 
-def questions(view: RoundView, settings: ComprehensionSettings, labels: ActionLabels,
-              order: OptionOrder = "CD") -> list[Question]:  # fmt: skip
+def questions(
+    view: RoundView, settings: ComprehensionSettings, labels: ActionLabels, order: OptionOrder = "CD"
+) -> list[Question]:
     """The questions for the player of ``view`` before its move: the payoffs in the order the options are
     shown, then the horizon, then (from round 2) its last move."""
     out: list[Question] = []
     if "payoff" in settings.questions:
         for mine, theirs, you, they in payoff_outcomes(view.payoffs, view.seat, order):
-            ask = Ask(kind="payoff", you=labels.label(mine), they=labels.label(theirs),
-                      expected=f"{_num(you)},{_num(they)}")  # fmt: skip
+            ask = Ask(
+                kind="payoff", you=labels.label(mine), they=labels.label(theirs), expected=f"{_num(you)},{_num(they)}"
+            )
             out.append(Question(f"payoff_{mine}{theirs}", ask))
     if "horizon" in settings.questions:
         match view.horizon:

@@ -89,8 +89,18 @@ def option_order(game_seed: int, seat: str, round_no: int) -> OptionOrder:
 class LLMAgent:
     """One model in one seat of one game."""
 
-    def __init__(self, player: ModelPlayer, calls: CallPath, *, seat: str, game_id: int, game_seed: int,
-                 sample: Sample, rng: random.Random, sample_seed: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        player: ModelPlayer,
+        calls: CallPath,
+        *,
+        seat: str,
+        game_id: int,
+        game_seed: int,
+        sample: Sample,
+        rng: random.Random,
+        sample_seed: int | None = None,
+    ) -> None:
         self.player = player
         # Every seat of every game is its own draw (``sample``): its requests carry a sampling seed of
         # their own, so a provider that takes a seed draws them independently too (one without ignores it).
@@ -126,8 +136,9 @@ class LLMAgent:
             await self._check(view, order, recorded, p.comprehension)
         messages = p.prompts.render(view, order)
         facts = p.prompts.facts(view, order)
-        tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample,
-                      option_order=recorded)  # fmt: skip
+        tag = CallTag(
+            game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample, option_order=recorded
+        )
         attempt = 1
         for ask in range(p.parse.max_retries + 1):
             result = await self._ask(messages, tag, attempt, facts, partial(read_move, labels=labels))
@@ -136,8 +147,11 @@ class LLMAgent:
             if parsed.action is not None:
                 return Decision(parsed.action)
             if ask < p.parse.max_retries:
-                messages = [*messages, {"role": "assistant", "content": result.text},
-                            {"role": "user", "content": p.prompts.reask(parsed, order)}]  # fmt: skip
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": result.text},
+                    {"role": "user", "content": p.prompts.reask(parsed, order)},
+                ]
         fallback = fallback_action(p.parse, self.rng)
         if fallback is None:
             raise GameFailed(
@@ -153,8 +167,9 @@ class LLMAgent:
         """One request of this player; every attempt it made is kept for the round's record, failed or not."""
         p = self.player
         try:
-            result = await self.calls.request(p.provider, p.limiter, messages, self.params, tag, attempt, facts,
-                                              read=read)  # fmt: skip
+            result = await self.calls.request(
+                p.provider, p.limiter, messages, self.params, tag, attempt, facts, read=read
+            )
         except CallFailed as failed:
             self.records.extend(failed.records)
             raise
@@ -169,8 +184,14 @@ class LLMAgent:
         1, 2, ... within the player's round (apart from the move's), and an answer is not asked again."""
         p = self.player
         labels = p.prompts.settings.labels
-        tag = CallTag(game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample,
-                      purpose="comprehension", option_order=recorded)  # fmt: skip
+        tag = CallTag(
+            game_id=self.game_id,
+            round=view.round,
+            player=self.seat,
+            sample=self.sample,
+            purpose="comprehension",
+            option_order=recorded,
+        )
         attempt = 1
         for question in questions(view, settings, labels, order):
             messages = p.prompts.render_question(view, question.ask, order)
@@ -179,7 +200,16 @@ class LLMAgent:
             attempt += len(result.records)
             final = result.records[-1]
             answer = result.reading.value
-            self.answers.append(ComprehensionAnswer(
-                game_id=self.game_id, round=view.round, player=self.seat, question=question.id, kind=question.kind,
-                expected=question.expected, answer=answer, correct=is_correct(question, answer), attempt=final.attempt,
-            ))  # fmt: skip
+            self.answers.append(
+                ComprehensionAnswer(
+                    game_id=self.game_id,
+                    round=view.round,
+                    player=self.seat,
+                    question=question.id,
+                    kind=question.kind,
+                    expected=question.expected,
+                    answer=answer,
+                    correct=is_correct(question, answer),
+                    attempt=final.attempt,
+                )
+            )

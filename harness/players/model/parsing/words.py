@@ -15,29 +15,90 @@ from __future__ import annotations
 # Infinitives, nouns, gerunds and first-person forms. A form that another person could also
 # say ("coopère": I or he cooperates) only counts after a first-person subject (see SUBJECTS).
 COOPERATE_WORDS: tuple[str, ...] = (
-    "cooperar", "coopero", "cooperaré", "cooperare", "cooperación", "cooperacion", "cooperando",  # es
-    "cooperarei", "cooperação", "cooperacao",  # pt (cooperar, coopero, cooperando: see es)
-    "coopérer", "cooperer", "coopère", "coopérerai", "coopererai", "coopération",  # fr
-    "kooperieren", "kooperiere", "kooperiere ich", "kooperation",  # de
+    "cooperar",
+    "coopero",
+    "cooperaré",
+    "cooperare",
+    "cooperación",
+    "cooperacion",
+    "cooperando",  # es
+    "cooperarei",
+    "cooperação",
+    "cooperacao",  # pt (cooperar, coopero, cooperando: see es)
+    "coopérer",
+    "cooperer",
+    "coopère",
+    "coopérerai",
+    "coopererai",
+    "coopération",  # fr
+    "kooperieren",
+    "kooperiere",
+    "kooperiere ich",
+    "kooperation",  # de
     "合作",  # zh
-)  # fmt: skip
+)
 DEFECT_WORDS: tuple[str, ...] = (
-    "traicionar", "traiciono", "traicionaré", "traicionare", "traición", "traicion", "traicionando",  # es
-    "desertar", "deserto", "desertaré", "desertare", "deserción", "desercion", "desertando",
-    "trair", "traio", "trairei", "traição", "traicao", "traindo", "desertarei", "deserção", "desercao",  # pt
-    "trahir", "trahis", "trahirai", "trahison", "défection", "faire défection", "fais défection",  # fr
+    "traicionar",
+    "traiciono",
+    "traicionaré",
+    "traicionare",
+    "traición",
+    "traicion",
+    "traicionando",  # es
+    "desertar",
+    "deserto",
+    "desertaré",
+    "desertare",
+    "deserción",
+    "desercion",
+    "desertando",
+    "trair",
+    "traio",
+    "trairei",
+    "traição",
+    "traicao",
+    "traindo",
+    "desertarei",
+    "deserção",
+    "desercao",  # pt
+    "trahir",
+    "trahis",
+    "trahirai",
+    "trahison",
+    "défection",
+    "faire défection",
+    "fais défection",  # fr
     "ferai défection",
-    "verraten", "verrate", "verrate ich", "verrat", "defektieren", "defektiere", "defektiere ich",  # de
-    "背叛", "不合作",  # zh ("not cooperate" is the other move, not a negation of one)
-)  # fmt: skip
+    "verraten",
+    "verrate",
+    "verrate ich",
+    "verrat",
+    "defektieren",
+    "defektiere",
+    "defektiere ich",  # de
+    "背叛",
+    "不合作",  # zh ("not cooperate" is the other move, not a negation of one)
+)
 
 # First-person forms that are a statement on their own, no subject needed: "Coopero." (es/pt),
 # "Deshalb kooperiere ich." (de, inverted). "deserto" is left out: it is also "desert".
 SELF_STATEMENTS: tuple[str, ...] = (
-    "coopero", "cooperaré", "cooperare", "cooperarei", "traiciono", "traicionaré", "traicionare",
-    "desertaré", "desertare", "desertarei", "traio", "trairei",
-    "kooperiere ich", "verrate ich", "defektiere ich",
-)  # fmt: skip
+    "coopero",
+    "cooperaré",
+    "cooperare",
+    "cooperarei",
+    "traiciono",
+    "traicionaré",
+    "traicionare",
+    "desertaré",
+    "desertare",
+    "desertarei",
+    "traio",
+    "trairei",
+    "kooperiere ich",
+    "verrate ich",
+    "defektiere ich",
+)
 
 # --- who speaks: first-person subjects followed directly by the move ---------------------------
 
@@ -131,11 +192,32 @@ CJK_LINE_KEYS = r"(?:我的)?(?:选择|答案|决定|回答|行动)"
 # JSON fields and XML tags that hold the move.
 JSON_KEYS = frozenset(
     {
-        "action", "move", "choice", "decision", "answer", "final_answer", "your_move", "my_move",
-        "respuesta", "eleccion", "elección", "jugada", "reponse", "réponse", "choix", "antwort", "wahl",
-        "entscheidung", "resposta", "escolha", "jogada", "答案", "选择", "决定",
+        "action",
+        "move",
+        "choice",
+        "decision",
+        "answer",
+        "final_answer",
+        "your_move",
+        "my_move",
+        "respuesta",
+        "eleccion",
+        "elección",
+        "jugada",
+        "reponse",
+        "réponse",
+        "choix",
+        "antwort",
+        "wahl",
+        "entscheidung",
+        "resposta",
+        "escolha",
+        "jogada",
+        "答案",
+        "选择",
+        "决定",
     }
-)  # fmt: skip
+)
 XML_TAGS = (
     r"answer|action|move|choice|decision|final_answer|final-answer|finalanswer|respuesta|r[ée]ponse|antwort|resposta"
 )

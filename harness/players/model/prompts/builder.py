@@ -60,9 +60,21 @@ from harness.players.model.prompts.sandbox import RenderLimitError
 from harness.providers.base import Message, PromptFacts, QuestionFacts
 
 __all__ = [
-    "CHECK_WINDOW", "ORDERS", "PERSONAS_DIR", "PROMPTS_DIR", "AnswerFormat", "Ask", "OptionOrder", "PromptBuilder",
-    "PromptSettings", "available_personas", "number_text", "payoff_outcomes", "round_context", "synthetic_views",
-]  # fmt: skip
+    "CHECK_WINDOW",
+    "ORDERS",
+    "PERSONAS_DIR",
+    "PROMPTS_DIR",
+    "AnswerFormat",
+    "Ask",
+    "OptionOrder",
+    "PromptBuilder",
+    "PromptSettings",
+    "available_personas",
+    "number_text",
+    "payoff_outcomes",
+    "round_context",
+    "synthetic_views",
+]
 
 CHECK_WINDOW = 3  # check() renders a history window this long: the template branches are the same for any
 
@@ -192,8 +204,12 @@ class PromptBuilder:
 
     def _check_questions(self, views: list[RoundView]) -> None:
         for view in views:
-            asks = [Ask(kind="payoff", you=self.settings.labels.cooperate, they=self.settings.labels.defect,
-                        expected="0,0"), Ask(kind="horizon", expected="0")]  # fmt: skip
+            asks = [
+                Ask(
+                    kind="payoff", you=self.settings.labels.cooperate, they=self.settings.labels.defect, expected="0,0"
+                ),
+                Ask(kind="horizon", expected="0"),
+            ]
             if view.round > 1:
                 asks.append(Ask(kind="last_move", round=view.round - 1, expected="C"))
             for ask in asks:

@@ -228,15 +228,33 @@ class BoundedEnvironment(SandboxedEnvironment):
         self.filters.update(_HOOKS)
 
     @overload
-    def compile(self, source: str | nodes.Template, name: str | None = None, filename: str | None = None,
-                raw: Literal[False] = False, defer_init: bool = False) -> CodeType: ...  # fmt: skip
+    def compile(
+        self,
+        source: str | nodes.Template,
+        name: str | None = None,
+        filename: str | None = None,
+        raw: Literal[False] = False,
+        defer_init: bool = False,
+    ) -> CodeType: ...
 
     @overload
-    def compile(self, source: str | nodes.Template, name: str | None = None, filename: str | None = None,
-                raw: Literal[True] = ..., defer_init: bool = False) -> str: ...  # fmt: skip
+    def compile(
+        self,
+        source: str | nodes.Template,
+        name: str | None = None,
+        filename: str | None = None,
+        raw: Literal[True] = ...,
+        defer_init: bool = False,
+    ) -> str: ...
 
-    def compile(self, source: str | nodes.Template, name: str | None = None, filename: str | None = None,
-                raw: bool = False, defer_init: bool = False) -> str | CodeType:  # fmt: skip
+    def compile(
+        self,
+        source: str | nodes.Template,
+        name: str | None = None,
+        filename: str | None = None,
+        raw: bool = False,
+        defer_init: bool = False,
+    ) -> str | CodeType:
         """Jinja's compile, with a template's source parsed and routed through the bounds (see _Bounds)."""
         if isinstance(source, str):
             tree = self.parse(source, name, filename)

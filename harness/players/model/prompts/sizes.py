@@ -129,11 +129,35 @@ def _replace_size(text: str, old: Any, new: Any, count: Any = -1) -> int:
 # Filters that never turn a whole value into text and give back at most what they are given (a count, an
 # element, the same elements reordered or regrouped): their input and result need no check, and
 # `history | length` need not walk the history. batch and slice are bounded by their estimate below.
-SAME_SIZE = frozenset({
-    "abs", "attr", "batch", "count", "default", "d", "dictsort", "first", "groupby", "items", "last", "length",
-    "map", "max", "min", "random", "reject", "rejectattr", "reverse", "select", "selectattr", "slice", "sort",
-    "sum", "unique",
-})  # fmt: skip
+SAME_SIZE = frozenset(
+    {
+        "abs",
+        "attr",
+        "batch",
+        "count",
+        "default",
+        "d",
+        "dictsort",
+        "first",
+        "groupby",
+        "items",
+        "last",
+        "length",
+        "map",
+        "max",
+        "min",
+        "random",
+        "reject",
+        "rejectattr",
+        "reverse",
+        "select",
+        "selectattr",
+        "slice",
+        "sort",
+        "sum",
+        "unique",
+    }
+)
 
 
 def _arg(rest: list[Any], kwargs: dict[str, Any], index: int, name: str, default: Any) -> Any:
@@ -151,8 +175,14 @@ def check_filter(name: str, value: Any, rest: list[Any], kwargs: dict[str, Any])
     if name == "join":
         check_size(_join_size(list(value) if value is not None else [], _arg(rest, kwargs, 0, "d", "")))
     elif name == "replace":
-        check_size(_replace_size(str(value), _arg(rest, kwargs, 0, "old", ""), _arg(rest, kwargs, 1, "new", ""),
-                                  _arg(rest, kwargs, 2, "count", None)))  # fmt: skip
+        check_size(
+            _replace_size(
+                str(value),
+                _arg(rest, kwargs, 0, "old", ""),
+                _arg(rest, kwargs, 1, "new", ""),
+                _arg(rest, kwargs, 2, "count", None),
+            )
+        )
     elif name == "indent":
         width = _arg(rest, kwargs, 0, "width", 4)
         pad = abs(width) if as_int(width) is not None else len(str(width))
@@ -185,8 +215,14 @@ def check_str_method(text: str, method: str, args: tuple[Any, ...], kwargs: dict
         size = as_int(_arg(rest, kwargs, 0, "tabsize", 8)) or 0
         check_size(len(text) + text.count("\t") * max(size, 0))
     elif method == "replace":
-        check_size(_replace_size(text, _arg(rest, kwargs, 0, "old", ""), _arg(rest, kwargs, 1, "new", ""),
-                                  _arg(rest, kwargs, 2, "count", -1)))  # fmt: skip
+        check_size(
+            _replace_size(
+                text,
+                _arg(rest, kwargs, 0, "old", ""),
+                _arg(rest, kwargs, 1, "new", ""),
+                _arg(rest, kwargs, 2, "count", -1),
+            )
+        )
     elif method == "join":
         items = args[0] if args else []
         check_size(_join_size(items if isinstance(items, list) else materialize(items), text))
