@@ -244,8 +244,8 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     """Create (or replace) every metric view on ``con``, in dependency order: the per-game views
     here, the behaviour profile and strategy fit (:mod:`harness.store.views.profile`), the model
     answer views (:mod:`harness.store.views.answers`), the comprehension-check
-    views (:mod:`harness.analysis.comprehension`), the tournament views built on them
-    (:mod:`harness.store.views.leaderboard`), and the evolution views (:mod:`harness.analysis.evolution`)."""
+    views (:mod:`harness.store.views.comprehension`), the tournament views built on them
+    (:mod:`harness.store.views.leaderboard`), and the evolution views (:mod:`harness.store.views.evolution`)."""
     from harness.store.views.answers import ANSWER_VIEWS
     from harness.store.views.comprehension import COMPREHENSION_VIEWS
     from harness.store.views.evolution import EVOLUTION_VIEWS
