@@ -173,6 +173,14 @@ class LiveRecorder:
         self._write(batch)
         self.writer.committed()
 
+    def _insert(self, table: str, rows: list[tuple[Any, ...]], columns: tuple[str, ...]) -> None:
+        """Append ``rows`` (tuples in ``columns`` order) to ``table`` under this run's id, as one insert."""
+        names = ", ".join(columns)
+        self.writer.con.register(f"_pdb_live_{table}", _columns(rows, columns))
+        self.writer.con.execute(
+            f"INSERT INTO {table} (run_id, {names}) SELECT ?, {names} FROM _pdb_live_{table}", [self.run_id]
+        )
+
     def _write(self, batch: LiveBatch) -> None:
         starts, rounds, calls, answers, ends = batch.starts, batch.rounds, batch.calls, batch.answers, batch.ends
         if not (starts or rounds or calls or answers or ends):
@@ -184,26 +192,11 @@ class LiveRecorder:
                     con.register("_pdb_live_starts", _columns(starts, GAME_COLUMNS))
                     con.execute(f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) SELECT * FROM _pdb_live_starts")
                 if rounds:
-                    con.register("_pdb_live_rounds", _columns(rounds, _ROUND_COLUMNS))
-                    con.execute(
-                        f"INSERT INTO round_rows (run_id, {', '.join(_ROUND_COLUMNS)}) "
-                        f"SELECT ?, {', '.join(_ROUND_COLUMNS)} FROM _pdb_live_rounds",
-                        [self.run_id],
-                    )
+                    self._insert("round_rows", rounds, _ROUND_COLUMNS)
                 if calls:
-                    con.register("_pdb_live_calls", _columns([_call_row(c) for c in calls], _CALL_COLUMNS))
-                    con.execute(
-                        f"INSERT INTO calls (run_id, {', '.join(_CALL_COLUMNS)}) "
-                        f"SELECT ?, {', '.join(_CALL_COLUMNS)} FROM _pdb_live_calls",
-                        [self.run_id],
-                    )
+                    self._insert("calls", [_call_row(c) for c in calls], _CALL_COLUMNS)
                 if answers:
-                    con.register("_pdb_live_answers", _columns([_answer_row(a) for a in answers], _ANSWER_COLUMNS))
-                    con.execute(
-                        f"INSERT INTO comprehension (run_id, {', '.join(_ANSWER_COLUMNS)}) "
-                        f"SELECT ?, {', '.join(_ANSWER_COLUMNS)} FROM _pdb_live_answers",
-                        [self.run_id],
-                    )
+                    self._insert("comprehension", [_answer_row(a) for a in answers], _ANSWER_COLUMNS)
                 if ends:
                     con.register("_pdb_live_ends", _columns(ends, _END_COLUMNS))
                     con.execute(
