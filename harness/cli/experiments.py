@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from harness.cli.play import EngineFlags
     from harness.config import ExperimentConfig
     from harness.engine.runner import RunResult
+    from harness.store.catalog import Catalog
 
 
 def _warn(config: ExperimentConfig) -> None:
@@ -347,11 +348,8 @@ def resume_(
     resume(folder, run_id, flags=EngineFlags(max_cost, no_cache, prices), retry_failed=retry_failed, show=_show_run)
 
 
-def _show_run(folder: Path, run_id: str, result: RunResult) -> int:
+def _show_run(cat: Catalog, result: RunResult) -> int:
     """What fits the run's kind: a scorecard, a leaderboard or the report."""
     from harness.cli.show import show_for
-    from harness.store.catalog import open_run
 
-    with open_run(folder, run_id) as cat:
-        kind = str(cat.require_run(run_id)["kind"])
-    return show_for(kind)(folder, run_id, result)
+    return show_for(str(cat.require_run(result.run_id)["kind"]))(cat, result)

@@ -7,27 +7,28 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from harness.calls.pricing import PriceTable
 from harness.cli.base import err
-from harness.cli.progress import live_display
 from harness.config import ExperimentConfig, check_run_id
 from harness.config.engine_options import EngineOptions
 from harness.config.plan import summarize
 from harness.config.run_settings import engine_options
 from harness.engine.interrupts import StopFlag, graceful_interrupt
-from harness.engine.preflight import check_models, check_prices
-from harness.engine.runner import Monitor, RunResult, resume_run, run_experiment
+from harness.engine.runner import RunResult, resume_run, run_experiment
 from harness.errors import StoreError
 from harness.states import RunStatus
-from harness.store.catalog import open_run
+from harness.store.catalog import Catalog, open_run
 from harness.store.run_summary import common_failures
 from harness.store.schema import damaged, is_damage
 from harness.util.plural import plural
+
+if TYPE_CHECKING:
+    from harness.engine.model_games import Monitor
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,8 @@ class EngineFlags:
         # A price table the user names is read at once, needed or not: a wrong file (a typo, another file
         # altogether) is a mistake either way, and would otherwise surface only in the run that needs a price.
         if self.prices is not None:
+            from harness.calls.pricing import PriceTable
+
             PriceTable.load(self.prices)
 
     def options(self, folder: Path) -> EngineOptions:
@@ -57,11 +60,14 @@ def chosen_run_id(run_id: str | None, config: ExperimentConfig | None = None) ->
 
 
 def _monitor(monitor: Monitor) -> AbstractContextManager[object]:
+    from harness.cli.progress import live_display  # the live display of model runs, loaded by them alone
+
     return live_display(monitor, err)
 
 
-Show = Callable[[Path, str, RunResult], int]
-"""What a command prints once its run ended (a scorecard, a leaderboard); returns the exit code."""
+Show = Callable[[Catalog, RunResult], int]
+"""What a command prints once its run ended (a scorecard, a leaderboard), read from the run's catalog;
+returns the exit code."""
 
 
 def play(
@@ -85,9 +91,16 @@ def play(
         result = _play(
             config, folder=folder, run_id=run_id, replicates=replicates, overwrite=overwrite, flags=flags, stop=stop
         )
-        announce(result)
-        code = show(folder, run_id, result)
+        code = announce_and_show(result, show)
     finish(result, code)
+
+
+def announce_and_show(result: RunResult, show: Show) -> int:
+    """The outcome (:func:`announce`) and what the command shows under it, read through one catalog of the
+    run: opening one binds every view, so the two share it."""
+    with open_run(result.path.parent, result.run_id) as cat:
+        announce(result, cat)
+        return show(cat, result)
 
 
 def _play(
@@ -102,7 +115,10 @@ def _play(
 ) -> RunResult:
     engine = flags.options(folder)
     summary = summarize(config, replicates)
-    if summary.has_models:
+    if summary.has_models:  # the model path is loaded only for a run that has a model
+        from harness.calls.pricing import PriceTable
+        from harness.engine.preflight import check_models, check_prices
+
         check_models(config)
         if engine.max_cost is not None:
             check_prices(config, PriceTable.load(*engine.prices))
@@ -152,13 +168,13 @@ def resume(folder: Path, run_id: str, *, flags: EngineFlags, retry_failed: bool,
             if not is_damage(exc):
                 raise
             raise StoreError(damaged(str(folder / f"{run_id}.duckdb"), exc)) from None
-        announce(result)
-        code = show(folder, run_id, result)
+        code = announce_and_show(result, show)
     finish(result, code)
 
 
-def announce(result: RunResult) -> None:
-    """The run's outcome in one line on stderr, how to continue it if it stopped, and why games failed."""
+def announce(result: RunResult, cat: Catalog | None = None) -> None:
+    """The run's outcome in one line on stderr, how to continue it if it stopped, and why games failed (read
+    through ``cat`` if given, else through a catalog of the run opened here)."""
     colour = "green" if result.status == RunStatus.COMPLETE else "yellow"
     err.print(
         f"[{colour}]{result.status}[/{colour}]: run [bold]{result.run_id}[/bold], "
@@ -169,7 +185,10 @@ def announce(result: RunResult) -> None:
     )
     if result.status == RunStatus.INTERRUPTED:
         err.print(f"Continue it with: pdbench resume {result.run_id} --results {result.path.parent}")
-    with open_run(result.path.parent, result.run_id) as cat:
+    if cat is None:
+        with open_run(result.path.parent, result.run_id) as own:
+            failed = common_failures(own, result.run_id)
+    else:
         failed = common_failures(cat, result.run_id)
     if failed:
         total = sum(f.games for f in failed)

@@ -1,6 +1,6 @@
 """The live view of a run with model players: Rich on a terminal, plain lines elsewhere.
 
-The display polls the run's counters (:class:`~harness.engine.runner.Monitor`) a few times a second
+The display polls the run's counters (:class:`~harness.engine.model_games.Monitor`) a few times a second
 from Rich's refresh thread; the run itself never waits for the screen. Progress and the time left
 are counted in model moves and rounds (:class:`~harness.engine.scheduler.Progress`), not in games: a game
 takes minutes, a move a second, so the bars move from the first answer, and the ETA, taken from
@@ -30,7 +30,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from harness.engine.runner import Monitor
+from harness.engine.model_games import Monitor
 from harness.engine.scheduler import Progress
 from harness.util.plural import plural
 

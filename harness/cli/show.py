@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 from harness.analysis.comprehension import comprehension_accuracy
 from harness.analysis.profile_summary import behaviour_profile_by_condition
@@ -25,11 +24,11 @@ from harness.config.presets.suites import SUITES
 from harness.engine.runner import RunResult
 from harness.states import RunStatus
 from harness.store.browse import leaderboard, matchups
-from harness.store.catalog import Catalog, open_run
+from harness.store.catalog import Catalog
 from harness.store.run_summary import call_totals, seat_a_overall
 from harness.util.plural import plural
 
-Show = Callable[[Path, str, RunResult], int]
+Show = Callable[[Catalog, RunResult], int]
 
 
 def print_report(cat: Catalog, run_id: str) -> None:
@@ -43,17 +42,16 @@ def print_report(cat: Catalog, run_id: str) -> None:
         out.print(comprehension_table(accuracy))
 
 
-def show_report(folder: Path, run_id: str, result: RunResult) -> int:
-    with open_run(folder, run_id) as cat:
-        print_report(cat, run_id)
+def show_report(cat: Catalog, result: RunResult) -> int:
+    print_report(cat, result.run_id)
     return 0
 
 
-def show_leaderboard(folder: Path, run_id: str, result: RunResult) -> int:
+def show_leaderboard(cat: Catalog, result: RunResult) -> int:
     """The leaderboard (Axelrod's ranking) and the matchup grid; a partial run says it is partial."""
-    with open_run(folder, run_id) as cat:
-        board = leaderboard(cat, run_id)
-        cells = {(r["player"], r["opponent"]): r["mean_payoff_per_round"] for r in matchups(cat, run_id)}
+    run_id = result.run_id
+    board = leaderboard(cat, run_id)
+    cells = {(r["player"], r["opponent"]): r["mean_payoff_per_round"] for r in matchups(cat, run_id)}
     # Players who have only self-play games so far are not on the leaderboard, but their matchups are shown.
     ranked = [r["player"] for r in board]
     order = ranked + sorted({p for p, _ in cells} - set(ranked))
@@ -71,17 +69,17 @@ def show_leaderboard(folder: Path, run_id: str, result: RunResult) -> int:
     return 0
 
 
-def show_scorecard(folder: Path, run_id: str, result: RunResult) -> int:
+def show_scorecard(cat: Catalog, result: RunResult) -> int:
     """The model's scorecard; exit code 1 when no game completed (the reasons were printed already)."""
-    with open_run(folder, run_id) as cat:
-        run_row = cat.require_run(run_id)
-        summaries = condition_summaries(cat, run_id)
-        totals = call_totals(cat, run_id)
-        overall = seat_a_overall(cat, run_id)
-        answers = model_answers(cat, run_id)
-        out.print(Scorecard(run_row, summaries))
-        out.print(scorecard_summary(overall, totals, answers))
-        _checks_and_profile(cat, run_row)
+    run_id = result.run_id
+    run_row = cat.require_run(run_id)
+    summaries = condition_summaries(cat, run_id)
+    totals = call_totals(cat, run_id)
+    overall = seat_a_overall(cat, run_id)
+    answers = model_answers(cat, run_id)
+    out.print(Scorecard(run_row, summaries))
+    out.print(scorecard_summary(overall, totals, answers))
+    _checks_and_profile(cat, run_row)
     out.print(f"run id: [bold]{run_id}[/bold]   results: {result.path}")
     return 0 if overall["games"] else 1
 

@@ -12,8 +12,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from harness.config import ConditionConfig, ExperimentConfig, ModelAgentConfig, PolicyAgentConfig, plan_size_problem
 from harness.errors import ConfigError
@@ -21,6 +20,9 @@ from harness.game.horizon import Horizon
 from harness.game.rules import PayoffMatrix
 from harness.game.seeds import derive_seed
 from harness.players.strategies import StrategySpec
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True, slots=True)

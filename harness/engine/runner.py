@@ -1,50 +1,39 @@
 """Run an experiment: plan the games, play them, record them, and mark how the run ended.
 
 Classic-strategy games run on the synchronous fast path (:func:`harness.players.strategies.play.play_strategies`):
-no event loop, no task per game. Every finished game is recorded; on Ctrl-C the run
-stops between games, flushes, and is marked ``interrupted`` with everything kept.
+no event loop, no task per game. Games with a model player run under the scheduler
+(:mod:`harness.engine.model_games`), which this module loads only for a run that has one, so that a
+tournament of strategies starts without loading the model call path. Every finished game is recorded; on
+Ctrl-C the run stops between games, flushes, and is marked ``interrupted`` with everything kept.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import anyio
-
-from harness.calls.cache.cache import ResponseCache
-from harness.calls.limits import LimiterRegistry
-from harness.calls.path import CallPath, CallStats, record_from_ledger
-from harness.calls.pricing import PriceTable
-from harness.calls.record import Answer
-from harness.config import ExperimentConfig, ModelAgentConfig, parse_experiment
+from harness.config import ExperimentConfig, parse_experiment
 from harness.config.engine_options import EngineOptions
-from harness.config.plan import GamePlan, ModelPlan, condition_plans, iter_games, skip_games, summarize
+from harness.config.plan import GamePlan, iter_games, skip_games, summarize
 from harness.engine.interrupts import StopFlag, graceful_interrupt
-from harness.engine.preflight import check_models
-from harness.engine.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
 from harness.errors import DiskFull, RunNotFoundError, StoreError
 from harness.players.strategies.games import StrategyGames
 from harness.providers.base import FailureKind
-from harness.providers.registry import is_offline
 from harness.states import RunStatus
 from harness.store import resume
-from harness.store.live import LiveRecorder
 from harness.store.run_file import run_path
 from harness.store.writer import RunWriter
 from harness.util.plural import plural
 
 if TYPE_CHECKING:
-    pass
+    from harness.engine.model_games import MonitorFactory
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,20 +60,6 @@ def default_run_id(prefix: str, results_dir: Path) -> str:
         run_id = f"{prefix}_{stamp}_{n}"
         n += 1
     return run_id
-
-
-@dataclass
-class Monitor:
-    """What a live display watches while a run plays."""
-
-    run_id: str
-    progress: Progress
-    stats: CallStats
-    limiters: LimiterRegistry
-    stop: StopFlag | None = None  # set once the run was asked to stop: the display says what it waits for
-
-
-MonitorFactory = Callable[[Monitor], AbstractContextManager[object]]
 
 
 def run_experiment(
@@ -175,6 +150,8 @@ def resume_run(
             source=f"the stored config of run {run_id}",
             fix_hint="restore the files it names (personas, templates), then resume",
         )
+        from harness.engine.preflight import check_models
+
         check_models(config)  # keys and names, before anything is discarded
         done_by_condition = resume.finished_per_condition(writer, retry_failed=retry_failed)
         replayed = resume.discard_unfinished(writer, retry_failed=retry_failed)
@@ -226,7 +203,9 @@ def _play(
         try:
             try:
                 if has_models:
-                    done, rounds = _play_models(
+                    from harness.engine.model_games import play_models  # the model path, loaded only when needed
+
+                    done, rounds = play_models(
                         config,
                         writer,
                         plans,
@@ -280,27 +259,6 @@ def _play(
     )
 
 
-@contextlib.contextmanager
-def _display(view: AbstractContextManager[object]) -> Iterator[None]:
-    """The live display around a run. A display that can no longer write (its terminal was closed: EIO,
-    EPIPE) stops showing and never fails the run it shows; any other error of the display is a bug."""
-    view.__enter__()
-    try:
-        yield
-    except BaseException as exc:
-        _close_display(view, exc)
-        raise
-    _close_display(view, None)
-
-
-def _close_display(view: AbstractContextManager[object], exc: BaseException | None) -> None:
-    try:
-        view.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
-    except OSError as error:
-        if error.errno not in (errno.EIO, errno.EPIPE):
-            raise
-
-
 def _replayable_failures(writer: RunWriter) -> str | None:
     """Why a run whose games all ended is not complete: some failed on a cause that may pass."""
     failures = resume.failures(writer)
@@ -341,104 +299,3 @@ def _play_strategies(
         if progress is not None:
             progress(done, total)
     return done, rounds
-
-
-def _key_variables(config: ExperimentConfig) -> list[str]:
-    """The variables the run's model players name with ``api_key_env``: what they hold is a key."""
-    agents = (agent for cond in config.experiment.conditions for agent in (cond.agent_a, cond.agent_b))
-    return [name for agent in agents if (name := getattr(agent, "api_key_env", None))]
-
-
-def _models(config: ExperimentConfig) -> set[str]:
-    """The model names of the run's players (``provider/model``)."""
-    return {
-        agent.model.strip()
-        for cond in config.experiment.conditions
-        for agent in (cond.agent_a, cond.agent_b)
-        if isinstance(agent, ModelAgentConfig)
-    }
-
-
-def _play_models(
-    config: ExperimentConfig,
-    writer: RunWriter,
-    plans: Iterator[GamePlan],
-    total: int,
-    stop: StopFlag,
-    engine: EngineOptions,
-    monitor: MonitorFactory | None,
-    done: int,
-    done_by_condition: Counter[str],
-    replayed: list[int] | None,
-) -> tuple[int, int]:
-    prices = PriceTable.load(*engine.prices)
-    # Only answers that are paid for are cached: a run of mock models alone does not open the shared cache.
-    served = any(not is_offline(model) for model in _models(config))
-    cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None and served else None
-    recorder = LiveRecorder(writer)
-    ledger_run = f"{writer.path.resolve()}#{writer.run_id}#{writer.created_at()}"
-    recorded: dict[tuple[str, str, str], Answer] = {}
-    try:
-        if replayed is not None:
-            if cache is not None:  # what a crashed session paid for but never recorded
-                paid = [record_from_ledger(text) for _, text in cache.ledger(ledger_run)]
-                recorder.restore_calls(paid)
-                cache.forget_ledger(ledger_run)
-                replayed = sorted({*replayed, *(r.game_id for r in paid)})
-            recorded = resume.recorded_answers(writer, replayed)
-    except BaseException:
-        if cache is not None:
-            cache.close()
-        raise
-    calls = CallPath(
-        cache=cache,
-        prices=prices,
-        retry=engine.retry,
-        max_cost=engine.max_cost,
-        should_stop=stop.is_set,
-        ledger_run=ledger_run if cache is not None else None,
-        recorded=recorded,
-        on_disk_full=stop.set,
-        key_variables=_key_variables(config),
-    )
-    calls.stats.cost_usd = resume.spent(writer)  # a resumed run's budget counts what was spent before
-    limiters = LimiterRegistry()
-    players = ModelPlayers(limiters, http_client=engine.http_client)
-    prog = Progress(games_total=total, games_done=done)
-    conditions = condition_plans(config)
-    for cond in conditions:
-        prog.per_condition_total[cond.name] = config.experiment.replicates
-        left = config.experiment.replicates - done_by_condition[cond.name]
-        prog.plan(cond.name, left, cond.horizon.expected_length(), cond.model_seats)
-    prog.per_condition_done.update(done_by_condition)  # a resumed run starts from what it had finished
-    for cond in conditions:
-        for seat in (cond.player_a, cond.player_b):
-            if isinstance(seat, ModelPlan):
-                players.get(seat)  # every endpoint's limiter exists before the games start
-    workers = games_in_flight(limiters, engine.workers)
-    scheduler = Scheduler(
-        recorder=recorder,
-        calls=calls,
-        players=players,
-        run_seed=config.run.seed,
-        stop=stop,
-        progress=prog,
-        workers=workers,
-    )
-
-    async def main() -> None:
-        try:
-            await scheduler.run(plans)
-        finally:
-            await players.aclose()
-
-    view = monitor(Monitor(writer.run_id, prog, calls.stats, limiters, stop)) if monitor else contextlib.nullcontext()
-    try:
-        with _display(view):
-            anyio.run(main)
-        if calls.cache is not None:  # every call is in the results file now: the ledger has done its job
-            calls.cache.forget_ledger(ledger_run)
-    finally:
-        if calls.cache is not None:
-            calls.cache.close()
-    return prog.games_done, prog.rounds

@@ -7,7 +7,7 @@ game (running, interrupted, failed on a passing cause) is played again from its 
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from harness.calls.record import Answer
 from harness.errors import RunNotFoundError, StoreError
@@ -17,6 +17,9 @@ from harness.store.run_file import utcnow, write_error
 from harness.store.schema import missing_run
 from harness.store.transaction import transaction
 from harness.store.writer import RunWriter
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _kept(retry_failed: bool) -> str:
@@ -50,6 +53,8 @@ def games_planned(writer: RunWriter) -> int:
 def finished_game_ids(writer: RunWriter, *, retry_failed: bool = False) -> np.ndarray:
     """The ids of the games a resume keeps, ascending, as 32-bit integers: an array rather than Python
     objects, so it costs 4 bytes per game."""
+    import numpy as np  # only a resume needs it: a new run's start does not load numpy
+
     ids = writer.con.execute(
         f"SELECT game_id FROM games WHERE run_id = ? AND ({_kept(retry_failed)}) ORDER BY game_id", [writer.run_id]
     ).fetchnumpy()["game_id"]

@@ -28,8 +28,9 @@ from harness.config.engine_options import EngineOptions
 from harness.config.plan import summarize
 from harness.config.run_settings import engine_options
 from harness.engine.interrupts import StopFlag
+from harness.engine.model_games import Monitor
 from harness.engine.preflight import check_models, check_prices
-from harness.engine.runner import Monitor, RunResult, run_experiment
+from harness.engine.runner import RunResult, run_experiment
 from harness.errors import ConfigError, PDBenchError, RunExistsError
 from harness.providers.keys import scrub
 from harness.store.run_file import run_path

@@ -13,6 +13,7 @@ from harness.cli.play import finish
 from harness.cli.show import show_for, show_leaderboard, show_report, show_scorecard
 from harness.engine.runner import RunResult
 from harness.states import RunStatus
+from harness.store.catalog import open_run
 from tests.conftest import write_games
 
 
@@ -44,10 +45,12 @@ def test_finish_exits_130_unless_complete_then_with_the_shown_code(
 def test_a_scorecard_without_a_complete_game_ends_in_exit_code_1(results: Path) -> None:
     write_games(results, "r", [("CC", "CD"), ("DD", "DC")]).close()
     result = _result(results, RunStatus.COMPLETE)
-    assert show_scorecard(results, "r", result) == 0
+    with open_run(results, "r") as cat:
+        assert show_scorecard(cat, result) == 0
     with duckdb.connect(str(results / "r.duckdb")) as con:
         con.execute("UPDATE games SET status = 'failed', error = 'HTTP 400'")
-    assert show_scorecard(results, "r", result) == 1
+    with open_run(results, "r") as cat:
+        assert show_scorecard(cat, result) == 1
 
 
 def test_resume_prints_what_the_run_kind_prints() -> None:

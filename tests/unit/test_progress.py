@@ -11,7 +11,7 @@ from rich.console import Console
 from harness.calls.limits import LimiterRegistry, LimitSettings
 from harness.calls.path import CallStats
 from harness.cli.progress import _View, pauses, summary_line
-from harness.engine.runner import Monitor
+from harness.engine.model_games import Monitor
 from harness.engine.scheduler import Progress
 from harness.providers.ratelimit_headers import RateLimitHeaders
 

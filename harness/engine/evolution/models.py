@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.config import ExperimentConfig, GameOptions, options_config
 from harness.config.engine_options import EngineOptions
 from harness.engine.interrupts import StopFlag
-from harness.engine.runner import MonitorFactory, RunResult, resume_run, run_experiment
+from harness.engine.runner import RunResult, resume_run, run_experiment
 from harness.errors import ConfigError, StoreError
 from harness.evolution import EvolutionSettings, PayoffSource, PayoffTable
 from harness.evolution.settings import is_model
@@ -28,6 +28,9 @@ from harness.game.horizon import FixedHorizon, GeometricHorizon
 from harness.states import RunStatus
 from harness.store.evolution_writer import matchup_means, stored_run
 from harness.store.run_file import run_path
+
+if TYPE_CHECKING:
+    from harness.engine.model_games import MonitorFactory
 
 SUFFIX = "_payoffs"
 

@@ -107,6 +107,26 @@ def _payoff(seat: str) -> str:
     return f"CASE k.cell {cells} ELSE m.payoff_dd_{seat} END"
 
 
+def _letter_counts(moves: str) -> str:
+    """SQL columns ``n_A`` .. ``n_P``: how many rounds of a game_moves row (``moves``) have each letter."""
+    return ", ".join(
+        f"length({moves}) - length(replace({moves}, '{letter}', '')) AS n_{letter}"
+        for letter in (chr(ord("A") + code) for code in range(16))
+    )
+
+
+def _rounds_with(*, cell: int | None = None, chose_c: str | None = None) -> str:
+    """SQL summing the letter counts of :func:`_letter_counts` over a class of rounds: those whose moves as
+    played fall in payoff ``cell`` (as :func:`_round_codes` numbers them), or those in which the move
+    ``chose_c`` names (``intended_a`` or ``intended_b``) was C."""
+    letters = []
+    for code in range(16):
+        played = 2 * (code & 1) + (code >> 1 & 1)
+        if (cell is not None and played == cell) or (chose_c is not None and not code & ROUND_CODE_BITS[chose_c]):
+            letters.append(f"n_{chr(ord('A') + code)}")
+    return " + ".join(letters)
+
+
 VIEWS: dict[str, str] = {
     # Every round of every game, one row each, as users query it: the rounds of model games (and of every
     # game of a file written before schema 4) are stored a row each in round_rows; the games of classic
@@ -136,10 +156,12 @@ VIEWS: dict[str, str] = {
                CASE WHEN flagged_b THEN NULL ELSE intended_b END AS choice,
                payoff_b AS payoff, payoff_a AS opp_payoff
         FROM rounds""",
-    # Per game and player: totals and cooperation, one plain aggregate over rounds (no windows),
-    # so the leaderboard and matchups stay fast on large runs. ``cooperations`` counts played C;
-    # ``chosen_cooperations`` the chosen C among the ``rounds_chosen`` (not fallback) rounds.
-    "player_games": """
+    # Per game and player: totals and cooperation, one plain aggregate over the stored rows (no windows),
+    # so the leaderboard and matchups stay fast on large runs: a game stored a row a round is summed row by
+    # row; a game stored a row a game is counted letter by letter in its row, without unfolding it (the same
+    # values: each payoff total is a count of rounds times the payoff of their cell). ``cooperations``
+    # counts played C; ``chosen_cooperations`` the chosen C among the ``rounds_chosen`` (not fallback) rounds.
+    "player_games": f"""
         WITH agg AS (
             SELECT run_id, game_id, COUNT(*) AS rounds,
                    SUM(payoff_a) AS payoff_a, SUM(payoff_b) AS payoff_b,
@@ -149,7 +171,25 @@ VIEWS: dict[str, str] = {
                    COUNT(*) FILTER (WHERE NOT flagged_b) AS chosen_b,
                    COUNT(*) FILTER (WHERE NOT flagged_a AND intended_a = 'C') AS chosen_coop_a,
                    COUNT(*) FILTER (WHERE NOT flagged_b AND intended_b = 'C') AS chosen_coop_b
-            FROM rounds GROUP BY run_id, game_id
+            FROM round_rows GROUP BY run_id, game_id
+            UNION ALL
+            SELECT run_id, game_id, rounds,
+                   cc * payoff_cc_a + cd * payoff_cd_a + dc * payoff_dc_a + dd * payoff_dd_a AS payoff_a,
+                   cc * payoff_cc_b + cd * payoff_cd_b + dc * payoff_dc_b + dd * payoff_dd_b AS payoff_b,
+                   cc + cd AS coop_a, cc + dc AS coop_b, rounds AS chosen_a, rounds AS chosen_b,
+                   chosen_coop_a, chosen_coop_b
+            FROM (
+                SELECT run_id, game_id, rounds, payoff_cc_a, payoff_cc_b, payoff_cd_a, payoff_cd_b, payoff_dc_a,
+                       payoff_dc_b, payoff_dd_a, payoff_dd_b,
+                       {_rounds_with(cell=0)} AS cc, {_rounds_with(cell=1)} AS cd,
+                       {_rounds_with(cell=2)} AS dc, {_rounds_with(cell=3)} AS dd,
+                       {_rounds_with(chose_c="intended_a")} AS chosen_coop_a,
+                       {_rounds_with(chose_c="intended_b")} AS chosen_coop_b
+                FROM (
+                    SELECT m.*, length(m.moves) AS rounds, {_letter_counts("m.moves")}
+                    FROM game_moves m WHERE length(m.moves) > 0
+                )
+            )
         )
         SELECT g.run_id, g.game_id, g.condition, g.replicate, g.status, 'a' AS player,
                g.player_a AS player_name, g.player_b AS opponent_name, agg.rounds,
@@ -245,7 +285,11 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     here, the behaviour profile and strategy fit (:mod:`harness.store.views.profile`), the model
     answer views (:mod:`harness.store.views.answers`), the comprehension-check
     views (:mod:`harness.store.views.comprehension`), the tournament views built on them
-    (:mod:`harness.store.views.leaderboard`), and the evolution views (:mod:`harness.store.views.evolution`)."""
+    (:mod:`harness.store.views.leaderboard`), and the evolution views (:mod:`harness.store.views.evolution`).
+
+    Each view is bound when a query first reads it, not when it is created (DuckDB's ``DEFER_BINDING``): binding
+    all of them up front cost about 0.1 s on every open of a results file, and it is done again at each
+    query anyway. A view's columns are still known to ``DESCRIBE`` and ``information_schema``, which bind it."""
     from harness.store.views.answers import ANSWER_VIEWS
     from harness.store.views.comprehension import COMPREHENSION_VIEWS
     from harness.store.views.evolution import EVOLUTION_VIEWS
@@ -260,4 +304,4 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
         **LEADERBOARD_VIEWS,
         **EVOLUTION_VIEWS,
     }.items():
-        con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
+        con.execute(f"CREATE OR REPLACE VIEW {name} WITH (DEFER_BINDING) AS {sql}")

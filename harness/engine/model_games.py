@@ -1,0 +1,172 @@
+"""The games of a run with model players: the call path, the rate limits, the scheduler that plays many
+games at once, the live recorder, and the live display around them.
+
+:mod:`harness.engine.runner` plans and finishes every run and loads this module only for a run with a model
+player: a tournament of classic strategies never loads the model call path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+
+import anyio
+
+from harness.calls.cache.cache import ResponseCache
+from harness.calls.limits import LimiterRegistry
+from harness.calls.path import CallPath, CallStats, record_from_ledger
+from harness.calls.pricing import PriceTable
+from harness.calls.record import Answer
+from harness.config import ExperimentConfig, ModelAgentConfig
+from harness.config.engine_options import EngineOptions
+from harness.config.plan import GamePlan, ModelPlan, condition_plans
+from harness.engine.interrupts import StopFlag
+from harness.engine.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
+from harness.providers.registry import is_offline
+from harness.store import resume
+from harness.store.live import LiveRecorder
+from harness.store.writer import RunWriter
+
+
+@dataclass
+class Monitor:
+    """What a live display watches while a run plays."""
+
+    run_id: str
+    progress: Progress
+    stats: CallStats
+    limiters: LimiterRegistry
+    stop: StopFlag | None = None  # set once the run was asked to stop: the display says what it waits for
+
+
+MonitorFactory = Callable[[Monitor], AbstractContextManager[object]]
+
+
+@contextlib.contextmanager
+def _display(view: AbstractContextManager[object]) -> Iterator[None]:
+    """The live display around a run. A display that can no longer write (its terminal was closed: EIO,
+    EPIPE) stops showing and never fails the run it shows; any other error of the display is a bug."""
+    view.__enter__()
+    try:
+        yield
+    except BaseException as exc:
+        _close_display(view, exc)
+        raise
+    _close_display(view, None)
+
+
+def _close_display(view: AbstractContextManager[object], exc: BaseException | None) -> None:
+    try:
+        view.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
+    except OSError as error:
+        if error.errno not in (errno.EIO, errno.EPIPE):
+            raise
+
+
+def _key_variables(config: ExperimentConfig) -> list[str]:
+    """The variables the run's model players name with ``api_key_env``: what they hold is a key."""
+    agents = (agent for cond in config.experiment.conditions for agent in (cond.agent_a, cond.agent_b))
+    return [name for agent in agents if (name := getattr(agent, "api_key_env", None))]
+
+
+def _models(config: ExperimentConfig) -> set[str]:
+    """The model names of the run's players (``provider/model``)."""
+    return {
+        agent.model.strip()
+        for cond in config.experiment.conditions
+        for agent in (cond.agent_a, cond.agent_b)
+        if isinstance(agent, ModelAgentConfig)
+    }
+
+
+def play_models(
+    config: ExperimentConfig,
+    writer: RunWriter,
+    plans: Iterator[GamePlan],
+    total: int,
+    stop: StopFlag,
+    engine: EngineOptions,
+    monitor: MonitorFactory | None,
+    done: int,
+    done_by_condition: Counter[str],
+    replayed: list[int] | None,
+) -> tuple[int, int]:
+    """Play the games of a run with model players under the scheduler, with the live display if ``monitor``
+    is given; returns the games done (counting ``done`` from before) and the rounds played. A resumed run
+    (``replayed``: the games played again) first records what a crashed session paid for but never recorded,
+    and serves the recorded answers of replayed games from the results file."""
+    prices = PriceTable.load(*engine.prices)
+    # Only answers that are paid for are cached: a run of mock models alone does not open the shared cache.
+    served = any(not is_offline(model) for model in _models(config))
+    cache = ResponseCache.open_or_renew(engine.cache_path) if engine.cache_path is not None and served else None
+    recorder = LiveRecorder(writer)
+    ledger_run = f"{writer.path.resolve()}#{writer.run_id}#{writer.created_at()}"
+    recorded: dict[tuple[str, str, str], Answer] = {}
+    try:
+        if replayed is not None:
+            if cache is not None:  # what a crashed session paid for but never recorded
+                paid = [record_from_ledger(text) for _, text in cache.ledger(ledger_run)]
+                recorder.restore_calls(paid)
+                cache.forget_ledger(ledger_run)
+                replayed = sorted({*replayed, *(r.game_id for r in paid)})
+            recorded = resume.recorded_answers(writer, replayed)
+    except BaseException:
+        if cache is not None:
+            cache.close()
+        raise
+    calls = CallPath(
+        cache=cache,
+        prices=prices,
+        retry=engine.retry,
+        max_cost=engine.max_cost,
+        should_stop=stop.is_set,
+        ledger_run=ledger_run if cache is not None else None,
+        recorded=recorded,
+        on_disk_full=stop.set,
+        key_variables=_key_variables(config),
+    )
+    calls.stats.cost_usd = resume.spent(writer)  # a resumed run's budget counts what was spent before
+    limiters = LimiterRegistry()
+    players = ModelPlayers(limiters, http_client=engine.http_client)
+    prog = Progress(games_total=total, games_done=done)
+    conditions = condition_plans(config)
+    for cond in conditions:
+        prog.per_condition_total[cond.name] = config.experiment.replicates
+        left = config.experiment.replicates - done_by_condition[cond.name]
+        prog.plan(cond.name, left, cond.horizon.expected_length(), cond.model_seats)
+    prog.per_condition_done.update(done_by_condition)  # a resumed run starts from what it had finished
+    for cond in conditions:
+        for seat in (cond.player_a, cond.player_b):
+            if isinstance(seat, ModelPlan):
+                players.get(seat)  # every endpoint's limiter exists before the games start
+    workers = games_in_flight(limiters, engine.workers)
+    scheduler = Scheduler(
+        recorder=recorder,
+        calls=calls,
+        players=players,
+        run_seed=config.run.seed,
+        stop=stop,
+        progress=prog,
+        workers=workers,
+    )
+
+    async def main() -> None:
+        try:
+            await scheduler.run(plans)
+        finally:
+            await players.aclose()
+
+    view = monitor(Monitor(writer.run_id, prog, calls.stats, limiters, stop)) if monitor else contextlib.nullcontext()
+    try:
+        with _display(view):
+            anyio.run(main)
+        if calls.cache is not None:  # every call is in the results file now: the ledger has done its job
+            calls.cache.forget_ledger(ledger_run)
+    finally:
+        if calls.cache is not None:
+            calls.cache.close()
+    return prog.games_done, prog.rounds
