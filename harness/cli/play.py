@@ -15,7 +15,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from harness.cli.base import err
 from harness.config import ExperimentConfig, check_run_id
-from harness.config.engine_options import EngineOptions
 from harness.config.plan import summarize
 from harness.config.run_settings import engine_options
 from harness.engine.interrupts import StopFlag, graceful_interrupt
@@ -28,6 +27,7 @@ from harness.store.schema import damaged, is_damage
 from harness.util.plural import plural
 
 if TYPE_CHECKING:
+    from harness.config.engine_options import EngineOptions
     from harness.engine.model_games import Monitor
 
 
@@ -113,12 +113,12 @@ def _play(
     flags: EngineFlags,
     stop: StopFlag,
 ) -> RunResult:
-    engine = flags.options(folder)
     summary = summarize(config, replicates)
-    if summary.has_models:  # the model path is loaded only for a run that has a model
+    if summary.has_models:  # the model path (and its settings) is loaded only for a run that has a model
         from harness.calls.pricing import PriceTable
         from harness.engine.preflight import check_models, check_prices
 
+        engine = flags.options(folder)
         check_models(config)
         if engine.max_cost is not None:
             check_prices(config, PriceTable.load(*engine.prices))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from harness.config import ConditionConfig, ExperimentConfig, ModelAgentConfig, PolicyAgentConfig, plan_size_problem
@@ -27,15 +26,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class StrategyPlan:
-    """A seat played by a classic strategy."""
+    """A seat played by a classic strategy; ``params_json`` is its parameters as stored in
+    ``games.params_a``/``params_b`` (None if it has none), made once with the plan, not once a game."""
 
     name: str
     spec: StrategySpec
-
-    @property
-    def params_json(self) -> str | None:
-        """The strategy's parameters as stored in ``games.params_a``/``params_b`` (None if it has none)."""
-        return _params_json(self.spec)
+    params_json: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +52,6 @@ PlayerPlan = StrategyPlan | ModelPlan
 """A seat's player: a strategy or a model."""
 
 
-@lru_cache(maxsize=1024)
 def _params_json(spec: StrategySpec) -> str | None:
     params = spec.params_dict()
     return json.dumps(params, sort_keys=True) if params else None
@@ -65,7 +60,7 @@ def _params_json(spec: StrategySpec) -> str | None:
 def _player(agent: PolicyAgentConfig | ModelAgentConfig) -> PlayerPlan:
     if isinstance(agent, ModelAgentConfig):
         return ModelPlan(agent.label, agent)
-    return StrategyPlan(agent.label, agent.spec)
+    return StrategyPlan(agent.label, agent.spec, _params_json(agent.spec))
 
 
 @dataclass(frozen=True, slots=True)

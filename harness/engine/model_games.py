@@ -89,7 +89,7 @@ def play_models(
     plans: Iterator[GamePlan],
     total: int,
     stop: StopFlag,
-    engine: EngineOptions,
+    engine: EngineOptions | None,
     monitor: MonitorFactory | None,
     done: int,
     done_by_condition: Counter[str],
@@ -99,6 +99,7 @@ def play_models(
     is given; returns the games done (counting ``done`` from before) and the rounds played. A resumed run
     (``replayed``: the games played again) first records what a crashed session paid for but never recorded,
     and serves the recorded answers of replayed games from the results file."""
+    engine = engine or EngineOptions()
     prices = PriceTable.load(*engine.prices)
     # Only answers that are paid for are cached: a run of mock models alone does not open the shared cache.
     served = any(not is_offline(model) for model in _models(config))

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.config import ExperimentConfig, parse_experiment
-from harness.config.engine_options import EngineOptions
 from harness.config.plan import GamePlan, iter_games, skip_games, summarize
 from harness.engine.interrupts import StopFlag, graceful_interrupt
 from harness.errors import DiskFull, RunNotFoundError, StoreError
@@ -33,6 +32,7 @@ from harness.store.writer import RunWriter
 from harness.util.plural import plural
 
 if TYPE_CHECKING:
+    from harness.config.engine_options import EngineOptions
     from harness.engine.model_games import MonitorFactory
 
 
@@ -211,7 +211,7 @@ def _play(
                         plans,
                         games_planned,
                         stop,
-                        engine or EngineOptions(),
+                        engine,
                         monitor,
                         already_done,
                         done_by_condition or Counter(),

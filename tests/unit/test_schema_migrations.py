@@ -85,6 +85,17 @@ def test_the_tables_of_each_version_are_read_from_its_migrations() -> None:
     assert "rounds" not in data_tables() and {"round_rows", "game_moves"} <= set(data_tables())
 
 
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION + 1))
+def test_the_tables_read_from_the_migrations_are_those_applying_them_makes(version: int) -> None:
+    con = duckdb.connect(":memory:")
+    for step in MIGRATIONS[:version]:
+        for statement in step.statements:
+            con.execute(statement)
+    made = {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    con.close()
+    assert sorted(data_tables(version)) == sorted(made - {"pdbench_meta"})
+
+
 def test_the_rounds_view_has_the_columns_and_types_of_the_rounds_table_it_replaced(
     fresh: dict[str, object],
 ) -> None:
