@@ -130,7 +130,8 @@ def run_scenario(
     from harness.config.presets.evaluation import eval_config
     from harness.config.run_settings import retry_settings
     from harness.engine.interrupts import StopFlag
-    from harness.engine.runner import Monitor, run_experiment
+    from harness.engine.model_games import Monitor
+    from harness.engine.runner import run_experiment
 
     server.reset()
     limits: dict[str, Any] = {"concurrency": concurrency}

@@ -31,7 +31,8 @@ from harness.cli.render import label
 from harness.cli.scorecard import Scorecard
 from harness.config.engine_options import EngineOptions
 from harness.config.presets.evaluation import eval_config
-from harness.engine.runner import Monitor, run_experiment
+from harness.engine.model_games import Monitor
+from harness.engine.runner import run_experiment
 from harness.engine.scheduler import Progress
 from harness.providers.ratelimit_headers import RateLimitHeaders
 from harness.store.catalog import open_run
