@@ -1,4 +1,5 @@
-"""The scorecard ``pdbench eval`` prints: the model (seat A) against each opponent, laid out for the terminal.
+"""The scorecard ``pdbench eval`` prints: the model against each opponent (in seat A unless a suite seats it
+in B), laid out for the terminal.
 
 Nine columns of means with their 95% intervals need about 140 columns on one line each. A narrower terminal
 gets the interval under its mean (two lines a row), and one narrower still (80 columns) gets two tables of
@@ -91,10 +92,19 @@ class Scorecard:
             header = name.replace("/", "/\n") if "/" in name else name.replace(" ", "\n", 1)
             table.add_column(header if two_lines else name, justify="right", no_wrap=True)
         for s in self.summaries:
-            me, them = s.seats
+            me, them, seat = _model_seat(s)
             cells = [COLUMNS[name](me, s) for name in columns]
-            table.add_row(label(them.name), str(s.games), *(_cell(*cell, two_lines=two_lines) for cell in cells))
+            table.add_row(label(them.name) + seat, str(s.games), *(_cell(*cell, two_lines=two_lines) for cell in cells))
         return table
+
+
+def _model_seat(s: ConditionSummary) -> tuple[SeatSummary, SeatSummary, str]:
+    """The model's seat, the opponent's and a note on the seating: the model sits in seat A unless only seat B
+    is a model (a suite plays it in both seats, as akata2023 does); in self-play the row is seat A's."""
+    a, b = s.seats
+    if a.parsing is None and b.parsing is not None:
+        return b, a, " (model in seat B)"
+    return a, b, " (self-play)" if b.parsing is not None else ""
 
 
 def _cell(mean: str, interval: str, note: str, *, two_lines: bool) -> str:

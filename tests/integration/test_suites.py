@@ -28,24 +28,43 @@ def test_akata2023_plays_and_stores_its_protocol(results: Path) -> None:
     assert config["horizon"]["type"] == "fixed" and config["horizon"]["n_rounds"] == 10
     assert config["noise"]["prob"] == 0
     conds = config["experiment"]["conditions"]
-    assert [c["name"] for c in conds] == ["vs_ALLD", "vs_DONCE", "vs_TFT"]
-    assert [c["agent_b"] for c in conds] == [{"policy": "ALLD"}, {"policy": "DONCE", "round": 1}, {"policy": "TFT"}]
-    for c in conds:
-        agent = c["agent_a"]
-        assert agent["model"] == "mock/tft" and agent["temperature"] == 0
-        assert (agent["prompts"]["labels"]["cooperate"], agent["prompts"]["labels"]["defect"]) == ("J", "F")
-        assert agent["prompts"]["shuffle_options"] is True and agent["prompts"]["answer_format"] == "free"
-        assert "history_window" not in agent["prompts"]
+    # Their players: always-J, always-F and defect-once against the model in both seats, and the model itself.
+    assert [c["name"] for c in conds] == [
+        "vs_ALLC", "vs_ALLD", "vs_DONCE", "ALLC_vs_model", "ALLD_vs_model", "DONCE_vs_model", "self_play"
+    ]  # fmt: skip
+    strategies = [{"policy": "ALLC"}, {"policy": "ALLD"}, {"policy": "DONCE", "round": 1}]
+    assert [c["agent_b"] for c in conds[:3]] == strategies and [c["agent_a"] for c in conds[3:6]] == strategies
+    models = [c["agent_a"] for c in conds[:3]] + [c["agent_b"] for c in conds[3:]] + [conds[6]["agent_a"]]
+    for agent in models:
+        assert agent["model"] == "mock/tft" and agent["temperature"] == 0 and agent["max_tokens"] == 1
+        prompts = agent["prompts"]
+        assert (prompts["labels"]["cooperate"], prompts["labels"]["defect"]) == ("J", "F")
+        assert prompts["shuffle_options"] is True and prompts["shared_order"] is True
+        assert prompts["answer_format"] == "label" and prompts["round_template"] == "suites/akata2023/round.j2"
+        assert "history_window" not in prompts
     games = sql_json(results, "select condition, rounds_played, status from games where run_id = 'ak'")
-    assert len(games) == 9 and all(g["rounds_played"] == 10 and g["status"] == "complete" for g in games)
+    assert len(games) == 21 and all(g["rounds_played"] == 10 and g["status"] == "complete" for g in games)
     calls = sql_json(results, "select option_order, request_json from calls where run_id = 'ak'")
     assert {c["option_order"] for c in calls} == {"CD", "DC"}
-    assert all('"temperature": 0.0' in c["request_json"] for c in calls)
-    # The model's moves against DONCE (D in round 1 only), by TFT's rule: C, D, then C for ever.
-    moves = sql_json(results, "select string_agg(r.action_a::varchar, '' order by r.round) as a, "
+    for call in calls:
+        request = json.loads(call["request_json"])
+        assert request["params"]["temperature"] == 0.0 and request["params"]["max_tokens"] == 1
+        assert [m["role"] for m in request["messages"]] == ["user"]  # one user message, no system prompt
+    # In self-play both seats see the same order each round (one draw per round, shared).
+    orders = sql_json(results, "select game_id, c.round, count(distinct c.player) as seats, "
+                               "count(distinct c.option_order) as n from calls c join games g using (run_id, game_id) "
+                               "where g.condition = 'self_play' group by all")  # fmt: skip
+    assert len(orders) == 30 and {(o["seats"], o["n"]) for o in orders} == {(2, 1)}
+    # The model's moves against DONCE (D in round 1 only), by TFT's rule: C, D, then C for ever, in either seat.
+    moves = sql_json(results, "select g.condition, string_agg(r.action_a::varchar, '' order by r.round) as a, "
                               "string_agg(r.action_b::varchar, '' order by r.round) as b from rounds r join games g "
-                              "using (run_id, game_id) where g.condition = 'vs_DONCE' group by g.game_id")  # fmt: skip
-    assert moves == [{"a": "CDCCCCCCCC", "b": "DCCCCCCCCC"}] * 3
+                              "using (run_id, game_id) where g.condition like '%DONCE%' group by 1, g.game_id "
+                              "order by g.condition")  # fmt: skip
+    assert (
+        moves
+        == [{"condition": "DONCE_vs_model", "a": "DCCCCCCCCC", "b": "CDCCCCCCCC"}] * 3
+        + [{"condition": "vs_DONCE", "a": "CDCCCCCCCC", "b": "DCCCCCCCCC"}] * 3
+    )
 
 
 @pytest.mark.slow
@@ -62,19 +81,29 @@ def test_fontana2025_plays_and_stores_its_protocol(results: Path) -> None:
     assert {c["agent_b"]["policy"] for c in conds} == {"RAND"}
     assert [c["name"] for c in conds][:2] == ["vs_RAND(p=0.0)", "vs_RAND(p=0.1)"]
     for c in conds:
-        prompts = c["agent_a"]["prompts"]
+        agent = c["agent_a"]
+        assert agent["temperature"] == 0.7 and agent["max_tokens"] == 128
+        prompts = agent["prompts"]
         assert prompts["history_window"] == 10 and prompts["answer_format"] == "json"
+        assert (prompts["labels"]["cooperate"], prompts["labels"]["defect"]) == ("Cooperate", "Defect")
         assert prompts["shuffle_options"] is False
     players = sql_json(results, "select distinct player_b from games where run_id = 'fo' order by player_b")
     assert [p["player_b"] for p in players][:3] == ["RAND(p=0.0)", "RAND(p=0.1)", "RAND(p=0.2)"]
-    # JSON answers, and a history of at most 10 rounds in the prompt of round 100.
+    # Third person, words, JSON answers; the last 10 rounds, whole-game counts, totals and the current round.
     last = sql_json(
         results, "select request_json, response_text from calls where run_id = 'fo' and round = 100 limit 1"
     )[0]
-    user = json.loads(last["request_json"])["messages"][1]["content"]
-    assert user.endswith('Reply with only a JSON object: {"action": "C"} or {"action": "D"}.')
-    assert "The last 10 of the 99 rounds played so far:" in user and "- Round 89:" not in user
-    assert json.loads(last["response_text"])["action"] in ("C", "D")
+    request = json.loads(last["request_json"])
+    assert request["params"]["temperature"] == 0.7 and request["params"]["max_tokens"] == 128
+    system, user = (m["content"] for m in request["messages"])
+    assert system.startswith("Player A and player B play a game") and "100 rounds" in system
+    assert user.endswith('player A should play: {"action": "Cooperate"} or {"action": "Defect"}.')
+    assert "The last 10 rounds of the game went as follows:" in user and "Round 89:" not in user
+    assert "Round 90:" in user and user.count("Round ") == 10 and "Current round: 100." in user
+    coop = user.split('A has played "Cooperate" ')[1].split(" times")[0]
+    defect = user.split('times and "Defect" ')[1].split(" times")[0]
+    assert int(coop) + int(defect) == 99  # counts over the whole game, not the window
+    assert json.loads(last["response_text"])["action"] in ("Cooperate", "Defect")
     # The opponents cooperate at their rates: RAND(p=0) never, RAND(p=1) always.
     ends = sql_json(results, "select g.player_b, avg((r.action_b = 'C')::int) as coop from rounds r join games g "
                              "using (run_id, game_id) group by all")  # fmt: skip
@@ -112,7 +141,7 @@ def test_engine_options_are_allowed_with_a_suite(results: Path) -> None:
     code, _, err = pdbench("eval", "--suite", "akata2023", "--model", "mock/tft", "--replicates", "1", "--seed", "4",
                            "--concurrency", "2", "--no-cache", "--results", results, "--run-id", "eng")  # fmt: skip
     assert code == 0, err
-    assert sql_json(results, "select count(*) as n, max(seed) > 0 as seeded from games")[0]["n"] == 3
+    assert sql_json(results, "select count(*) as n, max(seed) > 0 as seeded from games")[0]["n"] == 7
 
 
 def test_a_config_that_names_a_suite_must_follow_it(tmp_path: Path) -> None:
@@ -132,7 +161,9 @@ experiment:
     for problem in (
         "game.payoff_matrix: suite akata2023 fixes R=8, S=0, T=10, P=5, the config has R=3, S=0, T=5, P=1",
         "horizon: suite akata2023 fixes 10 rounds, the config has 20 rounds",
-        "experiment.conditions (opponents): suite akata2023 fixes ALLD, DONCE(round=1), TFT, the config has ALLD",
+        "experiment.conditions (seats): suite akata2023 fixes model vs ALLC, model vs ALLD, model vs DONCE(round=1), "
+        "ALLC vs model, ALLD vs model, DONCE(round=1) vs model, model vs model, the config has model vs ALLD",
+        "experiment.conditions[0].agent_a.max_tokens: suite akata2023 fixes 1, the config has 256",
         "experiment.conditions[0].agent_a.prompts.labels: suite akata2023 fixes J/F, the config has C/D",
         "experiment.conditions[0].agent_a.prompts.shuffle_options: suite akata2023 fixes True, the config has False",
     ):

@@ -298,7 +298,15 @@ def test_round_context_is_built_from_the_view_only() -> None:
             {"you": "F", "they": "J", "you_get": "5", "they_get": "0"},
             {"you": "F", "they": "F", "you_get": "1", "they_get": "1"},
         ],
+        "payoffs_unshuffled": [
+            {"you": "J", "they": "J", "you_get": "3", "they_get": "3"},
+            {"you": "J", "they": "F", "you_get": "0", "they_get": "5"},
+            {"you": "F", "they": "J", "you_get": "5", "they_get": "0"},
+            {"you": "F", "they": "F", "you_get": "1", "they_get": "1"},
+        ],
         "history": [{"round": 2, "you": "F", "they": "F", "you_got": "1", "they_got": "1"}],
+        # over the whole game, not the window: you played C then D, they D twice
+        "counts": {"you": {"cooperate": 1, "defect": 1}, "they": {"cooperate": 0, "defect": 2}},
         "rounds_hidden": 1,
         "your_score": "1",
         "their_score": "6",

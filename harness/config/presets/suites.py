@@ -1,9 +1,9 @@
 """Presets that reproduce published protocols: ``pdbench eval --suite NAME --model M``.
 
-A suite is data: the paper it follows and everything its protocol fixes (payoffs, horizon, the
-opponents, how the prompt is put: labels, option order, history window, reply format, and the
-sampling temperature). :meth:`Suite.config` turns it into an ordinary ``eval`` experiment, the
-model as player A against each opponent; the run stores ``suite: NAME`` in its config, and a config
+A suite is data: the paper it follows and everything its protocol fixes (payoffs, horizon, who plays whom in
+which seat, how the prompt is put: its own templates in ``prompts/suites/<name>/``, labels, option order, history
+window, reply format, and the sampling temperature and reply length). :meth:`Suite.config` turns it into an
+ordinary ``eval`` experiment, one condition per pairing; the run stores ``suite: NAME`` in its config, and a config
 that names a suite is checked to follow it (:meth:`Suite.deviations`), so a stored run cannot claim
 a protocol it did not play. Options that would change the protocol are refused with a suite
 (:data:`PROTOCOL_OPTIONS`); engine options (replicates, seed, concurrency, rate limits, cost limit,
@@ -32,6 +32,7 @@ PROTOCOL_OPTIONS = {
     "--noise": "the noise",
     "--persona": "the prompt",
     "--temperature": "the sampling temperature",
+    "--answer-format": "the reply format",
 }
 
 
@@ -59,15 +60,47 @@ class Opponent:
 
 
 @dataclass(frozen=True, slots=True)
+class Pairing:
+    """One condition of a suite: who sits in seat A and who in seat B, ``None`` being the model under test (in
+    one seat, or in both: self-play)."""
+
+    a: Opponent | None
+    b: Opponent | None
+
+    @property
+    def name(self) -> str:
+        """``vs_ALLD`` (the model in seat A), ``ALLD_vs_model`` (in seat B) or ``self_play``."""
+        if self.a is None:
+            return "self_play" if self.b is None else f"vs_{self.b.name}"
+        if self.b is None:
+            return f"{self.a.name}_vs_model"
+        raise ValueError("a suite's pairing seats the model at least once")
+
+    def seating(self) -> str:
+        """Who plays whom, as :meth:`Suite.deviations` compares conditions: ``model vs DONCE(round=1)``."""
+        return " vs ".join("model" if seat is None else seat.spec() for seat in (self.a, self.b))
+
+
+def vs_model(*opponents: Opponent) -> tuple[Pairing, ...]:
+    """The model in seat A against each opponent (the common eval design)."""
+    return tuple(Pairing(None, o) for o in opponents)
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
+    """A published protocol: what its paper's code fixes, as PDBench settings. ``prompts`` names the suite's own
+    templates (``prompts/suites/<name>/``) and every prompt setting; ``max_tokens`` and ``temperature`` are the
+    paper's sampling parameters."""
+
     name: str
     paper: str  # the citation
     summary: str  # what the protocol fixes, in one line (for --help and the README)
     rstp: tuple[float, float, float, float]  # R, S, T, P
     rounds: int
-    opponents: tuple[Opponent, ...]
-    prompts: dict[str, Any]  # PromptSettings keys: labels, shuffle_options, history_window, answer_format
+    pairings: tuple[Pairing, ...]
+    prompts: dict[str, Any]  # PromptSettings keys
     temperature: float | None = None  # None: the provider's default
+    max_tokens: int = 256  # the model player's default
     scorecard: tuple[str, ...] = field(default=())  # extra scorecard sections, e.g. ("behaviour_profile",)
 
     @property
@@ -78,7 +111,7 @@ class Suite:
     def model_agent(
         self, model: str, base_url: str | None, limits: dict[str, Any] | None, comprehension: list[int] | None
     ) -> dict[str, Any]:
-        agent: dict[str, Any] = {"model": model, "prompts": dict(self.prompts)}
+        agent: dict[str, Any] = {"model": model, "prompts": dict(self.prompts), "max_tokens": self.max_tokens}
         if comprehension:
             agent["comprehension"] = {"rounds": comprehension}
         if self.temperature is not None:
@@ -99,13 +132,17 @@ class Suite:
         limits: dict[str, Any] | None = None,
         comprehension: list[int] | None = None,
     ) -> ExperimentConfig:
-        """The eval experiment of this protocol for ``model``: one condition per opponent, ``vs_<opponent>``. A
-        comprehension check (``comprehension``: its rounds) may be added: it is asked aside and leaves the
-        protocol's prompts as they are."""
+        """The eval experiment of this protocol for ``model``: one condition per pairing (``vs_<opponent>``,
+        ``<opponent>_vs_model``, ``self_play``). A comprehension check (``comprehension``: its rounds) may be
+        added: it is asked aside and leaves the protocol's prompts as they are."""
         from harness.config import GameOptions, options_config
 
         agent = self.model_agent(model, base_url, limits, comprehension)
-        conditions = [{"name": f"vs_{o.name}", "agent_a": dict(agent), "agent_b": o.agent()} for o in self.opponents]
+
+        def seat(who: Opponent | None) -> dict[str, Any]:
+            return dict(agent) if who is None else who.agent()
+
+        conditions = [{"name": p.name, "agent_a": seat(p.a), "agent_b": seat(p.b)} for p in self.pairings]
         r, s, t, p = self.rstp
         matrix = {"C": {"C": [r, r], "D": [s, t]}, "D": {"C": [t, s], "D": [p, p]}}
         options = GameOptions(rounds=self.rounds, replicates=replicates, seed=seed, payoff_matrix=matrix)
@@ -134,6 +171,11 @@ class Suite:
                     f"protocol or remove `suite: {self.name}`"
                 )
 
+        def seat(agent: object) -> str:
+            if isinstance(agent, PolicyAgentConfig):
+                return _spec(agent.spec.name, agent.spec.params)
+            return "model" if isinstance(agent, ModelAgentConfig) else "another player"
+
         differs("kind", config.kind, "eval")
         differs("game.payoff_matrix", config.game.payoff_matrix, self.payoffs, _payoffs)
         match config.horizon.to_horizon():
@@ -144,11 +186,8 @@ class Suite:
         differs("horizon", got, plural(self.rounds, "round", grouped=False), str)
         differs("noise.prob", config.noise.prob, 0.0)
         conds = config.experiment.conditions
-        opponents = [
-            _spec(c.agent_b.spec.name, c.agent_b.spec.params) if isinstance(c.agent_b, PolicyAgentConfig) else "a model"
-            for c in conds
-        ]
-        differs("experiment.conditions (opponents)", opponents, [o.spec() for o in self.opponents], ", ".join)
+        seatings = [f"{seat(c.agent_a)} vs {seat(c.agent_b)}" for c in conds]
+        differs("experiment.conditions (seats)", seatings, [p.seating() for p in self.pairings], ", ".join)
         want = PromptSettings.model_validate(self.prompts)
         for i, cond in enumerate(conds):
             at = f"experiment.conditions[{i}]"
@@ -156,15 +195,15 @@ class Suite:
                 out.append(
                     f"{at}: suite {self.name} fixes the game, horizon and noise of every condition; remove the override"
                 )
-            agent = cond.agent_a
-            if not isinstance(agent, ModelAgentConfig):
-                out.append(f"{at}.agent_a: suite {self.name} plays a model as player A")
-                continue
-            differs(f"{at}.agent_a.temperature", agent.temperature, self.temperature)
-            for key in PromptSettings.model_fields:
-                mine, theirs = getattr(agent.prompts, key), getattr(want, key)
-                show = (lambda x: f"{x.cooperate}/{x.defect}") if key == "labels" else repr
-                differs(f"{at}.agent_a.prompts.{key}", mine, theirs, show)
+            for key, agent in (("agent_a", cond.agent_a), ("agent_b", cond.agent_b)):
+                if not isinstance(agent, ModelAgentConfig):
+                    continue
+                differs(f"{at}.{key}.temperature", agent.temperature, self.temperature)
+                differs(f"{at}.{key}.max_tokens", agent.max_tokens, self.max_tokens)
+                for name in PromptSettings.model_fields:
+                    mine, theirs = getattr(agent.prompts, name), getattr(want, name)
+                    show = (lambda x: f"{x.cooperate}/{x.defect}") if name == "labels" else repr
+                    differs(f"{at}.{key}.prompts.{name}", mine, theirs, show)
         return out
 
 
@@ -180,19 +219,37 @@ def _spec(name: str, params: Any) -> str:
     return name + (f"({','.join(f'{k}={v}' for k, v in sorted(values.items()))})" if values else "")
 
 
+ALLC, ALLD, DONCE = Opponent("ALLC"), Opponent("ALLD"), Opponent("DONCE")
+
 AKATA_2023 = Suite(
     name="akata2023",
     paper=(
         'Akata, Schulz, Coda-Forno, Oh, Bethge & Schulz, "Playing repeated games with Large Language Models", '
         "Nature Human Behaviour 2025 (arXiv:2305.16867, 2023)"
     ),
-    summary="payoffs 8/0/10/5, labels J/F, 10 rounds, option order shuffled, opponents ALLD, DONCE and TFT, "
+    summary="payoffs 8/0/10/5, labels J/F, 10 rounds; always-J, always-F and defect-once against the model in "
+    "both seats, and the model against itself; one user message with each round's points and no totals; one "
+    "option order per round for both players, shown in the question only; a one-token reply (max_tokens 1), "
     "temperature 0",
     rstp=(8, 0, 10, 5),
     rounds=10,
-    opponents=(Opponent("ALLD"), Opponent("DONCE"), Opponent("TFT")),
-    prompts={"labels": {"cooperate": "J", "defect": "F"}, "shuffle_options": True},
+    pairings=(
+        *vs_model(ALLC, ALLD, DONCE),
+        Pairing(ALLC, None),
+        Pairing(ALLD, None),
+        Pairing(DONCE, None),
+        Pairing(None, None),
+    ),
+    prompts={
+        "system_template": "suites/akata2023/system.j2",
+        "round_template": "suites/akata2023/round.j2",
+        "labels": {"cooperate": "J", "defect": "F"},
+        "shuffle_options": True,
+        "shared_order": True,
+        "answer_format": "label",
+    },
     temperature=0.0,
+    max_tokens=1,
 )
 
 FONTANA_2025 = Suite(
@@ -201,12 +258,22 @@ FONTANA_2025 = Suite(
         "Fontana, Pierri & Aiello, \"Nicer Than Humans: How do Large Language Models Behave in the Prisoner's "
         'Dilemma?", ICWSM 2025 (arXiv:2406.13605)'
     ),
-    summary="100 rounds, history window 10, JSON answers, random opponents cooperating with probability 0 to 1 "
-    "in steps of 0.1, the behaviour profile in the scorecard",
+    summary="payoffs 3/0/5/1, 100 rounds, random opponents cooperating with probability 0 to 1 in steps of 0.1; "
+    "told in the third person (the model answers for player A) with the actions as words, the last 10 rounds, "
+    "whole-game counts, totals and the current round; JSON answers, temperature 0.7, 128 tokens; the behaviour "
+    "profile in the scorecard",
     rstp=(3, 0, 5, 1),
     rounds=100,
-    opponents=tuple(Opponent("RAND", (("p", round(i / 10, 1)),)) for i in range(11)),
-    prompts={"history_window": 10, "answer_format": "json"},
+    pairings=vs_model(*(Opponent("RAND", (("p", round(i / 10, 1)),)) for i in range(11))),
+    prompts={
+        "system_template": "suites/fontana2025/system.j2",
+        "round_template": "suites/fontana2025/round.j2",
+        "labels": {"cooperate": "Cooperate", "defect": "Defect"},
+        "history_window": 10,
+        "answer_format": "json",
+    },
+    temperature=0.7,
+    max_tokens=128,
     scorecard=("behaviour_profile",),
 )
 

@@ -130,7 +130,8 @@ class LLMAgent:
         settings = p.prompts.settings
         labels = settings.labels
         shuffled = settings.shuffle_options
-        order = option_order(self.game_seed, self.seat, view.round) if shuffled else "CD"
+        drawn_for = "both" if settings.shared_order else self.seat  # one order for both seats (Akata et al.)
+        order = option_order(self.game_seed, drawn_for, view.round) if shuffled else "CD"
         recorded = order if shuffled else None  # calls.option_order: NULL when the order is not shuffled
         if p.comprehension is not None and view.round in p.comprehension.rounds:
             await self._check(view, order, recorded, p.comprehension)

@@ -14,6 +14,8 @@ What the templates see is built in :mod:`harness.players.model.prompts.context`;
   :class:`~harness.players.model.player.LLMAgent`); the order (``CD`` or ``DC``, canonical moves, the one shown
   first first) reorders every place the templates list the options: the ``options`` variable, the
   payoff lines and the reply instructions;
+  With ``shared_order`` the order is drawn per round only, the same for both players. A template that shows the
+  rules in a fixed order and shuffles only the question lists the payoff lines from ``payoffs_unshuffled``;
 * ``answer_format``: ``free`` (a reply naming one option), ``json`` (``{"action": "<label>"}``) or
   ``label`` (the label and nothing else), worded by the templates from ``answer_format``;
 * comprehension questions (an agent setting, see :mod:`harness.players.model.comprehension`), worded by
@@ -107,11 +109,12 @@ class PromptBuilder:
         return self._messages(context)
 
     def _messages(self, context: dict[str, object]) -> list[Message]:
+        """The system message, then the user message; a system template that renders nothing sends no system
+        message, so a protocol that puts everything in one user message (Akata et al. 2023) is played as such."""
         context["persona"] = self._render(self._persona, context) if self._persona is not None else None
-        return [
-            {"role": "system", "content": self._render(self._system, context)},
-            {"role": "user", "content": self._render(self._round, context)},
-        ]
+        system = self._render(self._system, context)
+        user: Message = {"role": "user", "content": self._render(self._round, context)}
+        return [{"role": "system", "content": system}, user] if system else [user]
 
     def facts(self, view: RoundView, order: OptionOrder = "CD", ask: Ask | None = None) -> PromptFacts:
         """What the prompt for ``view`` tells the model, for stand-in models (see PromptFacts)."""

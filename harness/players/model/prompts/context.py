@@ -9,6 +9,7 @@ say "cooperate" or "defect". The prompt settings live here too, as most of them 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
@@ -39,6 +40,11 @@ class PromptSettings(BaseModel):
     labels: ActionLabels = Field(default_factory=ActionLabels)
     shuffle_options: StrictBool = Field(
         False, description="show the two options in a seeded random order, drawn per round and seat"
+    )
+    shared_order: StrictBool = Field(
+        False,
+        description="with shuffle_options: one order per round shown to both players (as Akata et al. 2023 drew "
+        "it), instead of one per round and seat",
     )
     answer_format: AnswerFormat = Field(
         "free", description="free (a reply naming one option), json ({'action': label}) or label (the label only)"
@@ -75,7 +81,9 @@ def round_context(view: RoundView, settings: PromptSettings, order: OptionOrder 
         "answer_format": settings.answer_format,
         "horizon": _horizon(view.horizon),
         "payoffs": _payoff_rows(view.payoffs, view.seat, labels, order),
+        "payoffs_unshuffled": _payoff_rows(view.payoffs, view.seat, labels, "CD"),
         "history": _history_rows(view, labels, start, played),
+        "counts": {"you": _counts(view.own_moves), "they": _counts(view.opponent_moves)},
         "rounds_hidden": start,
         "your_score": number_text(view.own_score),
         "their_score": number_text(view.opponent_score),
@@ -107,6 +115,12 @@ def _history_rows(view: RoundView, labels: ActionLabels, start: int, stop: int) 
         }
         for i in range(start, stop)
     ]
+
+
+def _counts(moves: Sequence[Action]) -> dict[str, int]:
+    """How often a player chose each move over the whole game (not only the rounds the window shows)."""
+    cooperations = sum(1 for m in moves if m == "C")
+    return {"cooperate": cooperations, "defect": len(moves) - cooperations}
 
 
 def number_text(x: float) -> str:
