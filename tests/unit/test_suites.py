@@ -147,3 +147,8 @@ def test_a_config_that_moves_the_model_or_its_reply_length_departs_from_akata() 
     text = " ".join(str(err.value).split())
     assert "the config has model vs ALLC, model vs ALLD, model vs DONCE(round=1), model vs ALLC, ALLD vs model" in text
     assert "experiment.conditions[6].agent_b.max_tokens: suite akata2023 fixes 1, the config has 5" in text
+
+
+def test_a_shared_order_without_shuffling_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"shared_order shares the shuffled option order .* shuffle_options is off"):
+        PromptSettings.model_validate({"shared_order": True})

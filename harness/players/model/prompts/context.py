@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 from harness.game.horizon import FixedHorizonInfo, GeometricHorizonInfo, HorizonInfo
 from harness.game.rules import MAX_ROUNDS, Action, PayoffMatrix
@@ -49,6 +49,15 @@ class PromptSettings(BaseModel):
     answer_format: AnswerFormat = Field(
         "free", description="free (a reply naming one option), json ({'action': label}) or label (the label only)"
     )
+
+    @model_validator(mode="after")
+    def _shared_needs_shuffle(self) -> PromptSettings:
+        if self.shared_order and not self.shuffle_options:
+            raise ValueError(
+                "shared_order shares the shuffled option order between the players, but shuffle_options is off: "
+                "turn shuffle_options on, or remove shared_order"
+            )
+        return self
 
 
 class Ask(BaseModel):
