@@ -127,6 +127,7 @@ def test_eval_help_lists_the_suites_and_their_papers() -> None:
         (["--suite", "fontana2025", "--opponents", "TFT", "--temperature", "0.5"],
          "so --opponents (the opponents), --temperature (the sampling temperature) cannot be given with it"),
         (["--suite", "akata2023", "--noise", "0"], "--noise (the noise) cannot be given"),  # even at its default
+        (["--suite", "akata2023", "--comprehension", "1"], "reply in 1 token(s), as its paper did, which cannot hold"),
     ],
 )  # fmt: skip
 def test_bad_suite_options_are_one_paragraph_errors(results: Path, args: list[str], message: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.config import parse_experiment
-from harness.config.presets.suites import SUITES, check_options, get_suite
+from harness.config.presets.suites import MIN_ANSWER_TOKENS, SUITES, check_options, get_suite
 from harness.errors import ConfigError
 from harness.game.horizon import FixedHorizon
 from harness.players.model.prompts.builder import OptionOrder, PromptBuilder, PromptSettings
@@ -15,7 +15,8 @@ from tests.unit.test_prompts import make_view
 @pytest.mark.parametrize("name", sorted(SUITES))
 def test_a_suite_config_follows_its_protocol_also_as_stored_and_read_back(name: str) -> None:
     suite = SUITES[name]
-    config = suite.config("mock/tft", replicates=2, seed=7, comprehension=[1, 5])
+    asks = [1, 5] if suite.max_tokens >= MIN_ANSWER_TOKENS else None  # akata2023's one-token replies ask none
+    config = suite.config("mock/tft", replicates=2, seed=7, comprehension=asks)
     assert config.suite == name and suite.deviations(config) == []
     stored = parse_experiment(config.resolved_dict())  # as `pdbench resume` reads a run's config
     assert stored.suite == name and stored.problems() == []
@@ -152,3 +153,11 @@ def test_a_config_that_moves_the_model_or_its_reply_length_departs_from_akata() 
 def test_a_shared_order_without_shuffling_is_refused() -> None:
     with pytest.raises(ValueError, match=r"shared_order shares the shuffled option order .* shuffle_options is off"):
         PromptSettings.model_validate({"shared_order": True})
+
+
+def test_a_comprehension_check_is_refused_where_the_reply_is_one_token() -> None:
+    with pytest.raises(ConfigError, match=r"--suite akata2023 has the model reply in 1 token\(s\)"):
+        check_options(SUITES["akata2023"], ["--comprehension", "--seed"])
+    with pytest.raises(ConfigError, match="leave out --comprehension"):
+        SUITES["akata2023"].config("mock/tft", comprehension=[1])
+    check_options(SUITES["fontana2025"], ["--comprehension"])  # 128 tokens hold an answer

@@ -35,6 +35,12 @@ PROTOCOL_OPTIONS = {
     "--answer-format": "the reply format",
 }
 
+MIN_ANSWER_TOKENS = 16  # a comprehension answer ("8, 0") needs a few tokens; a suite replying in fewer asks none
+_NO_COMPREHENSION = (
+    "--suite {name} has the model reply in {tokens} token(s), as its paper did, which cannot hold the answer to a "
+    "comprehension question: leave out --comprehension, or leave out --suite and ask the questions in your own game."
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Opponent:
@@ -113,6 +119,8 @@ class Suite:
     ) -> dict[str, Any]:
         agent: dict[str, Any] = {"model": model, "prompts": dict(self.prompts), "max_tokens": self.max_tokens}
         if comprehension:
+            if self.max_tokens < MIN_ANSWER_TOKENS:
+                raise ConfigError(_NO_COMPREHENSION.format(name=self.name, tokens=self.max_tokens))
             agent["comprehension"] = {"rounds": comprehension}
         if self.temperature is not None:
             agent["temperature"] = self.temperature
@@ -293,6 +301,8 @@ def check_options(suite: Suite, given: list[str]) -> None:
     """Refuse the options that would change the protocol of ``suite`` (``given``: the eval options the user
     typed), all at once."""
     refused = [o for o in given if o in PROTOCOL_OPTIONS]
+    if "--comprehension" in given and suite.max_tokens < MIN_ANSWER_TOKENS and not refused:
+        raise ConfigError(_NO_COMPREHENSION.format(name=suite.name, tokens=suite.max_tokens))
     if refused:
         fixed = ", ".join(f"{o} ({PROTOCOL_OPTIONS[o]})" for o in refused)
         raise ConfigError(
