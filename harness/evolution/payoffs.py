@@ -118,9 +118,7 @@ class Payoffs:
                 self.players, self.base, self.matches.copy(), PayoffSource.estimated, self.replicates, self.rates
             )
         if not self.varies:
-            return PayoffTable(
-                self.players, self.base, self.matches.copy(), PayoffSource.played_once, rates=self.rates
-            )
+            return PayoffTable(self.players, self.base, self.matches.copy(), PayoffSource.played_once, rates=self.rates)
         values, rates = _means(self.sums, self.matches), _means(self.rate_sums, self.matches)
         return PayoffTable(self.players, values, self.matches.copy(), PayoffSource.per_generation, rates=rates)
 
