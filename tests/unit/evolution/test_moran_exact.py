@@ -11,8 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from harness.evolution import EvolutionSettings, evolve
-from harness.evolution import Fitness
+from harness.evolution import EvolutionSettings, Fitness, evolve
 from harness.evolution.fixation import fixation_probability as closed_form
 from tests.unit.evolution.two_types import (
     RHO_ALLD,
