@@ -65,6 +65,15 @@ class Score(StrEnum):
     Axelrod library's MoranProcess scores). Runs stored before this setting existed used it
     (:meth:`EvolutionSettings.from_stored`)."""
 
+    def describe(self) -> str:
+        """What selection read, in words, for a report."""
+        if self == Score.per_round:
+            return "the mean payoff per round over the others met (on the payoff matrix's scale)"
+        return (
+            "whole-match totals against everyone (as runs made before scores were per round; there, w = 0.1 "
+            "selects almost as w = 1)"
+        )
+
 
 class Fitness(StrEnum):
     """How an individual's score (see :class:`Score`) becomes its fitness, given the selection intensity ``w``.

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import ConfigError
-from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, Score, Trajectory
+from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, Trajectory
 from harness.evolution.fixation import fixation_probability
 from harness.game.horizon import HorizonKind
 
@@ -229,15 +229,7 @@ def selection_note(s: EvolutionSettings) -> str:
         return "The trust rule ranks points won in the round robin; w > 0 does not change a rank."
     if s.dynamics == Dynamics.replicator:
         return f"Replicator: shares grow at w = {s.selection:g} times their payoff per round above the mean."
-    if s.score == Score.match_total:
-        return (
-            f"Fitness {mapping} at w = {s.selection:g}, the score being whole-match totals against everyone (a run "
-            "made before scores were per round): there, w = 0.1 selects almost as w = 1."
-        )
-    return (
-        f"Fitness {mapping} at w = {s.selection:g}, the score being the mean payoff per round over the others met "
-        "(on the payoff matrix's scale)."
-    )
+    return f"Fitness {mapping} at w = {s.selection:g}, the score being {s.score.describe()}."
 
 
 @dataclass(frozen=True, slots=True)
