@@ -98,7 +98,7 @@ def test_the_closed_form_in_the_library_is_the_one_derived_here(mutant: str, w: 
 @pytest.mark.parametrize(
     ("mutant", "fitness", "w", "runs"),
     [("TFT", "linear", 0.1, 3000), ("ALLD", "linear", 0.1, 3000), ("TFT", "exponential", 1.0, 3000),
-     ("ALLD", "exponential", 1.0, 6000)],
+     ("ALLD", "exponential", 0.1, 3000)],
 )  # fmt: skip
 def test_per_round_fixation_follows_the_formula(mutant: str, fitness: str, w: float, runs: int) -> None:
     expected = linear_rho(mutant, Fraction(w)) if fitness == "linear" else exponential_rho(mutant, w)
