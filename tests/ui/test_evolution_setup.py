@@ -248,3 +248,13 @@ def test_trust_payoffs_are_the_games_coins() -> None:
     assert TRUST_PAYOFFS["C"]["D"] == [-cost, gift]
     assert TRUST_PAYOFFS["D"]["C"] == [gift, -cost]
     assert TRUST_PAYOFFS["D"]["D"] == [0.0, 0.0]
+
+
+def test_a_run_says_what_its_selection_read() -> None:
+    from harness.ui.evolution_setup import selection_note
+
+    moran = PRESETS_BY_KEY["strong_selection"].settings()
+    assert "mean payoff per round over the others met" in selection_note(moran)
+    old = EvolutionSettings.from_stored({k: v for k, v in moran.model_dump(mode="json").items() if k != "score"})
+    assert "whole-match totals" in selection_note(old) and "w = 0.1 selects almost as w = 1" in selection_note(old)
+    assert "ranks points" in selection_note(PRESETS_BY_KEY["exploited"].settings())
