@@ -28,7 +28,9 @@ EVOLVE_HELP = """Evolve a population of strategies (and models) by selection, af
 Each generation everyone plays everyone (iterated Prisoner's Dilemma matches), and the population changes by
 the chosen dynamics: `generational` (the next generation drawn in proportion to fitness), `moran` (one birth
 and one death a step), `trust` (the k lowest scorers replaced by copies of the k highest) or `replicator`
-(the infinite-population ODE). Fitness is exp(w·score) or 1 - w + w·score with selection intensity w.
+(the infinite-population ODE). Fitness is exp(w·score) or 1 - w + w·score with selection intensity w, the
+score being an individual's mean payoff per round over the others it meets (on the payoff matrix's scale, so
+w = 0.1 is weak selection whatever the rounds and N); `--score match_total` scores whole-match totals instead.
 
 Shows a bar per player while it runs; ends with the final shares, the winner or the fixation, and the run id.
 
@@ -74,6 +76,10 @@ def evolve(
         float | None, typer.Option(help="Selection intensity w (0: neutral drift). Default 1.")
     ] = None,
     fitness: Annotated[str | None, typer.Option(help="linear (1 - w + w·score, default) or exponential.")] = None,
+    score: Annotated[
+        str | None,
+        typer.Option(help="per_round (default: mean payoff per round over the others met) or match_total."),
+    ] = None,
     mutation: Annotated[float | None, typer.Option(help="Probability that an offspring is another type.")] = None,
     k: Annotated[int | None, typer.Option("--k", help="Individuals replaced per generation (trust).")] = None,
     seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same run.")] = 0,
@@ -117,6 +123,7 @@ def evolve(
         replicates,
         selection,
         fitness,
+        score,
         mutation,
         k,
         seed,

@@ -59,6 +59,10 @@ def report_sweep(name: str, folder: Path, fmt: str) -> bool:
         runs = f"{c.runs}" + (f"\n[yellow]+{c.unfinished} unfinished[/yellow]" if c.unfinished else "")
         table.add_row(escape(c.label), runs, *shown)
     out.print(table)
+    from harness.store.evolution_writer import list_evolution_runs
+
+    for score in sorted({r.settings.score for r in list_evolution_runs(folder, sweep_id=name)}):
+        out.print(f"Selection read {score.describe()} (score {score.value}).")
     if any(c.unfinished for c in cells):
         err.print("Unfinished runs (interrupted or failed) are left out of the means.")
     return True

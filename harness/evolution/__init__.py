@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.evolution.settings import Dynamics, EvolutionSettings, Fitness, PayoffMode
+from harness.evolution.settings import Dynamics, EvolutionSettings, Fitness, PayoffMode, Score
 from harness.evolution.trajectory import Fixation, OnGeneration, PayoffSource, PayoffTable, Trajectory
 
 
@@ -53,6 +53,7 @@ __all__ = [
     "PayoffMode",
     "PayoffSource",
     "PayoffTable",
+    "Score",
     "Trajectory",
     "evolve",
 ]

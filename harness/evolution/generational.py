@@ -25,7 +25,8 @@ def run(settings: EvolutionSettings, payoffs: Payoffs, on_generation: OnGenerati
     for generation in range(settings.generations):
         if record.stopped:
             break
-        weight = np.array(weights(settings, scores(payoffs.at(generation, counts), counts), counts.tolist()))
+        score = scores(payoffs.at(generation, counts, settings.score), counts, settings.score)
+        weight = np.array(weights(settings, score, counts.tolist()))
         if not weight.any():
             weight = counts.astype(np.float64)
         shares = weight / weight.sum()

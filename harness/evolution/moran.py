@@ -1,11 +1,11 @@
 """The Moran process, birth-death (as the Axelrod library's ``MoranProcess`` in its default mode).
 
-Each step: every individual's fitness is read from the counts (its total payoff against every other
-individual, mapped by the settings' fitness); one individual is chosen to reproduce with probability
-proportional to fitness; its offspring becomes, with the mutation rate, a uniformly chosen other
-type; and it replaces one individual chosen uniformly among all N (possibly the parent). Without
-mutation the run stops at fixation, else after ``generations`` steps. Row ``g`` of the trajectory is
-the population after step ``g``.
+Each step: every individual's fitness is read from the counts (its score against every other individual,
+per round or in match totals as the settings' ``score`` says, mapped by the settings' fitness); one
+individual is chosen to reproduce with probability proportional to fitness; its offspring becomes, with
+the mutation rate, a uniformly chosen other type; and it replaces one individual chosen uniformly among
+all N (possibly the parent). Without mutation the run stops at fixation, else after ``generations``
+steps. Row ``g`` of the trajectory is the population after step ``g``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def run(settings: EvolutionSettings, payoffs: Payoffs, on_generation: OnGenerati
     for step in range(settings.generations):
         if record.stopped:
             break
-        weight = weights(settings, scores(payoffs.at(step, counts), counts), n)
+        weight = weights(settings, scores(payoffs.at(step, counts, settings.score), counts, settings.score), n)
         parent = pick(weight if any(weight) else n, rand())
         dead = pick(n, rand())
         child = mutate(parent, types, rand()) if rate > 0.0 and rand() < rate else parent

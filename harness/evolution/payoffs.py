@@ -1,7 +1,9 @@
 """The payoff table between the players of a population, played through the engine.
 
 Every cell is the total payoff of one match of the row player against the column player (the
-diagonal: two individuals of the same type, the mean of both seats), played by
+diagonal: two individuals of the same type, the mean of both seats), and beside it the same match's payoff
+per round (its total over its rounds), which the per-round score reads (:class:`~harness.evolution.settings.Score`);
+both are played by
 :func:`harness.players.strategies.play.play_seeded`, the runner's own game, so a cell is a real game of PDBench.
 
 A pair is *deterministic* when its game is (:func:`harness.players.strategies.games.is_deterministic`:
@@ -26,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.errors import ConfigError
-from harness.evolution.settings import Dynamics, EvolutionSettings, PayoffMode
+from harness.evolution.settings import Dynamics, EvolutionSettings, PayoffMode, Score
 from harness.evolution.trajectory import PayoffSource, PayoffTable
 from harness.game.seeds import derive_seed
 from harness.players.strategies import StrategySpec
@@ -34,7 +36,8 @@ from harness.players.strategies.games import StrategyGames, is_deterministic
 
 
 class Payoffs:
-    """The table a generation reads (:meth:`at`) and, at the end, the table that was used (:meth:`table`)."""
+    """The table a generation reads (:meth:`at`, in match totals or per round) and, at the end, the table that
+    was used (:meth:`table`)."""
 
     def __init__(self, settings: EvolutionSettings, specs: list[StrategySpec], *, estimate: bool) -> None:
         self.players = tuple(settings.players)
@@ -48,13 +51,15 @@ class Payoffs:
         self.games = StrategyGames()
         self.matches = np.zeros((k, k), dtype=np.int64)
         self.sums = np.zeros((k, k))
+        self.rate_sums = np.zeros((k, k))  # each match's payoff per round, summed
         self.random_pairs: list[tuple[int, int]] = []
         for i in range(k):
             for j in range(i, k):
                 if self._is_random(i, j):
                     self.random_pairs.append((i, j))
                 else:
-                    self._add(i, j, *self._play(i, j, derive_seed(self.seed, "evolution", "once", *self._labels(i, j))))
+                    seed = derive_seed(self.seed, "evolution", "once", *self._labels(i, j))
+                    self._add(i, j, *self._play(i, j, seed))
         self.estimated = estimate and bool(self.random_pairs)
         if self.estimated:
             for i, j in self.random_pairs:
@@ -65,6 +70,8 @@ class Payoffs:
         # the fixed cells; a random pair's cells stay 0 until it meets (exact mode)
         self.base = np.divide(self.sums, self.matches, out=np.zeros((k, k)), where=self.matches > 0)
         self.base.setflags(write=False)
+        self.rates = np.divide(self.rate_sums, self.matches, out=np.zeros((k, k)), where=self.matches > 0)
+        self.rates.setflags(write=False)
         self.varies = bool(self.random_pairs)
         self.supplied: PayoffTable | None = None
 
@@ -84,18 +91,22 @@ class Payoffs:
         estimate = settings.payoff_mode == PayoffMode.estimated or settings.dynamics == Dynamics.replicator
         return cls(settings, specs, estimate=estimate)
 
-    def at(self, generation: int, counts: np.ndarray) -> np.ndarray:
-        """The table generation ``generation`` reads, with ``counts`` individuals of each type (read-only).
-        Cells of pairs that do not meet in this population are 0 (they are multiplied by a count of 0)."""
+    def at(self, generation: int, counts: np.ndarray, unit: Score) -> np.ndarray:
+        """The table generation ``generation`` reads, with ``counts`` individuals of each type (read-only), in
+        ``unit``: each cell a match's total payoff, or its payoff per round. Cells of pairs that do not meet in
+        this population are 0 (they are multiplied by a count of 0)."""
+        per_round = unit == Score.per_round
         if not self.varies:
-            return self.base
-        table = self.base.copy()
+            return self.rates if per_round else self.base
+        table = (self.rates if per_round else self.base).copy()
         for i, j in self.random_pairs:
             if counts[i] == 0 or counts[j] == 0 or (i == j and counts[i] < 2):
                 continue
             seed = derive_seed(self.seed, "evolution", "generation", generation, *self._labels(i, j))
-            a, b = self._play(i, j, seed)
-            self._add(i, j, a, b)
+            a, b, rounds = self._play(i, j, seed)
+            self._add(i, j, a, b, rounds)
+            if per_round:
+                a, b = a / rounds, b / rounds
             _fill(table, i, j, a, b)
         table.setflags(write=False)
         return table
@@ -103,13 +114,13 @@ class Payoffs:
     def table(self) -> PayoffTable:
         """The table the run used: every cell the mean of the matches played for it (see the module)."""
         if self.estimated:
-            return PayoffTable(self.players, self.base, self.matches.copy(), PayoffSource.estimated, self.replicates)
+            return PayoffTable(
+                self.players, self.base, self.matches.copy(), PayoffSource.estimated, self.replicates, self.rates
+            )
         if not self.varies:
-            return PayoffTable(self.players, self.base, self.matches.copy(), PayoffSource.played_once)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = np.where(self.matches > 0, self.sums / np.maximum(self.matches, 1), np.nan)
-        values.setflags(write=False)
-        return PayoffTable(self.players, values, self.matches.copy(), PayoffSource.per_generation)
+            return PayoffTable(self.players, self.base, self.matches.copy(), PayoffSource.played_once, rates=self.rates)
+        values, rates = _means(self.sums, self.matches), _means(self.rate_sums, self.matches)
+        return PayoffTable(self.players, values, self.matches.copy(), PayoffSource.per_generation, rates=rates)
 
     def _labels(self, i: int, j: int) -> tuple[str, str]:
         return self.players[i], self.players[j]
@@ -118,21 +129,32 @@ class Payoffs:
         """Whether the cell of i against j varies from match to match: its game does, or its length."""
         return not is_deterministic(self.specs[i], self.specs[j], self.noise) or self.horizon.random_length
 
-    def _play(self, i: int, j: int, seed: int) -> tuple[float, float]:
-        """One match of player i (seat a) against player j (seat b), from ``seed``."""
+    def _play(self, i: int, j: int, seed: int) -> tuple[float, float, int]:
+        """One match of player i (seat a) against player j (seat b), from ``seed``: both totals and its rounds."""
         match, _ = self.games.play(self.specs[i], self.specs[j], self.game, self.horizon, self.noise, seed)
-        return match.score_a, match.score_b
+        return match.score_a, match.score_b, match.rounds_played
 
-    def _add(self, i: int, j: int, a: float, b: float) -> None:
-        """Count one match of i (seat a) against j (seat b) into the running means."""
+    def _add(self, i: int, j: int, a: float, b: float, rounds: int) -> None:
+        """Count one match of i (seat a) against j (seat b) of ``rounds`` rounds into the running means."""
         if i == j:
             self.sums[i, i] += (a + b) / 2
+            self.rate_sums[i, i] += (a + b) / 2 / rounds
             self.matches[i, i] += 1
         else:
             self.sums[i, j] += a
             self.sums[j, i] += b
+            self.rate_sums[i, j] += a / rounds
+            self.rate_sums[j, i] += b / rounds
             self.matches[i, j] += 1
             self.matches[j, i] += 1
+
+
+def _means(sums: np.ndarray, matches: np.ndarray) -> np.ndarray:
+    """Each cell's mean over its matches; NaN for a cell that never met (read-only)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(matches > 0, sums / np.maximum(matches, 1), np.nan)
+    values.setflags(write=False)
+    return values
 
 
 def _fill(table: np.ndarray, i: int, j: int, a: float, b: float) -> None:
@@ -144,7 +166,8 @@ def _fill(table: np.ndarray, i: int, j: int, a: float, b: float) -> None:
 
 
 class _Supplied(Payoffs):
-    """A table obtained elsewhere (a model's games played through the engine), used as it is."""
+    """A table obtained elsewhere (a model's games played through the engine), used as it is. Its payoffs per
+    round are the caller's, else its match totals over the horizon's (expected) length."""
 
     def __init__(self, settings: EvolutionSettings, supplied: PayoffTable | np.ndarray) -> None:
         self.players = tuple(settings.players)
@@ -154,10 +177,13 @@ class _Supplied(Payoffs):
                     f"the payoff table given is for the players {', '.join(supplied.players)}, not for this "
                     f"population's {', '.join(self.players)}: give one row and column per player, in its order"
                 )
-            self.supplied = PayoffTable.supplied_by_caller(self.players, supplied.values, supplied.matches)
+            self.supplied = PayoffTable.supplied_by_caller(
+                self.players, supplied.values, supplied.matches, supplied.rates
+            )
         else:
             self.supplied = PayoffTable.supplied_by_caller(self.players, supplied)
         self.base = self.supplied.values
+        self.rates = self.supplied.per_round(settings.game_horizon.expected_length())
         self.varies = False
         self.random_pairs = []
         self.estimated = False

@@ -1,12 +1,13 @@
 """Replicator dynamics of an infinite population: the deterministic reference of the finite dynamics.
 
 ``x_i' = w x_i (f_i - phi)`` with ``f = A x`` and ``phi = x . f``, where ``A`` is the payoff table
-per round (mean match payoff divided by the expected match length, so a unit of time is on the
-scale of one round's payoffs whatever the horizon) and ``w`` the selection intensity (a time scale:
-``w = 0`` leaves the shares where they are; both fitness mappings reduce to this for weak selection).
-Integrated by the classical fixed-step Runge-Kutta method (RK4); the step is chosen so that
-``h * w * (max A - min A) <= 0.05`` (at least 20 steps per unit of time), which bounds the growth
-rate times the step. Row ``g`` of the trajectory holds the shares at time ``g``.
+per round (so a unit of time is on the scale of one round's payoffs whatever the horizon) and ``w`` the
+selection intensity (a time scale: ``w = 0`` leaves the shares where they are; both fitness mappings
+reduce to this for weak selection). Under the per-round score each cell of ``A`` is the mean of its
+matches' payoffs per round; under match totals (runs stored before the per-round score), the mean match
+payoff over the expected match length. Integrated by the classical fixed-step Runge-Kutta method (RK4);
+the step is chosen so that ``h * w * (max A - min A) <= 0.05`` (at least 20 steps per unit of time),
+which bounds the growth rate times the step. Row ``g`` of the trajectory holds the shares at time ``g``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from harness.errors import ConfigError
 from harness.evolution.payoffs import Payoffs
-from harness.evolution.settings import EvolutionSettings
+from harness.evolution.settings import EvolutionSettings, Score
 from harness.evolution.trajectory import OnGeneration, Trajectory
 
 STEP_RATE = 0.05  # h * w * (max A - min A)
@@ -26,7 +27,7 @@ MAX_STEPS = 20_000_000
 
 
 def run(settings: EvolutionSettings, payoffs: Payoffs, on_generation: OnGeneration | None) -> Trajectory:
-    table = per_round(settings, payoffs.base)
+    table = per_round(settings, payoffs)
     w = settings.selection
     steps = steps_per_unit(settings, table)
     h = 1.0 / steps
@@ -43,9 +44,11 @@ def run(settings: EvolutionSettings, payoffs: Payoffs, on_generation: OnGenerati
     return Trajectory(tuple(settings.players), rows, None, None, payoffs.table())
 
 
-def per_round(settings: EvolutionSettings, table: np.ndarray) -> np.ndarray:
-    """The payoff table per round: each mean match payoff over the expected match length."""
-    return np.asarray(table / settings.game_horizon.expected_length(), dtype=np.float64)
+def per_round(settings: EvolutionSettings, payoffs: Payoffs) -> np.ndarray:
+    """The payoff table per round the settings' ``score`` reads (see the module)."""
+    if settings.score == Score.per_round:
+        return np.asarray(payoffs.rates, dtype=np.float64)
+    return np.asarray(payoffs.base / settings.game_horizon.expected_length(), dtype=np.float64)
 
 
 def steps_per_unit(settings: EvolutionSettings, table: np.ndarray) -> int:

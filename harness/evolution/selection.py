@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from harness.errors import ConfigError
-from harness.evolution.settings import EvolutionSettings, Fitness
+from harness.evolution.settings import EvolutionSettings, Fitness, Score
 from harness.evolution.trajectory import Fixation, OnGeneration, PayoffTable, Trajectory
 from harness.game.seeds import derive_seed
 
@@ -30,10 +30,14 @@ def uniform(settings: EvolutionSettings, name: str) -> Callable[[], float]:
     return random.Random(derive_seed(settings.seed, "evolution", name)).random
 
 
-def scores(table: np.ndarray, counts: np.ndarray) -> list[float]:
-    """The score of one individual of each type: its total payoff against every other individual,
-    ``sum_j table[i, j] * counts[j]`` less one match against itself, which it does not play."""
-    return list((table @ counts - table.diagonal()).tolist())
+def scores(table: np.ndarray, counts: np.ndarray, unit: Score) -> list[float]:
+    """The score of one individual of each type, from ``table`` in ``unit`` (:meth:`Payoffs.at`): its payoff
+    against every other individual, ``sum_j table[i, j] * counts[j]`` less one match against itself, which it
+    does not play; per round, that sum over the N - 1 others (the mean over the opponents met)."""
+    total = table @ counts - table.diagonal()
+    if unit == Score.per_round:
+        total = total / (int(counts.sum()) - 1)
+    return list(total.tolist())
 
 
 def weights(settings: EvolutionSettings, score: list[float], counts: list[int]) -> list[float]:

@@ -53,17 +53,38 @@ class Dynamics(StrEnum):
     """Replicator dynamics of an infinite population, a deterministic ODE: the analytic reference."""
 
 
-class Fitness(StrEnum):
-    """How an individual's score becomes its fitness, given the selection intensity ``w``.
+class Score(StrEnum):
+    """What an individual's score is, before the fitness mapping reads it."""
 
-    The score is the individual's total payoff against every other individual, each meeting a whole
-    match: with 200 rounds and 10 others, thousands of points. So under the exponential mapping a
-    noticeable but not overwhelming selection is a small ``w`` (about 0.001 to 0.01 there)."""
+    per_round = "per_round"
+    """The mean, over the N - 1 others it meets, of the payoff per round of its match against each (each
+    match's payoff over that match's rounds): on the payoff matrix's scale (between S and T) whatever the
+    rounds and the population size, so that ``w`` means the same in every population."""
+    match_total = "match_total"
+    """The total payoff of its whole matches against the N - 1 others (hundreds or thousands of points, as the
+    Axelrod library's MoranProcess scores). Runs stored before this setting existed used it
+    (:meth:`EvolutionSettings.from_stored`)."""
+
+    def describe(self) -> str:
+        """What selection read, in words, for a report."""
+        if self == Score.per_round:
+            return "the mean payoff per round over the others met (on the payoff matrix's scale)"
+        return (
+            "whole-match totals against everyone (as runs made before scores were per round; there, w = 0.1 "
+            "selects almost as w = 1)"
+        )
+
+
+class Fitness(StrEnum):
+    """How an individual's score (see :class:`Score`) becomes its fitness, given the selection intensity ``w``.
+
+    With the per-round score, ``w`` reads on the payoff matrix's scale: under the linear mapping ``w = 0.1``
+    is weak selection (fitnesses within a few tenths of 1), ``w = 1`` fitness equal to the score."""
 
     exponential = "exponential"
     """``exp(w * score)``: always positive; ``w = 0`` is neutral drift."""
     linear = "linear"
-    """``1 - w + w * score``: ``w = 1`` is the raw score (as the guide's roulette wheel and the Axelrod
+    """``1 - w + w * score``: ``w = 1`` is the score itself (as the guide's roulette wheel and the Axelrod
     library's MoranProcess), ``w = 0`` is neutral drift."""
 
 
@@ -112,6 +133,7 @@ class EvolutionSettings(BaseModel):
     payoff_matrix: PayoffMatrix = Field(default_factory=PayoffMatrix, description="default T=5, R=3, P=1, S=0")
     selection: float = Field(1.0, ge=0.0, le=MAX_SELECTION, description="selection intensity w")
     fitness: Fitness = Fitness.linear
+    score: Score = Score.per_round
     mutation: float = Field(0.0, ge=0.0, le=1.0, description="probability that an offspring is another type")
     k: int = Field(1, ge=1, description="individuals replaced per generation by the trust rule (at most N/2)")
     seed: int = Field(0, ge=0, le=MAX_SEED)
@@ -169,6 +191,13 @@ class EvolutionSettings(BaseModel):
         except ValidationError as exc:
             raise _config_error(exc) from None
 
+    @classmethod
+    def from_stored(cls, config: dict[str, Any]) -> Self:
+        """The settings of a stored run (its ``config_json``, without the store's own keys). A run stored
+        before the ``score`` setting existed scored whole-match totals, so it is read as
+        :attr:`Score.match_total`: it keeps the meaning it was run with."""
+        return cls.model_validate({"score": Score.match_total.value, **config})
+
     @field_validator("horizon", mode="before")
     @classmethod
     def _horizon(cls, value: Any) -> Any:
@@ -184,10 +213,12 @@ class EvolutionSettings(BaseModel):
         """Dumped in the config's form, so that ``model_validate(model_dump())`` gives the same settings."""
         return matrix.to_mapping()
 
-    @field_validator("dynamics", "fitness", "payoff_mode", mode="before")
+    @field_validator("dynamics", "fitness", "score", "payoff_mode", mode="before")
     @classmethod
     def _enum(cls, value: Any, info: ValidationInfo) -> Any:
-        kind = {"dynamics": Dynamics, "fitness": Fitness, "payoff_mode": PayoffMode}[str(info.field_name)]
+        kind = {"dynamics": Dynamics, "fitness": Fitness, "score": Score, "payoff_mode": PayoffMode}[
+            str(info.field_name)
+        ]
         if isinstance(value, str) and not isinstance(value, StrEnum):
             choices = {member.value: member for member in kind}
             if value.strip().lower() not in choices:

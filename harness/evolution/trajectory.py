@@ -36,7 +36,9 @@ class PayoffTable:
     """``values[i, j]``: the mean total payoff of one match of player ``i`` (row) against player ``j``
     (column), over the matches in ``matches[i, j]``. A cell that was never needed (the two players never
     met) is NaN with 0 matches. The diagonal is a player against another individual of its own type
-    (the mean of both seats), never against itself.
+    (the mean of both seats), never against itself. ``rates[i, j]``, when known, is the mean over the same
+    matches of each match's payoff per round (its total over its rounds): what the per-round score reads.
+    The store keeps ``values`` only, so a table read back has no ``rates``.
     """
 
     players: tuple[str, ...]
@@ -44,13 +46,24 @@ class PayoffTable:
     matches: np.ndarray  # int64 [k, k]
     source: PayoffSource
     replicates: int | None = None  # matches per random pair, for PayoffSource.estimated
+    rates: np.ndarray | None = None  # float64 [k, k], payoff per round
+
+    def per_round(self, expected_length: float) -> np.ndarray:
+        """The payoffs per round: :attr:`rates`, else each mean match payoff over the expected match length
+        (the same for a fixed horizon; for a random one, the payoff per round played)."""
+        if self.rates is not None:
+            return self.rates
+        rates = np.asarray(self.values / expected_length, dtype=np.float64)
+        rates.setflags(write=False)
+        return rates
 
     @classmethod
     def supplied_by_caller(
-        cls, players: tuple[str, ...], values: object, matches: np.ndarray | None = None
+        cls, players: tuple[str, ...], values: object, matches: np.ndarray | None = None, rates: object = None
     ) -> PayoffTable:
         """A caller's k×k table of finite mean match payoffs, checked; ``matches`` (how many games each
-        cell averages, when the caller knows) is kept, else taken as 1."""
+        cell averages, when the caller knows) is kept, else taken as 1; so is ``rates`` (the mean payoff per
+        round of the same games), when given."""
         k = len(players)
         try:
             array = np.array(values, dtype=np.float64)
@@ -68,7 +81,13 @@ class PayoffTable:
         if counted.shape != (k, k):
             raise ConfigError(f"the payoff table's match counts must be a {k}×{k} table, like its values")
         counted.setflags(write=False)
-        return cls(players, array, counted, PayoffSource.supplied)
+        per_round = None
+        if rates is not None:
+            per_round = np.array(rates, dtype=np.float64)
+            if per_round.shape != (k, k) or not np.isfinite(per_round).all():
+                raise ConfigError(f"the payoff table's payoffs per round must be a {k}×{k} table of finite numbers")
+            per_round.setflags(write=False)
+        return cls(players, array, counted, PayoffSource.supplied, rates=per_round)
 
     def describe(self) -> str:
         """How the table was obtained, in one line."""

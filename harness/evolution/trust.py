@@ -1,6 +1,7 @@
 """The Evolution of Trust's rule: play a round robin, remove the k lowest scorers, copy the k highest.
 
-Each generation every individual's score is its total payoff against every other individual; all N
+Each generation every individual's score is its total payoff against every other individual, as in The
+Evolution of Trust, whatever the settings' ``score`` (for a fixed horizon the per-round score ranks alike); all N
 are ranked by score, ties in a uniformly random order (one uniform key per individual, drawn from
 the run's seeded stream every generation, sorts the individuals that share a score). The first k of
 that order are removed and the last k are copied (k <= N/2, so no individual is both); each copy
@@ -15,7 +16,7 @@ import numpy as np
 
 from harness.evolution.payoffs import Payoffs
 from harness.evolution.selection import Record, generator, mutate, scores
-from harness.evolution.settings import EvolutionSettings
+from harness.evolution.settings import EvolutionSettings, Score
 from harness.evolution.trajectory import OnGeneration, Trajectory
 
 
@@ -27,7 +28,8 @@ def run(settings: EvolutionSettings, payoffs: Payoffs, on_generation: OnGenerati
     for generation in range(settings.generations):
         if record.stopped:
             break
-        removed, copied = replaced(settings, scores(payoffs.at(generation, counts), counts), counts, rng)
+        points = scores(payoffs.at(generation, counts, Score.match_total), counts, Score.match_total)
+        removed, copied = replaced(settings, points, counts, rng)
         if settings.mutation > 0.0:
             mutates = rng.random(k) < settings.mutation
             copied = np.array(

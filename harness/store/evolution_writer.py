@@ -270,7 +270,7 @@ def _run(row: dict[str, Any]) -> EvolutionRun:
         RunStatus(row["status"]),
         row["created_at"],
         row["finished_at"],
-        EvolutionSettings.model_validate(config),
+        EvolutionSettings.from_stored(config),
         int(row["last_generation"]),
         fixation,
         extras[SWEEP_ID],
@@ -388,12 +388,16 @@ def stored_run(results_dir: Path, run_id: str) -> tuple[str, str, str] | None:
     return (str(rows[0][0]), str(rows[0][1]), str(rows[0][2])) if rows else None
 
 
-def matchup_means(results_dir: Path, run_id: str) -> dict[tuple[str, str], tuple[float, int]]:
+def matchup_means(results_dir: Path, run_id: str) -> dict[tuple[str, str], tuple[float, int, float]]:
     """Per (player, opponent) of a tournament run: the mean total payoff of the player's complete games against
-    the opponent (a self-play pair: over both seats), and the number of those games (the ``matchups`` view)."""
+    the opponent (a self-play pair: over both seats), the number of those games, and the mean over them of each
+    game's payoff per round (the ``matchups`` view)."""
     with Catalog(results_dir, [run_id]) as cat:
         if not cat.attached:
             reason = cat.skipped[0][1] if cat.skipped else "unknown reason"
             raise StoreError(f"cannot read run {run_id!r}: {reason}.")
-        rows = cat.query("SELECT player, opponent, mean_total, games FROM matchups WHERE run_id = ?", [run_id])[1]
-    return {(str(p), str(o)): (float(m), int(n)) for p, o, m, n in rows}
+        rows = cat.query(
+            "SELECT player, opponent, mean_total, games, mean_payoff_per_round FROM matchups WHERE run_id = ?",
+            [run_id],
+        )[1]
+    return {(str(p), str(o)): (float(m), int(n), float(r)) for p, o, m, n, r in rows}

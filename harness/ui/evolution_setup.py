@@ -20,6 +20,7 @@ import numpy as np
 
 from harness.errors import ConfigError
 from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, Trajectory
+from harness.evolution.fixation import fixation_probability
 from harness.game.horizon import HorizonKind
 
 MAX_INDIVIDUALS = 200  # the view draws one emoji per individual; `pdbench evolve` takes more
@@ -191,6 +192,46 @@ def _too_noisy(s: EvolutionSettings, t: Trajectory) -> str | None:
     )
 
 
+WEAK, STRONG = 0.01, 1.0  # the selection presets' w
+
+
+def _odds(s: EvolutionSettings, t: Trajectory, w: float) -> float:
+    """The probability that the first player takes over this run's population from its start at selection ``w``
+    (the Moran process's closed form, on the per-round payoffs of the run's table)."""
+    rates = t.payoffs.per_round(s.game_horizon.expected_length())
+    start = int(t.population[0][0])
+    return fixation_probability(np.asarray(rates), int(t.size or 0), start, w, s.fitness)
+
+
+def _selection(s: EvolutionSettings, t: Trajectory) -> str | None:
+    """Someone took over; the exact odds at both strengths say how much of it was selection."""
+    if t.fixation is None or len(t.players) != 2:
+        return None
+    first, other = t.players
+    weak, strong = _odds(s, t, WEAK), _odds(s, t, STRONG)
+    return (
+        f"From {_count(t, first, 0)} {first} and {_count(t, other, 0)} {other}, {first} takes over in {weak:.0%} of "
+        f"runs at w = {WEAK:g} and in {strong:.0%} at w = {STRONG:g} (the Moran process's exact fixation "
+        f"probability on these payoffs per round). This run, at w = {s.selection:g}: {t.fixation.player} took over "
+        f"at step {t.fixation.generation}."
+    )
+
+
+def _strong(s: EvolutionSettings, t: Trajectory) -> str | None:
+    """TFT takes over, as selection makes near certain."""
+    return _selection(s, t) if _fixed(t, "TFT") else None
+
+
+def selection_note(s: EvolutionSettings) -> str:
+    """What the run's selection read, in one line (a run stored before the per-round score read match totals)."""
+    mapping = "exp(w · score)" if s.fitness == Fitness.exponential else "1 − w + w · score"
+    if s.dynamics == Dynamics.trust:
+        return "The trust rule ranks points won in the round robin; w > 0 does not change a rank."
+    if s.dynamics == Dynamics.replicator:
+        return f"Replicator: shares grow at w = {s.selection:g} times their payoff per round above the mean."
+    return f"Fitness {mapping} at w = {s.selection:g}, the score being {s.score.describe()}."
+
+
 @dataclass(frozen=True, slots=True)
 class Preset:
     """A scenario: its form, and its lesson with the reading of a run that shows it (see the module's doc)."""
@@ -207,6 +248,9 @@ class Preset:
 
 
 _TRUST = Form(players=(), counts=())  # The Evolution of Trust: 25 agents, 10 rounds a match, 5 replaced
+
+# The selection presets: two halves of TFT and ALLD under the Moran process, 1,000 steps (enough to fix)
+_TWO_HALVES = replace(_TRUST, players=("TFT", "ALLD"), counts=(10, 10), dynamics=Dynamics.moran.value, generations=1000)
 
 PRESETS: tuple[Preset, ...] = (
     Preset(
@@ -242,6 +286,22 @@ PRESETS: tuple[Preset, ...] = (
             _TRUST, players=("ALLC", "ALLD", "TFT"), counts=(8, 8, 9), noise=0.2, payoff_mode=PayoffMode.estimated.value
         ),
         shows=_too_noisy,
+    ),
+    Preset(
+        key="weak_selection",
+        title="🎚️ Weak selection",
+        blurb=f"10 TFT and 10 ALLD, Moran process, w = {WEAK:g}.",
+        lesson="Under weak selection, chance decides which half takes over.",
+        form=replace(_TWO_HALVES, selection=WEAK),
+        shows=_selection,
+    ),
+    Preset(
+        key="strong_selection",
+        title="💪 Strong selection",
+        blurb=f"The same 10 TFT and 10 ALLD at w = {STRONG:g}.",
+        lesson="Under strong selection, TFT takes over almost surely.",
+        form=replace(_TWO_HALVES, selection=STRONG),
+        shows=_strong,
     ),
 )
 PRESETS_BY_KEY = {p.key: p for p in PRESETS}

@@ -42,6 +42,7 @@ from harness.ui.evolution_setup import (
     Preset,
     preset_of,
     same_settings,
+    selection_note,
 )
 from harness.ui.playback import Playback
 
@@ -207,8 +208,9 @@ def _form() -> Form:
             step=0.01,
             key=K + "selection",
             persist_state="session",
-            help="How strongly scores decide who reproduces; 0 is neutral drift. The trust rule only ranks "
-            "scores, so for it any w > 0 is the same.",
+            help="How strongly scores decide who reproduces; 0 is neutral drift. A score is the mean payoff per "
+            "round over the others met, so w reads on the payoff table's scale: 0.01 is near drift, 1 strong "
+            "(see the two selection scenarios). The trust rule only ranks scores, so for it any w > 0 is the same.",
         )
         mutation = st.slider(
             "Mutation",
@@ -408,6 +410,7 @@ def _show(folder: Path, run: EvolutionRun) -> None:
         return
     _lesson(settings, trajectory)
     st.markdown(_outcome(settings, trajectory))
+    st.caption(selection_note(settings))
     film = Film.of(trajectory, settings.generations, drawn=settings.size)
     PLAYBACK.follow(run.run_id)
     PLAYBACK.fragment(film.length, lambda g: _draw(film, g))

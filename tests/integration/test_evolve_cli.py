@@ -61,6 +61,8 @@ def test_the_example_prints_the_final_shares_and_stores_the_run_evolve_plays(res
         (["--players", "TFT,ALLD", "--counts", "5,5", "--sweep", "colour=1,2"], "'colour' cannot be swept"),
         (["--players", "TFT,ALLD", "--counts", "5,5", "--sweep", "noise=0,1.5"], "noise=1.5: noise: Input should be"),
         (["--players", "TFT,openai/gpt-4o-mini", "--counts", "5,5"], "openai/gpt-4o-mini needs an API key"),
+        (["--players", "TFT,ALLD", "--counts", "5,5", "--score", "totals"],
+         "score: 'totals' is not one of per_round, match_total"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_paragraph_before_anything_runs(
@@ -151,6 +153,17 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:  # type: ignore[misc]
         yield server
 
 
+def test_the_score_is_stored_with_the_run_and_selects_as_evolve_does(results: Path) -> None:
+    args = ["evolve", "--players", "TFT,ALLD", "--counts", "5,5", "--dynamics", "moran", "--selection", "0.1",
+            "--rounds", "20", "--generations", "300", "--results", results]  # fmt: skip
+    for score, run_id in (("match_total", "totals"), (None, "rates")):
+        code, _, err = pdbench(*args, *(["--score", score] if score else []), "--run-id", run_id)
+        assert code == 0, err
+        run, stored = read_evolution(results, run_id)
+        assert run.settings.score.value == (score or "per_round")
+        assert np.array_equal(stored.population, evolve(run.settings).population)
+
+
 @pytest.mark.slow
 def test_a_model_gets_its_payoffs_from_games_played_through_the_engine_and_reruns_from_the_cache(
     results: Path, llm: FakeLLMServer
@@ -173,6 +186,8 @@ def test_a_model_gets_its_payoffs_from_games_played_through_the_engine_and_rerun
     expected = np.array([[5, 9, 25], [4, 15, 15], [0, 15, 15]], dtype=np.float64)
     assert np.array_equal(stored.payoffs.values, expected)
     assert (stored.payoffs.matches == 2).all()
+    # selection read those payoffs per round (each 5-round game's total over 5): as evolve on the table does
+    assert np.array_equal(evolve(run.settings, payoffs=expected).population, stored.population)
     con = duckdb.connect(str(results / "first_payoffs.duckdb"), read_only=True)
     assert con.execute("SELECT kind, status, count(*) FROM runs GROUP BY ALL").fetchall() == [
         ("tournament", "complete", 1)

@@ -77,6 +77,7 @@ def test_a_sweep_runs_every_cell_and_seed_in_processes_and_reports_a_t_interval(
             assert row["fixed_in"] == sum(1 for s in (10, 11, 12) if finals[(noise, s)][i] == 1.0)
     code, out, _ = pdbench("report", "sw", "--results", results)
     assert code == 0 and "Sweep sw: final share per player" in out and "noise=0.1" in out
+    assert "Selection read the mean payoff per round over the others met" in " ".join(out.split())
 
 
 def test_the_interval_is_cut_at_0_and_1() -> None:

@@ -8,6 +8,7 @@ two strategies under noise.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from itertools import product
 
@@ -138,16 +139,60 @@ def test_too_much_noise_alld_takes_over() -> None:
 def test_a_lesson_is_no_accident_of_its_seed(preset: object) -> None:
     """Each lesson holds for most seeds (read directly from the runs), not only for the preset's own."""
     key = preset.key  # type: ignore[attr-defined]
-    holds = 0
+    holds = tft_wins = 0
     for seed in range(20):
         _, t = _run(key, seed)
         if key == "noise":
             holds += column(t, "GTFT")[-1] > column(t, "TFT")[-1]
         elif key == "exploited":
             holds += column(t, "ALLC")[-1] == 0 and everyone_plays(t, "TFT")
+        elif key == "weak_selection":  # chance decides: someone takes over, TFT about half the time
+            holds += t.fixation is not None
+            tft_wins += everyone_plays(t, "TFT")
+        elif key == "strong_selection":
+            holds += everyone_plays(t, "TFT")
         else:
             holds += everyone_plays(t, "ALLD")
     assert holds >= 18, f"{preset.title}: the lesson holds for {holds} of 20 seeds"  # type: ignore[attr-defined]
+    if key == "weak_selection":
+        assert 4 <= tft_wins <= 16, tft_wins  # p = 0.52: outside with probability 0.3%
+
+
+def moran_odds(w: float, n: int = 20, start: int = 10) -> float:
+    """One TFT-or-ALLD population of the selection presets, worked out here: 10-round matches with the game's
+    coins, per round TFT-TFT R = 2, TFT-ALLD (S + 9 P) / 10 = -0.1, ALLD-TFT (T + 9 P) / 10 = 0.3, ALLD-ALLD 0;
+    each score the mean over the n - 1 others; exponential fitness, so g_j / f_j = exp(w (score_ALLD - score_TFT));
+    fixation of TFT from ``start`` (Nowak 2006, eq. 6.13 generalised to i initial individuals)."""
+    tt, ta, at, aa = R, (S + 9 * P) / 10, (T + 9 * P) / 10, P
+    products = [1.0]
+    for j in range(1, n):
+        tft = ((j - 1) * tt + (n - j) * ta) / (n - 1)
+        alld = (j * at + (n - j - 1) * aa) / (n - 1)
+        products.append(products[-1] * math.exp(w * (alld - tft)))
+    return sum(products[:start]) / sum(products)
+
+
+def test_the_selection_presets_quote_the_exact_odds() -> None:
+    weak, strong = moran_odds(0.01), moran_odds(1.0)
+    assert weak == pytest.approx(0.518, abs=0.001) and strong == pytest.approx(0.989, abs=0.001)
+    for key, winner in (("weak_selection", "ALLD"), ("strong_selection", "TFT")):
+        settings, t = _run(key)
+        assert cell(t, "TFT", "ALLD") == 10 * -0.1 and cell(t, "ALLD", "TFT") == 10 * 0.3  # the table, in totals
+        evidence = PRESETS_BY_KEY[key].shows(settings, t)
+        assert evidence is not None and f"{weak:.0%} of runs at w = 0.01" in evidence
+        assert f"{strong:.0%} at w = 1" in evidence and f"{winner} took over" in evidence
+    # the strong lesson is not shown for a run that ALLD won
+    settings, t = _run("weak_selection")
+    assert everyone_plays(t, "ALLD") and PRESETS_BY_KEY["strong_selection"].shows(settings, t) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("key", "w"), [("weak_selection", 0.01), ("strong_selection", 1.0)])
+def test_the_selection_presets_fix_as_often_as_the_odds_say(key: str, w: float) -> None:
+    runs = 400
+    wins = sum(everyone_plays(_run(key, seed)[1], "TFT") for seed in range(runs))
+    p = moran_odds(w)
+    assert abs(wins / runs - p) <= 3 * math.sqrt(p * (1 - p) / runs) + 1 / runs, (wins / runs, p)
 
 
 def test_a_run_that_does_not_show_the_lesson_gets_none() -> None:
@@ -203,3 +248,13 @@ def test_trust_payoffs_are_the_games_coins() -> None:
     assert TRUST_PAYOFFS["C"]["D"] == [-cost, gift]
     assert TRUST_PAYOFFS["D"]["C"] == [gift, -cost]
     assert TRUST_PAYOFFS["D"]["D"] == [0.0, 0.0]
+
+
+def test_a_run_says_what_its_selection_read() -> None:
+    from harness.ui.evolution_setup import selection_note
+
+    moran = PRESETS_BY_KEY["strong_selection"].settings()
+    assert "mean payoff per round over the others met" in selection_note(moran)
+    old = EvolutionSettings.from_stored({k: v for k, v in moran.model_dump(mode="json").items() if k != "score"})
+    assert "whole-match totals" in selection_note(old) and "w = 0.1 selects almost as w = 1" in selection_note(old)
+    assert "ranks points" in selection_note(PRESETS_BY_KEY["exploited"].settings())

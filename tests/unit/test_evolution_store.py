@@ -14,7 +14,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from harness.evolution import EvolutionSettings, Fixation, PayoffSource, PayoffTable, Trajectory
+from harness.evolution import EvolutionSettings, Fixation, PayoffSource, PayoffTable, Score, Trajectory
 from harness.states import RunStatus
 from harness.store.catalog import Catalog
 from harness.store.evolution_writer import EvolutionWriter, list_evolution_runs, read_evolution, settings_config
@@ -269,3 +269,21 @@ def test_every_dynamics_reads_back_as_evolve_played_it(results: Path, over: dict
     assert np.array_equal(back.payoffs.values, direct.payoffs.values, equal_nan=True)
     assert np.array_equal(back.payoffs.matches, direct.payoffs.matches)
     assert (back.payoffs.source, back.payoffs.replicates) == (direct.payoffs.source, direct.payoffs.replicates)
+
+
+def test_a_run_stored_before_the_score_setting_keeps_its_match_total_meaning(results: Path) -> None:
+    # runs stored before the per-round score have no "score" in config_json: they selected on match totals
+    settings = _settings(score="match_total", selection=0.001)
+    _write(results, "old", settings, _trajectory(COUNTS, 10, Fixation(4, "ALLD")))
+    _write(results, "new", _settings(seed=9), _trajectory(COUNTS, 10, Fixation(4, "ALLD")))
+    (path,) = results.glob("old*.duckdb")
+    with duckdb.connect(str(path)) as con:
+        (config,) = con.execute("SELECT config_json FROM runs WHERE run_id = 'old'").fetchone()  # type: ignore[misc]
+        stored = json.loads(config)
+        del stored["score"]
+        con.execute("UPDATE runs SET config_json = ? WHERE run_id = 'old'", [json.dumps(stored)])
+    runs = {r.run_id: r for r in list_evolution_runs(results)}
+    assert runs["old"].settings.score == Score.match_total and runs["old"].settings == settings
+    assert runs["new"].settings.score == Score.per_round  # the default, stored with the run
+    run, _ = read_evolution(results, "old")
+    assert run.settings.score == Score.match_total

@@ -119,7 +119,8 @@ def play_payoffs(
 def payoffs_from_run(results_dir: Path, run_id: str, settings: EvolutionSettings) -> PayoffTable:
     """The payoff table of ``settings``' players from the complete games of tournament ``run_id``: each cell the
     mean total payoff of the row player's games against the column player (the diagonal: both seats of the
-    self-play games), with the number of games in ``matches``."""
+    self-play games), with the number of games in ``matches`` and the mean of each game's payoff per round in
+    ``rates``."""
     means = matchup_means(results_dir, run_id)
     players = tuple(settings.players)
     missing = [f"{a} against {b}" for a in players for b in players if (a, b) not in means]
@@ -134,5 +135,7 @@ def payoffs_from_run(results_dir: Path, run_id: str, settings: EvolutionSettings
 
     values = np.array([[means[(a, b)][0] for b in players] for a in players], dtype=np.float64)
     matches = np.array([[means[(a, b)][1] for b in players] for a in players], dtype=np.int64)
+    rates = np.array([[means[(a, b)][2] for b in players] for a in players], dtype=np.float64)
     values.setflags(write=False)
-    return PayoffTable(players, values, matches, PayoffSource.supplied)
+    rates.setflags(write=False)
+    return PayoffTable(players, values, matches, PayoffSource.supplied, rates=rates)

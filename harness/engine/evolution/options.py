@@ -28,6 +28,7 @@ SWEEPABLE: dict[str, type] = {
     "replicates": int,
     "dynamics": str,
     "fitness": str,
+    "score": str,
     "payoffs": str,
 }
 MAX_CELLS = 10_000
@@ -67,6 +68,7 @@ class EvolutionOptions:
     replicates: int | None = None
     selection: float | None = None
     fitness: str | None = None
+    score: str | None = None
     mutation: float | None = None
     k: int | None = None
     seed: int = 0
@@ -91,6 +93,7 @@ class EvolutionOptions:
             ("replicates", "replicates"),
             ("selection", "selection"),
             ("fitness", "fitness"),
+            ("score", "score"),
             ("mutation", "mutation"),
             ("k", "k"),
         ):

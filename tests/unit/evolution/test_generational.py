@@ -23,6 +23,8 @@ TABLE = np.array([[600, 199, 600], [204, 200, 1000], [600, 0, 600]], dtype=float
 #   ALLD: 5 x 204 + 2 x 200 + 2 x 1000 = 3420
 #   ALLC: 5 x 600 + 3 x 0   + 1 x 600  = 3600
 SCORES = [4197, 3420, 3600]
+# Per round (the default score): each over the 9 others and the 200 rounds of each match, 1,800 rounds in all.
+PER_ROUND = [x / (9 * 200) for x in SCORES]  # 2.3317, 1.9, 2.0
 
 
 def next_generations(**settings: object) -> np.ndarray:
@@ -67,19 +69,21 @@ def test_mean_next_shares_are_fitness_proportional() -> None:
 
 
 @pytest.mark.slow
-def test_weak_linear_selection_mixes_score_with_a_baseline() -> None:
-    w = 0.001
-    fitness = [1 - w + w * s for s in SCORES]  # 5.197, 4.420, 4.600
+@pytest.mark.parametrize(("score", "w", "of"), [("per_round", 0.1, PER_ROUND), ("match_total", 0.001, SCORES)])
+def test_weak_linear_selection_mixes_score_with_a_baseline(score: str, w: float, of: list[float]) -> None:
+    # per round, w = 0.1: 1.133, 1.09, 1.1 (weak); in match totals it takes w = 0.001 for 5.197, 4.420, 4.600
+    fitness = [1 - w + w * s for s in of]
     total = sum(n * f for n, f in zip(COUNTS, fitness, strict=True))
-    assert_mean_shares(next_generations(selection=w), [n * f / total for n, f in zip(COUNTS, fitness, strict=True)])
+    rows = next_generations(selection=w, score=score)
+    assert_mean_shares(rows, [n * f / total for n, f in zip(COUNTS, fitness, strict=True)])
 
 
 @pytest.mark.slow
-def test_exponential_fitness() -> None:
-    w = 0.002
-    fitness = [math.exp(w * s) for s in SCORES]  # e^8.394, e^6.84, e^7.2
+@pytest.mark.parametrize(("score", "w", "of"), [("per_round", 2.0, PER_ROUND), ("match_total", 0.002, SCORES)])
+def test_exponential_fitness(score: str, w: float, of: list[float]) -> None:
+    fitness = [math.exp(w * s) for s in of]  # e^4.663, e^3.8, e^4 per round; e^8.394, e^6.84, e^7.2 in totals
     total = sum(n * f for n, f in zip(COUNTS, fitness, strict=True))
-    rows = next_generations(selection=w, fitness="exponential")
+    rows = next_generations(selection=w, fitness="exponential", score=score)
     assert_mean_shares(rows, [n * f / total for n, f in zip(COUNTS, fitness, strict=True)])
 
 

@@ -1,6 +1,7 @@
 """The Moran process against closed forms: the fixation probability of one mutant under frequency-dependent
-fitness (Nowak 2006), neutral drift (1/N) for every finite dynamics, and the one-step law of birth, death and
-mutation. Each agreement is within 3 standard errors over many seeds (all seeded, so the test is fixed)."""
+fitness (Nowak 2006), on the per-round score under the linear and the exponential fitness and on match totals,
+neutral drift (1/N) for every finite dynamics, and the one-step law of birth, death and mutation. Each agreement
+is within 3 standard errors over many seeds (all seeded, so the test is fixed)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,19 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from harness.evolution import EvolutionSettings, evolve
-from tests.unit.evolution.two_types import RHO_ALLD, RHO_TFT, TABLE, N, fixation_probability, mutant_runs, within_3_se
+from harness.evolution import EvolutionSettings, Fitness, evolve
+from harness.evolution.fixation import fixation_probability as closed_form
+from tests.unit.evolution.two_types import (
+    RHO_ALLD,
+    RHO_TFT,
+    TABLE,
+    N,
+    exponential_rho,
+    fixation_probability,
+    linear_rho,
+    mutant_runs,
+    within_3_se,
+)
 
 
 def fixation_frequency(players: list[str], counts: list[int], runs: int, **settings: object) -> float:
@@ -45,6 +57,65 @@ def test_the_formula_as_written_here() -> None:
     assert fixation_probability(lambda j: r, lambda j: 1) == pytest.approx(float((1 - 1 / r) / (1 - 1 / r**N)))
     assert pytest.approx(0.24323, abs=1e-5) == RHO_TFT
     assert pytest.approx(0.0014062, abs=1e-7) == RHO_ALLD
+
+
+def test_at_w_1_the_per_round_score_selects_as_match_totals() -> None:
+    # the linear fitness at w = 1 is the score, and per round it is the total over (N - 1) x 200: a common factor
+    assert linear_rho("TFT", Fraction(1)) == pytest.approx(RHO_TFT, rel=1e-12)
+    assert linear_rho("ALLD", Fraction(1)) == pytest.approx(RHO_ALLD, rel=1e-12)
+
+
+def test_w_is_weak_at_a_tenth_per_round_and_was_not_on_match_totals() -> None:
+    neutral = 1 / N
+    weak, strong = linear_rho("TFT", Fraction(1, 10)), linear_rho("TFT", Fraction(1))
+    # per round, w = 0.1 is near drift (0.1246 against 0.1) and w = 1 far from it (0.2432)
+    assert abs(weak - neutral) < (strong - neutral) / 4
+    assert weak == pytest.approx(0.124617, abs=1e-6) and strong == pytest.approx(0.24323, abs=1e-5)
+
+    # on match totals (the old mapping), w = 0.1 selected almost as w = 1: fitness 1 - w + w x (hundreds)
+    def totals_rho(w: Fraction) -> float:
+        return fixation_probability(
+            lambda j: 1 - w + w * ((j - 1) * 600 + (N - j) * 199), lambda j: 1 - w + w * (j * 204 + (N - j - 1) * 200)
+        )
+
+    assert totals_rho(Fraction(1, 10)) == pytest.approx(RHO_TFT, rel=0.01)
+    assert totals_rho(Fraction(1, 1000)) > 0.2  # still far from drift a hundred times lower
+
+
+@pytest.mark.parametrize("mutant", ["TFT", "ALLD"])
+@pytest.mark.parametrize("w", [0.01, 0.1, 1.0, 5.0])
+def test_the_closed_form_in_the_library_is_the_one_derived_here(mutant: str, w: float) -> None:
+    table = TABLE / 200 if mutant == "TFT" else TABLE[::-1, ::-1] / 200
+    expected = linear_rho(mutant, Fraction(w)) if w <= 1 else None
+    if expected is not None:
+        assert closed_form(table, N, 1, w, Fitness.linear) == pytest.approx(expected, rel=1e-9)
+    assert closed_form(table, N, 1, w, Fitness.exponential) == pytest.approx(exponential_rho(mutant, w), rel=1e-9)
+    # from i individuals: the neutral limit is i / N
+    assert closed_form(table, N, 3, 0.0, Fitness.exponential) == pytest.approx(3 / N)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("mutant", "fitness", "w", "runs"),
+    [("TFT", "linear", 0.1, 3000), ("ALLD", "linear", 0.1, 3000), ("TFT", "exponential", 1.0, 3000),
+     ("ALLD", "exponential", 0.1, 3000)],
+)  # fmt: skip
+def test_per_round_fixation_follows_the_formula(mutant: str, fitness: str, w: float, runs: int) -> None:
+    expected = linear_rho(mutant, Fraction(w)) if fitness == "linear" else exponential_rho(mutant, w)
+    observed = mutant_runs(mutant, runs, selection=w, fitness=fitness)
+    assert observed.runs == runs
+    assert within_3_se(observed.frequency, expected, runs), (mutant, fitness, w, observed.frequency, expected)
+
+
+@pytest.mark.slow
+def test_match_totals_fix_as_their_formula_says() -> None:
+    # the old mapping, kept for runs stored with it: w = 0.002 on totals (fitness 1 - w + w x hundreds)
+    w = Fraction(2, 1000)
+    expected = fixation_probability(
+        lambda j: 1 - w + w * ((j - 1) * 600 + (N - j) * 199), lambda j: 1 - w + w * (j * 204 + (N - j - 1) * 200)
+    )
+    observed = mutant_runs("TFT", 3000, selection=0.002, score="match_total")
+    assert within_3_se(observed.frequency, expected, 3000), (observed.frequency, expected)
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.evolution import EvolutionSettings, PayoffSource, evolve
+from harness.evolution import EvolutionSettings, PayoffSource, Score, evolve
 from harness.evolution.payoffs import Payoffs
 from harness.evolution.selection import scores
 from harness.game.horizon import GeometricHorizon
@@ -41,9 +41,37 @@ def test_deterministic_pairs_give_the_hand_worked_table_played_once() -> None:
 def test_scores_count_every_other_individual_but_not_oneself() -> None:
     table = np.array([[600.0, 199.0], [204.0, 200.0]])  # TFT, ALLD
     # 3 TFT, 2 ALLD: a TFT meets 2 other TFT and 2 ALLD; an ALLD meets 3 TFT and 1 other ALLD.
-    assert scores(table, np.array([3, 2])) == [2 * 600 + 2 * 199, 3 * 204 + 1 * 200]
+    assert scores(table, np.array([3, 2]), Score.match_total) == [2 * 600 + 2 * 199, 3 * 204 + 1 * 200]
     # a lone TFT meets only the ALLD
-    assert scores(table, np.array([1, 4])) == [4 * 199, 1 * 204 + 3 * 200]
+    assert scores(table, np.array([1, 4]), Score.match_total) == [4 * 199, 1 * 204 + 3 * 200]
+
+
+def test_a_per_round_score_is_the_mean_over_the_others_of_each_match_per_round() -> None:
+    # the same matches per round (200 rounds): TFT-TFT 3, TFT-ALLD 199/200, ALLD-TFT 204/200, ALLD-ALLD 1
+    table = np.array([[3.0, 0.995], [1.02, 1.0]])
+    # 3 TFT, 2 ALLD: a TFT's 4 others are 2 TFT and 2 ALLD; an ALLD's are 3 TFT and 1 ALLD
+    tft, alld = scores(table, np.array([3, 2]), Score.per_round)
+    assert tft == pytest.approx((2 * 3 + 2 * 0.995) / 4) and alld == pytest.approx((3 * 1.02 + 1) / 4)
+    # on the matrix's scale whatever the size: a population of 1,000 scores like one of 5 in the same mix
+    big = scores(table, np.array([600, 400]), Score.per_round)
+    assert big == pytest.approx([(599 * 3 + 400 * 0.995) / 999, (600 * 1.02 + 399 * 1) / 999])
+    assert all(0.0 <= x <= 5.0 for x in big)
+
+
+def test_the_table_per_round_holds_each_match_over_its_own_rounds() -> None:
+    s = EvolutionSettings(players=["TFT", "ALLD"], counts=[2, 2], horizon={"type": "geometric", "stop_prob": 0.2})
+    payoffs = Payoffs.for_settings(s)
+    specs = [spec for spec in s.specs if spec is not None]
+    for generation in range(30):
+        totals = payoffs.at(generation, np.array([2, 2]), Score.match_total)
+        rates = Payoffs.for_settings(s).at(generation, np.array([2, 2]), Score.per_round)
+        seed = derive_seed(s.seed, "evolution", "generation", generation, "TFT", "ALLD")
+        game = play_seeded(specs[0], specs[1], s.payoff_matrix, s.game_horizon, 0.0, seed)
+        length = game.rounds_played
+        # by hand: TFT gets L - 1 from ALLD in L rounds, ALLD L + 4; the totals are those of the same game
+        assert (totals[0, 1], totals[1, 0]) == (length - 1, length + 4)
+        assert (rates[0, 1], rates[1, 0]) == pytest.approx(((length - 1) / length, (length + 4) / length))
+        assert rates[0, 0] == 3.0 and rates[1, 1] == 1.0
 
 
 def test_random_pairs_play_a_fresh_match_per_generation_only_when_they_meet() -> None:
@@ -51,8 +79,8 @@ def test_random_pairs_play_a_fresh_match_per_generation_only_when_they_meet() ->
     payoffs = Payoffs.for_settings(s)
     assert payoffs.varies
     # RAND meets TFT and ALLD, but a lone RAND has no other RAND to meet
-    first = payoffs.at(0, np.array([3, 1, 3]))
-    again = payoffs.at(1, np.array([3, 1, 3]))
+    first = payoffs.at(0, np.array([3, 1, 3]), Score.match_total)
+    again = payoffs.at(1, np.array([3, 1, 3]), Score.match_total)
     assert payoffs.matches[1].tolist() == [2, 0, 2]  # two generations, RAND-RAND never played
     assert payoffs.matches[0].tolist() == [1, 2, 1]  # TFT-TFT, TFT-ALLD deterministic: once
     assert first[0, 0] == 600 and first[0, 2] == 199 and again[0, 2] == 199
@@ -110,7 +138,7 @@ def test_a_deterministic_pair_under_a_geometric_horizon_is_the_engine_game_of_th
     assert payoffs.varies
     specs = [spec for spec in s.specs if spec is not None]
     for generation in range(40):
-        table = payoffs.at(generation, np.array([2, 2, 2]))
+        table = payoffs.at(generation, np.array([2, 2, 2]), Score.match_total)
         for i in range(3):
             for j in range(i, 3):
                 seed = derive_seed(3, "evolution", "generation", generation, s.players[i], s.players[j])
@@ -127,7 +155,7 @@ def test_geometric_lengths_average_to_the_expected_length() -> None:
     payoffs = Payoffs.for_settings(s)
     n = 2000
     for g in range(n):
-        payoffs.at(g, np.array([2, 2]))
+        payoffs.at(g, np.array([2, 2]), Score.match_total)
     mean = payoffs.table().values[0, 0]
     assert abs(mean - 3 / 0.05) < 3 * 3 * math.sqrt(1 - 0.05) / 0.05 / math.sqrt(n)
     assert s.game_horizon == GeometricHorizon(0.05)

@@ -7,7 +7,16 @@ import numpy as np
 import pytest
 
 from harness.errors import ConfigError
-from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, PayoffSource, PayoffTable, evolve
+from harness.evolution import (
+    Dynamics,
+    EvolutionSettings,
+    Fitness,
+    PayoffMode,
+    PayoffSource,
+    PayoffTable,
+    Score,
+    evolve,
+)
 from harness.game.horizon import FixedHorizon, GeometricHorizon
 from harness.game.rules import PayoffMatrix
 
@@ -33,7 +42,7 @@ def test_players_are_read_as_typed_and_kept_under_their_labels() -> None:
 def test_defaults() -> None:
     s = EvolutionSettings(players=["TFT", "ALLD"], counts=[5, 5])
     assert s.dynamics == Dynamics.generational
-    assert s.fitness == Fitness.linear and s.selection == 1.0
+    assert s.fitness == Fitness.linear and s.selection == 1.0 and s.score == Score.per_round
     assert s.payoff_mode == PayoffMode.exact
     assert s.payoff_matrix == PayoffMatrix.from_rstp(R=3, S=0, T=5, P=1)
     assert s.game_horizon == FixedHorizon(200)
@@ -122,6 +131,7 @@ def test_population_problems_are_reported_together() -> None:
         ({"counts": [1, 1], "dynamics": "wright-fisher"}, "dynamics: 'wright-fisher' is not one of moran,"),
         ({"counts": [1, 1], "fitness": "quadratic"}, "fitness: 'quadratic' is not one of exponential, linear"),
         ({"counts": [1, 1], "payoff_mode": "guess"}, "payoff_mode: 'guess' is not one of exact, estimated"),
+        ({"counts": [1, 1], "score": "total"}, "score: 'total' is not one of per_round, match_total"),
         ({"counts": [1, 1], "horizon": {"type": "geometric"}}, "a geometric horizon needs stop_prob"),
         ({"counts": [1, 1], "payoff_matrix": {"C": {}}}, "payoff_matrix must have exactly the rows C and D"),
         ({"counts": [1, 1], "rounds": 10}, "rounds: is not a setting (settings: dynamics, players"),
@@ -214,3 +224,12 @@ def test_a_replicator_given_shares_only_has_no_individuals_to_count() -> None:
     s = EvolutionSettings(players=["TFT", "ALLD"], shares=[0.2, 0.8], dynamics="replicator")
     with pytest.raises(ConfigError, match="shares without a population size"):
         _ = s.size
+
+
+def test_stored_settings_without_a_score_are_match_totals() -> None:
+    new = EvolutionSettings(players=["TFT", "ALLD"], counts=[5, 5], score="MATCH_TOTAL")
+    assert new.score == Score.match_total
+    stored = EvolutionSettings(players=["TFT", "ALLD"], counts=[5, 5]).model_dump(mode="json")
+    assert EvolutionSettings.from_stored(stored).score == Score.per_round  # stored with the setting: as stored
+    del stored["score"]
+    assert EvolutionSettings.from_stored(stored).score == Score.match_total  # before it existed: match totals

@@ -32,6 +32,40 @@ def fixation_probability(f: object, g: object) -> float:
     return float(1 / total)
 
 
+ROUNDS = 200
+# Per round: each match total over its 200 rounds (exact fractions: 3, 199/200, 204/200, 1).
+PER_ROUND = {
+    k: Fraction(v, ROUNDS) for k, v in {"TT": TFT_TFT, "TA": TFT_ALLD, "AT": ALLD_TFT, "AA": ALLD_ALLD}.items()
+}
+
+
+def per_round_scores(mutant: str, j: int) -> tuple[Fraction, Fraction]:
+    """The per-round scores of a ``mutant`` (TFT or ALLD) and of a resident when j individuals play the mutant:
+    each the mean, over its N - 1 others, of its payoff per round against each."""
+    m, r = ("T", "A") if mutant == "TFT" else ("A", "T")
+    mutant_score = ((j - 1) * PER_ROUND[m + m] + (N - j) * PER_ROUND[m + r]) / (N - 1)
+    resident_score = (j * PER_ROUND[r + m] + (N - j - 1) * PER_ROUND[r + r]) / (N - 1)
+    return mutant_score, resident_score
+
+
+def linear_rho(mutant: str, w: Fraction) -> float:
+    """One mutant's fixation probability under the linear fitness 1 - w + w * (per-round score), exactly."""
+    return fixation_probability(
+        lambda j: 1 - w + w * per_round_scores(mutant, j)[0], lambda j: 1 - w + w * per_round_scores(mutant, j)[1]
+    )
+
+
+def exponential_rho(mutant: str, w: float) -> float:
+    """Under the exponential fitness exp(w * score): g_j / f_j = exp(w (score_B - score_A)) (Traulsen, Shoresh and
+    Nowak 2008, the same ratio as the Fermi process of Traulsen et al. 2006), summed in floats."""
+    total, product = 1.0, 1.0
+    for k in range(1, N):
+        a, b = per_round_scores(mutant, k)
+        product *= math.exp(w * float(b - a))
+        total += product
+    return 1 / total
+
+
 # One TFT among 9 ALLD (j counts TFT): a TFT's fitness is its total payoff against every other individual.
 RHO_TFT = fixation_probability(
     lambda j: (j - 1) * TFT_TFT + (N - j) * TFT_ALLD,  # a TFT among j TFT (itself included) and N - j ALLD
@@ -68,7 +102,8 @@ class Runs:
 
 @cache
 def mutant_runs(mutant: str, runs: int, **settings: object) -> Runs:
-    """PDBench's Moran process (w = 1 linear, no mutation) from one ``mutant`` (TFT or ALLD) among the other."""
+    """PDBench's Moran process (w = 1 linear unless ``settings`` say otherwise, no mutation) from one ``mutant``
+    (TFT or ALLD) among the other."""
     players = [mutant, "ALLD" if mutant == "TFT" else "TFT"]
     table = TABLE if mutant == "TFT" else TABLE[::-1, ::-1]
     fixations, steps = 0, []
