@@ -152,6 +152,7 @@ def test_play_ticks_one_generation_per_run_and_pause_stops(app: App, tmp_path: P
     at = set_form(open_view(app, tmp_path), ["ALLC", "ALLD", "TFT"], [10, 6, 4], generations=30, k=2)
     click(at, "evo_go")
     _, table = stored(tmp_path, at.selectbox(key=PICKER).value)
+    at.slider(key=PLAYBACK.speed).set_value(MAX_SPEED_MS).run()  # one generation a tick however loaded the machine
     click(at, "evo_play")
     assert at.session_state[PLAYING] is True and shown(at)[0] == 0  # the click itself is no tick
     at.run()  # what a fragment tick does in the browser
