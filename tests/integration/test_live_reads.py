@@ -27,8 +27,9 @@ from harness.store.catalog import Catalog
 from tests.support.cli import pdbench
 from tests.support.live_reader import INVARIANTS
 
-# Readers racing a writer, timed: alone, after the parallel run, so another worker's load does not decide them.
-pytestmark = pytest.mark.serial
+# Readers racing a writer with a clock (a game seen within 5 s, copies spaced in time) run alone, after the parallel
+# run, so another worker's load does not decide them: those tests are marked serial. The rest check what a reader
+# sees, not when, in their own results folders: they run in parallel.
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVE_SUFFIXES = (".live", ".live-wanted")
@@ -106,6 +107,7 @@ def game_ends(results: Path, run_id: str) -> dict[int, float]:
     return {game_id: end.replace(tzinfo=UTC).timestamp() for game_id, end in rows}
 
 
+@pytest.mark.serial
 @pytest.mark.slow
 @pytest.mark.parametrize("costly_checkpoints", [False, True], ids=["plain", "costly-checkpoints"])
 def test_a_reader_in_another_process_sees_each_finished_game_within_5_s_and_never_a_half_written_state(
@@ -377,6 +379,7 @@ def test_copies_are_whole_databases_that_stay_as_they_were_published(
     assert live_files(results) == []
 
 
+@pytest.mark.serial
 @pytest.mark.slow
 def test_checkpoints_wait_for_readers_and_a_costly_copy_never_delays_the_next(
     results: Path, monkeypatch: pytest.MonkeyPatch
@@ -446,6 +449,7 @@ def test_checkpoints_wait_for_readers_and_a_costly_copy_never_delays_the_next(
         writer.close()
 
 
+@pytest.mark.serial
 @pytest.mark.slow
 def test_batches_written_straight_to_the_run_file_get_whole_copies_at_a_tenth_of_the_time(
     results: Path, monkeypatch: pytest.MonkeyPatch

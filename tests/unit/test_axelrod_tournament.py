@@ -50,6 +50,9 @@ from harness.players.strategies import STRATEGIES
 from harness.players.strategies.titfortat import default_generosity
 from harness.store.catalog import open_run
 
+# The tournaments are played once per module (`played`, about 7 s): its tests stay on one worker, to play them once.
+pytestmark = pytest.mark.xdist_group("axelrod-tournament")
+
 FIXTURE = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "axelrod_tournament.json").read_text())
 SHARED = ["ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT", "ALT", "RAND", "TTFT", "HTFT", "BULLY",
           "GRADUAL", "SMAJ", "HMAJ", "PROBER"]  # fmt: skip

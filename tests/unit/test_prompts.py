@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 
 import pytest
-from jinja2 import FileSystemLoader, StrictUndefined
+from jinja2 import FileSystemLoader, StrictUndefined, Template
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import ValidationError
 
@@ -335,21 +336,34 @@ def test_settings_validation() -> None:
 # ---- the builder renders exactly what Jinja renders from the templates as written ---------------
 
 
-def jinja_messages(settings: PromptSettings, view: RoundView) -> list[dict[str, str]]:
-    """The messages as plain Jinja renders the templates as written: the reference for the builder."""
-    folders = [str(Path(settings.template_dir))] if settings.template_dir else []
-    env = SandboxedEnvironment(
+@functools.cache
+def jinja_environment(folders: tuple[str, ...]) -> SandboxedEnvironment:
+    """Plain Jinja over these template folders, one per folder list: it compiles each template once (and
+    recompiles one whose file changed), as the builder does, so the comparison need not compile for every view."""
+    return SandboxedEnvironment(
         loader=FileSystemLoader([*folders, str(prompts.PROMPTS_DIR)]),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
     )
+
+
+@functools.cache
+def jinja_persona(folders: tuple[str, ...], text: str) -> Template:
+    """A persona's text compiled once by plain Jinja (the cache's key is the text itself)."""
+    return jinja_environment(folders).from_string(text)
+
+
+def jinja_messages(settings: PromptSettings, view: RoundView) -> list[dict[str, str]]:
+    """The messages as plain Jinja renders the templates as written: the reference for the builder."""
+    folders = (str(Path(settings.template_dir)),) if settings.template_dir else ()
+    env = jinja_environment(folders)
     context = round_context(view, settings)
     persona = None
     if settings.persona is not None:
         path = prompts.PERSONAS_DIR / f"{settings.persona}.md"
-        persona = env.from_string(path.read_text(encoding="utf-8")).render(context).strip()
+        persona = jinja_persona(folders, path.read_text(encoding="utf-8")).render(context).strip()
     context["persona"] = persona
     return [
         {"role": "system", "content": env.get_template(settings.system_template).render(context).strip()},
