@@ -9,6 +9,7 @@ off, ``should_retry``, which waits for Anthropic's own 529 "overloaded" too, and
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from harness.providers.base import (
 )
 from harness.providers.info import ANTHROPIC
 from harness.providers.sdk import SdkErrors, SdkProvider
+from harness.providers.structured import TOOL_NAME, ReplySchema
 
 if TYPE_CHECKING:
     import httpx2
@@ -89,6 +91,8 @@ class AnthropicProvider(SdkProvider):
         stand-in models and are not sent."""
         system, turns = to_messages_api(messages)
         extra: dict[str, Any] = {"system": system} if system else {}
+        if params.reply is not None:
+            extra.update(forced_tool(params.reply))
         if not self._warned and (dropped := sorted(self.unsupported_params & params.as_dict().keys())):
             self._warned = True
             log.warning(
@@ -112,7 +116,7 @@ class AnthropicProvider(SdkProvider):
                 raise MalformedResponse(f"the answer has no content (stop_reason {response.stop_reason!r})")
             if not isinstance(blocks, list):
                 raise TypeError(f"content is a {type(blocks).__name__}, not a list of blocks")
-            text = "".join(block.text for block in blocks if isinstance(block, anthropic.types.TextBlock))
+            text = reply_text(blocks) if params.reply is not None else _text(blocks)
             usage = response.usage
             completion = Completion(
                 text=text,
@@ -126,6 +130,30 @@ class AnthropicProvider(SdkProvider):
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
         return well_formed(completion)
+
+
+def forced_tool(reply: ReplySchema) -> dict[str, Any]:
+    """The structured reply as the Messages API asks for it: one tool whose input is the reply's schema, and
+    ``tool_choice`` naming it, so the model answers with a call of that tool and nothing else."""
+    tool = {
+        "name": TOOL_NAME,
+        "description": "Submit your choice for this round.",
+        "input_schema": reply.json_schema(),
+    }
+    return {"tools": [tool], "tool_choice": {"type": "tool", "name": TOOL_NAME}}
+
+
+def reply_text(blocks: list[Any]) -> str:
+    """The input of the forced tool call, as JSON text (read from its fields like OpenAI's structured reply);
+    the text blocks when the model made no such call (it then does not follow the schema)."""
+    for block in blocks:
+        if isinstance(block, anthropic.types.ToolUseBlock) and block.name == TOOL_NAME:
+            return json.dumps(block.input, ensure_ascii=False)
+    return _text(blocks)
+
+
+def _text(blocks: list[Any]) -> str:
+    return "".join(block.text for block in blocks if isinstance(block, anthropic.types.TextBlock))
 
 
 def to_messages_api(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:

@@ -13,7 +13,8 @@ It never reads the prompt's wording: PDBench's model players send it the facts t
 (:class:`~harness.providers.base.PromptFacts`: the labels, the option order, the reply format asked
 for, the rounds the prompt shows, the comprehension question and its right answer), so rewording
 the templates cannot change how it plays. It replies in the format asked for: ``free`` in one of the
-shapes above, ``json`` as ``{"action": "<label>"}``, ``label`` as the bare label. It answers
+shapes above, ``json`` as ``{"action": "<label>"}``, ``label`` as the bare label; a request for a structured
+reply (``params.reply``) gets the JSON object of its schema (at the ``unparseable`` rate one that breaks it). It answers
 comprehension questions correctly, except at the ``confused`` rate, when it answers wrongly (a
 readable, wrong answer). A request without facts is answered with the labels C and D, as in round 1.
 
@@ -173,7 +174,13 @@ class MockProvider:
         if opts.error_rate and rng.random() < opts.error_rate:
             raise MockServerError(500)
         facts = facts or _NO_FACTS
-        if opts.unparseable and rng.random() < opts.unparseable:
+        reply = params.reply
+        if reply is not None and facts.question is None:
+            # A structured reply, as a constrained decoder gives it; at the unparseable rate one that breaks
+            # the schema (as a server that ignores it might send).
+            broken = bool(opts.unparseable) and rng.random() < opts.unparseable
+            text = _structured(facts.label(self._decide(facts, rng)), reply.reasoning, broken)
+        elif opts.unparseable and rng.random() < opts.unparseable:
             text = rng.choice(
                 [
                     "Let me think about what the other player is likely to do here.",
@@ -220,6 +227,13 @@ class MockProvider:
 
     async def aclose(self) -> None:
         return None
+
+
+def _structured(label: str, reasoning: bool, broken: bool) -> str:
+    """A structured reply (see harness.providers.structured); ``broken``: one whose action is no label."""
+    reply = {"reasoning": "The other player's last move decides mine."} if reasoning else {}
+    reply["action"] = "undecided" if broken else label
+    return json.dumps(reply)
 
 
 def _reply(label: str, answer_format: str, rng: random.Random) -> str:

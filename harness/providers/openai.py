@@ -25,6 +25,7 @@ from harness.providers.base import (
 )
 from harness.providers.info import OPENAI
 from harness.providers.sdk import SdkErrors, SdkProvider
+from harness.providers.structured import SCHEMA_NAME, ReplySchema
 
 if TYPE_CHECKING:
     import httpx2
@@ -93,6 +94,8 @@ class OpenAIProvider(SdkProvider):
             extra["top_p"] = params.top_p
         if params.seed is not None:
             extra["seed"] = params.seed
+        if params.reply is not None:
+            extra["response_format"] = response_format(params.reply)
         response = await self._client.chat.completions.create(
             model=self.model,
             messages=[dict(m) for m in messages],  # type: ignore[misc]
@@ -116,6 +119,12 @@ class OpenAIProvider(SdkProvider):
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
         return well_formed(completion)
+
+
+def response_format(reply: ReplySchema) -> dict[str, Any]:
+    """The structured reply as Chat Completions asks for it: a strict JSON schema (OpenAI's structured outputs;
+    llama.cpp's server, vLLM and Ollama take the same ``response_format`` and constrain decoding to it)."""
+    return {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": reply.json_schema()}}
 
 
 CONTENT_FILTER = "content_filter"
