@@ -16,7 +16,9 @@ the templates cannot change how it plays. It replies in the format asked for: ``
 shapes above, ``json`` as ``{"action": "<label>"}``, ``label`` as the bare label; a request for a structured
 reply (``params.reply``) gets the JSON object of its schema (at the ``unparseable`` rate one that breaks it). It answers
 comprehension questions correctly, except at the ``confused`` rate, when it answers wrongly (a
-readable, wrong answer). A request without facts is answered with the labels C and D, as in round 1.
+readable, wrong answer). Asked to judge a reply (facts with ``answer_format`` ``judge``), it answers ``first``
+(cooperator), ``second`` (defector), either (random, by ``p``), ``unclear`` at the ``confused`` rate, and
+something else at the ``unparseable`` rate. A request without facts is answered with the labels C and D, as in round 1.
 
 Options go after the behaviour as a query string:
 ``mock/tft?unparseable=0.1&latency_ms=20&error_rate=0.05&confused=0.3&seed=7``.
@@ -55,6 +57,8 @@ if TYPE_CHECKING:
     import httpx2
 
 
+JUDGING = "judge"
+"""``PromptFacts.answer_format`` of a request to judge another model's reply (see harness.players.model.judge)."""
 BEHAVIOURS = ("cooperator", "defector", "random", "tft", "grim")
 OPTIONS = ("p", "unparseable", "latency_ms", "error_rate", "confused", "seed")
 _NO_FACTS = PromptFacts(
@@ -188,6 +192,11 @@ class MockProvider:
                     "I am not sure yet.",
                 ]
             )
+        elif facts.answer_format == JUDGING:
+            # Asked to judge a reply: its behaviour's move names the option (cooperator: the first shown),
+            # and at the confused rate it cannot tell.
+            unsure = bool(opts.confused) and rng.random() < opts.confused
+            text = "unclear" if unsure else "first" if self._decide(facts, rng) == "C" else "second"
         elif facts.question is not None:
             wrong = bool(opts.confused) and rng.random() < opts.confused
             text = _answer(facts.question, facts, wrong, rng)
