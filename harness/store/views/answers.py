@@ -20,15 +20,15 @@ READERS = ("parser", "structured", "judge", "re-ask", "fallback")
 """Every value of ``move_readers.reader``, in the order reports show them."""
 
 
-def _reader_column(reader: str) -> str:
+def reader_column(reader: str) -> str:
     """The name of the count of rounds a reader decided (``re-ask`` -> ``reask_rounds``)."""
     return f"{reader.replace('-', '')}_rounds"
 
 
 _COUNTED = [r for r in READERS if r != "fallback"]  # fallback rounds are counted from the rounds' flags
-_COUNTS = ", ".join(f"COUNT(*) FILTER (WHERE reader = '{r}') AS {_reader_column(r)}" for r in _COUNTED)
-_COLUMNS = ", ".join(f"COALESCE(r.{_reader_column(r)}, 0) AS {_reader_column(r)}" for r in _COUNTED)
-_SUMS = ", ".join(f"SUM({_reader_column(r)}) AS {_reader_column(r)}" for r in _COUNTED)
+_COUNTS = ", ".join(f"COUNT(*) FILTER (WHERE reader = '{r}') AS {reader_column(r)}" for r in _COUNTED)
+_COLUMNS = ", ".join(f"COALESCE(r.{reader_column(r)}, 0) AS {reader_column(r)}" for r in _COUNTED)
+_SUMS = ", ".join(f"SUM({reader_column(r)}) AS {reader_column(r)}" for r in _COUNTED)
 
 ANSWER_VIEWS: dict[str, str] = {
     # One row per round and model seat (a seat that sent at least one move request in its game).
