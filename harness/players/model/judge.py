@@ -67,6 +67,7 @@ def judge_facts(first: str, second: str) -> PromptFacts:
 
 
 _WORD = re.compile(r"[^\W\d_]+")
+_NEGATIONS = frozenset({"not", "no", "neither", "nor", "never", "isn", "t"})
 
 
 def read_verdict(text: str, shown: tuple[Action, Action]) -> Reading[Verdict | None]:
@@ -74,7 +75,8 @@ def read_verdict(text: str, shown: tuple[Action, Action]) -> Reading[Verdict | N
     shown), or none for ``unclear``; an answer whose words are not exactly one of the three is unreadable."""
     words = {w.casefold() for w in _WORD.findall(text)}
     named = [v for v in Verdict if v.value in words]
-    if len(named) != 1 or len(words) > 4:  # "first." or "**Second**" or "The answer: first", not a paragraph or both
+    # "first." or "**Second**" or "The answer: first"; not a paragraph, both, or a negation ("not first").
+    if len(named) != 1 or len(words) > 4 or words & _NEGATIONS:
         return Reading(None, unreadable="the judge's answer is not one of first, second or unclear")
     verdict = named[0]
     if verdict is Verdict.UNCLEAR:
