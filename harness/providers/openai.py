@@ -24,7 +24,7 @@ from harness.providers.base import (
     well_formed,
 )
 from harness.providers.info import OPENAI
-from harness.providers.sdk import SdkErrors, SdkProvider
+from harness.providers.sdk import SdkErrors, SdkProvider, StructuredRequestFailed
 from harness.providers.structured import SCHEMA_NAME, ReplySchema
 
 if TYPE_CHECKING:
@@ -96,13 +96,18 @@ class OpenAIProvider(SdkProvider):
             extra["seed"] = params.seed
         if params.reply is not None:
             extra["response_format"] = response_format(params.reply)
-        response = await self._client.chat.completions.create(
-            model=self.model,
-            messages=[dict(m) for m in messages],  # type: ignore[misc]
-            timeout=timeout,
-            extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
-            **extra,
-        )
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.model,
+                messages=[dict(m) for m in messages],  # type: ignore[misc]
+                timeout=timeout,
+                extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
+                **extra,
+            )
+        except Exception as exc:
+            if params.reply is None:
+                raise
+            raise StructuredRequestFailed(exc) from exc
         # A body of another shape (the SDK does not validate it), or one without an answer in it, is a
         # MalformedResponse, asked again (see read_choice); compatible servers may leave usage out.
         try:

@@ -65,6 +65,14 @@ class ReplySchema:
         return str(action)
 
 
+REFUSED_HINT = (
+    "the server refused the structured reply (answer_format: structured) and will refuse it every time: ask it "
+    "for answer_format: json instead, or use a server that takes a JSON schema ({reason})"
+)
+"""The reason recorded when a server answers a structured request with a 400 or 422 (it does not take
+``response_format`` or ``tools``); said once per game, which then fails for good."""
+
+
 @dataclass(frozen=True, slots=True)
 class ReplyViolation:
     """Why a structured reply does not follow its schema (recorded as the call's error)."""

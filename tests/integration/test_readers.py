@@ -79,7 +79,7 @@ def test_a_server_without_constrained_output_fails_its_games_with_its_own_words(
     assert code != 0 and "Traceback" not in out + err
     game = sql_json(results, "select status, failure, error from games")[0]
     assert game["status"] == "failed" and game["failure"] == "permanent"
-    assert "does not support `response_format`" in game["error"]
+    assert "does not support `response_format`" in game["error"] and "answer_format: json" in game["error"]
     assert server.count(provider="openai") == 1  # refused for good: not asked again
 
 

@@ -105,6 +105,15 @@ async def test_a_server_without_constrained_output_refuses_for_good(provider: An
         await provider.generate(MESSAGES, SamplingParams(max_tokens=16, reply=JF), 10.0)
     decision = provider.should_retry(raised.value)
     assert decision.fault is Fault.REJECTED and "does not support" in decision.reason
+    assert "refused the structured reply" in decision.reason and "answer_format: json" in decision.reason
+
+
+async def test_other_failures_of_a_structured_request_keep_their_kind(provider: Any, llm_server: FakeLLMServer) -> None:
+    llm_server.fail_next(provider.name, [429])
+    with pytest.raises(Exception) as raised:
+        await provider.generate(MESSAGES, SamplingParams(max_tokens=16, reply=JF), 10.0)
+    decision = provider.should_retry(raised.value)
+    assert decision.fault is Fault.RATE_LIMITED and "structured" not in decision.reason
 
 
 FACTS = PromptFacts(cooperate="J", defect="F", option_order="CD", answer_format="json", own_moves=(), opponent_moves=())
