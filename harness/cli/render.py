@@ -182,9 +182,10 @@ def percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.1%}"
 
 
-def reader_shares(row: dict[str, Any]) -> str:
-    """What decided a model's moves, as shares of its rounds (a ``model_parsing`` row): "parser 95%, re-ask 5%";
-    readers that decided no round are left out, and a dash stands for no rounds."""
+def reader_shares(row: dict[str, Any], sep: str = ", ") -> str:
+    """What decided a model's moves, as shares of its rounds (a ``model_parsing`` row): "parser 95%, re-ask 5%"
+    (``sep`` between readers: a table puts each on a line of its own); readers that decided no round are left
+    out, and a dash stands for no rounds."""
     rounds = row.get("rounds") or 0
     if not rounds:
         return "—"
@@ -194,7 +195,7 @@ def reader_shares(row: dict[str, Any]) -> str:
         if count:
             share = f"{count / rounds:.1%}".replace(".0%", "%")
             parts.append(f"{reader} {share}")
-    return ", ".join(parts)
+    return sep.join(parts)
 
 
 def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
@@ -266,7 +267,7 @@ def answers_table(rows: list[dict[str, Any]]) -> Table:
             percent(r["parse_failure_rate"]),
             f"{r['fallback_rounds']:,} of {r['rounds']:,}",
             percent(r["fallback_rate"]),
-            reader_shares(r),
+            reader_shares(r, sep="\n"),
         )
     return table
 
