@@ -5,8 +5,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from harness.states import CallOutcome
+
+
+class Reader(StrEnum):
+    """What decided a model's move in a round (the ``reader`` of the ``move_readers`` view). The first three
+    also name what read a call's move (``calls.reader``): a round's reader is its deciding call's, but
+    ``re-ask`` when that call answered a re-ask, and ``fallback`` when no call gave a move."""
+
+    PARSER = "parser"
+    """The free-text parser read the reply."""
+    STRUCTURED = "structured"
+    """The move was the structured reply's ``action`` field (``answer_format: structured``)."""
+    JUDGE = "judge"
+    """A judge model said which option a reply the parser refused had chosen (``parse.judge``)."""
+    REASK = "re-ask"
+    """The move was read from the answer to a re-ask (by the parser or from its structured field)."""
+    FALLBACK = "fallback"
+    """No reply gave a move: the harness played the fallback move (a flagged round)."""
 
 
 @dataclass(slots=True)
@@ -30,8 +48,10 @@ class CallRecord:
     cost_usd: float | None
     cached: bool
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC).replace(tzinfo=None))
-    purpose: str = "move"  # move | comprehension (a question about the rules, see harness.players.model.comprehension)
+    purpose: str = "move"  # move | comprehension (see harness.players.model.comprehension) | judge (see parse.judge)
     option_order: str | None = None  # CD | DC: the order the two options were shown in; None when not shuffled
+    answer_format: str | None = None  # free | json | label | structured: how the reply was asked for
+    reader: str | None = None  # parser | structured | judge: what read this call's move; None when none was read
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,7 +74,8 @@ class Stopped(CallFailed):
 @dataclass(frozen=True, slots=True)
 class CallTag:
     """Where a call belongs (game, round, seat), which draw of the model it is (``sample``), what it is
-    for (a move or a comprehension question) and in which order the prompt showed the options."""
+    for (a move, a comprehension question or a judgment), in which order the prompt showed the options and
+    how the reply was asked for (``answer_format``: free, json, label or structured)."""
 
     game_id: int
     round: int
@@ -82,17 +83,20 @@ class CallTag:
     sample: Sample
     purpose: str = "move"
     option_order: str | None = None
+    answer_format: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Reading(Generic[T]):
     """What the caller made of an answer: ``value`` (a parsed move, a comprehension answer), the move
-    to record in ``calls.action``, and why nothing could be read (``unreadable``; the attempt's outcome
-    is then ``unparseable``)."""
+    to record in ``calls.action`` and what read it (``reader``, a :class:`~harness.calls.record.Reader`
+    value: ``calls.reader``), and why nothing could be read (``unreadable``; the attempt's outcome is then
+    ``unparseable``)."""
 
     value: T
     action: str | None = None
     unreadable: str | None = None
+    reader: str | None = None
 
 
 def take_as_is(text: str) -> Reading[str]:
@@ -109,7 +113,7 @@ def refused(read: Callable[[str], Reading[T]], refusal: str) -> Reading[T]:
     """The reading of a withheld answer: no move and nothing read, whatever text came with the refusal (an
     answer cut short by a content filter is not the model's choice); the caller sees what it sees of an
     empty answer (a re-ask, then its fallback), and the record says it was refused."""
-    return replace(read(""), action=None, unreadable=refusal)
+    return replace(read(""), action=None, unreadable=refusal, reader=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +220,7 @@ class Request(Generic[T]):
             request_json=self.request_json,
             response_text=None if text is None else scrub(text),
             action=reading.action if reading is not None else None,
+            reader=reading.reader if reading is not None and reading.action is not None else None,
             outcome=outcome(fault, reading, refusal),
             error=None if error is None else scrub(error),
             duration_ms=duration_ms,
@@ -226,4 +231,5 @@ class Request(Generic[T]):
             created_at=self.created_at,
             purpose=t.purpose,
             option_order=t.option_order,
+            answer_format=t.answer_format,
         )

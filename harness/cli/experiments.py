@@ -29,6 +29,7 @@ from harness.cli.base import (
 )
 from harness.config.presets.panels import DEFAULT_PANEL, DEFAULT_PLAYERS
 from harness.config.presets.suites import PROTOCOL_OPTIONS, SUITES, check_options, get_suite
+from harness.errors import ConfigError
 from harness.game.rules import MAX_ROUNDS
 from harness.util.bounds import MAX_CONCURRENCY, MAX_REPLICATES, MAX_RPM, MAX_TPM, MIN_RPM, MIN_TPM
 from harness.util.plural import plural
@@ -241,6 +242,13 @@ def eval_(
             "check, scored in the scorecard."
         ),
     ] = None,
+    answer_format: Annotated[
+        str | None,
+        typer.Option(
+            help="How the model is asked for its move: free (default), json, label, or structured (the provider's "
+            "constrained output: a JSON schema, or Anthropic's forced tool call)."
+        ),
+    ] = None,
     seed: SeedOpt = 0,
     base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server (or $OPENAI_BASE_URL).")] = None,
     concurrency: Annotated[
@@ -264,6 +272,11 @@ def eval_(
     if suite is not None:
         preset = get_suite(suite)
         check_options(preset, _given(ctx))
+        if answer_format is not None:
+            raise ConfigError(
+                f"--answer-format cannot be combined with --suite {preset.name}: the suite fixes how the model is "
+                "asked for its move; leave --answer-format out, or drop --suite and set the game yourself"
+            )
         config = preset.config(
             model, replicates=replicates, seed=seed, base_url=base_url, limits=limits, comprehension=checked
         )
@@ -283,6 +296,7 @@ def eval_(
             base_url=base_url,
             limits=limits,
             comprehension=checked,
+            answer_format=answer_format,
         )
     _play_built_in(config, "eval", results, run_id, overwrite, EngineFlags(max_cost, no_cache, prices))
 

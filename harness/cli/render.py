@@ -16,6 +16,7 @@ from rich.console import Console, ConsoleOptions
 from rich.measure import Measurement
 from rich.table import Table
 
+from harness.store.views.answers import READERS, reader_column
 from harness.store.views.leaderboard import RANKING_NOTE
 
 if TYPE_CHECKING:
@@ -181,6 +182,22 @@ def percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.1%}"
 
 
+def reader_shares(row: dict[str, Any], sep: str = ", ") -> str:
+    """What decided a model's moves, as shares of its rounds (a ``model_parsing`` row): "parser 95%, re-ask 5%"
+    (``sep`` between readers: a table puts each on a line of its own); readers that decided no round are left
+    out, and a dash stands for no rounds."""
+    rounds = row.get("rounds") or 0
+    if not rounds:
+        return "—"
+    parts = []
+    for reader in READERS:
+        count = row.get(reader_column(reader)) or 0
+        if count:
+            share = f"{count / rounds:.1%}".replace(".0%", "%")
+            parts.append(f"{reader} {share}")
+    return sep.join(parts)
+
+
 def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
     table = Table(
         title=f"Run {run['run_id']} ({run['status']}): mean ± 95% CI over replicates",
@@ -226,10 +243,21 @@ def answers_table(rows: list[dict[str, Any]]) -> Table:
         header_style="bold",
         box=box.SIMPLE_HEAD,
         caption="Unreadable: answers no move could be read from (re-asks included). Fallback: rounds "
-        "whose move the harness chose after the last unreadable answer.",
+        "whose move the harness chose after the last unreadable answer. Read by: what decided each round's move "
+        "(parser, structured reply, judge, re-ask, fallback), as shares of the rounds.",
     )
-    for col in ("model", "games", "answers", "unreadable", "parse failures", "fallback rounds", "fallback rate"):
-        table.add_column(col, justify="left" if col == "model" else "right")
+    columns = (
+        "model",
+        "games",
+        "answers",
+        "unreadable",
+        "parse failures",
+        "fallback rounds",
+        "fallback rate",
+        "read by",
+    )
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("model", "read by") else "right")
     for r in rows:
         table.add_row(
             label(r["player_name"]),
@@ -239,6 +267,7 @@ def answers_table(rows: list[dict[str, Any]]) -> Table:
             percent(r["parse_failure_rate"]),
             f"{r['fallback_rounds']:,} of {r['rounds']:,}",
             percent(r["fallback_rate"]),
+            reader_shares(r, sep="\n"),
         )
     return table
 

@@ -16,7 +16,7 @@ from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.table import Table
 
-from harness.cli.render import BEHAVIOUR_NOTE, fits, label, percent
+from harness.cli.render import BEHAVIOUR_NOTE, fits, label, percent, reader_shares
 from harness.util.plural import plural
 
 if TYPE_CHECKING:
@@ -116,12 +116,14 @@ def _cell(mean: str, interval: str, note: str, *, two_lines: bool) -> str:
 
 def scorecard_summary(overall: dict[str, Any], totals: dict[str, Any], answers: list[dict[str, Any]]) -> str:
     """One paragraph under the scorecard: the model's means over all games, the run's calls and costs,
-    and each model's parse-failure and fallback rates (``answers``: ``model_parsing`` rows)."""
+    and each model's parse-failure and fallback rates and what decided its moves, as shares of its rounds
+    (``answers``: ``model_parsing`` rows)."""
     payoff = overall["payoff"]
     coop = overall["coop"]
     parsing = "".join(
         f"; {r['player_name']}: parse failures {percent(r['parse_failure_rate'])} of {plural(r['answers'], 'answer')}, "
-        f"fallback moves in {percent(r['fallback_rate'])} of {plural(r['rounds'], 'round')}"
+        f"fallback moves in {percent(r['fallback_rate'])} of {plural(r['rounds'], 'round')}; moves read by "
+        f"{reader_shares(r)}"
         for r in answers
     )
     return (

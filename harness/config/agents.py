@@ -25,6 +25,13 @@ from harness.players.model.parsing.policy import ParsePolicy
 from harness.players.model.prompts.context import PromptSettings
 from harness.players.strategies import StrategySpec, get_strategy, make_spec
 from harness.providers.registry import PROVIDERS, is_offline, parse_model_name
+from harness.providers.structured import ReplySchema
+
+STRUCTURED = "structured"
+"""``prompts.answer_format`` of a move asked for through the provider's constrained output."""
+_MOVED = {"structured": "prompts.answer_format: structured", "reasoning": "prompts.reasoning", "judge": "parse.judge"}
+"""Settings written inside ``prompts`` and ``parse`` that this class keeps as fields of its own (see
+:meth:`ModelAgentConfig._lift`), with where they are written."""
 
 
 class PolicyAgentConfig(BaseModel):
@@ -118,6 +125,60 @@ class ModelAgentConfig(BaseModel):
     comprehension: ComprehensionSettings | None = Field(
         None, description="questions about the rules, asked before the move in set rounds (off by default)"
     )
+    # Written as prompts.answer_format: structured, prompts.reasoning and parse.judge (see _lift); kept here.
+    structured: bool = Field(False, exclude=True)
+    reasoning: bool = Field(False, exclude=True)
+    judge: str | None = Field(None, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift(cls, data: Any) -> Any:
+        """Take ``answer_format: structured`` and ``reasoning`` out of ``prompts``, and ``judge`` out of ``parse``.
+
+        The templates word a structured request as a JSON one (``{"action": label}``, which is also the
+        reply's schema), so the prompt settings see ``json``; the structured reply itself is the provider's
+        (a schema in the request), and the judge a second model: settings of the player, not of its prompt
+        or parser. :meth:`resolved` writes them back where they were written."""
+        if not isinstance(data, dict):
+            return data
+        given = [key for key in _MOVED if key in data]
+        if given:
+            raise ValueError(", ".join(f"write {key} as {_MOVED[key]}" for key in given))
+        data = dict(data)
+        prompts, parse = data.get("prompts"), data.get("parse")
+        if isinstance(prompts, dict) and (prompts.get("answer_format") == STRUCTURED or "reasoning" in prompts):
+            prompts = dict(prompts)
+            reasoning = prompts.pop("reasoning", False)
+            if prompts.get("answer_format") != STRUCTURED:
+                raise ValueError(
+                    "prompts.reasoning asks for a reasoning field before the structured reply's action: it applies "
+                    "only with answer_format: structured"
+                )
+            prompts["answer_format"] = "json"
+            data.update(prompts=prompts, structured=True, reasoning=reasoning)
+        if isinstance(parse, dict) and "judge" in parse:
+            parse = dict(parse)
+            data.update(parse=parse, judge=parse.pop("judge"))
+        return data
+
+    @field_validator("judge")
+    @classmethod
+    def _judge(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            provider, model = parse_model_name(value)
+            PROVIDERS[provider].check_model(model)
+        except ConfigError as exc:
+            raise ValueError(f"parse.judge: {exc}") from None
+        return value.strip()
+
+    def reply_schema(self) -> ReplySchema | None:
+        """The structured reply asked of the provider (``answer_format: structured``), or None for free text."""
+        if not self.structured:
+            return None
+        labels = self.prompts.labels
+        return ReplySchema(labels=(labels.cooperate, labels.defect), reasoning=self.reasoning)
 
     @field_validator("base_url")
     @classmethod
@@ -154,7 +215,14 @@ class ModelAgentConfig(BaseModel):
         return True
 
     def resolved(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+        out = self.model_dump(mode="json", exclude_none=True)
+        if self.structured:
+            out["prompts"]["answer_format"] = STRUCTURED
+            if self.reasoning:
+                out["prompts"]["reasoning"] = True
+        if self.judge is not None:
+            out["parse"]["judge"] = self.judge
+        return out
 
 
 def _checked_prompts(

@@ -17,7 +17,7 @@ def _model_settings(config: ExperimentConfig) -> Iterator[tuple[ModelAgentConfig
     for cond in config.experiment.conditions:
         for agent in (cond.agent_a, cond.agent_b):
             if isinstance(agent, ModelAgentConfig):
-                key = f"{agent.model}|{agent.base_url}|{agent.api_key_env}|{agent.key_only_to_configured}"
+                key = f"{agent.model}|{agent.base_url}|{agent.api_key_env}|{agent.key_only_to_configured}|{agent.judge}"
                 if key in seen:
                     continue
                 seen.add(key)
@@ -39,6 +39,12 @@ def check_models(config: ExperimentConfig) -> None:
             check_credentials([agent.model], settings)
         except ConfigError as exc:
             problems.extend(exc.problems or [str(exc)])
+        if agent.judge is not None:  # reached like the player when of its provider (see ModelPlayers._judge)
+            same = agent.judge.partition("/")[0] == agent.model.strip().partition("/")[0]
+            try:
+                check_credentials([agent.judge], settings if same else None)
+            except ConfigError as exc:
+                problems.extend(f"{agent.label}'s judge (parse.judge): {p}" for p in exc.problems or [str(exc)])
     if problems:
         raise ConfigError("some models cannot be used as configured; fix this before any game starts:", problems)
 

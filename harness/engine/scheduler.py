@@ -33,6 +33,7 @@ from harness.engine.interrupts import StopFlag
 from harness.errors import DiskFull
 from harness.game.match import Match, play_game
 from harness.game.seeds import derive_seed, stream
+from harness.players.model.judge import Judge
 from harness.players.model.player import GameFailed, LLMAgent, ModelPlayer
 from harness.players.model.prompts.builder import PromptBuilder
 from harness.players.strategies.base import Strategy
@@ -128,11 +129,24 @@ class ModelPlayers:
             params=SamplingParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, top_p=cfg.top_p),
             parse=cfg.parse,
             comprehension=cfg.comprehension,
+            reply=cfg.reply_schema(),
+            judge=None if cfg.judge is None else self._judge(cfg.judge, cfg, settings),
         )
+
+    def _judge(self, name: str, cfg: ModelAgentConfig, settings: ProviderSettings) -> Judge:
+        """The judge of a player (``parse.judge``): reached like the player when it is of the same provider
+        (its base URL and key), else with the environment's settings for its provider."""
+        same = name.partition("/")[0] == cfg.model.strip().partition("/")[0]
+        provider = make_provider(name, settings if same else None, http_client=self.http_client)
+        endpoint = provider.endpoint
+        limiter = self.limiters.get(endpoint.provider, endpoint.base_url, endpoint.key_id, cfg.limits)
+        return Judge(name=name, provider=provider, limiter=limiter)
 
     async def aclose(self) -> None:
         for player in self._players.values():
             await player.provider.aclose()
+            if player.judge is not None:
+                await player.judge.provider.aclose()
 
 
 def games_in_flight(limiters: LimiterRegistry, cap: int) -> int:

@@ -9,6 +9,7 @@ off, ``should_retry``, which waits for Anthropic's own 529 "overloaded" too, and
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,8 @@ from harness.providers.base import (
     well_formed,
 )
 from harness.providers.info import ANTHROPIC
-from harness.providers.sdk import SdkErrors, SdkProvider
+from harness.providers.sdk import SdkErrors, SdkProvider, StructuredRequestFailed
+from harness.providers.structured import TOOL_NAME, ReplySchema
 
 if TYPE_CHECKING:
     import httpx2
@@ -89,6 +91,8 @@ class AnthropicProvider(SdkProvider):
         stand-in models and are not sent."""
         system, turns = to_messages_api(messages)
         extra: dict[str, Any] = {"system": system} if system else {}
+        if params.reply is not None:
+            extra.update(forced_tool(params.reply))
         if not self._warned and (dropped := sorted(self.unsupported_params & params.as_dict().keys())):
             self._warned = True
             log.warning(
@@ -97,14 +101,19 @@ class AnthropicProvider(SdkProvider):
                 self.model,
                 ", ".join(dropped),
             )
-        response = await self._client.messages.create(
-            model=self.model,
-            max_tokens=params.max_tokens,
-            messages=turns,  # type: ignore[arg-type]
-            timeout=timeout,
-            extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
-            **extra,
-        )
+        try:
+            response = await self._client.messages.create(
+                model=self.model,
+                max_tokens=params.max_tokens,
+                messages=turns,  # type: ignore[arg-type]
+                timeout=timeout,
+                extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
+                **extra,
+            )
+        except Exception as exc:
+            if params.reply is None:
+                raise
+            raise StructuredRequestFailed(exc) from exc
         # A body of another shape (the SDK does not validate it) is a MalformedResponse, asked again.
         try:
             blocks = response.content
@@ -112,7 +121,7 @@ class AnthropicProvider(SdkProvider):
                 raise MalformedResponse(f"the answer has no content (stop_reason {response.stop_reason!r})")
             if not isinstance(blocks, list):
                 raise TypeError(f"content is a {type(blocks).__name__}, not a list of blocks")
-            text = "".join(block.text for block in blocks if isinstance(block, anthropic.types.TextBlock))
+            text = reply_text(blocks) if params.reply is not None else _text(blocks)
             usage = response.usage
             completion = Completion(
                 text=text,
@@ -126,6 +135,30 @@ class AnthropicProvider(SdkProvider):
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
         return well_formed(completion)
+
+
+def forced_tool(reply: ReplySchema) -> dict[str, Any]:
+    """The structured reply as the Messages API asks for it: one tool whose input is the reply's schema, and
+    ``tool_choice`` naming it, so the model answers with a call of that tool and nothing else."""
+    tool = {
+        "name": TOOL_NAME,
+        "description": "Submit your choice for this round.",
+        "input_schema": reply.json_schema(),
+    }
+    return {"tools": [tool], "tool_choice": {"type": "tool", "name": TOOL_NAME}}
+
+
+def reply_text(blocks: list[Any]) -> str:
+    """The input of the forced tool call, as JSON text (read from its fields like OpenAI's structured reply);
+    the text blocks when the model made no such call (it then does not follow the schema)."""
+    for block in blocks:
+        if isinstance(block, anthropic.types.ToolUseBlock) and block.name == TOOL_NAME:
+            return json.dumps(block.input, ensure_ascii=False)
+    return _text(blocks)
+
+
+def _text(blocks: list[Any]) -> str:
+    return "".join(block.text for block in blocks if isinstance(block, anthropic.types.TextBlock))
 
 
 def to_messages_api(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from harness.providers.ratelimit_headers import RateLimitHeaders, parse_rate_limit_headers
+from harness.providers.structured import ReplySchema
 
 Message = dict[str, str]
 
@@ -71,12 +72,15 @@ class FailureKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class SamplingParams:
-    """What shapes the answer besides the messages; part of the cache key."""
+    """What shapes the answer besides the messages; part of the cache key. ``reply``: the structured reply
+    asked for (see :mod:`harness.providers.structured`), None for a free-text one (then it is neither sent nor
+    keyed, so free requests keep the cache keys they always had)."""
 
     temperature: float | None = None
     max_tokens: int = 256
     top_p: float | None = None
     seed: int | None = None
+    reply: ReplySchema | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +90,7 @@ class SamplingParams:
                 ("max_tokens", self.max_tokens),
                 ("top_p", self.top_p),
                 ("seed", self.seed),
+                ("reply", None if self.reply is None else self.reply.as_dict()),
             )
             if v is not None
         }

@@ -13,9 +13,12 @@ It never reads the prompt's wording: PDBench's model players send it the facts t
 (:class:`~harness.providers.base.PromptFacts`: the labels, the option order, the reply format asked
 for, the rounds the prompt shows, the comprehension question and its right answer), so rewording
 the templates cannot change how it plays. It replies in the format asked for: ``free`` in one of the
-shapes above, ``json`` as ``{"action": "<label>"}``, ``label`` as the bare label. It answers
+shapes above, ``json`` as ``{"action": "<label>"}``, ``label`` as the bare label; a request for a structured
+reply (``params.reply``) gets the JSON object of its schema (at the ``unparseable`` rate one that breaks it). It answers
 comprehension questions correctly, except at the ``confused`` rate, when it answers wrongly (a
-readable, wrong answer). A request without facts is answered with the labels C and D, as in round 1.
+readable, wrong answer). Asked to judge a reply (facts with ``answer_format`` ``judge``), it answers ``first``
+(cooperator), ``second`` (defector), either (random, by ``p``), ``unclear`` at the ``confused`` rate, and
+something else at the ``unparseable`` rate. A request without facts is answered with the labels C and D, as in round 1.
 
 Options go after the behaviour as a query string:
 ``mock/tft?unparseable=0.1&latency_ms=20&error_rate=0.05&confused=0.3&seed=7``.
@@ -54,6 +57,8 @@ if TYPE_CHECKING:
     import httpx2
 
 
+JUDGING = "judge"
+"""``PromptFacts.answer_format`` of a request to judge another model's reply (see harness.players.model.judge)."""
 BEHAVIOURS = ("cooperator", "defector", "random", "tft", "grim")
 OPTIONS = ("p", "unparseable", "latency_ms", "error_rate", "confused", "seed")
 _NO_FACTS = PromptFacts(
@@ -173,7 +178,13 @@ class MockProvider:
         if opts.error_rate and rng.random() < opts.error_rate:
             raise MockServerError(500)
         facts = facts or _NO_FACTS
-        if opts.unparseable and rng.random() < opts.unparseable:
+        reply = params.reply
+        if reply is not None and facts.question is None:
+            # A structured reply, as a constrained decoder gives it; at the unparseable rate one that breaks
+            # the schema (as a server that ignores it might send).
+            broken = bool(opts.unparseable) and rng.random() < opts.unparseable
+            text = _structured(facts.label(self._decide(facts, rng)), reply.reasoning, broken)
+        elif opts.unparseable and rng.random() < opts.unparseable:
             text = rng.choice(
                 [
                     "Let me think about what the other player is likely to do here.",
@@ -181,6 +192,11 @@ class MockProvider:
                     "I am not sure yet.",
                 ]
             )
+        elif facts.answer_format == JUDGING:
+            # Asked to judge a reply: its behaviour's move names the option (cooperator: the first shown),
+            # and at the confused rate it cannot tell.
+            unsure = bool(opts.confused) and rng.random() < opts.confused
+            text = "unclear" if unsure else "first" if self._decide(facts, rng) == "C" else "second"
         elif facts.question is not None:
             wrong = bool(opts.confused) and rng.random() < opts.confused
             text = _answer(facts.question, facts, wrong, rng)
@@ -220,6 +236,13 @@ class MockProvider:
 
     async def aclose(self) -> None:
         return None
+
+
+def _structured(label: str, reasoning: bool, broken: bool) -> str:
+    """A structured reply (see harness.providers.structured); ``broken``: one whose action is no label."""
+    reply = {"reasoning": "The other player's last move decides mine."} if reasoning else {}
+    reply["action"] = "undecided" if broken else label
+    return json.dumps(reply)
 
 
 def _reply(label: str, answer_format: str, rng: random.Random) -> str:

@@ -24,7 +24,8 @@ from harness.providers.base import (
     well_formed,
 )
 from harness.providers.info import OPENAI
-from harness.providers.sdk import SdkErrors, SdkProvider
+from harness.providers.sdk import SdkErrors, SdkProvider, StructuredRequestFailed
+from harness.providers.structured import SCHEMA_NAME, ReplySchema
 
 if TYPE_CHECKING:
     import httpx2
@@ -93,13 +94,20 @@ class OpenAIProvider(SdkProvider):
             extra["top_p"] = params.top_p
         if params.seed is not None:
             extra["seed"] = params.seed
-        response = await self._client.chat.completions.create(
-            model=self.model,
-            messages=[dict(m) for m in messages],  # type: ignore[misc]
-            timeout=timeout,
-            extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
-            **extra,
-        )
+        if params.reply is not None:
+            extra["response_format"] = response_format(params.reply)
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.model,
+                messages=[dict(m) for m in messages],  # type: ignore[misc]
+                timeout=timeout,
+                extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
+                **extra,
+            )
+        except Exception as exc:
+            if params.reply is None:
+                raise
+            raise StructuredRequestFailed(exc) from exc
         # A body of another shape (the SDK does not validate it), or one without an answer in it, is a
         # MalformedResponse, asked again (see read_choice); compatible servers may leave usage out.
         try:
@@ -116,6 +124,12 @@ class OpenAIProvider(SdkProvider):
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
         return well_formed(completion)
+
+
+def response_format(reply: ReplySchema) -> dict[str, Any]:
+    """The structured reply as Chat Completions asks for it: a strict JSON schema (OpenAI's structured outputs;
+    llama.cpp's server, vLLM and Ollama take the same ``response_format`` and constrain decoding to it)."""
+    return {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": reply.json_schema()}}
 
 
 CONTENT_FILTER = "content_filter"

@@ -25,11 +25,21 @@ from harness.providers.base import (
     status_message,
 )
 from harness.providers.keys import Scrubber, scrub
+from harness.providers.structured import REFUSED_HINT
 
 if TYPE_CHECKING:
     import httpx2
 
     from harness.providers.info import ProviderInfo
+
+
+class StructuredRequestFailed(Exception):
+    """A request for a structured reply failed (``cause``): told apart so that a server's refusal of the schema
+    is reported as such (see :meth:`SdkProvider.structured_refused`)."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +95,14 @@ class SdkProvider:
         # Spelled out so that no debugger or log line ever shows the client (and its key).
         return f"{type(self).__name__}(model={self.model!r}, endpoint={self.endpoint!r})"
 
+    def structured_refused(self, failed: StructuredRequestFailed) -> RetryDecision:
+        """The decision on a structured request's failure, as on any request's; a 400 or 422 (the request
+        refused as malformed) says that the server does not take the schema, and what to do instead."""
+        decision = self.should_retry(failed.cause)
+        if decision.fault is Fault.REJECTED and getattr(failed.cause, "status_code", None) in (400, 422):
+            return RetryDecision(Fault.REJECTED, REFUSED_HINT.format(reason=decision.reason))
+        return decision
+
     def should_retry(self, error: BaseException) -> RetryDecision:
         """Retry timeouts, lost connections, malformed answers, 408/409/429/5xx (and Anthropic's 529); never
         another 4xx or a local bug.
@@ -93,6 +111,8 @@ class SdkProvider:
         ``json.JSONDecodeError`` from both SDKs, one of the wrong shape ``MalformedResponse`` from the provider
         or the SDK's validation error when it validates strictly; anything else is not retried. Every reason
         is scrubbed of keys before it can reach the results or a log."""
+        if isinstance(error, StructuredRequestFailed):
+            return self.structured_refused(error)
         errors = self.errors
         if isinstance(error, errors.status):
             message = self._scrub(status_message(error.body, error.message))  # type: ignore[attr-defined]

@@ -204,6 +204,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        "5: calls say how the reply was asked for (answer_format: free, json, label or structured) and what read "
+        "their move (reader: parser, structured or judge); a judge's calls have purpose 'judge'. In older files "
+        "every move read was read by the free-text parser, and the format was not recorded (NULL).",
+        (
+            "ALTER TABLE calls ADD COLUMN answer_format VARCHAR",
+            "ALTER TABLE calls ADD COLUMN reader VARCHAR",
+            "ALTER TABLE superseded_calls ADD COLUMN answer_format VARCHAR",
+            "ALTER TABLE superseded_calls ADD COLUMN reader VARCHAR",
+            "UPDATE calls SET reader = 'parser' WHERE purpose = 'move' AND action IS NOT NULL",
+            "UPDATE superseded_calls SET reader = 'parser' WHERE purpose = 'move' AND action IS NOT NULL",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

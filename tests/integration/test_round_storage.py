@@ -78,10 +78,20 @@ def test_the_readme_queries_answer_as_they_did_when_every_round_was_a_row(tmp_pa
     new_dir = tmp_path / "new"
     result = CliRunner().invoke(app, [*COMMANDS[run_id], "--results", str(new_dir), "--run-id", run_id])
     assert result.exit_code == 0, result.output
-    queries = readme_queries()
     with duckdb.connect(str(old), read_only=True) as con:  # the old file, read by the old views inside it
         assert con.execute("SELECT value FROM pdbench_meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        # Later schemas add tables, views and columns (schema 5: calls.answer_format, calls.reader, move_readers):
+        # what the old file has must answer as it did, read as it was (its columns, in its order).
+        known = {
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views()"
+            ).fetchall()
+        }
+        queries = [q for q in readme_queries() if (m := re.search(r"FROM (\w+)$", q)) is None or m[1] in known]
         before = {q: answer(con, q) for q in queries}
+    queries = [f"SELECT {', '.join(before[q][0])} FROM ({q})" if q.startswith("SELECT *") else q for q in queries]
+    before = {new_q: before[old_q] for new_q, old_q in zip(queries, before, strict=True)}
     with duckdb.connect(str(new_dir / f"{run_id}.duckdb"), read_only=True) as con:
         stored = {
             t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("games", "game_moves", "round_rows")
@@ -89,7 +99,8 @@ def test_the_readme_queries_answer_as_they_did_when_every_round_was_a_row(tmp_pa
         for q in queries:
             assert answer(con, q) == before[q], q
     if run_id == "schema_v3_eval":  # a model's games are recorded round by round, as they are played
-        assert stored["game_moves"] == 0 and stored["round_rows"] == len(before["SELECT * FROM rounds"][1])
+        rounds = next(q for q in before if q.endswith("FROM (SELECT * FROM rounds)"))
+        assert stored["game_moves"] == 0 and stored["round_rows"] == len(before[rounds][1])
     else:  # a row a game
         assert stored["game_moves"] == stored["games"] > 0 and stored["round_rows"] == 0
     with Catalog(new_dir) as cat:  # what `pdbench sql` sees

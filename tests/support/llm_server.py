@@ -139,6 +139,44 @@ def garbage_then(n: int, then: str | Responder = DEFAULT_REPLY) -> Responder:
     return respond
 
 
+def reply_schema(provider: str, request: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request asks the reply to follow: OpenAI's ``response_format`` (``json_schema``), or the
+    input schema of the one tool an Anthropic request forces (``tool_choice: {type: tool}``); None for free text."""
+    if provider == "openai":
+        fmt = request.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            schema = fmt.get("json_schema", {}).get("schema")
+            return schema if isinstance(schema, dict) else None
+        return None
+    choice = request.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "tool":
+        for tool in request.get("tools") or []:
+            if isinstance(tool, dict) and tool.get("name") == choice.get("name"):
+                schema = tool.get("input_schema")
+                return schema if isinstance(schema, dict) else None
+    return None
+
+
+def constrained(
+    option: int | Callable[[list[str]], str], reasoning: str = "Their last move decides mine."
+) -> Responder:
+    """Answer as a constrained decoder would: the JSON object of the request's schema, whose ``action`` is the
+    schema's enum value ``option`` (0: the first label, 1: the second; or a function of the enum that returns the
+    action), with ``reasoning`` first when the schema has it. A request without a schema gets the free default."""
+
+    def respond(provider: str, request: dict[str, Any]) -> str:
+        schema = reply_schema(provider, request)
+        if schema is None:
+            return DEFAULT_REPLY
+        properties = schema.get("properties", {})
+        labels = list(properties.get("action", {}).get("enum", []))
+        reply: dict[str, Any] = {"reasoning": reasoning} if "reasoning" in properties else {}
+        reply["action"] = labels[option] if isinstance(option, int) else option(labels)
+        return json.dumps(reply)
+
+    return respond
+
+
 default_responder: Responder = always(DEFAULT_REPLY)
 """Always cooperates, with free text around the letter, the way chatty models answer."""
 
@@ -168,6 +206,7 @@ class ServerConfig:
     stray_429_rate: float = 0.0  # share of admitted requests refused at once with a 429 (retry_after_s): overload
     ratelimit_headers: bool = False  # send the provider's rate-limit headers (limit, remaining, reset) of rpm_limit
     require_key: bool = True  # False: answer requests without a key too, as local servers (vLLM, Ollama) do
+    structured: bool = True  # False: refuse a JSON-schema response_format / a forced tool with a 400, as old servers do
 
     def __post_init__(self) -> None:
         if not callable(self.responder):
@@ -396,7 +435,7 @@ class FakeLLM:
                 message = "The server is overloaded (stray_429_rate)."
                 self._update(ticket, retry_after=cfg.retry_after_s)
                 return finish(rate_limited_response(provider, cfg.retry_after_s, message), "stray")
-        problem = _invalid(provider, body)
+        problem = _invalid(provider, body) or _unstructured(provider, body, cfg)
         if problem:
             return finish(error_response(provider, 400, problem), "invalid")
         with self._lock:
@@ -459,6 +498,20 @@ def _invalid(provider: str, body: Any) -> str | None:
     return None
 
 
+def _unstructured(provider: str, body: dict[str, Any], cfg: ServerConfig) -> str | None:
+    """The 400 of a server that cannot constrain its reply to a schema (``structured=False``), or of a malformed
+    request for one (a schema that is no object, a tool_choice naming no tool)."""
+    asked = body.get("response_format") if provider == "openai" else body.get("tool_choice")
+    if asked is None:
+        return None
+    if not cfg.structured:
+        what = "response_format" if provider == "openai" else "tools"
+        return f"This server does not support `{what}` (no constrained output)."
+    if reply_schema(provider, body) is None:
+        return "The structured output request names no JSON schema."
+    return None
+
+
 def _text_of(content: Any) -> str:
     """Text of a message content: a string, or a list of parts/blocks with ``text``."""
     if isinstance(content, str):
@@ -499,13 +552,26 @@ def completion_json(provider: str, body: dict[str, Any], text: str, request_id: 
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    stop_reason = "end_turn"
+    if reply_schema(provider, body) is not None:
+        try:
+            arguments = json.loads(text)
+        except ValueError:
+            arguments = None
+        if isinstance(arguments, dict):  # the forced tool's call; text that is no object stays text (a violation)
+            tool = body["tool_choice"]["name"]
+            content, stop_reason = (
+                [{"type": "tool_use", "id": f"toolu_{request_id}", "name": tool, "input": arguments}],
+                "tool_use",
+            )
     return {
         "id": f"msg_{request_id}",
         "type": "message",
         "role": "assistant",
         "model": body["model"],
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
+        "content": content,
+        "stop_reason": stop_reason,
         "stop_sequence": None,
         "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
     }

@@ -24,6 +24,8 @@ OLD_FILES = [
     ("schema_v3", "schema_v3_eval"),
     ("schema_v3", "schema_v3_noisy"),
     ("schema_v3", "schema_v3_tournament"),
+    ("schema_v4", "schema_v4_eval"),
+    ("schema_v4", "schema_v4_tournament"),
 ]
 
 
@@ -104,3 +106,56 @@ def test_the_rounds_view_has_the_columns_and_types_of_the_rounds_table_it_replac
     as_view = [(c, t) for c, t, *_ in describe["rounds"]]
     as_table = [(c, t) for c, t, *_ in describe["round_rows"]]  # the table of schema 1 to 3, renamed
     assert as_view == as_table
+
+
+def _migrated_copy(tmp_path: Path, folder: str, name: str) -> Path:
+    path = tmp_path / f"{name}.duckdb"
+    with gzip.open(FIXTURES / folder / f"{name}.duckdb.gz") as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return path
+
+
+def test_a_v4_model_run_keeps_its_meaning_and_every_round_names_its_reader(tmp_path: Path) -> None:
+    """Schema 5 adds what read each call's move and how the reply was asked for. A file written before it
+    holds only free-text moves read by the parser: its move calls that gave a move read as 'parser', the
+    format is unknown (NULL), every other row is unchanged, and each model round's reader, derived here in
+    Python from the raw rows, is what ``move_readers`` says: fallback when flagged, re-ask when an earlier
+    answer of the round was unreadable, else parser."""
+    path = _migrated_copy(tmp_path, "schema_v4", "schema_v4_eval")
+    with duckdb.connect(str(path)) as con:
+        before = con.execute("SELECT * FROM calls ORDER BY ALL").fetchall()
+        rounds_before = con.execute("SELECT * FROM rounds ORDER BY ALL").fetchall()
+        assert migrate(con, str(path)) is True
+        old_columns = len(before[0])
+        after = con.execute("SELECT * FROM calls ORDER BY ALL").fetchall()
+        assert [row[:old_columns] for row in after] == before  # the old columns keep their values
+        assert con.execute("SELECT * FROM rounds ORDER BY ALL").fetchall() == rounds_before
+        calls = con.execute(
+            "SELECT game_id, round, player, attempt, purpose, outcome, action, answer_format, reader FROM calls"
+        ).fetchall()
+        assert all(fmt is None for *_, fmt, _ in calls)
+        assert all(
+            (reader == "parser") == (purpose == "move" and action is not None)
+            for *_, purpose, _, action, _, reader in calls
+        )
+        expected = {}
+        flags = con.execute("SELECT game_id, round, flagged_a, flagged_b FROM round_rows").fetchall()
+        seats = {(g, p) for g, _, p, _, purpose, *_ in calls if purpose == "move"}
+        for game, rnd, flagged_a, flagged_b in flags:
+            for seat, flagged in (("a", flagged_a), ("b", flagged_b)):
+                if (game, seat) not in seats:
+                    continue
+                mine = [c for c in calls if c[:3] == (game, rnd, seat) and c[4] == "move"]
+                reasked = any(c[5] == "unparseable" for c in mine)
+                expected[(game, rnd, seat)] = "fallback" if flagged else "re-ask" if reasked else "parser"
+        got = {
+            (g, r, p): reader
+            for g, r, p, reader in con.execute("SELECT game_id, round, player, reader FROM move_readers").fetchall()
+        }
+        assert got == expected
+        assert {"parser", "re-ask"} <= set(got.values())  # the fixture has both kinds of rounds
+        totals = con.execute(
+            "SELECT SUM(rounds), SUM(parser_rounds + structured_rounds + judge_rounds + reask_rounds + fallback_rounds)"
+            " FROM model_parsing"
+        ).fetchone()
+        assert totals is not None and totals[0] == totals[1] == len(expected)

@@ -25,9 +25,11 @@ def eval_config(
     base_url: str | None = None,
     limits: dict[str, Any] | None = None,
     comprehension: list[int] | None = None,
+    answer_format: str | None = None,
 ) -> ExperimentConfig:
     """The model as player A against each opponent, ``replicates`` games each; with ``comprehension``, the
-    model is asked the rules before its move in those rounds (see harness.players.model.comprehension)."""
+    model is asked the rules before its move in those rounds (see harness.players.model.comprehension);
+    ``answer_format`` is its ``prompts.answer_format`` (free, json, label or structured)."""
     panel = list(opponents or DEFAULT_PANEL)
     check_players(panel, option="--opponents", models=False)
     agent: dict[str, Any] = {"model": model}
@@ -38,6 +40,8 @@ def eval_config(
         agent["limits"] = limits
     if comprehension:
         agent["comprehension"] = {"rounds": comprehension}
+    if answer_format is not None:
+        agent["prompts"] = {"answer_format": answer_format}
     conditions = [{"name": f"vs_{o.strip().upper()}", "agent_a": dict(agent), "agent_b": {"policy": o}} for o in panel]
     options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed)
     return options_config(

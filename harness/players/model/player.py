@@ -7,6 +7,12 @@ conversation of one round: the rendered prompt, and when the answer cannot be re
 model's answer and a short corrective message, up to ``parse.max_retries`` times; after the
 last failure the configured fallback move is played and the round is flagged.
 
+With ``answer_format: structured`` the move is asked for through the provider's constrained output (a
+:class:`~harness.providers.structured.ReplySchema` in the request) and read from the reply's ``action`` field
+(:func:`read_structured`); a reply that breaks the schema is unreadable, like a free reply the parser refuses.
+With a judge (``parse.judge``, :mod:`harness.players.model.judge`), a refused reply is first shown to the judge
+model, and a move it names decides the round before any re-ask.
+
 It also owns the round's prompt controls: the order the options are shown in (with
 ``prompts.shuffle_options``, drawn per round from the game's seed and the seat, so a resumed game
 shows the same orders) and, in the rounds of a comprehension check, the questions about the rules,
@@ -23,7 +29,7 @@ from typing import TypeVar
 
 from harness.calls.limits import EndpointLimiter
 from harness.calls.path import CallFailed, CallPath, CallResult, CallTag, Reading
-from harness.calls.record import CallRecord
+from harness.calls.record import CallRecord, Reader
 from harness.game.seeds import derive_seed
 from harness.game.view import Decision, RoundView
 from harness.players.model.comprehension import (
@@ -34,9 +40,13 @@ from harness.players.model.comprehension import (
     questions,
     read_answer,
 )
+from harness.players.model.judge import Judge, Verdict, judge_facts, judge_messages, read_verdict
 from harness.players.model.parsing.policy import ActionLabels, ParsePolicy, ParseResult, fallback_action, parse_action
 from harness.players.model.prompts.builder import OptionOrder, PromptBuilder
+from harness.players.model.prompts.context import option_moves
 from harness.providers.base import FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
+from harness.providers.structured import ReplySchema, ReplyViolation
+from harness.states import CallOutcome
 
 T = TypeVar("T")
 
@@ -44,7 +54,17 @@ T = TypeVar("T")
 def read_move(text: str, labels: ActionLabels) -> Reading[ParseResult]:
     """A move answer as the call path records it: the move read, or why none could be."""
     parsed = parse_action(text, labels)
-    return Reading(parsed, action=parsed.action, unreadable=None if parsed.ok else parsed.reason)
+    return Reading(parsed, action=parsed.action, unreadable=None if parsed.ok else parsed.reason, reader=Reader.PARSER)
+
+
+def read_structured(text: str, reply: ReplySchema, labels: ActionLabels) -> Reading[ParseResult]:
+    """A structured move answer: the label in its ``action`` field, or why the reply breaks its schema."""
+    found = reply.read(text)
+    if isinstance(found, ReplyViolation):
+        parsed = ParseResult(None, found.reason, "structured")
+    else:
+        parsed = ParseResult("C" if found == labels.cooperate else "D", method="structured")
+    return Reading(parsed, action=parsed.action, unreadable=parsed.reason, reader=Reader.STRUCTURED)
 
 
 def read_question(question: Question, text: str, labels: ActionLabels) -> Reading[str | None]:
@@ -77,6 +97,13 @@ class ModelPlayer:
     params: SamplingParams
     parse: ParsePolicy
     comprehension: ComprehensionSettings | None = None
+    reply: ReplySchema | None = None  # answer_format: structured; None for a reply in free text
+    judge: Judge | None = None  # parse.judge: reads a reply the parser refused, before any re-ask
+
+    @property
+    def answer_format(self) -> str:
+        """How a move is asked for, as ``calls.answer_format`` records it."""
+        return "structured" if self.reply is not None else self.prompts.settings.answer_format
 
 
 def option_order(game_seed: int, seat: str, round_no: int) -> OptionOrder:
@@ -138,15 +165,32 @@ class LLMAgent:
         messages = p.prompts.render(view, order)
         facts = p.prompts.facts(view, order)
         tag = CallTag(
-            game_id=self.game_id, round=view.round, player=self.seat, sample=self.sample, option_order=recorded
+            game_id=self.game_id,
+            round=view.round,
+            player=self.seat,
+            sample=self.sample,
+            option_order=recorded,
+            answer_format=p.answer_format,
+        )
+        params = self.params if p.reply is None else replace(self.params, reply=p.reply)
+        read: Callable[[str], Reading[ParseResult]] = (
+            partial(read_move, labels=labels)
+            if p.reply is None
+            else partial(read_structured, reply=p.reply, labels=labels)
         )
         attempt = 1
+        judged = 0  # judge calls so far in this round: numbered 1, 2, ... apart from the move's
         for ask in range(p.parse.max_retries + 1):
-            result = await self._ask(messages, tag, attempt, facts, partial(read_move, labels=labels))
+            result = await self._ask(messages, tag, attempt, facts, read, params)
             attempt += len(result.records)
             parsed = result.reading.value
             if parsed.action is not None:
                 return Decision(parsed.action)
+            if p.judge is not None and result.text.strip() and result.records[-1].outcome is CallOutcome.UNPARSEABLE:
+                judgment = await self._judge(p.judge, result.text, view.round, order, judged + 1)
+                judged += len(judgment.records)
+                if judgment.reading.action is not None:
+                    return Decision(judgment.reading.action)  # type: ignore[arg-type]
             if ask < p.parse.max_retries:
                 messages = [
                     *messages,
@@ -162,14 +206,47 @@ class LLMAgent:
             )
         return Decision(fallback, flagged=True)
 
+    async def _judge(
+        self, judge: Judge, reply: str, round_no: int, order: OptionOrder, attempt: int
+    ) -> CallResult[Verdict | None]:
+        """Ask the judge which option ``reply`` chose, showing the labels in the order the player saw them; a
+        call of its own (purpose ``judge``), in this seat's sample, so a second run is answered from the cache."""
+        labels = self.player.prompts.settings.labels
+        shown = option_moves(order)
+        first, second = (labels.label(m) for m in shown)
+        tag = CallTag(game_id=self.game_id, round=round_no, player=self.seat, sample=self.sample, purpose="judge")
+        try:
+            result = await self.calls.request(
+                judge.provider,
+                judge.limiter,
+                judge_messages(reply, first, second),
+                judge.params,
+                tag,
+                attempt,
+                judge_facts(first, second),
+                read=partial(read_verdict, shown=shown),
+            )
+        except CallFailed as failed:
+            self.records.extend(failed.records)
+            raise
+        self.records.extend(result.records)
+        return result
+
     async def _ask(
-        self, messages: list[Message], tag: CallTag, attempt: int, facts: PromptFacts, read: Callable[[str], Reading[T]]
+        self,
+        messages: list[Message],
+        tag: CallTag,
+        attempt: int,
+        facts: PromptFacts,
+        read: Callable[[str], Reading[T]],
+        params: SamplingParams | None = None,
     ) -> CallResult[T]:
-        """One request of this player; every attempt it made is kept for the round's record, failed or not."""
+        """One request of this player; every attempt it made is kept for the round's record, failed or not.
+        ``params``: the move's (with the reply schema of a structured answer); by default the player's own."""
         p = self.player
         try:
             result = await self.calls.request(
-                p.provider, p.limiter, messages, self.params, tag, attempt, facts, read=read
+                p.provider, p.limiter, messages, params or self.params, tag, attempt, facts, read=read
             )
         except CallFailed as failed:
             self.records.extend(failed.records)
@@ -192,6 +269,7 @@ class LLMAgent:
             sample=self.sample,
             purpose="comprehension",
             option_order=recorded,
+            answer_format=p.prompts.settings.answer_format,
         )
         attempt = 1
         for question in questions(view, settings, labels, order):
