@@ -150,6 +150,17 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
                 found.append(Decision(match.start(), at + used, move, method, revises=True))
     if ":" in t or "=" in t or "→" in t or "⇒" in t:
         _generic_keys(t, g, found, taken)
+    # refusals first: "I won't defect" holds no "will defect", "я не буду сотрудничать" no "буду сотрудничать"
+    for match in g.negated.finditer(t):
+        start, end = match.span("tok")
+        if _inside(match.start(), taken) or _inside(start, taken):
+            continue
+        before, after = _clause(t, match.start(), end)
+        if not _decides(t, start, end, before, after, negated=True):
+            continue
+        taken.append((match.start(), end))
+        move = with_alternative(_other(g.lookup[key(match.group("tok"))]), t, end, g)
+        found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
     for pattern in g.statements:
         for match in pattern.finditer(t):
             start, end = match.span("tok")
@@ -162,16 +173,6 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             move = with_alternative(g.lookup[key(match.group("tok"))], t, end, g)
             weak = bool(match.groupdict().get("would") or ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
             found.append(Decision(match.start(), end, move, "statement", weak=weak))
-    for match in g.negated.finditer(t):
-        start, end = match.span("tok")
-        if _inside(match.start(), taken) or _inside(start, taken):
-            continue
-        before, after = _clause(t, match.start(), end)
-        if not _decides(t, start, end, before, after, negated=True):
-            continue
-        taken.append((match.start(), end))
-        move = with_alternative(_other(g.lookup[key(match.group("tok"))]), t, end, g)
-        found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
     segments = _segments(t)
     for i, (start, end) in enumerate(segments):
         if _ARROW_AFTER_RE.match(t, end):
@@ -190,22 +191,25 @@ def _other(move: Action) -> Action:
 def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int, int]]) -> None:
     """ "Key: label" of any key, at a line or sentence start: "Selected: D", "Draft answer: C", "=> D".
 
-    The key is a few words that name neither a move nor the other player, the past, a condition or a
-    fallback ("Opponent: D", "Last round: C", "If they defect: D" are no decision of mine), and the value
-    up to its sentence end is a label alone. Like an answer line, it revises what came before it, except
-    under a numbered round ("Round 4: C"), which may be history.
+    The key is a few words that name no other move than the value ("Keep cooperating: C"), nor the
+    other player, the past, a condition or a fallback ("Opponent: D", "Last round: C", "If they defect:
+    D" are no decision of mine), and the value up to its sentence end is a label alone. Like an answer
+    line, it revises what came before it, except under a numbered round ("Round 4: C"), which may be
+    history.
     """
     for match in GENERIC_KEY_RE.finditer(t):
         if _inside(match.start("key"), taken):
             continue
         name = match.group("key").strip(JUNK)
-        if len(WORD_RE.findall(name)) > words.KEY_WORDS_MAX or g.token.search(name) or FOREIGN_KEY_RE.search(name):
+        if len(WORD_RE.findall(name)) > words.KEY_WORDS_MAX or FOREIGN_KEY_RE.search(name):
             continue
         end = VALUE_END_RE.search(t, match.end())
         value_end = end.end() if end else len(t)
         alone = _label_alone(t, match.end(), value_end, g)
-        if alone is None:
-            if _value(t[match.end() : value_end], g)[0] == "both":  # "Revised: C or D"
+        named = {g.lookup[key(m.group("tok"))] for m in g.token.finditer(name)}
+        if alone is None or (named and named != {alone[0]}):
+            # "Revised: C or D" chooses both; "Option C: 3 points" and "C → 5" are no choice
+            if not named and _value(t[match.end() : value_end], g)[0] == "both":
                 found.append(Decision(match.start("key"), value_end, "both", "answer_line", revises=True))
             continue
         taken.append((match.start("key"), alone[2]))
@@ -485,6 +489,8 @@ def _loose_label(core: str, g: Grammar) -> tuple[Action, int, int] | None:
     lead_words, tail_words = WORD_RE.findall(lead), WORD_RE.findall(tail)
     if len(lead_words) > words.LEAD_WORDS_MAX or len(tail_words) > words.TAIL_WORDS_MAX:
         return None
+    if any(ch > "\u024f" and ch.isalpha() for ch in lead + tail):
+        return None  # words of other scripts are read by their languages' statements, not around a label
     for word in (*lead_words, *tail_words):
         folded = word.casefold().replace("’", "'")
         if word[0].isdigit() or folded in words.NOT_ALONE_WORDS or folded.endswith("n't"):

@@ -26,6 +26,7 @@ _W = r"[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
 _I = re.IGNORECASE
 _CJK_PUNCT = str.maketrans(  # Chinese punctuation is not followed by a space; ours is
     {"。": ". ", "？": "? ", "！": "! ", "，": ", ", "；": "; ", "：": ": ", "、": ", "}
+    | {"।": ". ", "॥": ". ", "؟": "? ", "،": ", ", "؛": "; "}  # Hindi and Arabic punctuation
     | {"「": '"', "」": '"', "『": '"', "』": '"', "【": "[", "】": "]"}
 )
 _SEPARATOR = (  # what joins two moves offered together: "C/D", "C or D", "D. Or maybe C"

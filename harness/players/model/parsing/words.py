@@ -425,7 +425,8 @@ SECOND_THOUGHTS = (
 # Someone else in the clause: "Actually, they will probably choose D" is no change of my mind.
 OTHER_PLAYER = (
     r"\b(?:they|their|them|he|she|his|her|you|your|the\s+other|opponent|opponent['’]s|partner|ellos|el\s+otro"
-    r"|ils|l['’]autre|sie|der\s+andere|eles|o\s+outro)\b|对方|他们|他"
+    r"|ils|l['’]autre|sie|der\s+andere|eles|o\s+outro|l['’]altro|gli\s+altri|lui|lei|loro|de\s+ander[e]?|het\s+andere"
+    r"|hij|zij|другой|он|она|они|соперник)\b|对方|他们|他|相手|상대|दूसरे|वह|الآخر|هو|هي"
 )
 # Written right after the later decision, in its clause ("so I will defect instead").
 REVISION_AFTER = (
@@ -509,7 +510,7 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
     lost lose loses failed wins won bad wrong risky tempting pays gives means get gets
     vs versus than next later future then
     nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
-    se o ou oder y und et e"""
+    se o ou oder y und et e ha hanno heeft hebben hat haben"""
 NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split())
 IDIOMS = re.compile(r"\bwhy\s+not\b|\bno\s+doubt\b|\bno\s+question\b", re.IGNORECASE)  # not negations
 LEAD_WORDS_MAX = 4
