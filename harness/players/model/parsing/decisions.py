@@ -57,8 +57,10 @@ _HYPOTHETICAL_MODAL_RE = re.compile(r"\s+(?:would|could|might)\b", re.IGNORECASE
 # A label alone is short once its gloss is cut: "On second thought, all things considered: C." fits.
 # Longer sentences are not tried, which keeps long reasoning cheap to read.
 _ALONE_MAX = 80
-# A loose label's sentence: words of spaced scripts and light punctuation only.
-_LOOSE_CHARS_RE = re.compile(r"(?:[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[ \t,.!…'’\-*_`\"“”()])+")
+# What a loose label's few words never hold: keys, tags, objects, formulas, lines, Chinese, Japanese, Korean.
+_NOT_LOOSE_RE = re.compile(r"[:=<>{}\[\]\n/\\|#@$^&+~;?\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_NEGATIONS = frozenset({"not", "no", "never", "nicht", "non", "niet", "не"})  # may lead a label: "Not D."
+_VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")  # Japanese kana, Korean
 _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒)")
 _ALONE_MAX_GLOSSED = 240
 
@@ -161,7 +163,8 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
         taken.append((match.start(), end))
         move = with_alternative(_other(g.lookup[key(match.group("tok"))]), t, end, g)
         found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
-    for pattern in g.statements:
+    statements = (*g.statements, g.verb_after) if _VERB_AFTER_SCRIPT_RE.search(t) else g.statements
+    for pattern in statements:
         for match in pattern.finditer(t):
             start, end = match.span("tok")
             if _inside(match.start(), taken) or _inside(start, taken):
@@ -472,8 +475,11 @@ def _loose_label(core: str, g: Grammar) -> tuple[Action, int, int] | None:
     "D is tempting": words.NOT_ALONE_WORDS) and no digits. A negation just before the label ("Not D.",
     "No more cooperation") chooses the other move.
     """
-    if not _LOOSE_CHARS_RE.fullmatch(core):
-        return None  # a key, a tag, an object, a formula or lines: not a sentence around a label
+    if core.count(" ") > words.LEAD_WORDS_MAX + words.TAIL_WORDS_MAX + 2 or _NOT_LOOSE_RE.search(core):
+        return None  # a sentence, or a key, a tag, an object, a formula or lines: not a few words around a label
+    folded = [w.casefold().replace("’", "'") for w in WORD_RE.findall(words.IDIOMS.sub(" ", core))]
+    if any((w in words.NOT_ALONE_WORDS and w not in _NEGATIONS) or w.endswith("n't") for w in folded):
+        return None  # checked again below, once the words before and after the label are known
     tokens = list(g.token.finditer(core))
     if len(tokens) != 1:
         return None

@@ -93,6 +93,7 @@ class Grammar:
     alternative: re.Pattern[str]  # "/ D", " or defect": a second move right after the first
     statements: tuple[re.Pattern[str], ...]  # "I will cooperate", "my move is D", "Coopero"
     negated: re.Pattern[str]  # "I won't defect": the other move
+    verb_after: re.Pattern[str]  # Japanese and Korean, the verb after the move: "Cを選びます", "협력하겠습니다"
     final: re.Pattern[str]  # "Final answer: X" anywhere in a line
     answer_line: re.Pattern[str]  # "Answer: X" at a line or sentence start, "my move: X"
     key_value: re.Pattern[str]  # a line that is only "Key: label"
@@ -151,10 +152,7 @@ def grammar(
     keys = list(lookup)
     subjects = rf"(?<!{_W})(?:(?P<would>{'|'.join(words.WOULD_SUBJECTS)})|(?:{'|'.join(words.SUBJECTS)}))"
     subject = rf"(?:{subjects}(?:\s+to)?|{'|'.join(words.CJK_SUBJECTS)})\s*:?\s*{words.OPTION}[*_`'\"“(\[]*"
-    statements = [
-        re.compile(subject + _token(keys, "tok", prose=True), _I),
-        re.compile(_token(keys, "tok", prose=True) + rf"(?=\s*(?:{words.CJK_VERBS_AFTER}))", _I),
-    ]
+    statements = [re.compile(subject + _token(keys, "tok", prose=True), _I)]
     refusal = rf"(?<!{_W})(?:{'|'.join(words.NEGATED_SUBJECTS)})\s*{words.OPTION}[*_`'\"“(\[]*"
     negated = re.compile(refusal + _token(keys, "tok", prose=True), _I)
     if cooperate_words or defect_words:
@@ -183,6 +181,7 @@ def grammar(
         alternative=re.compile(_SEPARATOR + _token(keys, "alt"), _I),
         statements=tuple(statements),
         negated=negated,
+        verb_after=re.compile(_token(keys, "tok", prose=True) + rf"(?=\s*(?:{words.CJK_VERBS_AFTER}))", _I),
         final=re.compile(
             rf"(?:(?<!{_W})(?:{final_keys})[ \t]*[*_]*[ \t]*{words.FINAL_VERBS}|{words.CJK_FINAL_KEYS}[ \t]*[:=]?)"
             r"(?P<value>[^\n]*)",
