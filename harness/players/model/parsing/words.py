@@ -507,7 +507,8 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
     would could might should may must will shall can chose played picked did had has have got
     won't don't doesn't didn't can't cannot isn't aren't wasn't shouldn't wouldn't couldn't
     refuse refusing done stop quit avoid enough tired anymore without against says said suggests thought told
-    lost lose loses failed wins won bad wrong risky tempting pays gives means get gets
+    lost lose loses failed wins won bad wrong risky tempting pays gives means get gets seems seem looks sounds
+    appears feels
     vs versus than next later future then
     nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
     se o ou oder y und et e ha hanno heeft hebben hat haben"""
