@@ -182,6 +182,7 @@ _DE_ADVERB = r"(?:ebenfalls|auch|wieder|weiterhin|diesmal|jetzt|dann|also|doch|l
 WOULD_SUBJECTS = (
     rf"i(?:['’]d|\s+would)(?:\s+{_EN_ADVERB})*(?:\s+(?:rather|prefer\s+to|{_EN_VERB}))?",
     rf"ich\s+w[üu]rde(?:\s+{_DE_ADVERB})*",
+    r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick)\s+would\s+be",
 )
 SUBJECTS = (
     # en
