@@ -31,6 +31,17 @@ REPLIES: dict[str, tuple[str, ActionLabels]] = {
     "reasoning + Final answer (400 chars)": (_REASONING + "Final answer: C", ActionLabels()),
     "reasoning + I'll cooperate. (400 chars)": (_REASONING + "I'll cooperate.", ActionLabels()),
     "reasoning + I'll cooperate. (2,000 chars)": (_REASONING * 5 + "I'll cooperate.", ActionLabels()),
+    # the shapes of issue 21: informal, refusals, keys of any name, revisions, plans and hedges
+    "ok C": ("ok C", ActionLabels()),
+    "I won't defect this round.": ("I won't defect this round.", ActionLabels()),
+    '{"selected_option": "D"}': ('{"selected_option": "D"}', ActionLabels()),
+    "Draft answer: C / Revised answer: D": ("Draft answer: C\nRevised answer: D", ActionLabels()),
+    "Frankly, Option F. (J/F)": ("Frankly, Option F.", ActionLabels("J", "F")),
+    "reasoning + C this round, plan, hedge (2,000 chars)": (
+        _REASONING * 5 + "Going with C this round — but one more defection and I'll defect for the rest of the game. "
+        "Although... D might be better.",
+        ActionLabels(),
+    ),
 }
 
 

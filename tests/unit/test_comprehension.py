@@ -96,7 +96,7 @@ def q(kind: str, expected: str) -> Question:
         ("payoff", "8, 0", "8,0"),
         ("payoff", "8,0", "8,0"),
         ("payoff", "-1 and 5", "-1,5"),
-        ("payoff", "We would both get 8.", None),
+        ("payoff", "We would both get 8.", "8,8"),
         ("payoff", "I am not sure.", None),
         ("horizon", "10", "10"),
         ("horizon", "The game lasts 10 rounds in all.", "10"),
@@ -114,6 +114,74 @@ def q(kind: str, expected: str) -> Question:
 )
 def test_answers_are_read(kind: str, text: str, answer: str | None) -> None:
     assert read_answer(q(kind, "0"), text, NEUTRAL) == answer
+
+
+# Hand-written answers a person would score right, per kind of question, and answers a person reads
+# but scores wrong: (kind, the right answer, the answer given, whether it is right). Mutual defection
+# pays 1 to each player; the other outcome asked pays 0 to me and 5 to them; the game lasts three rounds
+# (or goes on with probability 0.95); the last move was C.
+SCORED = [
+    ("payoff", "1,1", "1 each", True),
+    ("payoff", "1,1", "We both get 1 point.", True),
+    ("payoff", "1,1", "We both get one point.", True),
+    ("payoff", "1,1", "One point each.", True),
+    ("payoff", "1,1", "I get 1 and they get 1.", True),
+    ("payoff", "1,1", "Cada uno obtiene un punto.", True),
+    ("payoff", "1,1", "Nous obtenons chacun 1 point.", True),
+    ("payoff", "1,1", "Jeder von uns bekommt einen Punkt.", True),
+    ("payoff", "1,1", "我们各得1分。", True),
+    ("payoff", "1,1", "3 points each", False),
+    ("payoff", "1,1", "We both get three points.", False),
+    ("payoff", "1,1", "I get 0 and they get 5.", False),
+    ("payoff", "0,5", "I get 0 and they get 5.", True),
+    ("payoff", "0,5", "They get 5, I get 0.", True),
+    ("payoff", "0,5", "0 for me, 5 for them", True),
+    ("payoff", "0,5", "Zero for me and five for the other player.", True),
+    ("payoff", "0,5", "Ich bekomme null Punkte, der andere fünf.", True),
+    ("payoff", "0,5", "I get 5 and they get 0.", False),
+    ("payoff", "0,5", "5 for me, 0 for them.", False),
+    ("payoff", "0,5", "3 each", False),
+    ("horizon", "3", "The game lasts three rounds.", True),
+    ("horizon", "3", "Three.", True),
+    ("horizon", "3", "3 rounds in all.", True),
+    ("horizon", "3", "This is round 1 of three.", True),
+    ("horizon", "3", "Tres rondas.", True),
+    ("horizon", "3", "Drei Runden.", True),
+    ("horizon", "3", "Три раунда.", True),
+    ("horizon", "3", "三轮。", True),
+    ("horizon", "3", "The game lasts ten rounds.", False),
+    ("horizon", "3", "Four.", False),
+    ("horizon", "0.95", "Ninety-five percent.", True),
+    ("horizon", "0.95", "It continues with probability 0.95.", True),
+    ("horizon", "0.95", "95%", True),
+    ("horizon", "0.95", "ninety percent", False),
+    ("horizon", "0.95", "0.05", False),
+    ("last_move", "C", "In round 1 I chose C.", True),
+    ("last_move", "C", "C", True),
+    ("last_move", "C", "I cooperated.", True),
+    ("last_move", "C", "My move in round 2 was C.", True),
+    ("last_move", "C", "Last round I played C and they played D.", True),
+    ("last_move", "C", "En la ronda 1 elegí C.", True),
+    ("last_move", "C", "In round 1 I chose D.", False),
+    ("last_move", "C", "I defected.", False),
+    ("last_move", "C", "They played C and I played D.", False),
+]
+
+
+@pytest.mark.parametrize(("kind", "right", "text", "correct"), SCORED)
+def test_answers_are_scored_as_a_person_would(kind: str, right: str, text: str, correct: bool) -> None:
+    question = q(kind, right)
+    answer = read_answer(question, text, ActionLabels())
+    assert answer is not None, "a readable answer, right or wrong, is never unreadable"
+    assert is_correct(question, answer) is correct, answer
+
+
+def test_a_past_move_with_neutral_labels_and_unreadable_answers() -> None:
+    assert read_answer(q("last_move", "C"), "In round 2 I chose Option J.", NEUTRAL) == "C"
+    assert read_answer(q("last_move", "C"), "In round 2 I chose F.", NEUTRAL) == "D"
+    assert read_answer(q("last_move", "C"), "I don't remember.", NEUTRAL) is None
+    assert read_answer(q("horizon", "3"), "Not sure, sorry.", NEUTRAL) is None
+    assert read_answer(q("payoff", "1,1"), "Some points.", NEUTRAL) is None
 
 
 def test_answers_are_compared_as_numbers_and_unreadable_ones_are_wrong() -> None:

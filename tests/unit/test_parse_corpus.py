@@ -5,7 +5,12 @@ chose none. Three figures matter, in this order: opposite reads (the parser read
 model chose D, or the reverse) must be 0, because an opposite read silently corrupts every
 metric; accepted answers among those that choose nothing must be 0, because a guessed move is
 no better; and agreement (entries read exactly as labelled, a refused clear answer counting as
-a disagreement because it costs a re-ask) must be at least 97%.
+a disagreement because it costs a re-ask) must be at least 97%. A failure prints the figures per
+category (tests/benchmarks/parse_corpus_report.py, which reads any corpus of this format) and every
+misread entry.
+
+The rules were tuned on this corpus, so its figures say what the parser reads, not how well it
+generalizes: that is measured on corpora written apart from the rules, with the same script.
 """
 
 from __future__ import annotations
@@ -21,12 +26,16 @@ from harness.players.model.parsing import policy as parsing
 from harness.players.model.parsing.decisions import InvalidStructure, answer_part, find_decisions, whole_reply
 from harness.players.model.parsing.grammar import JUNK, normalize
 from harness.players.model.parsing.policy import ActionLabels, parse_action
+from tests.benchmarks import parse_corpus_report
 
 CORPUS = Path(__file__).with_name("parse_corpus.yaml")
 LABELS = {"CD": ActionLabels(), "JF": ActionLabels(cooperate="J", defect="F")}
 CATEGORIES = {
     "bare", "markdown", "json", "xml", "answer_line", "statement", "reasoning", "self_correction",
     "hypothetical", "ambiguous", "neutral", "spanish", "french", "german", "portuguese", "chinese", "hard",
+    # the shapes of issue 21
+    "informal", "negation", "key_value", "arrow_label", "draft_revision", "history_quote", "jf_words", "option_text",
+    "future_plan", "hedge", "italian", "dutch", "russian", "japanese", "korean", "hindi", "arabic",
 }  # fmt: skip
 MIN_SIZE = 300
 MIN_AGREEMENT = 0.97
@@ -101,9 +110,11 @@ def test_parser_reads_the_corpus(corpus: list[Entry]) -> None:
     opposite = [m for m in misreads if m.kind == "OPPOSITE READ"]
     accepted = [m for m in misreads if m.kind == "ACCEPTED AMBIGUOUS"]
     agreement = 1 - len(misreads) / len(corpus)
+    by_cat, _ = parse_corpus_report.report(yaml.safe_load(CORPUS.read_text(encoding="utf-8")))
+    table = "\n".join([parse_corpus_report.HEADER, *(by_cat[c].row(c) for c in sorted(by_cat))])
     summary = (
         f"{len(corpus)} entries, agreement {agreement:.1%}, {len(opposite)} opposite reads, "
-        f"{len(accepted)} accepted ambiguous"
+        f"{len(accepted)} accepted ambiguous\n{table}"
     )
     assert not opposite, f"{summary}\n{report}"
     assert not accepted, f"{summary}\n{report}"
@@ -145,3 +156,32 @@ def test_the_shortcut_reads_as_the_general_rules_do(corpus: list[Entry]) -> None
         taken += 1
         assert general.action == quick.move, (entry, quick, general)
     assert taken >= 100
+
+
+def test_every_category_has_clear_and_refused_replies_of_its_shape(corpus: list[Entry]) -> None:
+    """Each shape of issue 21 holds clear answers and, where a reply of that shape can choose nothing,
+    replies to refuse, so a rule that reads everything of a shape is caught."""
+    shapes = {"informal", "negation", "key_value", "arrow_label", "draft_revision", "history_quote", "jf_words",
+              "future_plan", "hedge"}  # fmt: skip
+    for cat in shapes:
+        expects = Counter(e.expect for e in corpus if e.cat == cat)
+        assert expects["refuse"] >= 2 and expects["C"] + expects["D"] >= 4, (cat, expects)
+
+
+def test_the_report_script_counts_by_hand(tmp_path: Path) -> None:
+    """The corpus report (run by the lead on held-out corpora) on a tiny corpus whose figures are
+    worked by hand: 'C' read right, 'D' labelled C (an opposite read), 'C or D' labelled C (a clear
+    answer refused), 'F' under J/F labelled refuse (an ambiguous reply accepted), 'C\\nD' refused
+    as labelled. Categories are whatever the file says."""
+    path = tmp_path / "tiny.yaml"
+    path.write_text(
+        "- {cat: x, expect: C, text: 'C'}\n- {cat: x, expect: C, text: 'D'}\n"
+        "- {cat: y, expect: C, text: 'C or D'}\n- {cat: y, labels: JF, expect: refuse, text: 'F'}\n"
+        '- {cat: y, expect: refuse, text: "C\\nD"}\n',
+        encoding="utf-8",
+    )
+    by_cat, total = parse_corpus_report.report(parse_corpus_report.load(path))
+    assert (total.entries, total.agree, total.opposite, total.ambiguous_accepted, total.ambiguous) == (5, 2, 1, 1, 2)
+    assert (total.clear, total.clear_read, total.accepted) == (3, 1, 3)
+    assert (by_cat["x"].opposite, by_cat["y"].clear - by_cat["y"].clear_read) == (1, 1)
+    assert set(by_cat) == {"x", "y"}

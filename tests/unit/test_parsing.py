@@ -522,3 +522,33 @@ def test_a_change_of_mind_after_the_last_answer(text: str, expected: str | None)
     assert result.action == expected, result
     if expected is None:
         assert result.reason is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "expected"),
+    [  # the replies issue 21 quotes, each read as the person who wrote it meant
+        ("ok C", DEFAULT, "C"),
+        ("d, obviously", DEFAULT, "D"),
+        ("🤝 Cooperate!", DEFAULT, "C"),
+        ("I won't defect this round.", DEFAULT, "C"),
+        ('{"my_action": "C"}', DEFAULT, "C"),
+        ('{"selected_option": "D"}', DEFAULT, "D"),
+        ("=> D", DEFAULT, "D"),
+        ("Selected: D", DEFAULT, "D"),
+        ("Draft answer: C\nRevised answer: D", DEFAULT, "D"),
+        ("Last round: me C, them D. This round: me D.", DEFAULT, "D"),
+        ("Just to be safe this round: F.", NEUTRAL, "D"),
+        ("Frankly, Option F.", NEUTRAL, "D"),
+        (
+            "Going with C this round — but one more defection from them and I'll defect for the rest of the game.",
+            DEFAULT,
+            "C",
+        ),
+        ("C. Although... D might be better. I'm not sure.", DEFAULT, None),
+        ("My answer would be C.", DEFAULT, "C"),
+        ("I choose to not defect.", DEFAULT, "C"),
+        ("Not cooperating today.", DEFAULT, "D"),
+    ],
+)
+def test_the_shapes_of_issue_21(text: str, labels: ActionLabels, expected: str | None) -> None:
+    assert parse_action(text, labels).action == expected

@@ -1,4 +1,4 @@
 """The move parser: from a model's free text to C, D or "unreadable", with the reason. ``policy`` holds the
 rules (which decision counts when a reply names several), ``decisions`` finds every place a reply names its
-move, ``grammar`` compiles the regexes for a game's labels, ``words`` is the vocabulary in six languages.
+move, ``grammar`` compiles the regexes for a game's labels, ``words`` is the vocabulary in thirteen languages.
 Pure: no I/O."""

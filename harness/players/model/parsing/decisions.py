@@ -19,24 +19,33 @@ from harness.players.model.parsing.grammar import (
     CLAUSE_END_RE,
     CLAUSE_START_RE,
     EMBEDDED_RE,
+    FOREIGN_JSON_KEY_RE,
+    FOREIGN_KEY_RE,
+    GENERIC_KEY_RE,
     GLOSS_RE,
+    HEDGE_AFTER_RE,
+    HEDGE_BEFORE_RE,
     HYPOTHETICAL_AFTER_RE,
     HYPOTHETICAL_BEFORE_RE,
     JUNK,
     LOOSE_FIELD_RE,
     MARKUP,
+    NEGATED_LEAD_RE,
     NEGATION_AFTER_RE,
     NEGATION_BEFORE_RE,
     OTHER_PLAYER_RE,
     PREFIX_RE,
     REVISION_AFTER_RE,
     ROUND_BOUND_RE,
+    ROUND_KEY_RE,
     SECOND_THOUGHTS_RE,
     SENTENCE_END_RE,
     SPLIT_RE,
     THINK_BLOCK_RE,
     THINK_CLOSE_RE,
+    VALUE_END_RE,
     VALUE_GLOSS_RE,
+    WORD_RE,
     XML_RE,
     Grammar,
     key,
@@ -48,6 +57,11 @@ _HYPOTHETICAL_MODAL_RE = re.compile(r"\s+(?:would|could|might)\b", re.IGNORECASE
 # A label alone is short once its gloss is cut: "On second thought, all things considered: C." fits.
 # Longer sentences are not tried, which keeps long reasoning cheap to read.
 _ALONE_MAX = 80
+# What a loose label's few words never hold: keys, tags, objects, formulas, lines, Chinese, Japanese, Korean.
+_NOT_LOOSE_RE = re.compile(r"[:=<>{}\[\]\n/\\|#@$^&+~;?\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_NEGATIONS = frozenset({"not", "no", "never", "nicht", "non", "niet", "не"})  # may lead a label: "Not D."
+_VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")  # Japanese kana, Korean
+_ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒)")
 _ALONE_MAX_GLOSSED = 240
 
 
@@ -100,7 +114,7 @@ def whole_reply(t: str, g: Grammar) -> Decision | None:
             obj = json.loads(body)
         except ValueError:
             return None
-        moves = {_json_move(k, v, g) for k, v in _move_fields(obj)} if isinstance(obj, dict) else set()
+        moves = {move for _, move in _move_fields(obj, g)} if isinstance(obj, dict) else set()
         return Decision(0, len(t), moves.pop(), "json") if len(moves) == 1 else None
     if ":" not in body and "=" not in body:
         return None
@@ -136,7 +150,21 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             if move is not None:
                 taken.append((match.start(), at + used))
                 found.append(Decision(match.start(), at + used, move, method, revises=True))
-    for pattern in g.statements:
+    if ":" in t or "=" in t or "→" in t or "⇒" in t:
+        _generic_keys(t, g, found, taken)
+    # refusals first: "I won't defect" holds no "will defect", "я не буду сотрудничать" no "буду сотрудничать"
+    for match in g.negated.finditer(t):
+        start, end = match.span("tok")
+        if _inside(match.start(), taken) or _inside(start, taken):
+            continue
+        before, after = _clause(t, match.start(), end)
+        if not _decides(t, start, end, before, after, negated=True):
+            continue
+        taken.append((match.start(), end))
+        move = with_alternative(_other(g.lookup[key(match.group("tok"))]), t, end, g)
+        found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
+    statements = (*g.statements, g.verb_after) if _VERB_AFTER_SCRIPT_RE.search(t) else g.statements
+    for pattern in statements:
         for match in pattern.finditer(t):
             start, end = match.span("tok")
             if _inside(match.start(), taken) or _inside(start, taken):
@@ -150,6 +178,8 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             found.append(Decision(match.start(), end, move, "statement", weak=weak))
     segments = _segments(t)
     for i, (start, end) in enumerate(segments):
+        if _ARROW_AFTER_RE.match(t, end):
+            continue  # "C → 3 points": a key, not a choice
         alone = _label_alone(t, start, end, g)
         if alone is not None and not _inside(alone[1], taken):
             method = "last_line" if i == len(segments) - 1 else "first_line" if i == 0 else "label_line"
@@ -157,11 +187,46 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
     return found
 
 
+def _other(move: Action) -> Action:
+    return "D" if move == "C" else "C"
+
+
+def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int, int]]) -> None:
+    """ "Key: label" of any key, at a line or sentence start: "Selected: D", "Draft answer: C", "=> D".
+
+    The key is a few words that name no other move than the value ("Keep cooperating: C"), nor the
+    other player, the past, a condition or a fallback ("Opponent: D", "Last round: C", "If they defect:
+    D" are no decision of mine), and the value up to its sentence end is a label alone. Like an answer
+    line, it revises what came before it, except under a numbered round ("Round 4: C"), which may be
+    history.
+    """
+    for match in GENERIC_KEY_RE.finditer(t):
+        if _inside(match.start("key"), taken):
+            continue
+        name = match.group("key").strip(JUNK)
+        if len(WORD_RE.findall(name)) > words.KEY_WORDS_MAX or FOREIGN_KEY_RE.search(name):
+            continue
+        end = VALUE_END_RE.search(t, match.end())
+        value_end = end.end() if end else len(t)
+        alone = _label_alone(t, match.end(), value_end, g)
+        named = {g.lookup[key(m.group("tok"))] for m in g.token.finditer(name)}
+        if alone is None or (named and named != {alone[0]}):
+            # "Revised: C or D" chooses both; "Option C: 3 points" and "C → 5" are no choice
+            if not named and _value(t[match.end() : value_end], g)[0] == "both":
+                found.append(Decision(match.start("key"), value_end, "both", "answer_line", revises=True))
+            continue
+        taken.append((match.start("key"), alone[2]))
+        round_keyed = bool(ROUND_KEY_RE.search(name))
+        found.append(
+            Decision(match.start("key"), alone[2], alone[0], "answer_line", revises=not round_keyed, weak=round_keyed)
+        )
+
+
 def _structured(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int, int]]) -> None:
     """JSON objects, quoted key-value pairs of broken JSON, and XML tags."""
     for start, end, obj in _json_objects(t):
         taken.append((start, end))
-        found.extend(Decision(start, end, _json_move(k, v, g), "json") for k, v in _move_fields(obj))
+        found.extend(Decision(start, end, move, "json") for _, move in _move_fields(obj, g))
     for match in LOOSE_FIELD_RE.finditer(t) if ":" in t else ():
         if not _inside(match.start(), taken):
             taken.append(match.span())
@@ -181,16 +246,31 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
     ("Actually, I want to switch over to D") or followed by "instead" in its clause.
     """
     for token in g.token.finditer(t, after):
-        if g.lookup[key(token.group("tok"))] == move or _HYPOTHETICAL_MODAL_RE.match(t, token.end()):
+        if g.lookup[key(token.group("tok"))] == move:
             continue
         before, rest = _clause(t, token.start(), token.end())
         sentence_start = max(t.rfind(ch, after, token.start()) for ch in ".!?;\n") + 1
+        if _hedges(t, max(after, sentence_start), token, before):
+            return True
+        if _HYPOTHETICAL_MODAL_RE.match(t, token.end()):
+            continue
         marked = SECOND_THOUGHTS_RE.search(t, max(after, sentence_start), token.start())
         if not (marked or REVISION_AFTER_RE.search(rest)) or OTHER_PLAYER_RE.search(before):
             continue
         if _decides(t, token.start(), token.end(), before, rest):
             return True
     return False
+
+
+def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str) -> bool:
+    """Doubt about the answer: the other move offered after it ("C. Although... D might be better.",
+    "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."), not said of the other player,
+    negated, or placed under a condition or a later round."""
+    if OTHER_PLAYER_RE.search(before) or HYPOTHETICAL_BEFORE_RE.search(before):
+        return False
+    if NEGATION_BEFORE_RE.search(t, max(0, token.start() - 8), token.start()):
+        return False
+    return bool(HEDGE_BEFORE_RE.search(t, sentence_start, token.start()) or HEDGE_AFTER_RE.match(t, token.end()))
 
 
 def _json_move(field: object, value: object, g: Grammar) -> Action:
@@ -218,13 +298,23 @@ def _json_objects(text: str) -> Iterator[tuple[int, int, dict[object, object]]]:
         pos = text.find("{", end)
 
 
-def _move_fields(obj: dict[object, object]) -> Iterator[tuple[object, object]]:
-    """The move-like fields of an object and of the objects nested in it ({"response": {...}})."""
+def _move_fields(obj: dict[object, object], g: Grammar) -> Iterator[tuple[object, Action]]:
+    """The move fields of an object and of the objects nested in it ({"response": {...}}), with their move.
+
+    A field of a known move key (action, move, choice, ...) must name one move (see _json_move). A field
+    of any other key counts when its value is a move alone ({"selected_option": "D"}), unless its key
+    names the other player, the past, a fallback or an explanation ({"opponent_last": "D"}).
+    """
     for field, value in obj.items():
+        name = str(field).strip().casefold().replace(" ", "_").replace("-", "_")
         if isinstance(value, dict):
-            yield from _move_fields(value)
-        elif str(field).strip().casefold().replace(" ", "_") in words.JSON_KEYS:
-            yield field, value
+            yield from _move_fields(value, g)
+        elif name in words.JSON_KEYS:
+            yield field, _json_move(field, value, g)
+        elif isinstance(value, str) and len(value) <= _ALONE_MAX and not FOREIGN_JSON_KEY_RE.search(name):
+            alone = _label_alone(value, 0, len(value), g)
+            if alone is not None and alone[0] != "both":
+                yield field, alone[0]
 
 
 def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
@@ -312,11 +402,14 @@ def _clause(t: str, start: int, token_end: int) -> tuple[str, str]:
     return before, t[token_end : clause_end.start() if clause_end else len(t)]
 
 
-def _decides(t: str, token_start: int, token_end: int, before: str, after: str) -> bool:
-    """Rule 4: whether a statement decides, rather than asks, supposes, negates or reports a belief."""
+def _decides(t: str, token_start: int, token_end: int, before: str, after: str, *, negated: bool = False) -> bool:
+    """Rule 4: whether a statement decides, rather than asks, supposes, negates or reports a belief.
+
+    ``negated``: the statement is a refusal ("I won't defect"), so the negation is its own, not a reason
+    to drop it."""
     if HYPOTHETICAL_BEFORE_RE.search(before) or EMBEDDED_RE.search(before) or HYPOTHETICAL_AFTER_RE.search(after):
         return False
-    if NEGATION_BEFORE_RE.search(t, max(0, token_start - 8), token_start):
+    if not negated and NEGATION_BEFORE_RE.search(t, max(0, token_start - 8), token_start):
         return False
     if NEGATION_AFTER_RE.match(t[token_end : token_end + 8]):
         return False
@@ -359,7 +452,12 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
     if label is None:
         match = g.whole.fullmatch(core)
         if match is None:
-            return None
+            loose = _loose_label(core, g)
+            if loose is None:
+                return None
+            label, token_at, token_end = loose
+            at = t.find(core, start, end)
+            return with_alternative(label, t, at + len(core), g), at + token_at, at + token_end
         label = g.lookup[key(match.group("tok"))]
         if match.group("rejected") and g.lookup[key(match.group("rejected"))] == label:
             return None  # "C, not C"
@@ -367,3 +465,45 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
     at = t.find(core, start, end)  # core is a slice of the segment: only its ends were cut
     move: Move = "both" if _names_other(inner, label, g) else with_alternative(label, t, at + len(core), g)
     return move, at + token_at, at + token_end
+
+
+def _loose_label(core: str, g: Grammar) -> tuple[Action, int, int] | None:
+    """A label with a few ordinary words around it: "ok C", "d, obviously", "Frankly, Option F.", "Not D."
+
+    Exactly one move token; at most a few words before and after it, none of which makes the label
+    something other than a choice (a condition, the other player, the past, a doubt, a comment such as
+    "D is tempting": words.NOT_ALONE_WORDS) and no digits. A negation just before the label ("Not D.",
+    "No more cooperation") chooses the other move.
+    """
+    if core.count(" ") > words.LEAD_WORDS_MAX + words.TAIL_WORDS_MAX + 2 or _NOT_LOOSE_RE.search(core):
+        return None  # a sentence, or a key, a tag, an object, a formula or lines: not a few words around a label
+    folded = [w.casefold().replace("’", "'") for w in WORD_RE.findall(words.IDIOMS.sub(" ", core))]
+    if any((w in words.NOT_ALONE_WORDS and w not in _NEGATIONS) or w.endswith("n't") for w in folded):
+        return None  # checked again below, once the words before and after the label are known
+    tokens = list(g.token.finditer(core))
+    if len(tokens) != 1:
+        return None
+    token = tokens[0]
+    if not token.group("tok").isascii():
+        return None  # a verb form of another language may be another person's ("L'autre joueur coopère")
+    if len(token.group("tok")) == 1 and token.start() > 0 and not token.group("tok").isupper():
+        return None  # in prose a one-letter label is written in its own case: "i choose j" is no J
+    lead, tail = core[: token.start()], words.IDIOMS.sub(" ", core[token.end() :])
+    negated = NEGATED_LEAD_RE.search(lead)
+    if negated:
+        lead = lead[: negated.start()]
+    lead_words, tail_words = WORD_RE.findall(lead), WORD_RE.findall(tail)
+    if len(lead_words) > words.LEAD_WORDS_MAX or len(tail_words) > words.TAIL_WORDS_MAX:
+        return None
+    if any(ch > "\u024f" and ch.isalpha() for ch in lead + tail):
+        return None  # words of other scripts are read by their languages' statements, not around a label
+    for word in (*lead_words, *tail_words):
+        folded = word.casefold().replace("’", "'")
+        if word[0].isdigit() or folded in words.NOT_ALONE_WORDS or folded.endswith("n't"):
+            return None
+    if any(word.casefold().endswith("ed") for word in tail_words):
+        return None  # "Cooperating worked.": a comment on a move, not a choice
+    if HYPOTHETICAL_BEFORE_RE.search(lead) or OTHER_PLAYER_RE.search(lead) or NEGATION_BEFORE_RE.search(lead):
+        return None
+    move = g.lookup[key(token.group("tok"))]
+    return (_other(move) if negated else move), token.start(), token.end()

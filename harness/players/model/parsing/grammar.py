@@ -26,6 +26,7 @@ _W = r"[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
 _I = re.IGNORECASE
 _CJK_PUNCT = str.maketrans(  # Chinese punctuation is not followed by a space; ours is
     {"。": ". ", "？": "? ", "！": "! ", "，": ", ", "；": "; ", "：": ": ", "、": ", "}
+    | {"।": ". ", "॥": ". ", "؟": "? ", "،": ", ", "؛": "; "}  # Hindi and Arabic punctuation
     | {"「": '"', "」": '"', "『": '"', "』": '"', "【": "[", "】": "]"}
 )
 _SEPARATOR = (  # what joins two moves offered together: "C/D", "C or D", "D. Or maybe C"
@@ -47,7 +48,7 @@ THINK_CLOSE_RE = re.compile(rf"</(?:{words.THINK_TAGS})>", _I)
 GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)[\s.!,;*_`]*$")  # "C (cooperate)" ending a sentence
 VALUE_GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)")  # "C (cooperate) because ..." after a key
 SPLIT_RE = re.compile(
-    rf"\n|(?<=[.!?])[ \t]+|[ \t]+[-—–]+[ \t]+|[—–]|;[ \t]*"
+    rf"\n|(?<=[.!?])[ \t]+|[ \t]+[-—–]+[ \t]+|[—–]|;[ \t]*|[ \t]*(?:=>|->|→|⇒)[ \t]*"
     rf"|,[ \t]+(?={words.EXPLANATION})|[ \t,]+(?={words.CORRECTION})",
     _I,
 )
@@ -64,6 +65,22 @@ REVISION_BEFORE_RE = re.compile(words.REVISION_BEFORE, _I)
 REVISION_AFTER_RE = re.compile(words.REVISION_AFTER, _I)
 SECOND_THOUGHTS_RE = re.compile(words.SECOND_THOUGHTS, _I)
 OTHER_PLAYER_RE = re.compile(words.OTHER_PLAYER, _I)
+HEDGE_BEFORE_RE = re.compile(words.HEDGE_BEFORE, _I)
+HEDGE_AFTER_RE = re.compile(words.HEDGE_AFTER, _I)
+NEGATED_LEAD_RE = re.compile(rf"(?:^|(?<=\s)){words.NEGATED_LEAD}$", _I)
+FOREIGN_KEY_RE = re.compile(words.FOREIGN_KEY, _I)
+FOREIGN_JSON_KEY_RE = re.compile(words.FOREIGN_JSON_KEY, _I)
+ROUND_KEY_RE = re.compile(r"^(?:round|turn|game|r)\s*#?\d+|\d+\s*(?:round|turn)", _I)
+WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d+")
+# Any "key: value" line or sentence; the key is checked in code (harness.players.model.parsing.decisions).
+GENERIC_KEY_RE = re.compile(
+    r"(?:^|(?<=[.!?;])[ \t]+)[ \t>#*_\-+•`]*(?P<key>[^\n:=.!?;→⇒<>{}\[\]\"]{1,60}?)[ \t*_`]*(?:=>|->|[:=→⇒])(?!//)",
+    re.MULTILINE,
+)
+VALUE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n")
+_EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d]")
+_TLDR_RE = re.compile(r"\btl;\s?dr\b", re.IGNORECASE)
+_STRUCK_RE = re.compile(r"~~[^~\n]*~~")  # struck-out text is a draft: "~~C~~ D"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +92,8 @@ class Grammar:
     whole: re.Pattern[str]  # a sentence that is one token: "C", "So, I cooperate", "Option D", "D it is"
     alternative: re.Pattern[str]  # "/ D", " or defect": a second move right after the first
     statements: tuple[re.Pattern[str], ...]  # "I will cooperate", "my move is D", "Coopero"
+    negated: re.Pattern[str]  # "I won't defect": the other move
+    verb_after: re.Pattern[str]  # Japanese and Korean, the verb after the move: "Cを選びます", "협력하겠습니다"
     final: re.Pattern[str]  # "Final answer: X" anywhere in a line
     answer_line: re.Pattern[str]  # "Answer: X" at a line or sentence start, "my move: X"
     key_value: re.Pattern[str]  # a line that is only "Key: label"
@@ -88,10 +107,15 @@ def key(token: str) -> str:
 
 
 def normalize(text: str) -> str:
-    """NFKC (full-width "：" and "Ｃ" become ":" and "C"; accents stay) and spaced Chinese punctuation."""
+    """NFKC (full-width "：" and "Ｃ" become ":" and "C"; accents stay), spaced Chinese punctuation, emoji
+    turned into spaces ("🤝 Cooperate!"), and struck-out drafts ("~~C~~ D") dropped."""
+    if "~~" in text:
+        text = _STRUCK_RE.sub(" ", text)
+    if ";" in text:
+        text = _TLDR_RE.sub("TLDR", text)  # its ";" is no clause end
     if text.isascii():
         return text
-    return unicodedata.normalize("NFKC", text.translate(_CJK_PUNCT))
+    return _EMOJI_RE.sub(" ", unicodedata.normalize("NFKC", text.translate(_CJK_PUNCT)))
 
 
 def _is_cjk(word: str) -> bool:
@@ -129,12 +153,14 @@ def grammar(
     subjects = rf"(?<!{_W})(?:(?P<would>{'|'.join(words.WOULD_SUBJECTS)})|(?:{'|'.join(words.SUBJECTS)}))"
     subject = rf"(?:{subjects}(?:\s+to)?|{'|'.join(words.CJK_SUBJECTS)})\s*:?\s*{words.OPTION}[*_`'\"“(\[]*"
     statements = [re.compile(subject + _token(keys, "tok", prose=True), _I)]
+    refusal = rf"(?<!{_W})(?:{'|'.join(words.NEGATED_SUBJECTS)})\s*{words.OPTION}[*_`'\"“(\[]*"
+    negated = re.compile(refusal + _token(keys, "tok", prose=True), _I)
     if cooperate_words or defect_words:
         english = [key(w) for w in (*cooperate_words, *defect_words)]
         statements.append(  # "I cooperate." at the end of a sentence
             re.compile(
-                rf"(?<!{_W})i\s+{_token(english, 'tok')}(?:\s+(?:again|now|here|this\s+(?:round|time)|today))?"
-                r"(?=[ \t]*(?:[.!\n]|$))",
+                rf"(?<!{_W})i\s+{_token(english, 'tok')}(?:(?:\s+(?:again|now|here|this\s+(?:round|time)|today))"
+                r"(?=[ \t]*(?:[.!,;\n]|$))|(?=[ \t]*(?:[.!\n]|$)))",
                 _I,
             )
         )
@@ -154,6 +180,8 @@ def grammar(
         ),
         alternative=re.compile(_SEPARATOR + _token(keys, "alt"), _I),
         statements=tuple(statements),
+        negated=negated,
+        verb_after=re.compile(_token(keys, "tok", prose=True) + rf"(?=\s*(?:{words.CJK_VERBS_AFTER}))", _I),
         final=re.compile(
             rf"(?:(?<!{_W})(?:{final_keys})[ \t]*[*_]*[ \t]*{words.FINAL_VERBS}|{words.CJK_FINAL_KEYS}[ \t]*[:=]?)"
             r"(?P<value>[^\n]*)",

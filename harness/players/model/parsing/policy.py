@@ -10,7 +10,8 @@ fallback move that analyses can exclude.
 
 How a reply is read:
 
-1. Normalise it (NFKC: full-width punctuation becomes ASCII). When a reasoning block
+1. Normalise it (NFKC: full-width punctuation becomes ASCII; emoji become spaces; struck-out
+   text, ``~~C~~``, is dropped as a draft). When a reasoning block
    (``<think>...</think>``, or everything before a lone ``</think>``) is followed by more text,
    only that text is read: the block is a draft.
 2. A reply that is one label and nothing else ("C", "**D**", "Defect.", "C (cooperate)") is
@@ -20,24 +21,32 @@ How a reply is read:
 
    - ``json``: a JSON field action/move/choice/decision/answer, in an object (fenced or not)
      or a quoted ``"key": "value"`` pair of broken JSON. Its value must name exactly one move,
-     or the whole reply is refused.
+     or the whole reply is refused. A field of any other key counts when its value is one move
+     alone ({"selected_option": "D"}), unless the key names the other player, the past, a
+     fallback or an explanation ({"opponent_last": "D"}, {"backup_action": "D"}).
    - ``xml``: ``<answer>X</answer>`` (also action, move, choice, decision, final_answer).
    - ``final_answer``: "Final answer/choice/move/decision: X" or "... is X" anywhere in a line,
      and ``\\boxed{X}``.
    - ``answer_line``: "Answer/Action/Move/Choice/Decision: X" at the start of a line or a
-     sentence, or after "my" anywhere ("So, my move: D").
+     sentence, or after "my" anywhere ("So, my move: D"); and "Key: X" or "Key => X" of any key
+     of a few words that names neither the other player, the past, a condition nor another move
+     ("Selected: D", "Draft answer: C", "This round: me D"; not "Opponent: D", "Last round: C").
    - ``statement``: a first-person statement, "I will / I'll / I choose / I'm going with /
      My move is / The answer is / Let's ... X", or "I cooperate." at a sentence end.
-     "I'd X" / "I would X" is a *would* statement: see rule 5.
+     "I'd X" / "I would X" is a *would* statement: see rule 5. A refusal of one move chooses
+     the other: "I won't defect", "I refuse to cooperate", "Not D.".
    - a label alone in a sentence, named ``first_line``, ``last_line`` or ``label_line`` by
-     where it stands: "C - to build trust", "...so I keep trusting them. D", "No, cooperate.".
+     where it stands: "C - to build trust", "...so I keep trusting them. D", "No, cooperate.";
+     also with a few ordinary words around it ("ok C", "d, obviously", "Frankly, Option F."),
+     none of them a condition, the other player, the past, a doubt or a comment on the move.
 
    A value, statement or label that names both moves ("C or D", "C/D", "C (or D ...)") is a
    decision for *both*, which is never accepted.
 4. Drop what is not a decision: a statement in a question ("Should I defect?"), in a
    hypothetical or a conditional ("If I defect, ...", "I will cooperate if you cooperate",
-   "In a one-shot game I would defect"), about a later round in any language ("Next round I'll
-   defect", "au prochain tour, je coopérerai"), about someone else's belief ("They expect that
+   "In a one-shot game I would defect", "one more defection and I'll defect"), about a later
+   round in any language ("Next round I'll defect", "for the rest of the game", "au prochain
+   tour, je coopérerai"), about someone else's belief ("They expect that
    I will cooperate") or negated ("No coopero"); a label alone that is a question ("Defect?")
    or a heading ("C:").
 5. Read the decisions in order. A decision *revises* the ones before it when it is an answer
@@ -50,13 +59,14 @@ How a reply is read:
    with nothing to choose between them), "Answer: D\\nI'll cooperate to rebuild trust". The
    reply is also refused when, after its last decision, a change-of-mind marker is followed by
    the other move stated as if chosen ("Answer: C. Actually, D is better."): it may have changed
-   its mind in words the parser does not know.
+   its mind in words the parser does not know; or when it doubts its answer, the other move
+   offered after it ("C. Although... D might be better.", "D, but maybe C is wiser").
 
 Labels are matched case-insensitively with letter boundaries, so "Decision" never reads as
 D and "CD" is no move. Inside free prose (statements) a one-letter label must be written in
 its own case, because lower-case one-letter words ("a", "i") are ordinary English. For the
-default C/D labels the words "cooperate"/"defect" and their Spanish, French, German,
-Portuguese and Chinese equivalents count as moves (harness.players.model.parsing.words holds that vocabulary);
+default C/D labels the words "cooperate"/"defect" and their equivalents in the other twelve
+languages count as moves (harness.players.model.parsing.words holds that vocabulary);
 for neutral labels they never do.
 """
 

@@ -3,12 +3,15 @@
 Kept apart so the rules read as rules and the vocabulary can grow without touching them. Every
 entry is a regex fragment, matched case-insensitively on NFKC-normalised text (full-width
 punctuation already turned into ASCII, accents kept: "cooperó", he cooperated, must not read as
-"coopero", I cooperate). Languages: English, Spanish, French, German, Portuguese and Chinese.
+"coopero", I cooperate). Languages: English, Spanish, French, German, Portuguese, Italian, Dutch,
+Russian, Hindi, Arabic, Chinese, Japanese and Korean.
 Chinese has no spaces between words, so its fragments are listed apart and never get word
 boundaries.
 """
 
 from __future__ import annotations
+
+import re
 
 # --- move words: for the default C/D labels only (ActionLabels.uses_words) ---------------------
 
@@ -36,6 +39,25 @@ COOPERATE_WORDS: tuple[str, ...] = (
     "kooperiere ich",
     "kooperation",  # de
     "合作",  # zh
+    "cooperazione",
+    "coopererò",
+    "coopererei",  # it (cooperare, coopero: see es)
+    "samenwerken",
+    "samenwerking",
+    "werk samen",
+    "werk ik samen",  # nl
+    "сотрудничать",
+    "сотрудничаю",
+    "сотрудничество",
+    "сотрудничества",
+    "сотрудничаем",  # ru
+    "協力",  # ja
+    "협력",  # ko
+    "सहयोग",  # hi
+    "التعاون",
+    "تعاون",
+    "أتعاون",
+    "سأتعاون",  # ar
 )
 DEFECT_WORDS: tuple[str, ...] = (
     "traicionar",
@@ -78,6 +100,30 @@ DEFECT_WORDS: tuple[str, ...] = (
     "defektiere ich",  # de
     "背叛",
     "不合作",  # zh ("not cooperate" is the other move, not a negation of one)
+    "tradire",
+    "tradisco",
+    "tradirò",
+    "tradimento",
+    "defezionare",
+    "defeziono",
+    "defezione",  # it
+    "verraden",
+    "verraad",
+    "defecteren",
+    "defecteer",  # nl
+    "предать",
+    "предаю",
+    "предам",
+    "предавать",
+    "предательство",  # ru
+    "裏切り",
+    "裏切る",  # ja
+    "배신",  # ko
+    "धोखा",  # hi
+    "الخيانة",
+    "خيانة",
+    "أخون",
+    "سأخون",  # ar
 )
 
 # First-person forms that are a statement on their own, no subject needed: "Coopero." (es/pt),
@@ -98,6 +144,23 @@ SELF_STATEMENTS: tuple[str, ...] = (
     "kooperiere ich",
     "verrate ich",
     "defektiere ich",
+    "tradisco",
+    "tradirò",
+    "coopererò",
+    "werk samen",
+    "werk ik samen",
+    "сотрудничаю",
+    "предаю",
+    "предам",
+    "سأتعاون",
+    "أتعاون",
+    "سأخون",
+    "أخون",
+)
+# Japanese and Korean put the verb after the move: 協力します, Cを選びます, D를 선택합니다, 배신하겠습니다.
+CJK_VERBS_AFTER = (
+    r"(?:を|に)?\s*(?:選びます|選ぶ|選択します|選択する|選択|します|する|しよう|しましょう|でいきます|にします|ます|ましょう)"
+    r"|(?:를|을|로|으로)?\s*(?:선택합니다|선택하겠습니다|선택할게요|선택|고르겠습니다|하겠습니다|합니다|할게요|하겠어요)"
 )
 
 # --- who speaks: first-person subjects followed directly by the move ---------------------------
@@ -119,6 +182,7 @@ _DE_ADVERB = r"(?:ebenfalls|auch|wieder|weiterhin|diesmal|jetzt|dann|also|doch|l
 WOULD_SUBJECTS = (
     rf"i(?:['’]d|\s+would)(?:\s+{_EN_ADVERB})*(?:\s+(?:rather|prefer\s+to|{_EN_VERB}))?",
     rf"ich\s+w[üu]rde(?:\s+{_DE_ADVERB})*",
+    r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick)\s+would\s+be",
 )
 SUBJECTS = (
     # en
@@ -153,11 +217,28 @@ SUBJECTS = (
     r"|vou\s+continuar\s+a)(?:\s+(?:jogar|escolher))?",
     r"eu",
     r"(?:minha|a)\s+(?:resposta|escolha|decis[ãa]o|jogada)(?:\s+final)?\s+[ée]",
+    # it
+    r"(?:io\s+)?(?:scelgo|decido|voglio|opto\s+per|gioco|sceglier[òo]|giocher[òo]|continuo\s+a)(?:\s+di)?",
+    r"(?:la\s+)?mia\s+(?:scelta|risposta|decisione|mossa)(?:\s+finale)?\s+[èe]",
+    # nl
+    r"ik(?:\s+(?:kies|ga|speel|neem|wil|blijf))?(?:\s+(?:ervoor\s+om|voor|bij))?(?:\s+te)?",
+    r"(?:mijn|het)\s+(?:keuze|antwoord|besluit)\s+is",
+    # ru
+    r"(?:я\s+)?(?:выбираю|выберу|буду|решил[аи]?|решаю|продолжу|продолжаю|предпочитаю)|я",
+    r"(?:мой|моё|мое)\s+(?:выбор|ответ|решение)(?:\s*[—-]|\s+это)?",
+    # hi
+    r"मैं(?:\s+(?:फिर\s+से|इस\s+बार))?",
+    r"मेरा\s+(?:चुनाव|उत्तर|जवाब|निर्णय)(?:\s+है)?",
+    # ar
+    r"(?:أنا\s+)?(?:أختار|سأختار|اخترت|قررت|أقرر|سألعب|ألعب)",
+    r"(?:اختياري|قراري|إجابتي)(?:\s+هو)?",
 )
 # Chinese subjects take the move with no space: 我选择合作, 我会继续合作, 我的选择是合作.
 CJK_SUBJECTS = (
     r"我(?:的(?:选择|决定|答案|回答)(?:是|为)?|(?:也|还是|就|先|会|将|要|打算|决定|选择|选|继续|愿意)*)",
     r"(?:最终)?(?:答案|选择)(?:是|为)",
+    r"(?:私の)?(?:選択|答え|回答)は|私は",
+    r"(?:제|나의|내)\s*(?:선택|답|답변)은|저는|나는",
 )
 
 # What may stand between a subject and the move: "I choose option C", "I will play: **D**".
@@ -172,11 +253,18 @@ FINAL_KEYS = (
     r"(?:ma\s+)?r[ée]ponse\s+finale|(?:mon\s+)?choix\s+final",
     r"(?:meine\s+)?(?:endg[üu]ltige|finale)\s+(?:antwort|entscheidung|wahl)",
     r"(?:minha\s+)?(?:resposta|decis[ãa]o|escolha)\s+final",
+    r"(?:la\s+mia\s+)?(?:risposta|scelta|decisione)\s+finale",
+    r"definitief\s+antwoord|eindantwoord|(?:mijn\s+)?(?:definitieve|uiteindelijke)\s+(?:keuze|antwoord)",
+    r"(?:окончательный|итоговый|финальный)\s+(?:ответ|выбор)",
+    r"अंतिम\s+(?:उत्तर|जवाब|निर्णय)",
+    r"(?:الإجابة|الجواب|القرار|الاختيار)\s+(?:النهائية|النهائي)",
 )
 # Every FINAL_KEYS phrase holds one of these, so a reply without them has no final-answer line.
-FINAL_GATES = ("final", "endg", "最")
+FINAL_GATES = ("final", "endg", "最", "defin", "eind", "uitein", "оконч", "итог", "финал", "अंतिम", "النهائ")
 FINAL_VERBS = r"(?:[:=]|is\b:?|will\s+be\b:?|es\b:?|est\b:?|ist\b:?|[ée]\b:?)"
-CJK_FINAL_KEYS = r"(?:最终|最后)(?:的)?(?:答案|选择|决定)(?:是|为)?"
+CJK_FINAL_KEYS = (
+    r"(?:最终|最后|最終)(?:的|的な)?(?:答案|选择|决定|回答|答え|選択)(?:是|为|は)?|최종\s*(?:답변|답|선택)(?:은)?"
+)
 
 # "Answer: X" at the start of a line or sentence, or after "my" anywhere ("So, my move: D").
 LINE_KEYS = (
@@ -185,9 +273,15 @@ LINE_KEYS = (
     r"|r[ée]ponse|choix|d[ée]cision|coup"
     r"|antwort|wahl|entscheidung|zug|aktion"
     r"|resposta|escolha|decis[ãa]o|jogada|a[çc][ãa]o"
+    r"|risposta|scelta|mossa|decisione|azione"
+    r"|antwoord|keuze|zet|beslissing|actie"
+    r"|ответ|выбор|решение|ход|действие"
+    r"|उत्तर|जवाब|चुनाव|निर्णय|الإجابة|الجواب|الاختيار|القرار"
 )
-POSSESSIVES = r"(?:my|mi|ma|mon|meine|mein|minha|meu)"
-CJK_LINE_KEYS = r"(?:我的)?(?:选择|答案|决定|回答|行动)"
+POSSESSIVES = r"(?:my|mi|ma|mon|meine|mein|minha|meu|mia|la\s+mia|il\s+mio|mijn|мой|моё|мое|मेरा)"
+CJK_LINE_KEYS = (
+    r"(?:我的|私の)?(?:选择|答案|决定|回答|行动|答え|選択)|(?:제\s*|나의\s*)?(?:답변|답|선택)|(?:اختياري|إجابتي|قراري)"
+)
 
 # JSON fields and XML tags that hold the move.
 JSON_KEYS = frozenset(
@@ -234,7 +328,10 @@ _PT_SE = r"se(?=\s+(?:eu|voc[êe]|ele|ela|eles|elas|o\s+outro|o\s+oponente|n[óo
 # A later round, in any language: "Next round I'll defect" is a plan, not this round's move.
 _LATER = (
     r"next\s+(?:round|time|turn)|later|in\s+(?:the\s+)?future|afterwards|eventually|at\s+some\s+point"
-    r"|in\s+(?:later|future)\s+rounds"
+    r"|in\s+(?:later|future|coming|subsequent|the\s+coming)\s+rounds|(?:for\s+)?the\s+rest\s+of\s+the\s+game"
+    r"|from\s+then\s+on|from\s+(?:round\s+\d+|the\s+next\s+round)(?:\s+on(?:wards?)?)?|after\s+that|thereafter"
+    r"|going\s+forward|from\s+here\s+on\s+out|tomorrow|in\s+the\s+(?:next|coming)\s+rounds"
+    r"|(?:il\s+)?prossimo\s+turno|la\s+prossima\s+volta|volgende\s+(?:ronde|keer)|следующ\w+\s+(?:раунд\w*|раз)"
     r"|(?:la|el)\s+pr[óo]xim[ao]\s+(?:ronda|vez|turno)|la\s+siguiente\s+ronda|m[áa]s\s+tarde"
     r"|(?:au|le)\s+prochain\s+tour|la\s+prochaine\s+(?:fois|manche)|plus\s+tard"
     r"|n[äa]chste[ns]?\s+(?:runde|mal)|sp[äa]ter"
@@ -245,7 +342,11 @@ HYPOTHETICAL_BEFORE = (
     rf"{_CONCESSIVE}\b(?:if|whether|unless|suppose|supposing|assuming|imagine|hypothetically|in\s+case|were\s+i"
     rf"|had\s+i|otherwise|when|whenever|once(?!\s+(?:more|again))|{_LATER}|in\s+theory"
     r"|one-shot|single-shot|si|suponiendo|supongamos|en\s+caso\s+de|cuando|s['’]il|supposons|au\s+cas\s+o[uù]"
-    rf"|quand|lorsque|wenn|falls|ob|angenommen|sofern|sobald|{_PT_SE}|caso|supondo|quando)\b"
+    rf"|quand|lorsque|wenn|falls|ob|angenommen|sofern|sobald|{_PT_SE}|caso|supondo|quando"
+    r"|should\s+(?:they|he|she|you|the\s+other(?:\s+player)?|my\s+opponent)|were\s+(?:they|you)|had\s+(?:they|you)"
+    r"|indien|если|إذا|لو)\b|अगर|यदि"
+    # "one more defection from them and I'll defect": a condition in the shape of a list
+    r"|\b(?:one\s+more|another|any\s+(?:more|further)|a\s+single)\s+[^\W\d_]+(?:\s+[^\W\d_]+){0,4}\s+and(?:\s+then)?\s*$"
     r"|(?:^|[,;:])\s*se\b"
     rf"|如果|假如|要是|假设|万一|倘若|若是|{_LATER_CJK}"
 )
@@ -284,9 +385,10 @@ EMBEDDED_BEFORE = (
 )
 # A negation right before the move: "No coopero", "I choose not D", 我不背叛.
 NEGATION_BEFORE = (
-    r"(?:\b(?:not|no|never|nunca|jam[áa]s|jamais|nie|nicht|kein|n[ãa]o|ne|pas)\s+|n['’]t\s+|不|没|别|绝不)$"
+    r"(?:\b(?:not|no|never|nunca|jam[áa]s|jamais|nie|nicht|kein|n[ãa]o|ne|pas|non|niet|geen|не|لا|لن)\s+"
+    r"|n['’]t\s+|不|没|别|绝不)$"
 )
-NEGATION_AFTER = r"^\s+(?:nicht|pas)\b"
+NEGATION_AFTER = r"^(?:\s+(?:nicht|pas|niet)\b|\s*(?:नहीं|ません|しない|하지\s*않|안\s))"
 
 # --- revisions: what lets a later decision replace an earlier one -------------------------------
 
@@ -324,7 +426,8 @@ SECOND_THOUGHTS = (
 # Someone else in the clause: "Actually, they will probably choose D" is no change of my mind.
 OTHER_PLAYER = (
     r"\b(?:they|their|them|he|she|his|her|you|your|the\s+other|opponent|opponent['’]s|partner|ellos|el\s+otro"
-    r"|ils|l['’]autre|sie|der\s+andere|eles|o\s+outro)\b|对方|他们|他"
+    r"|ils|l['’]autre|sie|der\s+andere|eles|o\s+outro|l['’]altro|gli\s+altri|lui|lei|loro|de\s+ander[e]?|het\s+andere"
+    r"|hij|zij|другой|он|она|они|соперник)\b|对方|他们|他|相手|상대|दूसरे|वह|الآخر|هو|هي"
 )
 # Written right after the later decision, in its clause ("so I will defect instead").
 REVISION_AFTER = (
@@ -353,8 +456,82 @@ TRAIL = (
 )
 # "C, not D" and "C rather than D" name one move: the other only to reject it.
 REJECTED = r"(?:,?\s+(?:(?:definitely|certainly|surely)\s+)?(?:not|rather\s+than|instead\s+of|over))"
-PRONOUN_PREFIX = r"(?:(?:i|je|ich|yo|eu)\s+|我|(?:option|opci[oó]n|op[cç][ãa]o)\s+)?"
+PRONOUN_PREFIX = r"(?:(?:i|je|ich|yo|eu|me|io|ik|я)\s+|我|(?:option|opci[oó]n|op[cç][ãa]o)\s+)?"
 # A correction inside a sentence starts a new segment: "C, or rather D".
 CORRECTION = r"(?:or|but)\s+rather\b"
 # An explanation after a comma starts a new segment: "D, because they defected".
-EXPLANATION = r"(?:because|since|as|given|so|to|but|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"
+EXPLANATION = r"(?:because|since|as|given|so|to|but|and|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"
+
+# --- negated statements: in a game of two moves, refusing one chooses the other -----------------
+
+# "I won't defect", "I will not be cooperating", "I refuse to defect", "Not D.", "No more cooperation".
+NEGATED_SUBJECTS = (
+    rf"i(?:\s+will\s+not|\s+won['’]t|['’]ll\s+not|\s+shall\s+not|\s+will\s+never|['’]ll\s+never|\s+am\s+not"
+    rf"|['’]m\s+not|\s+do\s+not|\s+don['’]t|\s+refuse)(?:\s+{_EN_ADVERB})*"
+    rf"(?:\s+(?:going\s+to|gonna|be|want\s+to|plan\s+to|intend\s+to|to|the\s+(?:one|first)\s+to))*(?:\s+{_EN_VERB})?",
+    r"(?:there['’]s|there\s+is|i\s+(?:have|see))\s+no\s+(?:reason|need)\s+to",
+    r"(?:io\s+)?non(?:\s+(?:scelgo|voglio|intendo))?(?:\s+di)?",
+    r"ik\s+(?:ga|wil|kies)\s+niet(?:\s+voor)?(?:\s+te)?|ik\s+(?:kies|neem)\s+niet",
+    r"я\s+не(?:\s+(?:буду|стану|выберу|хочу))?|не\s+буду",
+    r"لن\s+(?:أختار|ألعب)|لن",
+)
+# Before a label alone: "Not D.", "Definitely not C.", "No more cooperation from me."
+NEGATED_LEAD = (
+    r"(?:(?:definitely|certainly|surely|absolutely|clearly|still)\s+)?(?:not|never|no\s+more|no|nicht|non|niet|не)"
+    r"(?:\s+(?:going\s+to|gonna|planning\s+to|about\s+to))?\s+"
+)
+
+# --- hedges: an answer followed by doubt about it ---------------------------------------------------
+
+# After the last decision, the other move with one of these is doubt, not an argument: "C. Although...
+# D might be better. I'm not sure.", "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."
+HEDGE_BEFORE = (
+    r"\b(?:maybe|perhaps|possibly|or|then\s+again|alternatively|either|forse|misschien|может\s+быть|или|o|ou|oder"
+    r"|vielleicht|quizás|quizas|tal\s+vez|peut-être|talvez)\b(?:[\s,]+[^\W\d_]+){0,3}[\s,*_`'\"“(]*$"
+)
+HEDGE_AFTER = (
+    r"[\s*_`'\")”]*(?:(?:might|could|may|would)\s+(?:also\s+)?(?:be|pay)\s+(?:(?:a\s+lot|much|even)\s+)?"
+    r"(?:better|wiser|smarter|safer|preferable|more|the\s+(?:better|smarter|wiser|safer|right))"
+    r"|(?:is|seems|looks|sounds)\s+(?:(?:probably|maybe|perhaps|also|even)\s+)?(?:better|wiser|smarter|safer|preferable)"
+    r"|(?:could|might|may)\s+(?:also\s+)?work)"
+)
+
+# --- a label alone in informal replies: the words around it --------------------------------------
+
+# A short reply that is one label with a few words around it ("ok C", "d, obviously", "D lol",
+# "Frankly, Option F.") chooses that label, unless one of these words makes it something else: a
+# condition, a question of who (the other player), the past, a doubt, a negation, or a comment
+# about the move ("D is tempting"). Matched against each word around the label.
+_NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe perhaps possibly either whether
+    they them their theirs he she his her you your yours opponent opponent's other partner
+    last previous before earlier prior ago past was were is are be been being
+    would could might should may must will shall can chose played picked did had has have got
+    won't don't doesn't didn't can't cannot isn't aren't wasn't shouldn't wouldn't couldn't
+    refuse refusing done stop quit avoid enough tired anymore without against says said suggests thought told
+    lost lose loses failed wins won bad wrong risky tempting pays gives means get gets seems seem looks sounds
+    appears feels
+    vs versus than next later future then
+    nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
+    se o ou oder y und et e ha hanno heeft hebben hat haben"""
+NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split())
+IDIOMS = re.compile(r"\bwhy\s+not\b|\bno\s+doubt\b|\bno\s+question\b", re.IGNORECASE)  # not negations
+LEAD_WORDS_MAX = 4
+TAIL_WORDS_MAX = 3
+
+# --- key-value lines of any key: "Selected: D", "Draft answer: C", "This round: me D", "=> D" -----
+
+# A key that names the other player, the past, or a move that is not the one chosen ("Opponent: D",
+# "Last round: C", "Backup: D", "Expected: D") holds no decision of mine.
+FOREIGN_KEY = (
+    r"^(?:the\s+|my\s+|our\s+)?(?:other|opponent|opp|them|they|their|his|her|partner|you|your|last|previous|prev|prior"
+    r"|earlier|history|past|before|score|scores|points|payoffs?|if|when|unless|expected|predicted|prediction"
+    r"|backup|alternative|fallback|plan|next|later|future|options|note|reason|why|because|question"
+    r"|их|他|对方|相手|상대)\b"
+    r"|\b(?:chose|played|picked|did|was|were|got|predict|expect|would|might|could|if|opponent|other\s+player)\b"
+)
+FOREIGN_JSON_KEY = (
+    r"(?:^|_)(?:other|opponent|opp|their|them|partner|last|previous|prev|prior|history|past|expected|predicted"
+    r"|prediction|backup|alternative|fallback|options|if|reason|reasoning|explanation|strategy|confidence)(?:_|$)"
+)
+# Up to this many words make a key; a longer "key" is a sentence.
+KEY_WORDS_MAX = 6
