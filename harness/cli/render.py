@@ -20,6 +20,7 @@ from harness.store.views.leaderboard import RANKING_NOTE
 
 if TYPE_CHECKING:
     from harness.analysis.report import ConditionSummary
+    from harness.analysis.sfem import PlayerSfem
 
 
 def _cell(value: Any) -> str:
@@ -258,3 +259,37 @@ def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
     given), measured as if the terminal had no edge, is at most the width there is."""
     unbounded = options.update_width(1_000_000)
     return Measurement.get(console, unbounded, table).maximum <= options.max_width
+
+
+SFEM_NOTE = (
+    "Strategy shares and β (each choice follows the strategy with probability β) by maximum likelihood over "
+    "all the player's complete games (Dal Bó & Fréchette 2011), on chosen moves; ± one bootstrap standard error "
+    "over games. Strategies that prescribe the same moves in every history seen share their mass."
+)
+
+
+def sfem_table(fits: Sequence[PlayerSfem], title: str) -> Table:
+    """One row per fit: the player (and its condition and seat, when per condition), games, each strategy's share
+    and β, each with its bootstrap standard error under it."""
+    from harness.analysis.sfem import STRATEGIES
+
+    table = Table(title=title, caption=SFEM_NOTE, header_style="bold", box=box.SIMPLE_HEAD)
+    per_condition = any(f.condition is not None for f in fits)
+    if per_condition:
+        table.add_column("condition")
+    table.add_column("player")
+    table.add_column("games", justify="right")
+    for name in (*STRATEGIES, "β"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for f in fits:
+        fit = f.fit
+        se = fit.share_se or (None,) * len(fit.shares)
+        cells = [_with_se(v, e) for v, e in zip(fit.shares, se, strict=True)]
+        who = f"{f.seat}: {label(f.player_name)}" if f.seat else label(f.player_name)
+        row = [who, str(fit.games), *cells, _with_se(fit.beta, fit.beta_se)]
+        table.add_row(*([f.condition or ""] if per_condition else []), *row)
+    return table
+
+
+def _with_se(value: float, se: float | None) -> str:
+    return f"{value:.2f}" + (f"\n± {se:.2f}" if se is not None else "")
