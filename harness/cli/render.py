@@ -117,12 +117,13 @@ def comprehension_table(rows: list[dict[str, Any]]) -> Table:
 
 
 def profile_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> Table:
-    """Per-condition means of a profile's columns (whatever they are), the condition first."""
+    """Per-condition means of a profile's columns (whatever they are), the condition first; — where a dimension
+    had no chance to apply in any game of the condition (None)."""
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
     for col in columns:
         table.add_column(col.replace("_", " "), justify="left" if col == "condition" else "right")
     for row in rows:
-        table.add_row(*(_cell(v) if not isinstance(v, float) else f"{v:.3f}" for v in row))
+        table.add_row(*("—" if v is None else _cell(v) if not isinstance(v, float) else f"{v:.3f}" for v in row))
     return table
 
 
@@ -172,9 +173,26 @@ def matchup_table(players: list[str], cells: dict[tuple[str, str], float]) -> Ta
 
 BEHAVIOUR_NOTE = (
     "Cooperation, retaliation and forgiveness are on the moves each player chose (before noise, fallback "
-    "moves left out); payoffs on the moves as played. As-played rates: `pdbench report RUN_ID --format csv`, "
-    "or the *_played columns of player_metrics."
+    "moves left out); payoffs on the moves as played. Forgiveness is 1 − retaliation: a C rather than a D in "
+    "the same rounds (after an opponent's D), not a second measure, nor the behaviour profile's \"forgiving\". "
+    "As-played rates: `pdbench report RUN_ID --format csv`, or the *_played columns of player_metrics."
 )
+REPEATED_NOTE = (
+    '"all alike": every replicate of that condition is the same game, move for move (a deterministic player, '
+    "no noise, no shuffled options), so its figures are one game's and have no interval: ± 0 would read as "
+    "certainty about the player."
+)
+
+
+def games_cell(summary: ConditionSummary) -> str:
+    """The number of games of a condition, and "all alike" when they are one game repeated."""
+    return f"{summary.games}, all alike" if summary.repeated else str(summary.games)
+
+
+def behaviour_caption(summaries: Sequence[ConditionSummary], extra: str = "") -> str:
+    """The note under a table of conditions: how behaviour is measured, and what "all alike" means if shown."""
+    repeated = f" {REPEATED_NOTE}" if any(s.repeated for s in summaries) else ""
+    return BEHAVIOUR_NOTE + extra + repeated
 
 
 def percent(value: float | None) -> str:
@@ -185,7 +203,7 @@ def percent(value: float | None) -> str:
 def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
     table = Table(
         title=f"Run {run['run_id']} ({run['status']}): mean ± 95% CI over replicates",
-        caption=BEHAVIOUR_NOTE,
+        caption=behaviour_caption(summaries),
         header_style="bold",
         box=box.SIMPLE_HEAD,
     )
@@ -208,7 +226,7 @@ def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Tabl
             collapse += f" ({seat.collapsed}/{s.games})"
             table.add_row(
                 s.condition if i == 0 else "",
-                str(s.games) if i == 0 else "",
+                games_cell(s) if i == 0 else "",
                 f"{seat.player}: {label(seat.name)}",
                 e["payoff_per_round"].fmt(3),
                 e["cooperation_rate"].fmt(1, pct=True),
