@@ -86,62 +86,78 @@ def _log_likelihoods(matches: Floats, moves: Floats, beta: float) -> Floats:
     return np.column_stack([det, rand])
 
 
-def _mixture(log_l: Floats, shares: Floats) -> tuple[Floats, float]:
-    """The posterior of each strategy per game (the E-step) and the total log-likelihood."""
+def _mixture(log_l: Floats, shares: Floats, weights: Floats) -> tuple[Floats, float]:
+    """The posterior of each strategy per game (the E-step) and the total log-likelihood, each row of games
+    counted ``weights`` times."""
     with np.errstate(divide="ignore"):
         weighted = log_l + np.log(shares)[None, :]
     top = np.max(weighted, axis=1, keepdims=True)
     dense = np.exp(weighted - top)
     total = dense.sum(axis=1, keepdims=True)
-    return dense / total, float(np.sum(top[:, 0] + np.log(total[:, 0])))
+    return dense / total, float(np.sum(weights * (top[:, 0] + np.log(total[:, 0]))))
 
 
 def fit_counts(
-    matches: Floats, moves: Floats, starts: tuple[Start, ...] | None = None, steps: int = MAX_STEPS
+    matches: Floats,
+    moves: Floats,
+    starts: tuple[Start, ...] | None = None,
+    steps: int = MAX_STEPS,
+    weights: Floats | None = None,
 ) -> tuple[Floats, float, float]:
     """The maximum-likelihood shares (RAND last), β and log-likelihood for games given as ``matches`` (games ×
     deterministic strategies: the chosen moves each would have made) and ``moves`` (chosen moves per game),
-    the best of EM runs from ``starts`` (default: equal shares with β = 0.6, 0.8 and 0.95). Games without a
-    chosen move carry no information and are left out by the caller.
+    the best of EM runs from ``starts`` (default: equal shares with β = 0.6, 0.8 and 0.95); ``weights``: how
+    many times each row counts (default once). Games without a chosen move carry no information and are left
+    out by the caller.
 
     Several starts, because the likelihood has a ridge: as β nears ½ every strategy plays like RAND, and an EM
     run that drifts there creeps along it (seen: a random player's 200 games left at ALLC 43%, β 0.54, while
     the maximum, from a higher β, is RAND 99%, β 0.86, log-likelihood 0.7 higher)."""
     uniform = np.full(len(STRATEGIES), 1.0 / len(STRATEGIES))
+    counts = np.ones(moves.shape[0]) if weights is None else weights
     best: tuple[Floats, float, float] | None = None
     for shares, beta in starts or tuple((uniform, b) for b in START_BETAS):
-        fit = _em(matches, moves, shares, beta, steps)
+        fit = _em(matches, moves, counts, shares, beta, steps)
         if best is None or fit[2] > best[2]:
             best = fit
     assert best is not None
     return best
 
 
-def _em(matches: Floats, moves: Floats, shares: Floats, beta: float, steps: int) -> tuple[Floats, float, float]:
-    games = moves.shape[0]
+def _em(
+    matches: Floats, moves: Floats, weights: Floats, shares: Floats, beta: float, steps: int
+) -> tuple[Floats, float, float]:
+    games = float(weights.sum())
     previous = -np.inf
     for _ in range(steps):
-        post, ll = _mixture(_log_likelihoods(matches, moves, beta), shares)
+        post, ll = _mixture(_log_likelihoods(matches, moves, beta), shares, weights)
         if ll - previous <= TOLERANCE * games:
             break
         previous = ll
-        shares = post.mean(axis=0)
+        post = post * weights[:, None]
+        shares = post.sum(axis=0) / games
         det = post[:, :-1]
         tried = float(np.sum(det * moves[:, None]))
         if tried > 0:  # else the player is all RAND and β explains nothing: keep it
             beta = min(max(float(np.sum(det * matches)) / tried, 0.5), 1.0)
-    post, ll = _mixture(_log_likelihoods(matches, moves, beta), shares)
+    _, ll = _mixture(_log_likelihoods(matches, moves, beta), shares, weights)
     return shares, beta, ll
 
 
 def sfem(matches: Floats, moves: Floats, bootstrap: int = BOOTSTRAP, seed: int = SEED) -> SfemFit:
     """The fit and its bootstrap standard errors (games resampled with replacement, ``seed`` fixed)."""
     keep = moves > 0
-    matches, moves = matches[keep], moves[keep]
-    shares, beta, ll = fit_counts(matches, moves)
-    n = moves.shape[0]
+    n = int(keep.sum())
+    # Games alike in their counts are one row counted as often as they occur (a resample is then a count per
+    # row): the same likelihood, at the cost of the distinct rows (few, for a deterministic player).
+    rows, which = np.unique(np.column_stack([moves[keep], matches[keep]]), axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    moves, matches = rows[:, 0], rows[:, 1:]
+    shares, beta, ll = fit_counts(matches, moves, weights=np.bincount(which, minlength=rows.shape[0]).astype(float))
     if n < 2 or bootstrap < 2:
         return SfemFit(n, tuple(float(s) for s in shares), beta, ll, None, None)
+    if rows.shape[0] == 1:  # every resample is the same games: the estimates do not move
+        return SfemFit(n, tuple(float(s) for s in shares), beta, ll, (0.0,) * len(STRATEGIES), 0.0)
     rng = np.random.default_rng(seed)
     # Each resample starts from the estimate (kept off the simplex's edge, where EM cannot move a share) and
     # from the default starts' middle one: a third of the cost of every start, the same maxima where tried.
@@ -151,7 +167,8 @@ def sfem(matches: Floats, moves: Floats, bootstrap: int = BOOTSTRAP, seed: int =
     draws_b = np.empty(bootstrap)
     for b in range(bootstrap):
         pick = rng.integers(0, n, n)
-        s, bt, _ = fit_counts(matches[pick], moves[pick], starts, BOOTSTRAP_STEPS)
+        weights = np.bincount(which[pick], minlength=rows.shape[0]).astype(float)
+        s, bt, _ = fit_counts(matches, moves, starts, BOOTSTRAP_STEPS, weights)
         draws_s[b], draws_b[b] = s, bt
     return SfemFit(
         games=n,
