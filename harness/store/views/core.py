@@ -282,6 +282,11 @@ VIEWS: dict[str, str] = {
 }
 
 
+RETIRED_VIEWS = ("strategy_attribution", "strategy_fit")
+"""Views of older files, dropped where the views are made again (a migration): renamed ``per_game_best_fit_shares``
+and ``per_game_strategy_fit``, since they are each game's own best fit, not the SFEM estimate."""
+
+
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
     """Create (or replace) every metric view on ``con``, in dependency order: the per-game views
     here, the behaviour profile and strategy fit (:mod:`harness.store.views.profile`), the model
@@ -298,6 +303,8 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     from harness.store.views.leaderboard import LEADERBOARD_VIEWS
     from harness.store.views.profile import PROFILE_VIEWS
 
+    for name in RETIRED_VIEWS:
+        con.execute(f"DROP VIEW IF EXISTS {name}")
     for name, sql in {
         **VIEWS,
         **PROFILE_VIEWS,
