@@ -25,6 +25,7 @@ strategy explains all the games at one error rate, and a random player's is expl
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -48,8 +49,12 @@ MAX_STEPS = 2_000
 # most of the time (a random player's 200 games: 180 s for 200 resamples at 2,000 steps).
 BOOTSTRAP_STEPS = 300
 
+CHANCE_TEST = 14.067140449340169
+"""χ²(7) at 95%, ``scipy.stats.chi2.ppf(0.95, 7)`` (tests/unit/test_sfem.py checks it): see :func:`fit_counts`."""
+
 Floats = npt.NDArray[np.float64]
 Start = tuple[Floats, float]
+_ONLY_RAND = np.eye(len(STRATEGIES))[-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +117,14 @@ def fit_counts(
 
     Several starts, because the likelihood has a ridge: as β nears ½ every strategy plays like RAND, and an EM
     run that drifts there creeps along it (seen: a random player's 200 games left at ALLC 43%, β 0.54, while
-    the maximum, from a higher β, is RAND 99%, β 0.86, log-likelihood 0.7 higher)."""
+    the maximum, from a higher β, is RAND 99%, β 0.86, log-likelihood 0.7 higher).
+
+    The ridge also means that the model is not identified at β = ½, where any shares are RAND: on few games a
+    random player's maximum is often some strategy at β just above ½ (seen: 27 games of a coin read as WSLS
+    100% at β 0.52), better than chance only by what seven free parameters win from noise. So the fit must beat
+    pure chance (every game RAND) by a likelihood-ratio test at 5%, χ² with 7 degrees of freedom (the shares'
+    six and β; a conventional threshold, since ½ is the edge of β's range); where it does not, the player is
+    reported all RAND, with β ½ (where every strategy is RAND)."""
     uniform = np.full(len(STRATEGIES), 1.0 / len(STRATEGIES))
     counts = np.ones(moves.shape[0]) if weights is None else weights
     best: tuple[Floats, float, float] | None = None
@@ -121,6 +133,9 @@ def fit_counts(
         if best is None or fit[2] > best[2]:
             best = fit
     assert best is not None
+    chance = float(np.sum(counts * moves)) * math.log(0.5)
+    if 2 * (best[2] - chance) < CHANCE_TEST:
+        return _ONLY_RAND.copy(), 0.5, chance
     return best
 
 
@@ -159,10 +174,11 @@ def sfem(matches: Floats, moves: Floats, bootstrap: int = BOOTSTRAP, seed: int =
     if rows.shape[0] == 1:  # every resample is the same games: the estimates do not move
         return SfemFit(n, tuple(float(s) for s in shares), beta, ll, (0.0,) * len(STRATEGIES), 0.0)
     rng = np.random.default_rng(seed)
-    # Each resample starts from the estimate (kept off the simplex's edge, where EM cannot move a share) and
-    # from the default starts' middle one: a third of the cost of every start, the same maxima where tried.
+    # Each resample starts from the estimate (kept off the simplex's edge, where EM cannot move a share), or
+    # from equal shares at β 0.8 when the estimate is chance: a third of the cost of every start.
     uniform = np.full(len(STRATEGIES), 1.0 / len(STRATEGIES))
-    starts = ((0.9 * shares + 0.1 * uniform, max(beta, 0.55)), (uniform, START_BETAS[1]))
+    chance = shares[-1] == 1.0
+    starts = ((uniform, START_BETAS[1]),) if chance else ((0.9 * shares + 0.1 * uniform, max(beta, 0.55)),)
     draws_s = np.empty((bootstrap, len(STRATEGIES)))
     draws_b = np.empty(bootstrap)
     for b in range(bootstrap):

@@ -95,7 +95,8 @@ def test_eval_prints_the_note_before_the_run(results: Path) -> None:
 
 @pytest.mark.slow
 def test_report_sfem_gives_a_row_per_fit(results: Path) -> None:
-    write_logs(results, "fits", [("CDDC", "DDCD"), ("CCDD", "CDDD")]).close()
+    # Seat A plays TFT without error over 16 moves: far better than chance (2 × 16 log 2 = 22.2 > 14.07).
+    write_logs(results, "fits", [("CDDCDCCD", "DDCDCCDD"), ("CCDDDCCC", "CDDDCCCD")]).close()
     code, out, err = pdbench("report", "fits", "--sfem", "--format", "json", "--results", results)
     assert code == 0, err
     rows = json.loads(out)

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from scipy.stats import chi2
 
-from harness.analysis.sfem import DETERMINISTIC, STRATEGIES, fit_counts, sfem, sfem_by_condition
+from harness.analysis.sfem import CHANCE_TEST, DETERMINISTIC, STRATEGIES, fit_counts, sfem, sfem_by_condition
 from tests.support.logs import write_logs
 
 
@@ -150,3 +151,16 @@ def simulate_counts(games: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarra
         dtype=float,
     )
     return matches, np.array([float(len(own)) for own, _ in games])
+
+
+def test_a_fit_no_better_than_chance_is_rand() -> None:
+    assert chi2.ppf(0.95, 7) == pytest.approx(CHANCE_TEST, rel=1e-12)
+    # 27 games of a coin (few, as an eval's): the bare maximum is some strategy at β just above ½; the fit
+    # does not beat chance by the likelihood-ratio test, so it is RAND's, β ½.
+    matches, moves = simulate({"RAND": 1.0}, 0.9, 27, 20, 0.5, seed=11)
+    shares, beta, ll = fit_counts(matches, moves)
+    assert tuple(shares) == (0, 0, 0, 0, 0, 0, 1) and beta == 0.5
+    assert ll == pytest.approx(27 * 20 * math.log(0.5))
+    # One TFT game of 20 moves without error beats chance by far (2 × 20 log 2 = 27.7 > 14.07).
+    tft, n = simulate({"TFT": 1.0}, 1.0, 1, 20, 0.5, seed=1)
+    assert fit_counts(tft, n)[0][STRATEGIES.index("TFT")] == pytest.approx(1.0, abs=1e-6)
