@@ -282,7 +282,8 @@ def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
 SFEM_NOTE = (
     "Strategy shares and β (each choice follows the strategy with probability β) by maximum likelihood over "
     "all the player's complete games (Dal Bó & Fréchette 2011), on chosen moves; ± one bootstrap standard error "
-    "over games. Strategies that prescribe the same moves in every history seen share their mass."
+    "over games. Strategies that prescribe the same moves in every history seen share their mass; a fit no "
+    "better than chance (likelihood-ratio test, 5%) is all RAND, β ½."
 )
 
 
