@@ -72,12 +72,17 @@ class SeatSummary:
 
 @dataclass(frozen=True, slots=True)
 class ConditionSummary:
+    """``repeated``: two or more complete games, every one the same moves round by round (a deterministic
+    player, no noise, no shuffled options). Their spread is 0, and an interval "± 0" would read as certainty
+    about the player when it is one game measured again: such a condition's estimates carry no interval."""
+
     condition: str
     games: int
     seats: tuple[SeatSummary, SeatSummary]
+    repeated: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"condition": self.condition, "games": self.games}
+        out: dict[str, Any] = {"condition": self.condition, "games": self.games, "repeated_game": self.repeated}
         for seat in self.seats:
             for metric, est in seat.estimates.items():
                 key = f"{seat.player}_{metric}"
@@ -125,6 +130,7 @@ def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = N
         )
         for r in totals
     }
+    repeated = _repeated_conditions(catalog, run_id, condition)
     by_cond: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for row in rows:
         by_cond[row["condition"]][row["player"]] = row
@@ -137,18 +143,44 @@ def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = N
                 SeatSummary(
                     player=player,
                     name=row["player_name"],
-                    estimates={m: _estimate(row, m) for m in METRICS},
+                    estimates={m: _estimate(row, m, cond in repeated) for m in METRICS},
                     collapsed=int(row["collapsed"]),
                     parsing=parsing.get((cond, player)),
                 )
             )
-        out.append(ConditionSummary(condition=cond, games=int(seats["a"]["games"]), seats=(summaries[0], summaries[1])))
+        out.append(
+            ConditionSummary(
+                condition=cond,
+                games=int(seats["a"]["games"]),
+                seats=(summaries[0], summaries[1]),
+                repeated=cond in repeated,
+            )
+        )
     return out
 
 
-def _estimate(row: dict[str, Any], metric: str) -> Estimate:
+def _estimate(row: dict[str, Any], metric: str, repeated: bool) -> Estimate:
     n, mean, sd = row[f"{metric}__n"], row[f"{metric}__mean"], row[f"{metric}__sd"]
+    if repeated:
+        return Estimate(mean, None, None, int(n))
     return t_interval(int(n), mean, sd, bounds=BOUNDS.get(metric))
+
+
+def _repeated_conditions(catalog: Catalog, run_id: str, condition: str | None) -> set[str]:
+    """The conditions whose two or more complete games all have the same rounds: both seats' chosen and played
+    moves and fallback flags, round by round."""
+    only = " AND g.condition = ?" if condition is not None else ""
+    params = [run_id] if condition is None else [run_id, condition]
+    rows = catalog.query(
+        "WITH moves AS (SELECT r.game_id, string_agg(concat(r.intended_a, r.action_a, r.flagged_a::INTEGER, "
+        "r.intended_b, r.action_b, r.flagged_b::INTEGER), '' ORDER BY r.round) AS log "
+        f"FROM rounds r JOIN games g ON g.run_id = r.run_id AND g.game_id = r.game_id "
+        f"WHERE r.run_id = ? AND g.status = 'complete'{only} GROUP BY r.game_id) "
+        "SELECT g.condition FROM moves m JOIN games g ON g.run_id = ? AND g.game_id = m.game_id "
+        "GROUP BY g.condition HAVING count(*) >= 2 AND count(DISTINCT m.log) = 1",
+        [*params, run_id],
+    )[1]
+    return {r[0] for r in rows}
 
 
 def model_answers(catalog: Catalog, run_id: str) -> list[dict[str, Any]]:

@@ -60,17 +60,25 @@ def report(
     run_id: Annotated[str, typer.Argument(help="The run (or sweep) to summarise.")],
     results: ResultsOpt = None,
     format: Annotated[Format, typer.Option("--format", help="table, csv or json.")] = Format.table,
+    sfem: Annotated[
+        bool,
+        typer.Option(
+            "--sfem",
+            help="Instead: each player's strategy shares and tremble by maximum likelihood over its games "
+            "(Dal Bó & Fréchette 2011), per condition and seat and pooled, with bootstrap standard errors.",
+        ),
+    ] = False,
 ) -> None:
     """Per-condition metrics of a run, with 95% confidence intervals over replicates; of a sweep
     (`pdbench evolve --sweep`), each player's final share per cell with a 95% confidence interval over seeds.
 
-    Example: `pdbench report tournament_20261122_120000`
+    Example: `pdbench report tournament_20261122_120000` (`--sfem`: the strategy frequency estimation)
     """
     from harness.cli.sweep_report import report_sweep
     from harness.config.run_settings import results_dir as folder_of
     from harness.errors import StoreError
 
-    if report_sweep(run_id, folder_of(results), format.value):
+    if not sfem and report_sweep(run_id, folder_of(results), format.value):
         return
     from harness.analysis.report import condition_summaries
     from harness.cli.render import print_rows, rows_json
@@ -81,14 +89,16 @@ def report(
     existing_run_id(run_id)
     with open_run(results_dir(results), run_id) as cat:
         _note_live(cat)
-        if format is Format.table:
+        if sfem:
+            _report_sfem(cat, run_id, format)
+        elif format is Format.table:
             print_report(cat, run_id)
         else:
             cat.require_run(run_id)
             summaries = condition_summaries(cat, run_id)
         for _path, reason in cat.skipped:  # the run's file, found damaged by a query: what was shown is not the run
             raise StoreError(f"cannot read run {run_id!r}: {reason}.")
-    if format is Format.table:
+    if format is Format.table or sfem:
         return
     dicts = [s.as_dict() for s in summaries]
     columns = list(dicts[0]) if dicts else ["condition"]
@@ -97,6 +107,23 @@ def report(
         out.file.write(rows_json(columns, rows) + "\n")
     else:
         print_rows(out, "csv", columns, rows)
+
+
+def _report_sfem(cat: Catalog, run_id: str, format: Format) -> None:
+    """``report --sfem``: the tables, or one row per fit (per condition and seat, then pooled: condition and seat
+    empty) for scripts."""
+    from harness.analysis.sfem import sfem_by_condition
+    from harness.cli.render import print_rows
+    from harness.cli.show import print_sfem
+
+    if format is Format.table:
+        print_sfem(cat, run_id)
+        return
+    cat.require_run(run_id)
+    fits = sfem_by_condition(cat, run_id) + sfem_by_condition(cat, run_id, pooled=True)
+    dicts = [f.as_dict() for f in fits]
+    columns = list(dicts[0]) if dicts else ["player_name"]
+    print_rows(out, format.value, columns, [[d.get(c) for c in columns] for d in dicts])
 
 
 def _note_live(cat: Catalog) -> None:

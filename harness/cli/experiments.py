@@ -264,6 +264,7 @@ def eval_(
     results: ResultsOpt = None,
 ) -> None:
     from harness.cli.play import EngineFlags
+    from harness.cli.repeats import repeats_note
     from harness.config.presets.evaluation import comprehension_rounds, eval_config
     from harness.config.presets.players import parse_players
 
@@ -298,6 +299,8 @@ def eval_(
             comprehension=checked,
             answer_format=answer_format,
         )
+    if (note := repeats_note(config)) is not None:
+        err.print(f"[cyan]{note}[/cyan]", highlight=False)
     _play_built_in(config, "eval", results, run_id, overwrite, EngineFlags(max_cost, no_cache, prices))
 
 

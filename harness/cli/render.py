@@ -21,6 +21,7 @@ from harness.store.views.leaderboard import RANKING_NOTE
 
 if TYPE_CHECKING:
     from harness.analysis.report import ConditionSummary
+    from harness.analysis.sfem import PlayerSfem
 
 
 def _cell(value: Any) -> str:
@@ -117,12 +118,13 @@ def comprehension_table(rows: list[dict[str, Any]]) -> Table:
 
 
 def profile_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> Table:
-    """Per-condition means of a profile's columns (whatever they are), the condition first."""
+    """Per-condition means of a profile's columns (whatever they are), the condition first; — where a dimension
+    had no chance to apply in any game of the condition (None)."""
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
     for col in columns:
         table.add_column(col.replace("_", " "), justify="left" if col == "condition" else "right")
     for row in rows:
-        table.add_row(*(_cell(v) if not isinstance(v, float) else f"{v:.3f}" for v in row))
+        table.add_row(*("—" if v is None else _cell(v) if not isinstance(v, float) else f"{v:.3f}" for v in row))
     return table
 
 
@@ -172,9 +174,26 @@ def matchup_table(players: list[str], cells: dict[tuple[str, str], float]) -> Ta
 
 BEHAVIOUR_NOTE = (
     "Cooperation, retaliation and forgiveness are on the moves each player chose (before noise, fallback "
-    "moves left out); payoffs on the moves as played. As-played rates: `pdbench report RUN_ID --format csv`, "
-    "or the *_played columns of player_metrics."
+    "moves left out); payoffs on the moves as played. Forgiveness is 1 − retaliation: a C rather than a D in "
+    "the same rounds (after an opponent's D), not a second measure, nor the behaviour profile's \"forgiving\". "
+    "As-played rates: `pdbench report RUN_ID --format csv`, or the *_played columns of player_metrics."
 )
+REPEATED_NOTE = (
+    '"all alike": every replicate of that condition is the same game, move for move (a deterministic player, '
+    "no noise, no shuffled options), so its figures are one game's and have no interval: ± 0 would read as "
+    "certainty about the player."
+)
+
+
+def games_cell(summary: ConditionSummary) -> str:
+    """The number of games of a condition, and "all alike" when they are one game repeated."""
+    return f"{summary.games}, all alike" if summary.repeated else str(summary.games)
+
+
+def behaviour_caption(summaries: Sequence[ConditionSummary], extra: str = "") -> str:
+    """The note under a table of conditions: how behaviour is measured, and what "all alike" means if shown."""
+    repeated = f" {REPEATED_NOTE}" if any(s.repeated for s in summaries) else ""
+    return BEHAVIOUR_NOTE + extra + repeated
 
 
 def percent(value: float | None) -> str:
@@ -201,7 +220,7 @@ def reader_shares(row: dict[str, Any], sep: str = ", ") -> str:
 def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
     table = Table(
         title=f"Run {run['run_id']} ({run['status']}): mean ± 95% CI over replicates",
-        caption=BEHAVIOUR_NOTE,
+        caption=behaviour_caption(summaries),
         header_style="bold",
         box=box.SIMPLE_HEAD,
     )
@@ -224,7 +243,7 @@ def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Tabl
             collapse += f" ({seat.collapsed}/{s.games})"
             table.add_row(
                 s.condition if i == 0 else "",
-                str(s.games) if i == 0 else "",
+                games_cell(s) if i == 0 else "",
                 f"{seat.player}: {label(seat.name)}",
                 e["payoff_per_round"].fmt(3),
                 e["cooperation_rate"].fmt(1, pct=True),
@@ -287,3 +306,38 @@ def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
     given), measured as if the terminal had no edge, is at most the width there is."""
     unbounded = options.update_width(1_000_000)
     return Measurement.get(console, unbounded, table).maximum <= options.max_width
+
+
+SFEM_NOTE = (
+    "Strategy shares and β (each choice follows the strategy with probability β) by maximum likelihood over "
+    "all the player's complete games (Dal Bó & Fréchette 2011), on chosen moves; ± one bootstrap standard error "
+    "over games. Strategies that prescribe the same moves in every history seen share their mass; a fit no "
+    "better than chance (likelihood-ratio test, 5%) is all RAND, β ½."
+)
+
+
+def sfem_table(fits: Sequence[PlayerSfem], title: str) -> Table:
+    """One row per fit: the player (and its condition and seat, when per condition), games, each strategy's share
+    and β, each with its bootstrap standard error under it."""
+    from harness.analysis.sfem import STRATEGIES
+
+    table = Table(title=title, caption=SFEM_NOTE, header_style="bold", box=box.SIMPLE_HEAD)
+    per_condition = any(f.condition is not None for f in fits)
+    if per_condition:
+        table.add_column("condition")
+    table.add_column("player")
+    table.add_column("games", justify="right")
+    for name in (*STRATEGIES, "β"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for f in fits:
+        fit = f.fit
+        se = fit.share_se or (None,) * len(fit.shares)
+        cells = [_with_se(v, e) for v, e in zip(fit.shares, se, strict=True)]
+        who = f"{f.seat}: {label(f.player_name)}" if f.seat else label(f.player_name)
+        row = [who, str(fit.games), *cells, _with_se(fit.beta, fit.beta_se)]
+        table.add_row(*([f.condition or ""] if per_condition else []), *row)
+    return table
+
+
+def _with_se(value: float, se: float | None) -> str:
+    return f"{value:.2f}" + (f"\n± {se:.2f}" if se is not None else "")

@@ -16,7 +16,7 @@ from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.table import Table
 
-from harness.cli.render import BEHAVIOUR_NOTE, fits, label, percent, reader_shares
+from harness.cli.render import behaviour_caption, fits, games_cell, label, percent, reader_shares
 from harness.util.plural import plural
 
 if TYPE_CHECKING:
@@ -83,7 +83,10 @@ class Scorecard:
         )
         last = part == 2 or len(columns) == len(COLUMNS)
         table = Table(
-            title=title, caption=BEHAVIOUR_NOTE + PARSE_NOTE if last else None, header_style="bold", box=box.SIMPLE_HEAD
+            title=title,
+            caption=behaviour_caption(self.summaries, PARSE_NOTE) if last else None,
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
         )
         table.add_column("opponent", justify="left")
         table.add_column("games", justify="right")
@@ -94,7 +97,7 @@ class Scorecard:
         for s in self.summaries:
             me, them, seat = _model_seat(s)
             cells = [COLUMNS[name](me, s) for name in columns]
-            table.add_row(label(them.name) + seat, str(s.games), *(_cell(*cell, two_lines=two_lines) for cell in cells))
+            table.add_row(label(them.name) + seat, games_cell(s), *(_cell(*cell, two_lines=two_lines) for cell in cells))
         return table
 
 

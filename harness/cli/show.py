@@ -10,6 +10,7 @@ from collections.abc import Callable
 from harness.analysis.comprehension import comprehension_accuracy
 from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
+from harness.analysis.sfem import sfem_by_condition
 from harness.cli.base import out
 from harness.cli.render import (
     answers_table,
@@ -18,6 +19,7 @@ from harness.cli.render import (
     matchup_table,
     profile_table,
     report_table,
+    sfem_table,
 )
 from harness.cli.scorecard import Scorecard, scorecard_summary
 from harness.config.presets.suites import SUITES
@@ -40,6 +42,13 @@ def print_report(cat: Catalog, run_id: str) -> None:
     accuracy = comprehension_accuracy(cat, run_id)
     if accuracy:
         out.print(comprehension_table(accuracy))
+
+
+def print_sfem(cat: Catalog, run_id: str) -> None:
+    """SFEM per condition and seat, then per player over all its games (``pdbench report --sfem``)."""
+    cat.require_run(run_id)
+    out.print(sfem_table(sfem_by_condition(cat, run_id), f"Strategy frequency estimation, run {run_id}, per condition"))
+    out.print(sfem_table(sfem_by_condition(cat, run_id, pooled=True), "Per player, over all its games"))
 
 
 def show_report(cat: Catalog, result: RunResult) -> int:
@@ -80,6 +89,10 @@ def show_scorecard(cat: Catalog, result: RunResult) -> int:
     out.print(Scorecard(run_row, summaries))
     out.print(scorecard_summary(overall, totals, answers))
     _checks_and_profile(cat, run_row)
+    model = {s.seats[0].name for s in summaries}
+    fits = [f for f in sfem_by_condition(cat, run_id, pooled=True) if f.player_name in model]
+    if fits:
+        out.print(sfem_table(fits, "Strategy frequency estimation of the model, over all its games"))
     out.print(f"run id: [bold]{run_id}[/bold]   results: {result.path}")
     return 0 if overall["games"] else 1
 

@@ -65,7 +65,8 @@ def test_a_game_shows_its_timeline_metrics_charts_and_summary(app: App, tourname
     assert len(charts) == 2
     summary = at.table[0].value
     row = summary.loc["payoff per round"]
-    assert row["A · TFT"] == "0.900 ± 0.000" and row["B · ALLD"] == "1.400 ± 0.000"
+    # Both replicates are one game (strategies, no noise): the mean without an interval, not "± 0.000".
+    assert row["A · TFT"] == "0.900" and row["B · ALLD"] == "1.400"
     assert row["n (A, B)"] == "2, 2"
 
 

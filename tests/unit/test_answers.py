@@ -124,5 +124,5 @@ def test_a_schema_1_file_gets_the_new_views_when_migrated(tmp_path: Path) -> Non
     # The file itself holds the same views (opened on its own with duckdb, it answers the same queries).
     with duckdb.connect(str(tmp_path / "old.duckdb"), read_only=True) as con:
         names = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
-        assert {"behaviour_profile", "strategy_fit", "strategy_attribution", "model_parsing"} <= names
-        assert con.execute("SELECT count(*) FROM strategy_fit").fetchone() == (8,)
+        assert {"behaviour_profile", "per_game_strategy_fit", "per_game_best_fit_shares", "model_parsing"} <= names
+        assert con.execute("SELECT count(*) FROM per_game_strategy_fit").fetchone() == (8,)

@@ -67,15 +67,17 @@ measures are NULL only where the player chose no move in the game. Without noise
 these are the paper's numbers; ``*_played`` (with ``*_chances_played``) are the paper's code
 applied to the played log, nothing left out.
 
-``strategy_fit`` (per game and player; strategy attribution after the paper's SFEM): for each
+``per_game_strategy_fit`` (per game and player; each game's own best fit, not the pooled SFEM of
+:mod:`harness.analysis.sfem`, which reads its shares × moves): for each
 classic strategy, the share of the player's chosen moves that the strategy would have made in
 the same (played) history: ALLC always C; ALLD always D; TFT C first, then the opponent's previous
 move; STFT D first, then the opponent's previous move; GRIM C until the opponent has defected in
 any earlier round, then D; WSLS C first, then C if both players played the same move in the
 previous round, else D; RAND its expected agreement, 0.5. ``best_fit`` is the strategy with the
 highest share (ties within 1e-9 joined by '/', in the order ALLC, ALLD, TFT, STFT, GRIM, WSLS,
-RAND). ``strategy_attribution`` (per run, condition and seat, complete games) gives the share of
-games of which each strategy is the best fit, a tie of k strategies giving each 1/k.
+RAND). ``per_game_best_fit_shares`` (per run, condition and seat, complete games) gives the share of
+games of which each strategy is the best fit, a tie of k strategies giving each 1/k: a count of per-game
+best fits, which credits a random player's games to deterministic strategies (never to RAND alone).
 
 ``player_parsing`` / ``model_parsing``: per model seat and game / per model and run, the move
 requests sent, the answers received, the unreadable ones (``parse_failure_rate`` = unreadable /
@@ -280,6 +282,11 @@ VIEWS: dict[str, str] = {
 }
 
 
+RETIRED_VIEWS = ("strategy_attribution", "strategy_fit")
+"""Views of older files, dropped where the views are made again (a migration): renamed ``per_game_best_fit_shares``
+and ``per_game_strategy_fit``, since they are each game's own best fit, not the SFEM estimate."""
+
+
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
     """Create (or replace) every metric view on ``con``, in dependency order: the per-game views
     here, the behaviour profile and strategy fit (:mod:`harness.store.views.profile`), the model
@@ -296,6 +303,8 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     from harness.store.views.leaderboard import LEADERBOARD_VIEWS
     from harness.store.views.profile import PROFILE_VIEWS
 
+    for name in RETIRED_VIEWS:
+        con.execute(f"DROP VIEW IF EXISTS {name}")
     for name, sql in {
         **VIEWS,
         **PROFILE_VIEWS,

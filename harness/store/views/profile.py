@@ -1,4 +1,4 @@
-"""The behaviour profile of Fontana, Pierri & Aiello (ICWSM 2025) and the strategy fit, as SQL views.
+"""The behaviour profile of Fontana, Pierri & Aiello (ICWSM 2025) and the per-game strategy fit, as SQL views.
 
 The definitions are written out in :mod:`harness.store.views.core`; this module holds their SQL.
 The paper's code walks each game's history once with a little state; here every measure is a
@@ -130,7 +130,7 @@ _ATTRIBUTION_SHARES = ",\n           ".join(
 _ATTRIBUTION = f"""
     WITH fits AS (
         SELECT run_id, condition, player, player_name, string_split(best_fit, '/') AS fits
-        FROM strategy_fit WHERE status = 'complete' AND best_fit IS NOT NULL
+        FROM per_game_strategy_fit WHERE status = 'complete' AND best_fit IS NOT NULL
     )
     SELECT run_id, condition, player, player_name, COUNT(*) AS games,
            {_ATTRIBUTION_SHARES}
@@ -138,6 +138,6 @@ _ATTRIBUTION = f"""
 
 PROFILE_VIEWS: dict[str, str] = {
     "behaviour_profile": _PROFILE,
-    "strategy_fit": _FIT,
-    "strategy_attribution": _ATTRIBUTION,
+    "per_game_strategy_fit": _FIT,
+    "per_game_best_fit_shares": _ATTRIBUTION,
 }

@@ -1,4 +1,4 @@
-"""Strategy attribution (after the paper's SFEM): ``strategy_fit`` per game, ``strategy_attribution`` per
+"""The per-game strategy fit: ``per_game_strategy_fit`` per game, ``per_game_best_fit_shares`` per
 condition. Hand-worked games first, then a plain-Python reference on random games with noise and
 fallbacks (see tests/support/logs.py for the letters)."""
 
@@ -17,7 +17,7 @@ ORDER = ("ALLC", "ALLD", "TFT", "STFT", "GRIM", "WSLS", "RAND")
 
 def fits(results: Path, run_id: str, games: list[tuple[str, str]]) -> dict[tuple[int, str], dict[str, Any]]:
     with write_logs(results, run_id, games) as cat:
-        return {(r["game_id"], r["player"]): r for r in cat.records("SELECT * FROM strategy_fit")}
+        return {(r["game_id"], r["player"]): r for r in cat.records("SELECT * FROM per_game_strategy_fit")}
 
 
 def shares(row: dict[str, Any]) -> dict[str, float]:
@@ -81,9 +81,9 @@ def test_attribution_counts_best_fits_and_splits_ties(results: Path) -> None:
     # GRIM, WSLS 2/3); ALLC/TFT/GRIM/WSLS (a quarter each).
     games = [("CCDDCD", "CDDCDC"), ("CDC", "DCD"), ("CCC", "CCC")]
     with write_logs(results, "attr", games) as cat:
-        fit = cat.records("SELECT best_fit FROM strategy_fit WHERE player = 'a' ORDER BY game_id")
+        fit = cat.records("SELECT best_fit FROM per_game_strategy_fit WHERE player = 'a' ORDER BY game_id")
         best = [r["best_fit"] for r in fit]
-        rows = cat.records("SELECT * FROM strategy_attribution ORDER BY player")
+        rows = cat.records("SELECT * FROM per_game_best_fit_shares ORDER BY player")
     assert best == ["TFT", "TFT", "ALLC/TFT/GRIM/WSLS"]
     a = rows[0]
     assert (a["player"], a["player_name"], a["condition"], a["games"]) == ("a", "TFT", "hand", 3)

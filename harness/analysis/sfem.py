@@ -1,0 +1,238 @@
+"""The Strategy Frequency Estimation Method (SFEM) of Dal Bó & Fréchette (2011, AER, "The Evolution of
+Cooperation in Infinitely Repeated Games"): which mixture of classic strategies best explains all the games
+of one player, by maximum likelihood.
+
+Each of the player's games is played by one strategy k of the set, drawn with probability φ_k; at every
+round the player makes the move k prescribes (given the history as played) with probability β, the other
+move otherwise (a tremble common to every strategy). RAND makes each move with probability ½ whatever β.
+The likelihood of a game under k is β^m (1 − β)^(n − m), with n the player's chosen moves in the game
+(fallback rounds, where the harness chose, left out) and m those matching k; under RAND ½^n. The shares φ
+and β maximise Π_games Σ_k φ_k L_k. They are found by expectation–maximisation (each step raises the
+likelihood; the M-step has a closed form for both φ and β), from equal shares and several β (see
+:func:`fit_counts`).
+
+Standard errors are bootstrap ones, as in the paper's tables: the player's games resampled with
+replacement, the fit redone on each sample, the standard deviation of the estimates; seeded, so the same
+data give the same figures. Strategies that prescribe the same moves in every history observed (ALLC, TFT
+and GRIM against an opponent who never defects) cannot be told apart: the likelihood is flat along their
+mixture, the EM leaves their shares where the equal start puts them, and their bootstrap errors are large.
+
+Why not the per-game best fit (``per_game_strategy_fit``): it credits each game to the strategy that matches
+most of its moves, so a random player's games go to whichever deterministic strategy matched more than half
+of them by chance (ALLC in a quarter of them), never to RAND; the pooled likelihood weighs how well each
+strategy explains all the games at one error rate, and a random player's is explained best by RAND.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.store.catalog import Catalog
+from harness.store.views.profile import FIT_ORDER
+
+STRATEGIES = FIT_ORDER
+"""The strategy set, RAND last: ALLC, ALLD, TFT, STFT, GRIM, WSLS (deterministic) and RAND."""
+DETERMINISTIC = STRATEGIES[:-1]
+BOOTSTRAP = 200
+"""Bootstrap samples for the standard errors."""
+SEED = 0
+START_BETAS = (0.6, 0.8, 0.95)
+TOLERANCE = 1e-8  # on the log-likelihood per game, between two EM steps
+MAX_STEPS = 2_000
+# A resample stops sooner: along the ridge (see fit_counts) the last steps move the estimate by little and cost
+# most of the time (a random player's 200 games: 180 s for 200 resamples at 2,000 steps).
+BOOTSTRAP_STEPS = 300
+
+CHANCE_TEST = 14.067140449340169
+"""χ²(7) at 95%, ``scipy.stats.chi2.ppf(0.95, 7)`` (tests/unit/test_sfem.py checks it): see :func:`fit_counts`."""
+
+Floats = npt.NDArray[np.float64]
+Start = tuple[Floats, float]
+_ONLY_RAND = np.eye(len(STRATEGIES))[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class SfemFit:
+    """One player's estimated strategy shares (in :data:`STRATEGIES` order) and tremble, with bootstrap
+    standard errors (None with fewer than two games)."""
+
+    games: int
+    shares: tuple[float, ...]
+    beta: float
+    log_likelihood: float
+    share_se: tuple[float, ...] | None
+    beta_se: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"games": self.games}
+        for i, name in enumerate(STRATEGIES):
+            out[name.lower()] = self.shares[i]
+            out[f"{name.lower()}_se"] = self.share_se[i] if self.share_se else None
+        out["beta"] = self.beta
+        out["beta_se"] = self.beta_se
+        out["log_likelihood"] = self.log_likelihood
+        return out
+
+
+def _log_likelihoods(matches: Floats, moves: Floats, beta: float) -> Floats:
+    """log L_k per game (rows) and strategy (columns, RAND last)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_b = np.log(beta)
+        log_miss = np.log1p(-beta)
+        misses = moves[:, None] - matches
+        det = np.where(matches > 0, matches * log_b, 0.0) + np.where(misses > 0, misses * log_miss, 0.0)
+    rand = moves * np.log(0.5)
+    return np.column_stack([det, rand])
+
+
+def _mixture(log_l: Floats, shares: Floats, weights: Floats) -> tuple[Floats, float]:
+    """The posterior of each strategy per game (the E-step) and the total log-likelihood, each row of games
+    counted ``weights`` times."""
+    with np.errstate(divide="ignore"):
+        weighted = log_l + np.log(shares)[None, :]
+    top = np.max(weighted, axis=1, keepdims=True)
+    dense = np.exp(weighted - top)
+    total = dense.sum(axis=1, keepdims=True)
+    return dense / total, float(np.sum(weights * (top[:, 0] + np.log(total[:, 0]))))
+
+
+def fit_counts(
+    matches: Floats,
+    moves: Floats,
+    starts: tuple[Start, ...] | None = None,
+    steps: int = MAX_STEPS,
+    weights: Floats | None = None,
+) -> tuple[Floats, float, float]:
+    """The maximum-likelihood shares (RAND last), β and log-likelihood for games given as ``matches`` (games ×
+    deterministic strategies: the chosen moves each would have made) and ``moves`` (chosen moves per game),
+    the best of EM runs from ``starts`` (default: equal shares with β = 0.6, 0.8 and 0.95); ``weights``: how
+    many times each row counts (default once). Games without a chosen move carry no information and are left
+    out by the caller.
+
+    Several starts, because the likelihood has a ridge: as β nears ½ every strategy plays like RAND, and an EM
+    run that drifts there creeps along it (seen: a random player's 200 games left at ALLC 43%, β 0.54, while
+    the maximum, from a higher β, is RAND 99%, β 0.86, log-likelihood 0.7 higher).
+
+    The ridge also means that the model is not identified at β = ½, where any shares are RAND: on few games a
+    random player's maximum is often some strategy at β just above ½ (seen: 27 games of a coin read as WSLS
+    100% at β 0.52), better than chance only by what seven free parameters win from noise. So the fit must beat
+    pure chance (every game RAND) by a likelihood-ratio test at 5%, χ² with 7 degrees of freedom (the shares'
+    six and β; a conventional threshold, since ½ is the edge of β's range); where it does not, the player is
+    reported all RAND, with β ½ (where every strategy is RAND)."""
+    uniform = np.full(len(STRATEGIES), 1.0 / len(STRATEGIES))
+    counts = np.ones(moves.shape[0]) if weights is None else weights
+    best: tuple[Floats, float, float] | None = None
+    for shares, beta in starts or tuple((uniform, b) for b in START_BETAS):
+        fit = _em(matches, moves, counts, shares, beta, steps)
+        if best is None or fit[2] > best[2]:
+            best = fit
+    assert best is not None
+    chance = float(np.sum(counts * moves)) * math.log(0.5)
+    if 2 * (best[2] - chance) < CHANCE_TEST:
+        return _ONLY_RAND.copy(), 0.5, chance
+    return best
+
+
+def _em(
+    matches: Floats, moves: Floats, weights: Floats, shares: Floats, beta: float, steps: int
+) -> tuple[Floats, float, float]:
+    games = float(weights.sum())
+    previous = -np.inf
+    for _ in range(steps):
+        post, ll = _mixture(_log_likelihoods(matches, moves, beta), shares, weights)
+        if ll - previous <= TOLERANCE * games:
+            break
+        previous = ll
+        post = post * weights[:, None]
+        shares = post.sum(axis=0) / games
+        det = post[:, :-1]
+        tried = float(np.sum(det * moves[:, None]))
+        if tried > 0:  # else the player is all RAND and β explains nothing: keep it
+            beta = min(max(float(np.sum(det * matches)) / tried, 0.5), 1.0)
+    _, ll = _mixture(_log_likelihoods(matches, moves, beta), shares, weights)
+    return shares, beta, ll
+
+
+def sfem(matches: Floats, moves: Floats, bootstrap: int = BOOTSTRAP, seed: int = SEED) -> SfemFit:
+    """The fit and its bootstrap standard errors (games resampled with replacement, ``seed`` fixed)."""
+    keep = moves > 0
+    n = int(keep.sum())
+    # Games alike in their counts are one row counted as often as they occur (a resample is then a count per
+    # row): the same likelihood, at the cost of the distinct rows (few, for a deterministic player).
+    rows, which = np.unique(np.column_stack([moves[keep], matches[keep]]), axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    moves, matches = rows[:, 0], rows[:, 1:]
+    shares, beta, ll = fit_counts(matches, moves, weights=np.bincount(which, minlength=rows.shape[0]).astype(float))
+    if n < 2 or bootstrap < 2:
+        return SfemFit(n, tuple(float(s) for s in shares), beta, ll, None, None)
+    if rows.shape[0] == 1:  # every resample is the same games: the estimates do not move
+        return SfemFit(n, tuple(float(s) for s in shares), beta, ll, (0.0,) * len(STRATEGIES), 0.0)
+    rng = np.random.default_rng(seed)
+    # Each resample starts from the estimate (kept off the simplex's edge, where EM cannot move a share), or
+    # from equal shares at β 0.8 when the estimate is chance: a third of the cost of every start.
+    uniform = np.full(len(STRATEGIES), 1.0 / len(STRATEGIES))
+    chance = shares[-1] == 1.0
+    starts = ((uniform, START_BETAS[1]),) if chance else ((0.9 * shares + 0.1 * uniform, max(beta, 0.55)),)
+    draws_s = np.empty((bootstrap, len(STRATEGIES)))
+    draws_b = np.empty(bootstrap)
+    for b in range(bootstrap):
+        pick = rng.integers(0, n, n)
+        weights = np.bincount(which[pick], minlength=rows.shape[0]).astype(float)
+        s, bt, _ = fit_counts(matches, moves, starts, BOOTSTRAP_STEPS, weights)
+        draws_s[b], draws_b[b] = s, bt
+    return SfemFit(
+        games=n,
+        shares=tuple(float(s) for s in shares),
+        beta=beta,
+        log_likelihood=ll,
+        share_se=tuple(float(v) for v in draws_s.std(axis=0, ddof=1)),
+        beta_se=float(draws_b.std(ddof=1)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSfem:
+    """The fit of one player: ``condition`` None when pooled over the conditions, ``seat`` None when over
+    both seats."""
+
+    player_name: str
+    condition: str | None
+    seat: str | None
+    fit: SfemFit
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"player_name": self.player_name, "condition": self.condition, "seat": self.seat, **self.fit.as_dict()}
+
+
+_MATCHES = ", ".join(f"round({n.lower()} * moves)::INTEGER AS {n.lower()}" for n in DETERMINISTIC)
+
+
+def sfem_by_condition(
+    catalog: Catalog, run_id: str, *, pooled: bool = False, bootstrap: int = BOOTSTRAP, seed: int = SEED
+) -> list[PlayerSfem]:
+    """SFEM per condition and seat over the complete games of a run (in plan order), or, ``pooled``, per
+    player over every complete game it played, whatever the condition and seat. The per-game match counts
+    come from ``per_game_strategy_fit`` (its shares × its moves: a share is matches / moves)."""
+    rows = catalog.query(
+        f"SELECT condition, player, player_name, moves, {_MATCHES} FROM per_game_strategy_fit "
+        "WHERE run_id = ? AND status = 'complete' AND moves > 0 ORDER BY game_id, player",
+        [run_id],
+    )[1]
+    groups: dict[tuple[str, str | None, str | None], list[tuple[Any, ...]]] = defaultdict(list)
+    for cond, seat, name, moves, *matches in rows:
+        key = (name, None, None) if pooled else (name, cond, seat)
+        groups[key].append((moves, *matches))
+    out = []
+    for (name, cond, seat), games in groups.items():
+        data = np.asarray(games, dtype=np.float64)
+        fit = sfem(data[:, 1:], data[:, 0], bootstrap=bootstrap, seed=seed)
+        out.append(PlayerSfem(name, cond, seat, fit))
+    if pooled:
+        out.sort(key=lambda p: p.player_name)
+    return out
