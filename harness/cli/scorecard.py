@@ -97,7 +97,9 @@ class Scorecard:
         for s in self.summaries:
             me, them, seat = _model_seat(s)
             cells = [COLUMNS[name](me, s) for name in columns]
-            table.add_row(label(them.name) + seat, games_cell(s), *(_cell(*cell, two_lines=two_lines) for cell in cells))
+            table.add_row(
+                label(them.name) + seat, games_cell(s), *(_cell(*cell, two_lines=two_lines) for cell in cells)
+            )
         return table
 
 

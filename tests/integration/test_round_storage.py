@@ -110,7 +110,9 @@ def test_the_readme_queries_answer_as_they_did_when_every_round_was_a_row(tmp_pa
                 "SELECT table_name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views()"
             ).fetchall()
         }
-        queries = [q for q in readme_queries() if (m := re.search(r"FROM (\w+)$", q)) is None or _as_named_then(m[1]) in known]
+        queries = [
+            q for q in readme_queries() if (m := re.search(r"FROM (\w+)$", q)) is None or _as_named_then(m[1]) in known
+        ]
         before = {q: answer(con, _as_named_then(q)) for q in queries}
     queries = [f"SELECT {', '.join(before[q][0])} FROM ({q})" if q.startswith("SELECT *") else q for q in queries]
     before = {new_q: before[old_q] for new_q, old_q in zip(queries, before, strict=True)}
