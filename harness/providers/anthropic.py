@@ -27,7 +27,7 @@ from harness.providers.base import (
     well_formed,
 )
 from harness.providers.info import ANTHROPIC
-from harness.providers.sdk import SdkErrors, SdkProvider, StructuredRequestFailed
+from harness.providers.sdk import SdkErrors, SdkProvider, structured_request
 from harness.providers.structured import TOOL_NAME, ReplySchema
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class AnthropicProvider(SdkProvider):
                 self.model,
                 ", ".join(dropped),
             )
-        try:
+        with structured_request(params.reply is not None):
             response = await self._client.messages.create(
                 model=self.model,
                 max_tokens=params.max_tokens,
@@ -110,10 +110,6 @@ class AnthropicProvider(SdkProvider):
                 extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
                 **extra,
             )
-        except Exception as exc:
-            if params.reply is None:
-                raise
-            raise StructuredRequestFailed(exc) from exc
         # A body of another shape (the SDK does not validate it) is a MalformedResponse, asked again.
         try:
             blocks = response.content

@@ -24,7 +24,7 @@ from harness.providers.base import (
     well_formed,
 )
 from harness.providers.info import OPENAI
-from harness.providers.sdk import SdkErrors, SdkProvider, StructuredRequestFailed
+from harness.providers.sdk import SdkErrors, SdkProvider, structured_request
 from harness.providers.structured import SCHEMA_NAME, ReplySchema
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class OpenAIProvider(SdkProvider):
             extra["seed"] = params.seed
         if params.reply is not None:
             extra["response_format"] = response_format(params.reply)
-        try:
+        with structured_request(params.reply is not None):
             response = await self._client.chat.completions.create(
                 model=self.model,
                 messages=[dict(m) for m in messages],  # type: ignore[misc]
@@ -104,10 +104,6 @@ class OpenAIProvider(SdkProvider):
                 extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
                 **extra,
             )
-        except Exception as exc:
-            if params.reply is None:
-                raise
-            raise StructuredRequestFailed(exc) from exc
         # A body of another shape (the SDK does not validate it), or one without an answer in it, is a
         # MalformedResponse, asked again (see read_choice); compatible servers may leave usage out.
         try:

@@ -10,7 +10,9 @@ translates requests and answers.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol, Self
 
@@ -40,6 +42,18 @@ class StructuredRequestFailed(Exception):
     def __init__(self, cause: Exception) -> None:
         super().__init__(str(cause))
         self.cause = cause
+
+
+@contextlib.contextmanager
+def structured_request(structured: bool) -> Iterator[None]:
+    """Around an SDK's send: a failure of a request for a structured reply is a :class:`StructuredRequestFailed`
+    (so a server's refusal of the schema can be told), any other request's failure passes as it is."""
+    try:
+        yield
+    except Exception as exc:
+        if not structured:
+            raise
+        raise StructuredRequestFailed(exc) from exc
 
 
 @dataclass(frozen=True, slots=True)
