@@ -20,9 +20,8 @@ from pydantic import (
 from harness.calls.limits import LimitSettings
 from harness.config.sections import Label
 from harness.errors import ConfigError
-from harness.players.model.comprehension import ComprehensionSettings
-from harness.players.model.parsing.policy import ParsePolicy
 from harness.players.model.prompts.context import PromptSettings
+from harness.players.model.settings import ComprehensionSettings, ParsePolicy
 from harness.players.strategies import StrategySpec, get_strategy, make_spec
 from harness.providers.registry import PROVIDERS, is_offline, parse_model_name
 from harness.providers.structured import ReplySchema

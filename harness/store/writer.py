@@ -33,7 +33,7 @@ from harness.store.snapshot import CHECKPOINT_BYTES, MOST_LOG_BYTES, Publisher
 from harness.store.transaction import transaction
 from harness.store.views.core import ROUND_CODE_BITS
 
-FLUSH_ROUNDS = 200_000
+FLUSH_ROUNDS = 200_000  # rounds of distinct matches: what the buffer holds, and what a crash would replay
 FLUSH_GAMES = 2_000
 
 
@@ -296,15 +296,19 @@ class _MovesBuffer:
 
     def __init__(self) -> None:
         self.games: list[tuple[int, Match]] = []
-        self.size = 0
+        self.size = 0  # rounds held: those of distinct matches, as replicates share one (see arrays)
+        self._held: set[int] = set()
 
     def clear(self) -> None:
         self.games = []
         self.size = 0
+        self._held = set()
 
     def add(self, game_id: int, match: Match) -> None:
         self.games.append((game_id, match))
-        self.size += match.rounds_played
+        if id(match) not in self._held:
+            self._held.add(id(match))
+            self.size += match.rounds_played
 
     def arrays(self) -> dict[str, np.ndarray]:
         distinct: dict[int, Match] = {}  # replicates of a deterministic pairing share their match

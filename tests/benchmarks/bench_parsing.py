@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import timeit
 
+from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing import policy as parsing
-from harness.players.model.parsing.policy import ActionLabels, parse_action
+from harness.players.model.parsing.policy import parse_action
 
 _REASONING = (
     "The other player defected in round 3 but returned to cooperation afterwards. If I defect now, "

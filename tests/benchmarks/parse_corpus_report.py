@@ -23,7 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from harness.players.model.parsing.policy import ActionLabels, parse_action
+from harness.players.model.labels import ActionLabels
+from harness.players.model.parsing.policy import parse_action
 
 HEADER = (
     f"{'category':22s} {'n':>5s} {'agree':>8s} {'opposite':>8s} {'amb.acc':>9s} {'/200':>7s} "

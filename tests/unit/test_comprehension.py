@@ -12,9 +12,11 @@ from harness.config import parse_experiment
 from harness.errors import ConfigError
 from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon
 from harness.game.rules import PayoffMatrix
-from harness.players.model.comprehension import ComprehensionSettings, Question, is_correct, questions, read_answer
-from harness.players.model.parsing.policy import ActionLabels, parse_action
+from harness.players.model.comprehension import Question, is_correct, questions, read_answer
+from harness.players.model.labels import ActionLabels
+from harness.players.model.parsing.policy import parse_action
 from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
+from harness.players.model.settings import ComprehensionSettings
 from harness.providers.base import SamplingParams
 from harness.providers.mock import MockProvider
 from tests.unit.test_prompts import make_view

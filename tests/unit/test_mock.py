@@ -18,9 +18,10 @@ from harness.calls.pricing import DEFAULT_PRICES, PriceTable
 from harness.game.horizon import FixedHorizonInfo
 from harness.game.match import Match, play_game
 from harness.game.rules import PayoffMatrix
-from harness.players.model.parsing.policy import ActionLabels, ParsePolicy
+from harness.players.model.labels import ActionLabels
 from harness.players.model.player import LLMAgent, ModelPlayer
 from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
+from harness.players.model.settings import ParsePolicy
 from harness.players.strategies import make_spec
 from harness.players.strategies.play import play_strategies
 from harness.providers.base import Sample, SamplingParams

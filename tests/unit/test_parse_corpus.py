@@ -22,10 +22,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing import policy as parsing
 from harness.players.model.parsing.decisions import InvalidStructure, answer_part, find_decisions, whole_reply
 from harness.players.model.parsing.grammar import JUNK, normalize
-from harness.players.model.parsing.policy import ActionLabels, parse_action
+from harness.players.model.parsing.policy import parse_action
 from tests.benchmarks import parse_corpus_report
 
 CORPUS = Path(__file__).with_name("parse_corpus.yaml")

@@ -10,7 +10,8 @@ import pytest
 from harness.errors import ConfigError
 from harness.game.horizon import FixedHorizon
 from harness.game.rules import PayoffMatrix
-from harness.players.model.parsing.policy import ActionLabels, ParseResult, correction_message, parse_action
+from harness.players.model.labels import ActionLabels
+from harness.players.model.parsing.policy import ParseResult, correction_message, parse_action
 from harness.players.model.player import option_order
 from harness.players.model.prompts.builder import PromptBuilder, PromptSettings
 from tests.unit.test_prompts import make_view

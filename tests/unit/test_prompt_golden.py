@@ -21,7 +21,8 @@ from typing import Any
 
 from harness.game.horizon import FixedHorizon, GeometricHorizon
 from harness.game.rules import PayoffMatrix
-from harness.players.model.parsing.policy import ActionLabels, ParseResult
+from harness.players.model.labels import ActionLabels
+from harness.players.model.parsing.policy import ParseResult
 from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
 from tests.unit.test_prompts import make_view
 

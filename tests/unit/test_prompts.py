@@ -15,7 +15,7 @@ from harness.errors import ConfigError
 from harness.game.horizon import FixedHorizon, FixedHorizonInfo, GeometricHorizon, Horizon, HorizonKind
 from harness.game.rules import PayoffMatrix
 from harness.game.view import RoundView
-from harness.players.model.parsing.policy import ActionLabels
+from harness.players.model.labels import ActionLabels
 from harness.players.model.prompts import builder as prompts
 from harness.players.model.prompts import files as prompt_files
 from harness.players.model.prompts.builder import (

@@ -19,9 +19,9 @@ from harness.game.horizon import FixedHorizonInfo
 from harness.game.rules import PayoffMatrix
 from harness.game.view import RoundView
 from harness.players.model.judge import Judge, Verdict, judge_messages, read_verdict
-from harness.players.model.parsing.policy import ParsePolicy
 from harness.players.model.player import LLMAgent, ModelPlayer
 from harness.players.model.prompts.builder import PromptBuilder
+from harness.players.model.settings import ParsePolicy
 from harness.providers.base import Sample, SamplingParams
 from harness.providers.mock import MockProvider
 from harness.providers.structured import ReplySchema

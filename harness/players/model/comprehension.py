@@ -23,46 +23,15 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Literal, TypeGuard
-
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from typing import TypeGuard
 
 from harness.game.horizon import FixedHorizonInfo, GeometricHorizonInfo
 from harness.game.view import RoundView
+from harness.players.model.labels import ActionLabels
 from harness.players.model.number_words import Number, numbers_in
-from harness.players.model.parsing.policy import ActionLabels, parse_action
+from harness.players.model.parsing.policy import parse_action
 from harness.players.model.prompts.context import Ask, OptionOrder, number_text, payoff_outcomes
-
-QuestionKind = Literal["payoff", "horizon", "last_move"]
-KINDS: tuple[QuestionKind, ...] = ("payoff", "horizon", "last_move")
-MAX_CHECK_ROUND = 1_000_000
-
-
-class ComprehensionSettings(BaseModel):
-    """``comprehension: {rounds: [1, 25, 50], questions: [payoff, horizon, last_move]}`` on a model agent."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    rounds: tuple[StrictInt, ...] = Field(min_length=1, description="rounds before whose move the questions are asked")
-    questions: tuple[QuestionKind, ...] = Field(KINDS, min_length=1, description="which kinds of question to ask")
-
-    @field_validator("rounds")
-    @classmethod
-    def _rounds(cls, rounds: tuple[int, ...]) -> tuple[int, ...]:
-        bad = [r for r in rounds if not 1 <= r <= MAX_CHECK_ROUND]
-        if bad:
-            raise ValueError(f"rounds are numbered from 1 (1 = before the first move); got {bad[0]}")
-        twice = sorted({r for r in rounds if rounds.count(r) > 1})
-        if twice:
-            raise ValueError(f"round {twice[0]} is listed twice; list each round once")
-        return tuple(sorted(rounds))
-
-    @field_validator("questions")
-    @classmethod
-    def _questions(cls, questions: tuple[QuestionKind, ...]) -> tuple[QuestionKind, ...]:
-        if len(set(questions)) != len(questions):
-            raise ValueError("a kind of question is listed twice; list each once")
-        return tuple(k for k in KINDS if k in questions)  # always asked in the same order
+from harness.players.model.settings import ComprehensionSettings, QuestionKind
 
 
 @dataclass(frozen=True, slots=True)

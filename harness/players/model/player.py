@@ -34,16 +34,17 @@ from harness.game.seeds import derive_seed
 from harness.game.view import Decision, RoundView
 from harness.players.model.comprehension import (
     ComprehensionAnswer,
-    ComprehensionSettings,
     Question,
     is_correct,
     questions,
     read_answer,
 )
 from harness.players.model.judge import Judge, Verdict, judge_facts, judge_messages, read_verdict
-from harness.players.model.parsing.policy import ActionLabels, ParsePolicy, ParseResult, fallback_action, parse_action
+from harness.players.model.labels import ActionLabels
+from harness.players.model.parsing.policy import ParseResult, fallback_action, parse_action
 from harness.players.model.prompts.builder import OptionOrder, PromptBuilder
 from harness.players.model.prompts.context import option_moves
+from harness.players.model.settings import ComprehensionSettings, ParsePolicy
 from harness.providers.base import FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
 from harness.providers.structured import ReplySchema, ReplyViolation
 from harness.states import CallOutcome

@@ -75,11 +75,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from harness.game.rules import Action
+from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing.decisions import (
     Decision,
     InvalidStructure,
@@ -99,63 +97,15 @@ from harness.players.model.parsing.grammar import (
     key,
     normalize,
 )
+from harness.players.model.settings import ParsePolicy
 
 __all__ = [
-    "ActionLabels",
-    "FailureMode",
     "Move",
-    "ParsePolicy",
     "ParseResult",
     "correction_message",
     "fallback_action",
     "parse_action",
 ]
-
-FailureMode = Literal["defect", "cooperate", "random", "fail"]
-
-
-@dataclass(frozen=True, slots=True)
-class ActionLabels:
-    """What the two moves are called in prompts and replies.
-
-    The default C/D also accepts the words "cooperate"/"defect" and their translations
-    (harness.players.model.parsing.words). Neutral labels (the literature uses J/F to avoid priming) are
-    matched as themselves only: the parser never maps "cooperate" or "defect", in any
-    language, onto them, so a primed answer cannot sneak through.
-    """
-
-    cooperate: str = "C"
-    defect: str = "D"
-    cooperate_words: tuple[str, ...] = ("cooperate", "cooperation", "cooperating")
-    defect_words: tuple[str, ...] = ("defect", "defection", "defecting")
-
-    def __post_init__(self) -> None:
-        for name in ("cooperate", "defect"):
-            _check_label(name, getattr(self, name))
-        if self.cooperate.casefold() == self.defect.casefold():
-            raise ValueError(f"the two labels must differ (ignoring case), both are {self.cooperate!r}")
-        for given in (self.cooperate_words, self.defect_words):
-            if any(not isinstance(w, str) or not w.strip() for w in given):
-                raise ValueError("cooperate_words and defect_words must be non-empty strings")
-        if {w.casefold() for w in self.cooperate_words} & {w.casefold() for w in self.defect_words}:
-            raise ValueError("cooperate_words and defect_words must not share a word")
-
-    @property
-    def uses_words(self) -> bool:
-        """True for the default C/D labels: only then do "cooperate"/"defect" count as moves."""
-        return self.cooperate.casefold() == "c" and self.defect.casefold() == "d"
-
-    def label(self, action: Action) -> str:
-        """The label shown to the model for a canonical move."""
-        return self.cooperate if action == "C" else self.defect
-
-
-def _check_label(name: str, value: object) -> None:
-    """Labels must survive stripping markdown and punctuation, hence alphanumeric ends."""
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"the {name} label must be a non-empty string, got {value!r}")
-    if not (value[0].isalnum() and value[-1].isalnum()):
-        raise ValueError(f"the {name} label {value!r} must begin and end with a letter or digit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,20 +119,6 @@ class ParseResult:
     @property
     def ok(self) -> bool:
         return self.action is not None
-
-
-class ParsePolicy(BaseModel):
-    """How hard to try: ``max_retries`` re-asks after the first failed parse, then ``on_failure``.
-
-    The default counts an unreadable reply as D and flags the round, which keeps a game
-    going while letting analyses drop flagged rounds; ``fail`` stops the game instead.
-    The same type is a model player's ``parse:`` setting in a config file.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    max_retries: int = Field(2, ge=0, le=10)
-    on_failure: FailureMode = "defect"
 
 
 def fallback_action(policy: ParsePolicy, rng: random.Random) -> Action | None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_
 from harness.game.horizon import FixedHorizonInfo, GeometricHorizonInfo, HorizonInfo
 from harness.game.rules import MAX_ROUNDS, Action, PayoffMatrix
 from harness.game.view import RoundView
-from harness.players.model.parsing.policy import ActionLabels
+from harness.players.model.labels import ActionLabels
 
 OptionOrder = Literal["CD", "DC"]
 AnswerFormat = Literal["free", "json", "label"]

@@ -1,0 +1,61 @@
+"""What a config file sets on a model player besides its prompts: how its replies are read when they cannot
+be (``parse:``) and its comprehension check (``comprehension:``).
+
+Kept apart from the parser (:mod:`harness.players.model.parsing`) and the check
+(:mod:`harness.players.model.comprehension`), which use them, so that reading a config, which every command
+does, does not load either: a tournament of classic strategies never parses a reply.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+
+FailureMode = Literal["defect", "cooperate", "random", "fail"]
+
+
+class ParsePolicy(BaseModel):
+    """How hard to try: ``max_retries`` re-asks after the first failed parse, then ``on_failure``.
+
+    The default counts an unreadable reply as D and flags the round, which keeps a game
+    going while letting analyses drop flagged rounds; ``fail`` stops the game instead.
+    The same type is a model player's ``parse:`` setting in a config file.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    max_retries: int = Field(2, ge=0, le=10)
+    on_failure: FailureMode = "defect"
+
+
+QuestionKind = Literal["payoff", "horizon", "last_move"]
+KINDS: tuple[QuestionKind, ...] = ("payoff", "horizon", "last_move")
+MAX_CHECK_ROUND = 1_000_000
+
+
+class ComprehensionSettings(BaseModel):
+    """``comprehension: {rounds: [1, 25, 50], questions: [payoff, horizon, last_move]}`` on a model agent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rounds: tuple[StrictInt, ...] = Field(min_length=1, description="rounds before whose move the questions are asked")
+    questions: tuple[QuestionKind, ...] = Field(KINDS, min_length=1, description="which kinds of question to ask")
+
+    @field_validator("rounds")
+    @classmethod
+    def _rounds(cls, rounds: tuple[int, ...]) -> tuple[int, ...]:
+        bad = [r for r in rounds if not 1 <= r <= MAX_CHECK_ROUND]
+        if bad:
+            raise ValueError(f"rounds are numbered from 1 (1 = before the first move); got {bad[0]}")
+        twice = sorted({r for r in rounds if rounds.count(r) > 1})
+        if twice:
+            raise ValueError(f"round {twice[0]} is listed twice; list each round once")
+        return tuple(sorted(rounds))
+
+    @field_validator("questions")
+    @classmethod
+    def _questions(cls, questions: tuple[QuestionKind, ...]) -> tuple[QuestionKind, ...]:
+        if len(set(questions)) != len(questions):
+            raise ValueError("a kind of question is listed twice; list each once")
+        return tuple(k for k in KINDS if k in questions)  # always asked in the same order
