@@ -89,6 +89,12 @@ class ConditionSummary:
     seats: tuple[SeatSummary, SeatSummary]
     repeated: bool = False
 
+    @property
+    def games_label(self) -> str:
+        """The number of complete games, and "all alike" when they are one game repeated (see
+        :data:`harness.analysis.notes.REPEATED_NOTE`)."""
+        return f"{self.games}, all alike" if self.repeated else str(self.games)
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"condition": self.condition, "games": self.games, "repeated_game": self.repeated}
         for seat in self.seats:
