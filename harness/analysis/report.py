@@ -10,6 +10,7 @@ from typing import Any
 
 from harness.analysis.stats import Estimate, t_interval
 from harness.store.catalog import Catalog
+from harness.store.views.answers import READERS, reader_column
 
 # Behaviour rates (cooperation, retaliation, forgiveness) are on the moves each player chose, with
 # fallback rounds left out; the ``*_played`` rates on the moves as played. See analysis/views.py.
@@ -40,6 +41,8 @@ COLLAPSE_BOUNDS = (1.0, math.inf)
 BOUNDS = {**dict.fromkeys(RATES, RATE_BOUNDS), "time_to_collapse": COLLAPSE_BOUNDS}
 
 PARSING = ("answers", "unreadable", "parse_failure_rate", "rounds", "fallback_rounds", "fallback_rate")
+# Counted by reader in the ``player_parsing`` view; fallback rounds are ``fallback_rounds`` above.
+_READ_COUNTS = tuple(reader_column(r) for r in READERS if r != "fallback")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,7 @@ class Parsing:
     unreadable: int
     rounds: int
     fallback_rounds: int
+    read_by: dict[str, int]  # rounds decided by each reader of READERS (parser, structured, ..., fallback)
 
     @property
     def parse_failure_rate(self) -> float | None:
@@ -59,6 +63,10 @@ class Parsing:
     @property
     def fallback_rate(self) -> float | None:
         return self.fallback_rounds / self.rounds if self.rounds else None
+
+    def share(self, reader: str) -> float | None:
+        """The share of the rounds ``reader`` decided (what the text report's "read by" shows, per model)."""
+        return self.read_by[reader] / self.rounds if self.rounds else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +89,12 @@ class ConditionSummary:
     seats: tuple[SeatSummary, SeatSummary]
     repeated: bool = False
 
+    @property
+    def games_label(self) -> str:
+        """The number of complete games, and "all alike" when they are one game repeated (see
+        :data:`harness.analysis.notes.REPEATED_NOTE`)."""
+        return f"{self.games}, all alike" if self.repeated else str(self.games)
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"condition": self.condition, "games": self.games, "repeated_game": self.repeated}
         for seat in self.seats:
@@ -94,6 +108,12 @@ class ConditionSummary:
             for field in PARSING:  # over every game of the condition, complete or not
                 key = "rounds_all_games" if field == "rounds" else field
                 out[f"{seat.player}_{key}"] = getattr(seat.parsing, field) if seat.parsing else None
+            for reader in READERS:  # what decided the moves: counts (summed over conditions: the model's) and shares
+                column = reader_column(reader)
+                out[f"{seat.player}_{column}"] = seat.parsing.read_by[reader] if seat.parsing else None
+                out[f"{seat.player}_{column.removesuffix('_rounds')}_share"] = (
+                    seat.parsing.share(reader) if seat.parsing else None
+                )
         return out
 
 
@@ -120,13 +140,17 @@ def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = N
     )
     totals = catalog.records(
         "SELECT condition, player, SUM(answers) AS answers, SUM(unreadable) AS unreadable, SUM(rounds) AS rounds, "
-        f"SUM(fallback_rounds) AS fallback_rounds FROM player_parsing WHERE run_id = ?{only} "
-        "GROUP BY condition, player",
+        f"SUM(fallback_rounds) AS fallback_rounds, {', '.join(f'SUM({c}) AS {c}' for c in _READ_COUNTS)} "
+        f"FROM player_parsing WHERE run_id = ?{only} GROUP BY condition, player",
         params,
     )
     parsing = {
         (r["condition"], r["player"]): Parsing(
-            int(r["answers"]), int(r["unreadable"]), int(r["rounds"]), int(r["fallback_rounds"])
+            int(r["answers"]),
+            int(r["unreadable"]),
+            int(r["rounds"]),
+            int(r["fallback_rounds"]),
+            read_by={reader: int(r[reader_column(reader)]) for reader in READERS},
         )
         for r in totals
     }

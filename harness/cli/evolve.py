@@ -222,12 +222,14 @@ def _model_payoffs(
     from harness.cli.progress import live_display
     from harness.engine.evolution.models import payoff_run_id, payoff_tournament, payoffs_from_run, play_payoffs
     from harness.engine.preflight import check_models, check_prices
+    from harness.engine.structured_probe import check_structured_replies
 
     engine = flags.options(folder)
     config = payoff_tournament(settings)
     check_models(config)
     if engine.max_cost is not None:
         check_prices(config, PriceTable.load(*engine.prices))
+    check_structured_replies(config, engine)
     tid = payoff_id or payoff_run_id(rid)
     err.print(
         f"Playing the payoff games of the population's players (run {tid}): "

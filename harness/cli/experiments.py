@@ -141,6 +141,14 @@ def _print_plan(file: Path, config: ExperimentConfig, replicates: int | None, fo
         f"rounds: {rounds}; model calls: {s.model_calls:,.0f}; results to "
         f"{rid or '<new run id>'} in {folder}/"
     )
+    from harness.engine.structured_probe import structured_probes
+
+    for probe in structured_probes(config):
+        out.print(
+            f"Before any game, a run would send {probe.where} one request to check that it follows the structured "
+            "reply's JSON schema (not sent now).",
+            highlight=False,
+        )
 
 
 @app.command()

@@ -117,11 +117,13 @@ def _play(
     if summary.has_models:  # the model path (and its settings) is loaded only for a run that has a model
         from harness.calls.pricing import PriceTable
         from harness.engine.preflight import check_models, check_prices
+        from harness.engine.structured_probe import check_structured_replies
 
         engine = flags.options(folder)
         check_models(config)
         if engine.max_cost is not None:
             check_prices(config, PriceTable.load(*engine.prices))
+        check_structured_replies(config, engine)
         return run_experiment(
             config,
             results_dir=folder,

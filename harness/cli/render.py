@@ -16,6 +16,7 @@ from rich.console import Console, ConsoleOptions
 from rich.measure import Measurement
 from rich.table import Table
 
+from harness.analysis.notes import FORGIVENESS_NOTE, REPEATED_NOTE
 from harness.store.views.answers import READERS, reader_column
 from harness.store.views.leaderboard import RANKING_NOTE
 
@@ -174,20 +175,14 @@ def matchup_table(players: list[str], cells: dict[tuple[str, str], float]) -> Ta
 
 BEHAVIOUR_NOTE = (
     "Cooperation, retaliation and forgiveness are on the moves each player chose (before noise, fallback "
-    "moves left out); payoffs on the moves as played. Forgiveness is 1 − retaliation: a C rather than a D in "
-    "the same rounds (after an opponent's D), not a second measure, nor the behaviour profile's \"forgiving\". "
+    f"moves left out); payoffs on the moves as played. {FORGIVENESS_NOTE} "
     "As-played rates: `pdbench report RUN_ID --format csv`, or the *_played columns of player_metrics."
-)
-REPEATED_NOTE = (
-    '"all alike": every replicate of that condition is the same game, move for move (a deterministic player, '
-    "no noise, no shuffled options), so its figures are one game's and have no interval: ± 0 would read as "
-    "certainty about the player."
 )
 
 
 def games_cell(summary: ConditionSummary) -> str:
     """The number of games of a condition, and "all alike" when they are one game repeated."""
-    return f"{summary.games}, all alike" if summary.repeated else str(summary.games)
+    return summary.games_label
 
 
 def behaviour_caption(summaries: Sequence[ConditionSummary], extra: str = "") -> str:

@@ -151,8 +151,10 @@ def resume_run(
             fix_hint="restore the files it names (personas, templates), then resume",
         )
         from harness.engine.preflight import check_models
+        from harness.engine.structured_probe import check_structured_replies
 
         check_models(config)  # keys and names, before anything is discarded
+        check_structured_replies(config, engine)
         done_by_condition = resume.finished_per_condition(writer, retry_failed=retry_failed)
         replayed = resume.discard_unfinished(writer, retry_failed=retry_failed)
         writer.mark_running()

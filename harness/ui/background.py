@@ -31,6 +31,7 @@ from harness.engine.interrupts import StopFlag
 from harness.engine.model_games import Monitor
 from harness.engine.preflight import check_models, check_prices
 from harness.engine.runner import RunResult, run_experiment
+from harness.engine.structured_probe import check_structured_replies
 from harness.errors import ConfigError, PDBenchError, RunExistsError
 from harness.providers.keys import scrub
 from harness.store.run_file import run_path
@@ -149,10 +150,10 @@ def check_new_run_id(folder: Path, run_id: str) -> None:
 
 def prepare(config: ExperimentConfig, folder: Path, *, max_cost: float | None = None) -> EngineOptions | None:
     """The checks the CLI makes before a run starts (provider keys, model names, a price for every model
-    under a budget), and how model calls are made (None for a run of strategies only): the shared
-    response cache ($PDBENCH_CACHE or <results>/.cache/responses.sqlite), the shipped prices, retry
-    settings from the environment. ``max_cost`` 0 is a budget of nothing (answers from the cache only,
-    no paid call), so it needs no prices; None is no limit."""
+    under a budget, a served model's structured replies), and how model calls are made (None for a run of
+    strategies only): the shared response cache ($PDBENCH_CACHE or <results>/.cache/responses.sqlite), the
+    shipped prices, retry settings from the environment. ``max_cost`` 0 is a budget of nothing (answers from
+    the cache only, no paid call), so it needs no prices; None is no limit."""
     if not summarize(config).has_models:
         return None
     check_models(config)
@@ -162,6 +163,7 @@ def prepare(config: ExperimentConfig, folder: Path, *, max_cost: float | None = 
             check_prices(config, PriceTable.load(*engine.prices))
         except ConfigError as exc:  # the page has no --prices: say what can be done there
             raise ConfigError(f"{exc} Here: untick “Limit the cost” to play without a budget.") from None
+    check_structured_replies(config, engine)
     return engine
 
 

@@ -162,6 +162,14 @@ def summary(
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def profile(
+    folder: Path, sig: Signature, run_id: str, condition: str, _source: RunSource | None = None
+) -> dict[str, dict[str, float | None]]:
+    with _catalog(folder, run_id, _source) as cat:
+        return data.profile(cat, run_id, condition)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def leaderboard(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> list[dict[str, Any]]:
     with _catalog(folder, run_id, _source) as cat:
         return browse.leaderboard(cat, run_id)

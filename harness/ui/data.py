@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.analysis.profile_summary import PROFILE_DIMENSIONS, behaviour_profile_by_condition
 from harness.analysis.report import ConditionSummary, condition_summaries
 from harness.players.strategies import STRATEGIES
 from harness.store.browse import PlannedPlayer, RunRow
@@ -84,6 +85,19 @@ def summary(cat: Catalog, run_id: str, condition: str | None = None) -> list[Con
     """Per-condition means with 95% CIs over complete replicates (the scorecard's numbers)."""
     out = condition_summaries(cat, run_id, condition)
     return [s for s in out if condition is None or s.condition == condition]
+
+
+def profile(cat: Catalog, run_id: str, condition: str) -> dict[str, dict[str, float | None]]:
+    """Each seat's behaviour profile in ``condition`` (seat -> dimension -> mean), as the scorecard reads it
+    (:func:`~harness.analysis.profile_summary.behaviour_profile_by_condition`): None for a dimension that had no
+    chance to apply in any complete game (shown —, not 0); no seat when the condition has no complete game."""
+    out = {}
+    for seat in ("a", "b"):
+        columns, rows = behaviour_profile_by_condition(cat, run_id, seat)
+        row = next((dict(zip(columns, r, strict=True)) for r in rows if r[0] == condition), None)
+        if row is not None:
+            out[seat] = {d: None if row[d] is None else float(row[d]) for d in PROFILE_DIMENSIONS}
+    return out
 
 
 def round_events(rounds: Sequence[Mapping[str, Any]], players: tuple[str, str]) -> list[dict[str, Any]]:

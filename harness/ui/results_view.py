@@ -10,6 +10,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from harness.analysis.notes import FORGIVENESS_NOTE, REPEATED_NOTE
+from harness.analysis.profile_summary import PROFILE_DIMENSIONS
 from harness.analysis.report import METRICS, RATES, ConditionSummary
 from harness.analysis.stats import Estimate
 from harness.game.horizon import HorizonKind
@@ -66,7 +68,12 @@ def _render(folder: Path, source: cached.RunSource) -> None:
         right.altair_chart(charts.cumulative_payoffs(curves), width="stretch")
     if detail.has_calls:
         _calls(folder, selection, source)
-    _condition_summary(cached.summary(folder, sig, run_id, selection.condition.condition, _source=source), selection)
+    condition = selection.condition.condition
+    _condition_summary(
+        cached.summary(folder, sig, run_id, condition, _source=source),
+        cached.profile(folder, sig, run_id, condition, _source=source),
+        selection,
+    )
 
 
 def _announce(folder: Path, run_id: str, status: RunStatus, reason: str | None) -> None:
@@ -235,7 +242,9 @@ def _call(row: dict[str, Any]) -> None:
     st.divider()
 
 
-def _condition_summary(summaries: list[ConditionSummary], selection: Selection) -> None:
+def _condition_summary(
+    summaries: list[ConditionSummary], profile: dict[str, dict[str, float | None]], selection: Selection
+) -> None:
     st.markdown(f"#### 🧮 Condition `{selection.condition.condition}` over its replicates")
     if not summaries:
         st.info("No complete game in this condition yet: the summary covers complete games only.")
@@ -251,12 +260,18 @@ def _condition_summary(summaries: list[ConditionSummary], selection: Selection) 
         }
     )
     st.table(table.set_index("metric"))
-    st.caption(
-        f"{summary.games} complete game{'s' if summary.games != 1 else ''}; mean ± half-width of the 95% "
-        "Student-t interval over replicates (bounds clipped to [0, 100%] for rates); — where undefined. "
-        "Rates on the players' choices (before noise, fallback moves left out) unless marked as played. "
-        f"Collapsed games: A {a.collapsed}, B {b.collapsed}."
+    games = f"complete game{'s' if summary.games != 1 else ''}: {summary.games_label}"
+    spread = (
+        f"{REPEATED_NOTE} The figures are that game's"
+        if summary.repeated
+        else "mean ± half-width of the 95% Student-t interval over replicates (bounds clipped to [0, 100%] for rates)"
     )
+    st.caption(
+        f"{games}; {spread}; — where undefined. "
+        "Rates on the players' choices (before noise, fallback moves left out) unless marked as played. "
+        f"{FORGIVENESS_NOTE} Collapsed games: A {a.collapsed}, B {b.collapsed}."
+    )
+    _profile(profile, summary)
     with st.expander("SQL behind these numbers"):
         st.code(
             "select * from player_metrics\n"
@@ -264,6 +279,31 @@ def _condition_summary(summaries: list[ConditionSummary], selection: Selection) 
             "\n  and status = 'complete'",
             language="sql",
         )
+
+
+def _profile(profile: dict[str, dict[str, float | None]], summary: ConditionSummary) -> None:
+    """The behaviour profile of both seats in the condition, as the scorecard of a suite shows it: — where a
+    dimension had no chance to apply (no opponent defection to forgive, say), which a 0 would misstate."""
+    if not profile:
+        return
+    names = {seat.player: seat.name for seat in summary.seats}
+    st.markdown("**Behaviour profile** · Fontana, Pierri & Aiello (2025)")
+    st.table(
+        pd.DataFrame(
+            {
+                "dimension": list(PROFILE_DIMENSIONS),
+                **{
+                    f"{seat.upper()} · {names[seat]}": [components.num(dims[d], 3) for d in PROFILE_DIMENSIONS]
+                    for seat, dims in profile.items()
+                },
+            }
+        ).set_index("dimension")
+    )
+    st.caption(
+        "Each dimension's mean over the condition's complete games that gave it a chance to apply; — where no game "
+        'did (an opponent that never defected leaves nothing to forgive or retaliate against). "forgiving" is the '
+        "profile's own measure, not the forgiveness rate above."
+    )
 
 
 def _literal(text: str) -> str:

@@ -3,6 +3,8 @@ checked against counts made from the raw ``calls`` and ``rounds`` rows."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -97,3 +99,61 @@ def test_a_run_without_models_has_no_answers_table(results: Path) -> None:
     code, out, _ = pdbench("report", "x", "--results", results)
     assert code == 0 and "Model answers" not in out
     assert sql_json(results, "select count(*) as n from model_parsing")[0]["n"] == 0
+
+
+def readers_from_calls(results: Path) -> dict[str, dict[str, int]]:
+    """What decided each of player A's moves, per condition, worked out from the raw rows alone: a flagged round
+    is a fallback; else the round's first readable answer decided it, the parser's if it was the round's first
+    answer, a re-ask's if an unreadable answer came before it."""
+    calls = sql_json(
+        results,
+        "select c.game_id, c.round, c.attempt, c.outcome from calls c "
+        "where c.purpose = 'move' and c.player = 'a' order by c.game_id, c.round, c.attempt",
+    )
+    rounds = sql_json(
+        results,
+        "select g.condition, r.game_id, r.round, r.flagged_a from rounds r join games g using (run_id, game_id)",
+    )
+    by_round: dict[tuple[str, int], list[str]] = {}
+    for c in calls:
+        by_round.setdefault((c["game_id"], c["round"]), []).append(c["outcome"])
+    out: dict[str, dict[str, int]] = {}
+    for r in rounds:
+        counts = out.setdefault(
+            r["condition"], dict.fromkeys(("parser", "structured", "judge", "reask", "fallback"), 0)
+        )
+        outcomes = by_round[(r["game_id"], r["round"])]
+        if r["flagged_a"]:
+            counts["fallback"] += 1
+        else:
+            counts["parser" if outcomes.index("ok") == 0 else "reask"] += 1
+    return out
+
+
+@pytest.mark.slow
+def test_report_exports_carry_what_read_each_move(eval_run: tuple[Path, str]) -> None:
+    results, _ = eval_run
+    expected = readers_from_calls(results)
+    assert all(c["reask"] > 0 and c["fallback"] > 0 and c["parser"] > 0 for c in expected.values())
+    code, out, err = pdbench("report", "ev", "--results", results, "--format", "json")
+    assert code == 0, err
+    rows = {r["condition"]: r for r in json.loads(out)}
+    code, out, err = pdbench("report", "ev", "--results", results, "--format", "csv")
+    assert code == 0, err
+    csv_rows = {r["condition"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert set(rows) == set(csv_rows) == set(expected)
+    for cond, counts in expected.items():
+        rounds = sum(counts.values())
+        for reader, n in counts.items():
+            assert rows[cond][f"a_{reader}_rounds"] == n
+            assert rows[cond][f"a_{reader}_share"] == pytest.approx(n / rounds)
+            assert int(csv_rows[cond][f"a_{reader}_rounds"]) == n
+            assert float(csv_rows[cond][f"a_{reader}_share"]) == pytest.approx(n / rounds)
+            assert rows[cond][f"b_{reader}_rounds"] is None  # a strategy: no reader
+    # Summed over conditions, the counts are the text report's shares of the model's rounds.
+    code, text, _ = pdbench("report", "ev", "--results", results)
+    assert code == 0
+    total = {reader: sum(c[reader] for c in expected.values()) for reader in ("parser", "reask", "fallback")}
+    rounds = sum(total.values())
+    for reader, name in (("parser", "parser"), ("reask", "re-ask"), ("fallback", "fallback")):
+        assert f"{name} {total[reader] / rounds:.1%}".replace(".0%", "%") in text

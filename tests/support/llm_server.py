@@ -177,6 +177,15 @@ def constrained(
     return respond
 
 
+def is_probe(request: dict[str, Any]) -> bool:
+    """Whether a request is the check a run sends before it plays (:mod:`harness.engine.structured_probe`), not a
+    move: responders that script a game's replies let it through."""
+    from harness.engine.structured_probe import PROBE_PROMPT
+
+    marker = PROBE_PROMPT.partition("{")[0]
+    return any(marker in str(m.get("content")) for m in request.get("messages") or [] if isinstance(m, dict))
+
+
 default_responder: Responder = always(DEFAULT_REPLY)
 """Always cooperates, with free text around the letter, the way chatty models answer."""
 

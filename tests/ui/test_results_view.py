@@ -400,3 +400,41 @@ def test_a_run_whose_file_a_read_finds_damaged_is_named_with_what_to_do(app: App
     (error,) = [e.value for e in at.error]
     assert error.startswith("Run `bad` cannot be read: it is damaged and cannot be read (Corrupt database file")
     assert "Restore it from a backup if you have one, or move it out of the folder" in error
+
+
+@pytest.mark.slow
+def test_a_condition_of_one_game_repeated_says_all_alike_and_a_profile_without_chances_shows_dashes(
+    app: App, tmp_path: Path
+) -> None:
+    """A temperature-0 mock TFT: against ALLC every replicate is one game (the scorecard's "all alike"), against
+    RAND the replicates differ; ALLC never defects, so nothing was there to forgive or retaliate against."""
+    from harness.analysis.notes import FORGIVENESS_NOTE, REPEATED_NOTE
+    from tests.support.cli import pdbench, sql_json
+
+    code, scorecard, err = pdbench("eval", "--model", "mock/tft", "--temperature", "0", "--opponents",
+                                   "ALLC,RAND", "--rounds", "6", "--replicates", "2", "--results", tmp_path,
+                                   "--run-id", "t0")  # fmt: skip
+    assert code == 0, err
+    logs = sql_json(
+        tmp_path,
+        "select g.condition, r.game_id, string_agg(r.action_a || r.action_b, '' order by r.round) as log, "
+        "bool_or(r.action_b = 'D') as provoked from rounds r join games g using (run_id, game_id) group by all",
+    )
+    alike = {c for c in {g["condition"] for g in logs} if len({g["log"] for g in logs if g["condition"] == c}) == 1}
+    assert alike == {"vs_ALLC"} and not any(g["provoked"] for g in logs if g["condition"] == "vs_ALLC")
+    assert "2, all alike" in scorecard  # the scorecard says it of the same condition
+    at = app(tmp_path, RESULTS)
+    captions = lambda: "\n".join(c.value for c in at.caption)  # noqa: E731
+    picker(at, "results_condition_").select("vs_ALLC").run()
+    summary, profile = at.table[0].value, at.table[1].value
+    assert "complete games: 2, all alike" in captions() and REPEATED_NOTE in captions()
+    assert FORGIVENESS_NOTE in captions()
+    assert summary.loc["payoff per round", "A · mock/tft"] == "3.000"  # both cooperate throughout: R = 3
+    assert not any("±" in str(v) for v in summary.to_numpy().ravel())
+    seat_a = profile["A · mock/tft"]
+    assert seat_a["forgiving"] == "—" and seat_a["retaliatory"] == "—"  # ALLC never defected: no chance, not 0
+    # TFT never defects first, never defects uncalled, and copies the opponent's last move every round.
+    assert (seat_a["nice"], seat_a["troublemaking"], seat_a["emulative"]) == ("1.000", "0.000", "1.000")
+    picker(at, "results_condition_").select("vs_RAND").run()
+    assert "all alike" not in captions() and REPEATED_NOTE not in captions()
+    assert "± " in at.table[0].value.loc["payoff per round", "A · mock/tft"]
