@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,11 +215,18 @@ _MATCHES = ", ".join(f"round({n.lower()} * moves)::INTEGER AS {n.lower()}" for n
 
 
 def sfem_by_condition(
-    catalog: Catalog, run_id: str, *, pooled: bool = False, bootstrap: int = BOOTSTRAP, seed: int = SEED
+    catalog: Catalog,
+    run_id: str,
+    *,
+    pooled: bool = False,
+    bootstrap: int = BOOTSTRAP,
+    seed: int = SEED,
+    players: Collection[str] | None = None,
 ) -> list[PlayerSfem]:
     """SFEM per condition and seat over the complete games of a run (in plan order), or, ``pooled``, per
-    player over every complete game it played, whatever the condition and seat. The per-game match counts
-    come from ``per_game_strategy_fit`` (its shares × its moves: a share is matches / moves)."""
+    player over every complete game it played, whatever the condition and seat; only the ``players`` named,
+    when given (a bootstrap of a player whose games differ, such as RAND's, costs seconds). The per-game match
+    counts come from ``per_game_strategy_fit`` (its shares × its moves: a share is matches / moves)."""
     rows = catalog.query(
         f"SELECT condition, player, player_name, moves, {_MATCHES} FROM per_game_strategy_fit "
         "WHERE run_id = ? AND status = 'complete' AND moves > 0 ORDER BY game_id, player",
@@ -230,6 +238,8 @@ def sfem_by_condition(
         groups[key].append((moves, *matches))
     out = []
     for (name, cond, seat), games in groups.items():
+        if players is not None and name not in players:
+            continue
         data = np.asarray(games, dtype=np.float64)
         fit = sfem(data[:, 1:], data[:, 0], bootstrap=bootstrap, seed=seed)
         out.append(PlayerSfem(name, cond, seat, fit))

@@ -130,6 +130,8 @@ def test_the_counts_come_from_the_results_file(results: Path) -> None:
     with write_logs(results, "sfem", games) as cat:
         per_seat = {f.seat: f for f in sfem_by_condition(cat, "sfem", bootstrap=10)}
         pooled = sfem_by_condition(cat, "sfem", pooled=True, bootstrap=10)
+        only_tft = sfem_by_condition(cat, "sfem", pooled=True, bootstrap=10, players={"TFT"})
+    assert only_tft == [p for p in pooled if p.player_name == "TFT"]  # the players named, each fitted as with all
     a = per_seat["a"]
     assert (a.player_name, a.condition, a.fit.games) == ("TFT", "hand", 3)
     assert a.fit.shares[STRATEGIES.index("TFT")] == pytest.approx(1.0, abs=1e-6) and a.fit.beta == pytest.approx(1.0)
