@@ -90,7 +90,7 @@ def show_scorecard(cat: Catalog, result: RunResult) -> int:
     out.print(scorecard_summary(overall, totals, answers))
     _checks_and_profile(cat, run_row)
     model = {s.seats[0].name for s in summaries}
-    fits = [f for f in sfem_by_condition(cat, run_id, pooled=True) if f.player_name in model]
+    fits = sfem_by_condition(cat, run_id, pooled=True, players=model)
     if fits:
         out.print(sfem_table(fits, "Strategy frequency estimation of the model, over all its games"))
     out.print(f"run id: [bold]{run_id}[/bold]   results: {result.path}")
