@@ -41,6 +41,8 @@ from harness.players.model.parsing.grammar import (
     SECOND_THOUGHTS_RE,
     SENTENCE_END_RE,
     SPLIT_RE,
+    DOUBT_LEAD_RE,
+    LATE_NEGATION_RE,
     THINK_BLOCK_RE,
     THINK_CLOSE_RE,
     VALUE_END_RE,
@@ -60,9 +62,15 @@ _ALONE_MAX = 80
 # What a loose label's few words never hold: keys, tags, objects, formulas, lines, Chinese, Japanese, Korean.
 _NOT_LOOSE_RE = re.compile(r"[:=<>{}\[\]\n/\\|#@$^&+~;?\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _NEGATIONS = frozenset({"not", "no", "never", "nicht", "non", "niet", "не"})  # may lead a label: "Not D."
-_VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")  # Japanese kana, Korean
+# Japanese kana, Korean, Hindi, and the Turkish verbs "seçiyorum"/"oynuyorum": the verb comes after the move.
+_VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn", re.IGNORECASE)
 _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒)")
 _ALONE_MAX_GLOSSED = 240
+# An arrow pointing back at the label from a word that says it is the answer: "C <- my move", "D <-- final".
+_POINTER_RE = re.compile(
+    r"[ \t]*(?:<-+|<=+|←+)[ \t]*(?:(?:my|the|final|move|choice|answer|pick|decision|this|one|here)\b[ \t]*)+[.!]*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,12 +182,18 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
                 continue
             taken.append((match.start(), end))
             move = with_alternative(g.lookup[key(match.group("tok"))], t, end, g)
+            if move != "both" and _negated_late(after, g):
+                move = _other(move)  # "Ich kooperiere diesmal nicht": the negation closes the clause
             weak = bool(match.groupdict().get("would") or ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
             found.append(Decision(match.start(), end, move, "statement", weak=weak))
     segments = _segments(t)
     for i, (start, end) in enumerate(segments):
         if _ARROW_AFTER_RE.match(t, end):
+            _transition(t, segments, i, g, found)
             continue  # "C → 3 points": a key, not a choice
+        pointer = _POINTER_RE.search(t, start, end)
+        if pointer:
+            end = pointer.start()  # "C <- my move": the arrow points at the label
         alone = _label_alone(t, start, end, g)
         if alone is not None and not _inside(alone[1], taken):
             method = "last_line" if i == len(segments) - 1 else "first_line" if i == 0 else "label_line"
@@ -187,8 +201,25 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
     return found
 
 
+def _transition(t: str, segments: list[tuple[int, int]], i: int, g: Grammar, found: list[Decision]) -> None:
+    """ "C -> D" as a whole segment pair: one move turning into the other, which names both and chooses
+    neither (a draft and its revision, or a plan: the parser cannot tell)."""
+    if i + 1 >= len(segments):
+        return
+    here, there = _label_alone(t, *segments[i], g), _label_alone(t, *segments[i + 1], g)
+    if here and there and here[0] != there[0]:
+        found.append(Decision(here[1], there[2], "both", "label"))
+
+
 def _other(move: Action) -> Action:
     return "D" if move == "C" else "C"
+
+
+def _negated_late(after: str, g: Grammar) -> bool:
+    """A negation closing the statement's clause, a few words after the move, with no other move in between:
+    "Ich verrate sie heute nicht", "Je ne coopère pas", "kooperiere heute nicht mehr"."""
+    late = LATE_NEGATION_RE.match(after)
+    return bool(late) and g.token.search(after, 0, late.end()) is None
 
 
 def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int, int]]) -> None:
@@ -212,7 +243,7 @@ def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[i
         named = {g.lookup[key(m.group("tok"))] for m in g.token.finditer(name)}
         if alone is None or (named and named != {alone[0]}):
             # "Revised: C or D" chooses both; "Option C: 3 points" and "C → 5" are no choice
-            if not named and _value(t[match.end() : value_end], g)[0] == "both":
+            if not named and not ROUND_KEY_RE.search(name) and _value(t[match.end() : value_end], g)[0] == "both":
                 found.append(Decision(match.start("key"), value_end, "both", "answer_line", revises=True))
             continue
         taken.append((match.start("key"), alone[2]))
@@ -411,6 +442,8 @@ def _decides(t: str, token_start: int, token_end: int, before: str, after: str, 
         return False
     if not negated and NEGATION_BEFORE_RE.search(t, max(0, token_start - 8), token_start):
         return False
+    if DOUBT_LEAD_RE.search(before):
+        return False  # "I'm not sure I'll cooperate"
     if NEGATION_AFTER_RE.match(t[token_end : token_end + 8]):
         return False
     sentence_end = SENTENCE_END_RE.search(t, token_end)

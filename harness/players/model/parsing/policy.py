@@ -89,6 +89,8 @@ from harness.players.model.parsing.decisions import (
     second_thoughts,
     whole_reply,
 )
+from harness.players.model.parsing.doubt import doubts_answer
+from harness.players.model.parsing.shorthand import shorthand
 from harness.players.model.parsing.grammar import (
     CLAUSE_END_RE,
     JUNK,
@@ -213,6 +215,9 @@ def parse_action(text: str, labels: ActionLabels) -> ParseResult:
     if not text or not text.strip(JUNK):
         return ParseResult(None, "the reply was empty")
     g = _grammar(labels)
+    short = shorthand(text, g)
+    if short is not None:
+        return ParseResult(short, method="bare")
     t = answer_part(normalize(text))
     try:
         quick = whole_reply(t, g)
@@ -228,9 +233,7 @@ def parse_action(text: str, labels: ActionLabels) -> ParseResult:
 
 @lru_cache(maxsize=64)
 def _grammar(labels: ActionLabels) -> Grammar:
-    if labels.uses_words:
-        return grammar(labels.cooperate, labels.defect, labels.cooperate_words, labels.defect_words)
-    return grammar(labels.cooperate, labels.defect)
+    return grammar(labels.cooperate, labels.defect, labels.cooperate_words, labels.defect_words)
 
 
 def _resolve(found: list[Decision], t: str, g: Grammar) -> ParseResult:
@@ -248,12 +251,15 @@ def _resolve(found: list[Decision], t: str, g: Grammar) -> ParseResult:
     if len(moves) == 1 and "both" not in moves:
         if second_thoughts(t, previous_end, in_force[0].move, g):
             return ParseResult(None, _CHANGED_MIND.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
+        if doubts_answer(t, previous_end):
+            return ParseResult(None, _DOUBT.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
         return ParseResult(in_force[0].move, method=in_force[0].method)  # type: ignore[arg-type]
     methods = {d.method for d in in_force}
     reason = _BOTH.get(methods.pop(), _BOTH["label"]) if len(methods) == 1 else _BOTH["label"]
     return ParseResult(None, reason.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
 
 
+_DOUBT = "the reply doubts its own answer; give just {c} or {d}"
 _CHANGED_MIND = "the reply seems to change its mind after its last answer; give just {c} or {d}"
 _BOTH = {
     "json": "the JSON in the reply names both {c} and {d}",

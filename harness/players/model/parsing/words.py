@@ -58,6 +58,19 @@ COOPERATE_WORDS: tuple[str, ...] = (
     "تعاون",
     "أتعاون",
     "سأتعاون",  # ar
+    "işbirliği",
+    "iş birliği",
+    "işbirliği yapıyorum",
+    "iş birliği yapıyorum",
+    "işbirliği yapacağım",
+    "iş birliği yapacağım",
+    "işbirliği yaparım",  # tr
+    "współpracować",
+    "współpracuję",
+    "współpracuje",
+    "współpraca",
+    "współpracę",
+    "współpracy",  # pl
 )
 DEFECT_WORDS: tuple[str, ...] = (
     "traicionar",
@@ -124,6 +137,18 @@ DEFECT_WORDS: tuple[str, ...] = (
     "خيانة",
     "أخون",
     "سأخون",  # ar
+    "betray",
+    "betrayal",
+    "betraying",  # en: the move's meaning, named as often as "defect"
+    "ihanet",
+    "ihanet ediyorum",
+    "ihanet edeceğim",
+    "ihanet ederim",  # tr
+    "zdradzić",
+    "zdradzam",
+    "zdradzę",
+    "zdrada",
+    "zdradę",  # pl
 )
 
 # First-person forms that are a statement on their own, no subject needed: "Coopero." (es/pt),
@@ -156,11 +181,28 @@ SELF_STATEMENTS: tuple[str, ...] = (
     "أتعاون",
     "سأخون",
     "أخون",
+    "işbirliği yapıyorum",
+    "iş birliği yapıyorum",
+    "işbirliği yapacağım",
+    "iş birliği yapacağım",
+    "işbirliği yaparım",
+    "ihanet ediyorum",
+    "ihanet edeceğim",
+    "ihanet ederim",
+    "współpracuję",
+    "zdradzam",
+    "zdradzę",
 )
 # Japanese and Korean put the verb after the move: 協力します, Cを選びます, D를 선택합니다, 배신하겠습니다.
 CJK_VERBS_AFTER = (
     r"(?:を|に)?\s*(?:選びます|選ぶ|選択します|選択する|選択|します|する|しよう|しましょう|でいきます|にします|ます|ましょう)"
     r"|(?:를|을|로|으로)?\s*(?:선택합니다|선택하겠습니다|선택할게요|선택|고르겠습니다|하겠습니다|합니다|할게요|하겠어요)"
+)
+# Hindi and Turkish also put the verb after the move: "मैं J चुनता हूँ", "C'yi seçiyorum" (the Turkish case
+# suffix is written after an apostrophe, so these are matched on a token that may carry one).
+VERBS_AFTER = (
+    r"(?:['’](?:y?[ıiuü]|n?[ae]|d[ae]n|t[ae]n))?\s*(?:seçiyorum|seçeceğim|seçerim|oynuyorum|oynayacağım)"
+    r"|\s*(?:को\s+)?(?:चुनता|चुनती|चुनूँगा|चुनूंगा|चुनूँगी|चुनूंगी|चुनेंगे|चुनें|चुन\s+रहा|चुन\s+रही|खेलूँगा|खेलूंगा)"
 )
 
 # --- who speaks: first-person subjects followed directly by the move ---------------------------
@@ -173,7 +215,11 @@ _EN_VERB = (
     r"(?:choose|pick|select|play|go\s+with|go\s+for|opt\s+for|opt\s+to|stick\s+with|stay\s+with|continue\s+to"
     r"|continue\s+with|continue|keep|respond\s+with|answer\s+with|reply\s+with|say|return\s+to|start\s+with"
     r"|begin\s+with|open\s+with|switch\s+to|switch\s+back\s+to|move\s+to|take|lean\s+towards?"
-    r"|change(?:\s+my\s+(?:answer|move|choice|decision))?\s+to)"
+    r"|change(?:\s+my\s+(?:answer|move|choice|decision))?\s+to|(?:change|revise|switch|correct|update|turn)\s+(?:it|that|this)\s+to)"
+)
+_EN_GERUND = (
+    r"choosing|picking|selecting|playing|taking|going\s+(?:with|for)|staying\s+with|sticking\s+with|opting\s+for"
+    r"|returning\s+to|switching\s+to"
 )
 _DE_ADVERB = r"(?:ebenfalls|auch|wieder|weiterhin|diesmal|jetzt|dann|also|doch|lieber|trotzdem|erneut|nun)"
 
@@ -228,21 +274,36 @@ SUBJECTS = (
     r"(?:мой|моё|мое)\s+(?:выбор|ответ|решение)(?:\s*[—-]|\s+это)?",
     # hi
     r"मैं(?:\s+(?:फिर\s+से|इस\s+बार))?",
-    r"मेरा\s+(?:चुनाव|उत्तर|जवाब|निर्णय)(?:\s+है)?",
+    r"मेरा\s+(?:चुनाव|उत्तर|जवाब|निर्णय|विकल्प)(?:\s+है)?",
     # ar
     r"(?:أنا\s+)?(?:أختار|سأختار|اخترت|قررت|أقرر|سألعب|ألعب)",
     r"(?:اختياري|قراري|إجابتي)(?:\s+هو)?",
+    # pl
+    r"(?:ja\s+)?(?:wybieram|wybiorę|gram|zagram|decyduję\s+się\s+na|stawiam\s+na|będę)",
+    r"(?:moja|mój|moje)\s+(?:odpowiedź|wybór|decyzja|ruch)\s+(?:to|jest)",
+    # tr ("seçimim C", "cevabım D")
+    r"(?:seçimim|cevabım|kararım|yanıtım|tercihim)(?:\s+de)?",
 )
 # Chinese subjects take the move with no space: 我选择合作, 我会继续合作, 我的选择是合作.
 CJK_SUBJECTS = (
     r"我(?:的(?:选择|决定|答案|回答)(?:是|为)?|(?:也|还是|就|先|会|将|要|打算|决定|选择|选|继续|愿意)*)",
     r"(?:最终)?(?:答案|选择)(?:是|为)",
     r"(?:私の)?(?:選択|答え|回答)は|私は",
-    r"(?:제|나의|내)\s*(?:선택|답|답변)은|저는|나는",
+    r"(?:제|나의|내)\s*(?:선택|답|답변)은|저는|나는|저도|나도",
+    # a bare 选 ("choose") at a clause start, not after another player: 这一轮选F, 那就选J
+    r"(?:(?<=^)|(?<=[\s,.!:;\"]))(?:这一?轮|本轮|这次|这回|这轮|那就|就|所以|因此)?[,\s]*(?:还是|就|也)?选择?",
 )
 
+# "Option" in the languages beyond the first five: вариант J, विकल्प F, الخيار J, opzione J, optie F, opcję C.
+_OPTION_WORDS = (
+    r"(?:l['’])?opzione|optie|вариант|опция|опцию|विकल्प|الخيار|opcj[aęi]|seçenek|選択肢|オプション|옵션|선택지"
+)
+OPTION_WORDS = _OPTION_WORDS
 # What may stand between a subject and the move: "I choose option C", "I will play: **D**".
-OPTION = r"(?:(?:the\s+)?option\s+|la\s+opci[oó]n\s+|l['’]option\s+|die\s+option\s+|a\s+op[cç][ãa]o\s+|选项)?"
+OPTION = (
+    r"(?:(?:the\s+)?option\s+|la\s+opci[oó]n\s+|l['’]option\s+|die\s+option\s+|a\s+op[cç][ãa]o\s+|选项"
+    rf"|(?:{_OPTION_WORDS})\s*)?"
+)
 
 # --- lines that carry an answer ------------------------------------------------------------
 
@@ -277,8 +338,9 @@ LINE_KEYS = (
     r"|antwoord|keuze|zet|beslissing|actie"
     r"|ответ|выбор|решение|ход|действие"
     r"|उत्तर|जवाब|चुनाव|निर्णय|الإجابة|الجواب|الاختيار|القرار"
+    r"|odpowiedź|wybór|decyzja|ruch|seçimim|cevabım|kararım|yanıtım|tercihim|cevap|seçim|karar"
 )
-POSSESSIVES = r"(?:my|mi|ma|mon|meine|mein|minha|meu|mia|la\s+mia|il\s+mio|mijn|мой|моё|мое|मेरा)"
+POSSESSIVES = r"(?:my|mi|ma|mon|meine|mein|minha|meu|mia|la\s+mia|il\s+mio|mijn|мой|моё|мое|मेरा|moja|mój|moje)"
 CJK_LINE_KEYS = (
     r"(?:我的|私の)?(?:选择|答案|决定|回答|行动|答え|選択)|(?:제\s*|나의\s*)?(?:답변|답|선택)|(?:اختياري|إجابتي|قراري)"
 )
@@ -310,6 +372,14 @@ JSON_KEYS = frozenset(
         "答案",
         "选择",
         "决定",
+        "play",
+        "pick",
+        "option",
+        "selected",
+        "selection",
+        "selected_option",
+        "my_choice",
+        "my_action",
     }
 )
 XML_TAGS = (
@@ -389,6 +459,12 @@ NEGATION_BEFORE = (
     r"|n['’]t\s+|不|没|别|绝不)$"
 )
 NEGATION_AFTER = r"^(?:\s+(?:nicht|pas|niet)\b|\s*(?:नहीं|ません|しない|하지\s*않|안\s))"
+# German, French and Dutch put the negation after the verb and its adverbs: "Ich kooperiere diesmal nicht",
+# "Je ne coopère pas cette fois", "Ik verraad ze deze ronde niet". Found in the rest of the statement's clause
+# (a few words at most), it refuses the move and so chooses the other one. "Nicht nur" (not only) is no refusal.
+LATE_NEGATION = (
+    r"^(?:\s+[^\W\d_]+){0,4}?\s+(?:nicht|pas|niet|nie)\b(?!\s+(?:nur|seulement|uniquement|alleen|slechts))"
+)
 
 # --- revisions: what lets a later decision replace an earlier one -------------------------------
 
@@ -456,7 +532,7 @@ TRAIL = (
 )
 # "C, not D" and "C rather than D" name one move: the other only to reject it.
 REJECTED = r"(?:,?\s+(?:(?:definitely|certainly|surely)\s+)?(?:not|rather\s+than|instead\s+of|over))"
-PRONOUN_PREFIX = r"(?:(?:i|je|ich|yo|eu|me|io|ik|я)\s+|我|(?:option|opci[oó]n|op[cç][ãa]o)\s+)?"
+PRONOUN_PREFIX = rf"(?:(?:i|je|ich|yo|eu|me|io|ik|я)\s+|我|(?:option|opci[oó]n|op[cç][ãa]o|{_OPTION_WORDS})\s*)?"
 # A correction inside a sentence starts a new segment: "C, or rather D".
 CORRECTION = r"(?:or|but)\s+rather\b"
 # An explanation after a comma starts a new segment: "D, because they defected".
@@ -468,12 +544,15 @@ EXPLANATION = r"(?:because|since|as|given|so|to|but|and|porque|ya\s+que|parce|ca
 NEGATED_SUBJECTS = (
     rf"i(?:\s+will\s+not|\s+won['’]t|['’]ll\s+not|\s+shall\s+not|\s+will\s+never|['’]ll\s+never|\s+am\s+not"
     rf"|['’]m\s+not|\s+do\s+not|\s+don['’]t|\s+refuse)(?:\s+{_EN_ADVERB})*"
-    rf"(?:\s+(?:going\s+to|gonna|be|want\s+to|plan\s+to|intend\s+to|to|the\s+(?:one|first)\s+to))*(?:\s+{_EN_VERB})?",
+    rf"(?:\s+(?:going\s+to|gonna|be|want\s+to|plan\s+to|intend\s+to|to|the\s+(?:one|first)\s+to))*"
+    rf"(?:\s+(?:{_EN_VERB}|{_EN_GERUND}))?",
     r"(?:there['’]s|there\s+is|i\s+(?:have|see))\s+no\s+(?:reason|need)\s+to",
     r"(?:io\s+)?non(?:\s+(?:scelgo|voglio|intendo))?(?:\s+di)?",
     r"ik\s+(?:ga|wil|kies)\s+niet(?:\s+voor)?(?:\s+te)?|ik\s+(?:kies|neem)\s+niet",
     r"я\s+не(?:\s+(?:буду|стану|выберу|хочу))?|не\s+буду",
     r"لن\s+(?:أختار|ألعب)|لن",
+    r"(?:ja\s+)?nie(?:\s+(?:będę|wybieram|wybiorę|zamierzam))?",
+    r"je\s+ne(?:\s+(?:vais|veux|choisis)\s+pas)?",
 )
 # Before a label alone: "Not D.", "Definitely not C.", "No more cooperation from me."
 NEGATED_LEAD = (
@@ -486,7 +565,7 @@ NEGATED_LEAD = (
 # After the last decision, the other move with one of these is doubt, not an argument: "C. Although...
 # D might be better. I'm not sure.", "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."
 HEDGE_BEFORE = (
-    r"\b(?:maybe|perhaps|possibly|or|then\s+again|alternatively|either|forse|misschien|может\s+быть|или|o|ou|oder"
+    r"\b(?:maybe|perhaps|possibly|or|then\s+again|alternatively|either|unless|might|may|could|forse|misschien|может\s+быть|или|o|ou|oder"
     r"|vielleicht|quizás|quizas|tal\s+vez|peut-être|talvez)\b(?:[\s,]+[^\W\d_]+){0,3}[\s,*_`'\"“(]*$"
 )
 HEDGE_AFTER = (
@@ -494,6 +573,26 @@ HEDGE_AFTER = (
     r"(?:better|wiser|smarter|safer|preferable|more|the\s+(?:better|smarter|wiser|safer|right))"
     r"|(?:is|seems|looks|sounds)\s+(?:(?:probably|maybe|perhaps|also|even)\s+)?(?:better|wiser|smarter|safer|preferable)"
     r"|(?:could|might|may)\s+(?:also\s+)?work)"
+)
+
+# Doubt about one's own answer, written after it: "C, but honestly I'm not sure", "Answer: D. Not confident at
+# all.", "Draft: C\nFinal: (undecided)", "I keep going back and forth". After the last decision, in a sentence
+# that is not about the other player, it refuses the reply (see harness.players.model.parsing.doubt).
+DOUBT = (
+    r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|confident|decided|convinced)|unsure|uncertain|undecided|unclear"
+    r"|can(?:no|['’])t\s+(?:\w+\s+)?(?:commit|decide|choose|make\s+up\s+my\s+mind)|no\s+idea"
+    r"|(?:do\s+not|don['’]t)\s+(?:really\s+)?know|back\s+and\s+forth|torn|on\s+the\s+fence|either\s+way"
+    r"|(?:with|like)\s+either|hard\s+to\s+(?:say|tell|decide)|who\s+knows|i\s+guess\s*\?|second-guess\w*"
+    r"|no\s+s[ée]|no\s+estoy\s+segur[oa]|je\s+ne\s+sais\s+pas|pas\s+s[ûu]r|wei[ßs]\s+(?:es\s+)?nicht"
+    r"|nicht\s+sicher|n[ãa]o\s+sei|n[ãa]o\s+tenho\s+certeza|non\s+(?:lo\s+)?so|non\s+sono\s+sicur[oa]"
+    r"|weet\s+(?:het\s+)?niet|niet\s+zeker|не\s+знаю|не\s+уверен[аы]?|nie\s+wiem|nie\s+jestem\s+pew\w+"
+    r"|bilmiyorum|emin\s+değilim|पता\s+नहीं|यकीन\s+नहीं|لا\s+أعرف|لست\s+متأكد)"
+    r"|不确定|不知道|说不准|わからない|分からない|迷って|모르겠|확실하지\s*않"
+)
+# Before a statement in its clause, doubt makes it no decision: "I'm not sure I'll cooperate."
+DOUBT_LEAD = (
+    r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|convinced)|unsure|uncertain|(?:do\s+not|don['’]t)\s+know)"
+    r"(?:\s+(?:that|whether|if))?\s*$"
 )
 
 # --- a label alone in informal replies: the words around it --------------------------------------
@@ -510,7 +609,7 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
     refuse refusing done stop quit avoid enough tired anymore without against says said suggests thought told
     lost lose loses failed wins won bad wrong risky tempting pays gives means get gets seems seem looks sounds
     appears feels
-    vs versus than next later future then
+    vs versus than next later future then initially originally wanted thinking
     nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
     se o ou oder y und et e ha hanno heeft hebben hat haben"""
 NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split())
@@ -531,7 +630,8 @@ FOREIGN_KEY = (
 )
 FOREIGN_JSON_KEY = (
     r"(?:^|_)(?:other|opponent|opp|their|them|partner|last|previous|prev|prior|history|past|expected|predicted"
-    r"|prediction|backup|alternative|fallback|options|if|reason|reasoning|explanation|strategy|confidence)(?:_|$)"
+    r"|prediction|backup|alternative|fallback|options|if|reason|reasoning|explanation|strategy|confidence|note|notes"
+    r"|comment|comments|why|rationale|thoughts|analysis|justification)(?:_|$)"
 )
 # Up to this many words make a key; a longer "key" is a sentence.
 KEY_WORDS_MAX = 6
