@@ -195,11 +195,12 @@ NEUTRAL_CASES: list[tuple[str, str | None]] = [
     ("I choose J.", "C"),
     ("I will play F.", "D"),
     ("My move is J.", "C"),
-    # the words cooperate/defect are never mapped onto neutral labels
-    ("I will cooperate", None),
-    ("Defect", None),
-    ("Action: cooperate", None),
-    ('{"action": "defect"}', None),
+    # the words cooperate/defect name the moves under neutral labels too: J is the cooperative option
+    ("I will cooperate", "C"),
+    ("Defect", "D"),
+    ("Action: cooperate", "C"),
+    ('{"action": "defect"}', "D"),
+    ("I'm going to betray them.", "D"),
     ('{"action": "C"}', None),
     ("C", None),
     ("D", None),
@@ -470,9 +471,14 @@ def test_other_languages_with_the_default_labels(text: str, expected: str | None
     assert parse_action(text, DEFAULT).action == expected
 
 
-@pytest.mark.parametrize("text", ["Coopero.", "合作", "Je coopère.", "Ich kooperiere.", "Vou cooperar.", "背叛"])
-def test_neutral_labels_never_take_move_words_in_any_language(text: str) -> None:
-    assert parse_action(text, NEUTRAL).action is None
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("Coopero.", "C"), ("合作", "C"), ("Je coopère.", "C"), ("Ich kooperiere.", "C"), ("Vou cooperar.", "C"),
+     ("背叛", "D"), ("İşbirliği yapıyorum.", "C"), ("Zdradzam.", "D"), ("C", None), ("I choose D.", None)],
+)  # fmt: skip
+def test_neutral_labels_read_move_words_in_any_language(text: str, expected: str | None) -> None:
+    """Under J/F the move's meaning names it (J is the cooperative option); the other game's letters do not."""
+    assert parse_action(text, NEUTRAL).action == expected
 
 
 @pytest.mark.parametrize(("text", "expected"), [("Elijo J.", "C"), ("我选择F。", "D"), ("Je choisis J.", "C")])

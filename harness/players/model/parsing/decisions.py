@@ -6,6 +6,7 @@ in harness.players.model.parsing.policy; this module only finds them and drops w
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from harness.players.model.parsing.grammar import (
     BOXED_RE,
     CLAUSE_END_RE,
     CLAUSE_START_RE,
+    DOUBT_LEAD_RE,
     EMBEDDED_RE,
     FOREIGN_JSON_KEY_RE,
     FOREIGN_KEY_RE,
@@ -28,6 +30,7 @@ from harness.players.model.parsing.grammar import (
     HYPOTHETICAL_AFTER_RE,
     HYPOTHETICAL_BEFORE_RE,
     JUNK,
+    LATE_NEGATION_RE,
     LOOSE_FIELD_RE,
     MARKUP,
     NEGATED_LEAD_RE,
@@ -41,8 +44,6 @@ from harness.players.model.parsing.grammar import (
     SECOND_THOUGHTS_RE,
     SENTENCE_END_RE,
     SPLIT_RE,
-    DOUBT_LEAD_RE,
-    LATE_NEGATION_RE,
     THINK_BLOCK_RE,
     THINK_CLOSE_RE,
     VALUE_END_RE,
@@ -62,10 +63,20 @@ _ALONE_MAX = 80
 # What a loose label's few words never hold: keys, tags, objects, formulas, lines, Chinese, Japanese, Korean.
 _NOT_LOOSE_RE = re.compile(r"[:=<>{}\[\]\n/\\|#@$^&+~;?\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _NEGATIONS = frozenset({"not", "no", "never", "nicht", "non", "niet", "не"})  # may lead a label: "Not D."
+_NEGATIONS_EITHER = _NEGATIONS | {"either"}
+_UNLESS_RE = re.compile(r"\b(?:unless|except\s+if)\s+(?:(?:the\s+)?option\s+)?[*_`'\"]*$", re.IGNORECASE)
+# A label followed by a verb in the third person is the subject of a comment: "F limits my downside".
+_THIRD_PERSON_RE = re.compile(
+    r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers)\b)[a-z]{2,}s\b"
+)
+_EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
 # Japanese kana, Korean, Hindi, and the Turkish verbs "seçiyorum"/"oynuyorum": the verb comes after the move.
 _VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn", re.IGNORECASE)
-_ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒)")
+_ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
 _ALONE_MAX_GLOSSED = 240
+_NEGATED_KEY_RE = re.compile(
+    r"(?:no|not|never|no\s+more)\s+\S+(?:\s+(?:from|for)\s+me)?(?:\s+[^\W\d_]+)?$", re.IGNORECASE
+)
 # An arrow pointing back at the label from a word that says it is the answer: "C <- my move", "D <-- final".
 _POINTER_RE = re.compile(
     r"[ \t]*(?:<-+|<=+|←+)[ \t]*(?:(?:my|the|final|move|choice|answer|pick|decision|this|one|here)\b[ \t]*)+[.!]*$",
@@ -170,6 +181,8 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             continue
         taken.append((match.start(), end))
         move = with_alternative(_other(g.lookup[key(match.group("tok"))]), t, end, g)
+        if _EITHER_RE.match(after):
+            move = "both"  # "..., but I won't cooperate either": both moves refused, none chosen
         found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
     statements = (*g.statements, g.verb_after) if _VERB_AFTER_SCRIPT_RE.search(t) else g.statements
     for pattern in statements:
@@ -178,11 +191,12 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             if _inside(match.start(), taken) or _inside(start, taken):
                 continue
             before, after = _clause(t, match.start(), end)
-            if not _decides(t, start, end, before, after):
+            late = _negated_late(after, g)
+            if not _decides(t, start, end, before, after, negated=late):
                 continue
             taken.append((match.start(), end))
             move = with_alternative(g.lookup[key(match.group("tok"))], t, end, g)
-            if move != "both" and _negated_late(after, g):
+            if move != "both" and late:
                 move = _other(move)  # "Ich kooperiere diesmal nicht": the negation closes the clause
             weak = bool(match.groupdict().get("would") or ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
             found.append(Decision(match.start(), end, move, "statement", weak=weak))
@@ -194,11 +208,54 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
         pointer = _POINTER_RE.search(t, start, end)
         if pointer:
             end = pointer.start()  # "C <- my move": the arrow points at the label
-        alone = _label_alone(t, start, end, g)
+        alone = _label_alone(t, start, end, g) or _before_plan(t, start, end, g)
+        if alone is None and i == len(segments) - 1:
+            alone = _closing_label(t, start, end, g)
         if alone is not None and not _inside(alone[1], taken):
             method = "last_line" if i == len(segments) - 1 else "first_line" if i == 0 else "label_line"
             found.append(Decision(alone[1], alone[2], alone[0], method))
     return found
+
+
+def _before_plan(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, int] | None:
+    """A label, then after a comma the other move planned for later: "J now, F later if they keep choosing F",
+    "D this round, C again once they cooperate". The plan is no decision for this round (the policy's
+    rule 4), so the label before it is read alone."""
+    comma = t.find(", ", start, end)
+    if comma == -1:
+        return None
+    rest = t[comma + 2 : end]
+    first = g.token.match(rest)
+    if first is None or not HYPOTHETICAL_AFTER_RE.search(rest, first.end()):
+        return None
+    alone = _label_alone(t[:comma], start, comma, g)  # cut at the comma: the plan is no alternative
+    return alone if alone is not None and alone[0] != g.lookup[key(first.group("tok"))] else None
+
+
+def _closing_label(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, int] | None:
+    """The reply's last sentence as a phrase, a comma and a label: "Judging from the last two rounds, J."
+
+    The phrase must name no move, no condition, no other player's past move and no later round (the
+    words of a foreign key: "If they pick F, F." and "After what they did, F." are not read)."""
+    segment = t[start:end]
+    comma = segment.rfind(", ")
+    if comma == -1:
+        return None
+    lead = segment[:comma]
+    if (
+        len(WORD_RE.findall(lead)) > words.CLOSING_KEY_WORDS_MAX
+        or g.token.search(lead)
+        or FOREIGN_KEY_RE.search(lead.strip(JUNK))
+        or HYPOTHETICAL_BEFORE_RE.search(lead)
+        or ROUND_KEY_RE.search(lead)
+        or _NOT_LOOSE_RE.search(lead)
+    ):
+        return None
+    value = segment[comma + 2 :].strip(MARKUP)
+    if not value or value[-1] in "?:" or g.token.fullmatch(value.strip(JUNK)) is None:
+        return None
+    at = start + comma + 2 + segment[comma + 2 :].find(value.strip(JUNK)[0])
+    return g.lookup[key(value.strip(JUNK))], at, at + len(value.strip(JUNK))
 
 
 def _transition(t: str, segments: list[tuple[int, int]], i: int, g: Grammar, found: list[Decision]) -> None:
@@ -219,7 +276,7 @@ def _negated_late(after: str, g: Grammar) -> bool:
     """A negation closing the statement's clause, a few words after the move, with no other move in between:
     "Ich verrate sie heute nicht", "Je ne coopère pas", "kooperiere heute nicht mehr"."""
     late = LATE_NEGATION_RE.match(after)
-    return bool(late) and g.token.search(after, 0, late.end()) is None
+    return late is not None and g.token.search(after, 0, late.end()) is None
 
 
 def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int, int]]) -> None:
@@ -235,12 +292,17 @@ def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[i
         if _inside(match.start("key"), taken):
             continue
         name = match.group("key").strip(JUNK)
-        if len(WORD_RE.findall(name)) > words.KEY_WORDS_MAX or FOREIGN_KEY_RE.search(name):
-            continue
         end = VALUE_END_RE.search(t, match.end())
         value_end = end.end() if end else len(t)
+        # the reply's closing "key: label" may be a whole phrase: "So my choice for this round is clear: C."
+        closing = not t[value_end:].strip(JUNK)
+        limit = words.CLOSING_KEY_WORDS_MAX if closing else words.KEY_WORDS_MAX
+        if len(WORD_RE.findall(name)) > limit or FOREIGN_KEY_RE.search(name):
+            continue
         alone = _label_alone(t, match.end(), value_end, g)
         named = {g.lookup[key(m.group("tok"))] for m in g.token.finditer(name)}
+        if alone is not None and alone[0] != "both" and _NEGATED_KEY_RE.match(name) and named == {_other(alone[0])}:
+            named = {alone[0]}  # "No J from me: F": the key refuses the other move
         if alone is None or (named and named != {alone[0]}):
             # "Revised: C or D" chooses both; "Option C: 3 points" and "C → 5" are no choice
             if not named and not ROUND_KEY_RE.search(name) and _value(t[match.end() : value_end], g)[0] == "both":
@@ -297,6 +359,8 @@ def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str) -> b
     """Doubt about the answer: the other move offered after it ("C. Although... D might be better.",
     "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."), not said of the other player,
     negated, or placed under a condition or a later round."""
+    if _UNLESS_RE.search(t, sentence_start, token.start()):
+        return True  # "D — unless C is better here": the other move as the exception to the answer
     if OTHER_PLAYER_RE.search(before) or HYPOTHETICAL_BEFORE_RE.search(before):
         return False
     if NEGATION_BEFORE_RE.search(t, max(0, token.start() - 8), token.start()):
@@ -322,11 +386,27 @@ def _json_objects(text: str) -> Iterator[tuple[int, int, dict[object, object]]]:
         try:
             obj, end = decoder.raw_decode(text, pos)
         except ValueError:
-            pos = text.find("{", pos + 1)
-            continue
+            obj, end = _python_dict(text, pos)
+            if obj is None:
+                pos = text.find("{", pos + 1)
+                continue
         if isinstance(obj, dict):
             yield pos, end, obj
         pos = text.find("{", end)
+
+
+def _python_dict(text: str, pos: int) -> tuple[dict[object, object] | None, int]:
+    """A flat Python dict literal, as models write it when asked for JSON: {'pick': 'D', 'why': '...'}.
+
+    ``ast.literal_eval`` evaluates literals only, never code."""
+    end = text.find("}", pos)
+    if end == -1 or "'" not in text[pos:end]:
+        return None, pos
+    try:
+        obj = ast.literal_eval(text[pos : end + 1])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None, pos
+    return (obj, end + 1) if isinstance(obj, dict) else (None, pos)
 
 
 def _move_fields(obj: dict[object, object], g: Grammar) -> Iterator[tuple[object, Action]]:
@@ -436,15 +516,15 @@ def _clause(t: str, start: int, token_end: int) -> tuple[str, str]:
 def _decides(t: str, token_start: int, token_end: int, before: str, after: str, *, negated: bool = False) -> bool:
     """Rule 4: whether a statement decides, rather than asks, supposes, negates or reports a belief.
 
-    ``negated``: the statement is a refusal ("I won't defect"), so the negation is its own, not a reason
-    to drop it."""
+    ``negated``: the statement is a refusal ("I won't defect", "Je ne coopère pas", "Ich kooperiere nicht"), so
+    the negation is its own, not a reason to drop it."""
     if HYPOTHETICAL_BEFORE_RE.search(before) or EMBEDDED_RE.search(before) or HYPOTHETICAL_AFTER_RE.search(after):
         return False
     if not negated and NEGATION_BEFORE_RE.search(t, max(0, token_start - 8), token_start):
         return False
     if DOUBT_LEAD_RE.search(before):
         return False  # "I'm not sure I'll cooperate"
-    if NEGATION_AFTER_RE.match(t[token_end : token_end + 8]):
+    if not negated and NEGATION_AFTER_RE.match(t[token_end : token_end + 8]):
         return False
     sentence_end = SENTENCE_END_RE.search(t, token_end)
     return not (sentence_end and sentence_end.group() == "?")
@@ -488,9 +568,11 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
             loose = _loose_label(core, g)
             if loose is None:
                 return None
-            label, token_at, token_end = loose
+            loose_move, token_at, token_end = loose
             at = t.find(core, start, end)
-            return with_alternative(label, t, at + len(core), g), at + token_at, at + token_end
+            if loose_move != "both":
+                loose_move = with_alternative(loose_move, t, at + len(core), g)
+            return loose_move, at + token_at, at + token_end
         label = g.lookup[key(match.group("tok"))]
         if match.group("rejected") and g.lookup[key(match.group("rejected"))] == label:
             return None  # "C, not C"
@@ -500,7 +582,7 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
     return move, at + token_at, at + token_end
 
 
-def _loose_label(core: str, g: Grammar) -> tuple[Action, int, int] | None:
+def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
     """A label with a few ordinary words around it: "ok C", "d, obviously", "Frankly, Option F.", "Not D."
 
     Exactly one move token; at most a few words before and after it, none of which makes the label
@@ -511,7 +593,7 @@ def _loose_label(core: str, g: Grammar) -> tuple[Action, int, int] | None:
     if core.count(" ") > words.LEAD_WORDS_MAX + words.TAIL_WORDS_MAX + 2 or _NOT_LOOSE_RE.search(core):
         return None  # a sentence, or a key, a tag, an object, a formula or lines: not a few words around a label
     folded = [w.casefold().replace("’", "'") for w in WORD_RE.findall(words.IDIOMS.sub(" ", core))]
-    if any((w in words.NOT_ALONE_WORDS and w not in _NEGATIONS) or w.endswith("n't") for w in folded):
+    if any((w in words.NOT_ALONE_WORDS and w not in _NEGATIONS_EITHER) or w.endswith("n't") for w in folded):
         return None  # checked again below, once the words before and after the label are known
     tokens = list(g.token.finditer(core))
     if len(tokens) != 1:
@@ -532,10 +614,14 @@ def _loose_label(core: str, g: Grammar) -> tuple[Action, int, int] | None:
         return None  # words of other scripts are read by their languages' statements, not around a label
     for word in (*lead_words, *tail_words):
         folded = word.casefold().replace("’", "'")
+        if negated and folded == "either":
+            return "both", token.start(), token.end()  # "Not F either": both moves refused, none chosen
         if word[0].isdigit() or folded in words.NOT_ALONE_WORDS or folded.endswith("n't"):
             return None
     if any(word.casefold().endswith("ed") for word in tail_words):
         return None  # "Cooperating worked.": a comment on a move, not a choice
+    if tail_words and _THIRD_PERSON_RE.match(tail.lstrip(" \t*_`'\"")):
+        return None  # "F limits my downside", "D gives me 5": the label is the subject of a comment
     if HYPOTHETICAL_BEFORE_RE.search(lead) or OTHER_PLAYER_RE.search(lead) or NEGATION_BEFORE_RE.search(lead):
         return None
     move = g.lookup[key(token.group("tok"))]

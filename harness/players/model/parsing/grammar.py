@@ -190,7 +190,8 @@ def grammar(
         statements=tuple(statements),
         negated=negated,
         verb_after=re.compile(
-            _token(keys, "tok", prose=True, suffix=True) + rf"(?=\s*(?:{words.CJK_VERBS_AFTER})|{words.VERBS_AFTER})", _I
+            _token(keys, "tok", prose=True, suffix=True) + rf"(?=\s*(?:{words.CJK_VERBS_AFTER})|{words.VERBS_AFTER})",
+            _I,
         ),
         final=re.compile(
             rf"(?:(?<!{_W})(?:{final_keys})[ \t]*[*_]*[ \t]*{words.FINAL_VERBS}|{words.CJK_FINAL_KEYS}[ \t]*[:=]?)"

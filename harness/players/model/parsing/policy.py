@@ -64,10 +64,14 @@ How a reply is read:
 
 Labels are matched case-insensitively with letter boundaries, so "Decision" never reads as
 D and "CD" is no move. Inside free prose (statements) a one-letter label must be written in
-its own case, because lower-case one-letter words ("a", "i") are ordinary English. For the
-default C/D labels the words "cooperate"/"defect" and their equivalents in the other twelve
-languages count as moves (harness.players.model.parsing.words holds that vocabulary);
-for neutral labels they never do.
+its own case, because lower-case one-letter words ("a", "i") are ordinary English. The words
+"cooperate"/"defect"/"betray" and their equivalents in the other fourteen languages count as
+moves whatever the labels (harness.players.model.parsing.words holds that vocabulary): under
+J/F, "I will cooperate" chose the cooperative option, J.
+
+7. Doubt after the last decision ("C, but honestly I'm not sure", "Draft: C\nFinal: (undecided)")
+   refuses the reply (harness.players.model.parsing.doubt); a label repeated alone ("DDDD") or a
+   handshake emoji alone is read first (harness.players.model.parsing.shorthand).
 """
 
 from __future__ import annotations
@@ -90,7 +94,6 @@ from harness.players.model.parsing.decisions import (
     whole_reply,
 )
 from harness.players.model.parsing.doubt import doubts_answer
-from harness.players.model.parsing.shorthand import shorthand
 from harness.players.model.parsing.grammar import (
     CLAUSE_END_RE,
     JUNK,
@@ -101,6 +104,7 @@ from harness.players.model.parsing.grammar import (
     key,
     normalize,
 )
+from harness.players.model.parsing.shorthand import shorthand
 
 __all__ = [
     "ActionLabels",
@@ -120,16 +124,17 @@ FailureMode = Literal["defect", "cooperate", "random", "fail"]
 class ActionLabels:
     """What the two moves are called in prompts and replies.
 
-    The default C/D also accepts the words "cooperate"/"defect" and their translations
-    (harness.players.model.parsing.words). Neutral labels (the literature uses J/F to avoid priming) are
-    matched as themselves only: the parser never maps "cooperate" or "defect", in any
-    language, onto them, so a primed answer cannot sneak through.
+    Besides the labels, the words "cooperate"/"defect" (and "betray"), with their translations
+    (harness.players.model.parsing.words), name the moves, whatever the labels: neutral labels (the
+    literature uses J/F to avoid priming) keep the *prompt* free of those words, but a model that answers
+    "I will cooperate" under J/F has chosen the cooperative option, which is ``cooperate`` by definition.
+    Refusing it would only cost a re-ask (issue 21: the option's meaning instead of its label).
     """
 
     cooperate: str = "C"
     defect: str = "D"
     cooperate_words: tuple[str, ...] = ("cooperate", "cooperation", "cooperating")
-    defect_words: tuple[str, ...] = ("defect", "defection", "defecting")
+    defect_words: tuple[str, ...] = ("defect", "defection", "defecting", "betray", "betrayal", "betraying")
 
     def __post_init__(self) -> None:
         for name in ("cooperate", "defect"):
@@ -144,7 +149,7 @@ class ActionLabels:
 
     @property
     def uses_words(self) -> bool:
-        """True for the default C/D labels: only then do "cooperate"/"defect" count as moves."""
+        """True for the default C/D labels: only then does the prompt name the moves by those words."""
         return self.cooperate.casefold() == "c" and self.defect.casefold() == "d"
 
     def label(self, action: Action) -> str:

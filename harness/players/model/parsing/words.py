@@ -4,7 +4,7 @@ Kept apart so the rules read as rules and the vocabulary can grow without touchi
 entry is a regex fragment, matched case-insensitively on NFKC-normalised text (full-width
 punctuation already turned into ASCII, accents kept: "cooperó", he cooperated, must not read as
 "coopero", I cooperate). Languages: English, Spanish, French, German, Portuguese, Italian, Dutch,
-Russian, Hindi, Arabic, Chinese, Japanese and Korean.
+Russian, Hindi, Arabic, Chinese, Japanese, Korean, Turkish and Polish.
 Chinese has no spaces between words, so its fragments are listed apart and never get word
 boundaries.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-# --- move words: for the default C/D labels only (ActionLabels.uses_words) ---------------------
+# --- move words: they name the moves under any labels (see ActionLabels) ---------------------------
 
 # Infinitives, nouns, gerunds and first-person forms. A form that another person could also
 # say ("coopère": I or he cooperates) only counts after a first-person subject (see SUBJECTS).
@@ -215,7 +215,7 @@ _EN_VERB = (
     r"(?:choose|pick|select|play|go\s+with|go\s+for|opt\s+for|opt\s+to|stick\s+with|stay\s+with|continue\s+to"
     r"|continue\s+with|continue|keep|respond\s+with|answer\s+with|reply\s+with|say|return\s+to|start\s+with"
     r"|begin\s+with|open\s+with|switch\s+to|switch\s+back\s+to|move\s+to|take|lean\s+towards?"
-    r"|change(?:\s+my\s+(?:answer|move|choice|decision))?\s+to|(?:change|revise|switch|correct|update|turn)\s+(?:it|that|this)\s+to)"
+    r"|change(?:\s+my\s+(?:answer|move|choice|decision))?\s+to|(?:change|revise|switch|correct|update|turn)\s+(?:it|that|this)\s+to|play\s+it\s+safe\s+with)"
 )
 _EN_GERUND = (
     r"choosing|picking|selecting|playing|taking|going\s+(?:with|for)|staying\s+with|sticking\s+with|opting\s+for"
@@ -241,6 +241,7 @@ SUBJECTS = (
     # "I will not cooperate but defect", "Ich werde nicht kooperieren, sondern defektieren"
     r"(?:i\s+will|i['’]ll|i\s+won['’]t|ich\s+werde)(?:\s+not|\s+nicht)?\s+[^\W\d_]+,?\s+(?:but(?:\s+rather)?|sondern)",
     rf"i(?:\s+{_EN_ADVERB})?\s+(?:{_EN_VERB}|decide|have\s+decided|decided|have\s+chosen|am\s+choosing)",
+    r"i(?:['’]ve|\s+have)\s+(?:decided(?:\s+on)?|chosen|picked|gone\s+with|settled\s+on|opted\s+for)",
     r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick|play)"
     rf"(?:\s+(?:for|in)\s+this\s+round|\s+this\s+round|\s+here|\s+now)?\s+(?:is|will\s+be)(?:\s+{_EN_ADVERB})?",
     rf"the\s+answer\s+is(?:\s+{_EN_ADVERB})?",
@@ -462,9 +463,7 @@ NEGATION_AFTER = r"^(?:\s+(?:nicht|pas|niet)\b|\s*(?:नहीं|ません|し�
 # German, French and Dutch put the negation after the verb and its adverbs: "Ich kooperiere diesmal nicht",
 # "Je ne coopère pas cette fois", "Ik verraad ze deze ronde niet". Found in the rest of the statement's clause
 # (a few words at most), it refuses the move and so chooses the other one. "Nicht nur" (not only) is no refusal.
-LATE_NEGATION = (
-    r"^(?:\s+[^\W\d_]+){0,4}?\s+(?:nicht|pas|niet|nie)\b(?!\s+(?:nur|seulement|uniquement|alleen|slechts))"
-)
+LATE_NEGATION = r"^(?:\s+[^\W\d_]+){0,4}?\s+(?:nicht|pas|niet|nie)\b(?!\s+(?:nur|seulement|uniquement|alleen|slechts))"
 
 # --- revisions: what lets a later decision replace an earlier one -------------------------------
 
@@ -635,3 +634,5 @@ FOREIGN_JSON_KEY = (
 )
 # Up to this many words make a key; a longer "key" is a sentence.
 KEY_WORDS_MAX = 6
+# The reply's closing phrase before its label may be longer: "For the sake of our long partnership here: J".
+CLOSING_KEY_WORDS_MAX = 10
