@@ -70,6 +70,8 @@ _THIRD_PERSON_RE = re.compile(
     r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers)\b)[a-z]{2,}s\b"
 )
 _EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
+# "I don't want to defect, but I don't want to be exploited either": the other move refused in other words.
+_EITHER_LATER_RE = re.compile(r"[^.!?;\n]*?\bbut\b[^.!?;\n]*?(?:\bnot\b|n['’]t\b|\bnever\b)[^.!?;\n]*?\beither\b", re.IGNORECASE)
 # Japanese kana, Korean, Hindi, and the Turkish verbs "seçiyorum"/"oynuyorum": the verb comes after the move.
 _VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn", re.IGNORECASE)
 _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
@@ -169,7 +171,7 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             if move is not None:
                 taken.append((match.start(), at + used))
                 found.append(Decision(match.start(), at + used, move, method, revises=True))
-    if ":" in t or "=" in t or "→" in t or "⇒" in t:
+    if ":" in t or "=" in t or "→" in t or "⇒" in t or "->" in t or ">>" in t:
         _generic_keys(t, g, found, taken)
     # refusals first: "I won't defect" holds no "will defect", "я не буду сотрудничать" no "буду сотрудничать"
     for match in g.negated.finditer(t):
@@ -181,7 +183,7 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             continue
         taken.append((match.start(), end))
         move = with_alternative(_other(g.lookup[key(match.group("tok"))]), t, end, g)
-        if _EITHER_RE.match(after):
+        if _EITHER_RE.match(after) or _EITHER_LATER_RE.match(t, end):
             move = "both"  # "..., but I won't cooperate either": both moves refused, none chosen
         found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
     statements = (*g.statements, g.verb_after) if _VERB_AFTER_SCRIPT_RE.search(t) else g.statements
@@ -205,6 +207,8 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
         if _ARROW_AFTER_RE.match(t, end):
             _transition(t, segments, i, g, found)
             continue  # "C → 3 points": a key, not a choice
+        if i > 0 and _ARROW_AFTER_RE.match(t, segments[i - 1][1]) and HYPOTHETICAL_BEFORE_RE.search(t, *segments[i - 1]):
+            continue  # "If they defect -> D": the consequence of a condition ("They defected → D" is a choice)
         pointer = _POINTER_RE.search(t, start, end)
         if pointer:
             end = pointer.start()  # "C <- my move": the arrow points at the label

@@ -123,7 +123,9 @@ DEFECT_WORDS: tuple[str, ...] = (
     "verraden",
     "verraad",
     "defecteren",
-    "defecteer",  # nl
+    "defecteer",
+    "werk niet samen",
+    "werk ik niet samen",  # nl (a refusal of "werk samen", with the negation inside the verb)
     "предать",
     "предаю",
     "предам",
@@ -548,7 +550,7 @@ NEGATED_SUBJECTS = (
     r"(?:there['’]s|there\s+is|i\s+(?:have|see))\s+no\s+(?:reason|need)\s+to",
     r"(?:io\s+)?non(?:\s+(?:scelgo|voglio|intendo))?(?:\s+di)?",
     r"ik\s+(?:ga|wil|kies)\s+niet(?:\s+voor)?(?:\s+te)?|ik\s+(?:kies|neem)\s+niet",
-    r"я\s+не(?:\s+(?:буду|стану|выберу|хочу))?|не\s+буду",
+    r"я\s+не(?:\s+(?:буду|стану|выберу|хочу))?|не\s+буду|не",
     r"لن\s+(?:أختار|ألعب)|لن",
     r"(?:ja\s+)?nie(?:\s+(?:będę|wybieram|wybiorę|zamierzam))?",
     r"je\s+ne(?:\s+(?:vais|veux|choisis)\s+pas)?",
@@ -565,7 +567,7 @@ NEGATED_LEAD = (
 # D might be better. I'm not sure.", "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."
 HEDGE_BEFORE = (
     r"\b(?:maybe|perhaps|possibly|or|then\s+again|alternatively|either|unless|might|may|could|forse|misschien|может\s+быть|или|o|ou|oder"
-    r"|vielleicht|quizás|quizas|tal\s+vez|peut-être|talvez)\b(?:[\s,]+[^\W\d_]+){0,3}[\s,*_`'\"“(]*$"
+    r"|vielleicht|quizás|quizas|tal\s+vez|peut-être|talvez)\b(?:[\s,]+[^\W\d_]+){0,4}[\s,*_`'\"“(]*$"
 )
 HEDGE_AFTER = (
     r"[\s*_`'\")”]*(?:(?:might|could|may|would)\s+(?:also\s+)?(?:be|pay)\s+(?:(?:a\s+lot|much|even)\s+)?"
