@@ -71,7 +71,9 @@ _THIRD_PERSON_RE = re.compile(
 )
 _EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
 # "I don't want to defect, but I don't want to be exploited either": the other move refused in other words.
-_EITHER_LATER_RE = re.compile(r"[^.!?;\n]*?\bbut\b[^.!?;\n]*?(?:\bnot\b|n['’]t\b|\bnever\b)[^.!?;\n]*?\beither\b", re.IGNORECASE)
+_EITHER_LATER_RE = re.compile(
+    r"[^.!?;\n]*?\bbut\b[^.!?;\n]*?(?:\bnot\b|n['’]t\b|\bnever\b)[^.!?;\n]*?\beither\b", re.IGNORECASE
+)
 # Japanese kana, Korean, Hindi, and the Turkish verbs "seçiyorum"/"oynuyorum": the verb comes after the move.
 _VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn", re.IGNORECASE)
 _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
@@ -207,7 +209,8 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
         if _ARROW_AFTER_RE.match(t, end):
             _transition(t, segments, i, g, found)
             continue  # "C → 3 points": a key, not a choice
-        if i > 0 and _ARROW_AFTER_RE.match(t, segments[i - 1][1]) and HYPOTHETICAL_BEFORE_RE.search(t, *segments[i - 1]):
+        after_arrow = i > 0 and _ARROW_AFTER_RE.match(t, segments[i - 1][1])
+        if after_arrow and HYPOTHETICAL_BEFORE_RE.search(t, *segments[i - 1]):
             continue  # "If they defect -> D": the consequence of a condition ("They defected → D" is a choice)
         pointer = _POINTER_RE.search(t, start, end)
         if pointer:
