@@ -97,7 +97,7 @@ def test_corpus_is_well_formed(corpus: list[Entry]) -> None:
 def read_corpus(corpus: list[Entry]) -> list[Misread]:
     misreads = []
     for entry in corpus:
-        result = parse_action(entry.text, LABELS[entry.labels])
+        result = parse_action(entry.text, LABELS[entry.labels], parse_corpus_report.PAYOFFS[entry.labels])
         got = result.action or "refuse"
         assert (result.action is None) == (result.reason is not None), (entry, result)
         if got != entry.expect:

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from harness.game.rules import PayoffMatrix
 from harness.players.model.parsing.policy import (
     ActionLabels,
     ParsePolicy,
@@ -558,3 +559,86 @@ def test_a_change_of_mind_after_the_last_answer(text: str, expected: str | None)
 )
 def test_the_shapes_of_issue_21(text: str, labels: ActionLabels, expected: str | None) -> None:
     assert parse_action(text, labels).action == expected
+
+
+AKATA = PayoffMatrix(cc=(8.0, 8.0), cd=(0.0, 10.0), dc=(10.0, 0.0), dd=(5.0, 5.0))
+
+
+@pytest.mark.parametrize(
+    ("text", "payoffs", "expected"),
+    [
+        # each of my four payoffs belongs to one move: R and S to C, T and P to D; mutual R is C, mutual P is D
+        ("I'll take the option where we both get 8.", AKATA, "C"),
+        ("I choose the one where we each get 5.", AKATA, "D"),
+        ("Taking the 10-point option.", AKATA, "D"),
+        ("I pick the option that gives me 0 if they defect.", AKATA, "C"),
+        ("Let's both take the 3 points again.", PayoffMatrix(), "C"),
+        ("I'll grab the 5 and leave them with 0.", PayoffMatrix(), "D"),
+        ("I choose the option that can't leave me with 0 points.", PayoffMatrix(), "D"),
+        # nothing read: no matrix, two payoffs offered, a question, a refusal, history, a number of no payoff
+        ("I'll take the option where we both get 8.", None, None),
+        ("I'll take 3 each or 1 each.", PayoffMatrix(), None),
+        ("Should I take the 5 points?", PayoffMatrix(), None),
+        ("I won't take the 5 points this time.", PayoffMatrix(), None),
+        ("Last round I got 0 and they got 5.", PayoffMatrix(), None),
+        ("I'll take the one with 4 points.", PayoffMatrix(), None),
+        ("I'll take the option where we both get 8, but honestly I'm not sure.", AKATA, None),
+        # a label or move word always wins over payoffs
+        ("J, the one where we both get 8.", AKATA, "C"),
+    ],
+)
+def test_the_option_named_by_its_payoffs(text: str, payoffs: PayoffMatrix | None, expected: str | None) -> None:
+    assert parse_action(text, NEUTRAL, payoffs).action == expected
+
+
+def test_payoffs_that_do_not_tell_the_moves_apart_name_none() -> None:
+    """Two outcomes with the same payoff (not a prisoner's dilemma): a number may belong to either move."""
+    flat = PayoffMatrix(cc=(3.0, 3.0), cd=(3.0, 5.0), dc=(5.0, 3.0), dd=(1.0, 1.0))
+    assert parse_action("I'll take the option that gives me 3.", DEFAULT, flat).action is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DDDD", "D"),
+        ("CCC!", "C"),
+        ("🤝", "C"),
+        ("🤝🏽", "C"),
+        ("CD", None),
+        ("CCD", None),
+        ("ddd", None),
+        ("🤝 D", "D"),
+    ],
+)
+def test_shorthand(text: str, expected: str | None) -> None:
+    assert parse_action(text, DEFAULT).action == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # doubt after the answer refuses it; doubt before it, about the other player or answered in its sentence not
+        ("D. Not confident at all.", None),
+        ("Draft: C\nFinal: (undecided)", None),
+        ("I'm not sure what they will do. C.", "C"),
+        ("C. I'm not sure they'll reciprocate, but it's worth a try.", "C"),
+        ("D. I'm not sure it's kind, but it protects me.", "D"),
+        ("C, I keep going back and forth.", None),
+        ("C today. Tomorrow, who knows.", "C"),
+        # late negation (German, French, Dutch) refuses the move it closes
+        ("Ich kooperiere diesmal nicht.", "D"),
+        ("Ich verrate sie heute nicht.", "C"),
+        ("Je ne coopère pas.", "D"),
+        ("Ich kooperiere nicht nur heute.", None),
+        # both moves refused
+        ("I won't defect, and I won't cooperate either.", None),
+        ("Not C. Not D either.", None),
+        # transitions and conditions around arrows
+        ("C -> D", None),
+        ("If they defect -> D", None),
+        ("They defected -> D", "D"),
+        ("C <- my move", "C"),
+    ],
+)
+def test_second_pass_shapes(text: str, expected: str | None) -> None:
+    assert parse_action(text, DEFAULT).action == expected

@@ -167,7 +167,8 @@ def grammar(
         english = [key(w) for w in (*cooperate_words, *defect_words)]
         statements.append(  # "I cooperate." at the end of a sentence
             re.compile(
-                rf"(?<!{_W})i\s+{_token(english, 'tok')}(?:(?:\s+(?:again|now|here|this\s+(?:round|time)|today))"
+                rf"(?<!{_W})i\s+{_token(english, 'tok')}(?:\s+(?:with\s+)?(?:them|him|her|the\s+other\s+player))?"
+                r"(?:(?:\s+(?:again|now|here|this\s+(?:round|time)|today))"
                 r"(?=[ \t]*(?:[.!,;\n]|$))|(?=[ \t]*(?:[.!\n]|$)))",
                 _I,
             )

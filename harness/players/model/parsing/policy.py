@@ -72,6 +72,9 @@ J/F, "I will cooperate" chose the cooperative option, J.
 7. Doubt after the last decision ("C, but honestly I'm not sure", "Draft: C\nFinal: (undecided)")
    refuses the reply (harness.players.model.parsing.doubt); a label repeated alone ("DDDD") or a
    handshake emoji alone is read first (harness.players.model.parsing.shorthand).
+8. A reply with no decision at all may still choose by the option's payoffs, when the caller passes
+   the game's matrix: "I'll take the 10-point option", "Let's both take the 3 points again"
+   (harness.players.model.parsing.payoff_text). Every payoff it names must point at one move.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.game.rules import Action
+from harness.game.rules import Action, PayoffMatrix
 from harness.players.model.parsing.decisions import (
     Decision,
     InvalidStructure,
@@ -104,6 +107,7 @@ from harness.players.model.parsing.grammar import (
     key,
     normalize,
 )
+from harness.players.model.parsing.payoff_text import move_from_payoffs
 from harness.players.model.parsing.shorthand import shorthand
 
 __all__ = [
@@ -215,8 +219,11 @@ def correction_message(result: ParseResult, labels: ActionLabels) -> str:
 # --- reading a reply ---------------------------------------------------------------------
 
 
-def parse_action(text: str, labels: ActionLabels) -> ParseResult:
-    """Read the move a model chose from its reply; see the module docstring for the rules."""
+def parse_action(text: str, labels: ActionLabels, payoffs: PayoffMatrix | None = None) -> ParseResult:
+    """Read the move a model chose from its reply; see the module docstring for the rules.
+
+    ``payoffs``, the game's matrix as the prompt showed it, lets a reply that names no label choose by the
+    option's payoffs ("the option where we both get 8"; rule 8); without it such a reply is unreadable."""
     if not text or not text.strip(JUNK):
         return ParseResult(None, "the reply was empty")
     g = _grammar(labels)
@@ -232,6 +239,9 @@ def parse_action(text: str, labels: ActionLabels) -> ParseResult:
     except InvalidStructure as invalid:
         return ParseResult(None, invalid.reason, "json")
     if not found:
+        by_payoff = move_from_payoffs(t, payoffs)
+        if by_payoff is not None and not doubts_answer(t, 0):
+            return ParseResult(by_payoff, method="payoff_text")
         return ParseResult(None, _no_move_reason(t, g))
     return _resolve(found, t, g)
 

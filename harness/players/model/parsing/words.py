@@ -537,7 +537,7 @@ PRONOUN_PREFIX = rf"(?:(?:i|je|ich|yo|eu|me|io|ik|я)\s+|我|(?:option|opci[oó]
 # A correction inside a sentence starts a new segment: "C, or rather D".
 CORRECTION = r"(?:or|but)\s+rather\b"
 # An explanation after a comma starts a new segment: "D, because they defected".
-EXPLANATION = r"(?:because|since|as|given|so|to|but|and|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"
+EXPLANATION = r"(?:because|since|as|given|so|to|but|and|the\s+one|which|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"
 
 # --- negated statements: in a game of two moves, refusing one chooses the other -----------------
 
