@@ -573,7 +573,11 @@ HEDGE_AFTER = (
     r"[\s*_`'\")”]*(?:(?:might|could|may|would)\s+(?:also\s+)?(?:be|pay)\s+(?:(?:a\s+lot|much|even)\s+)?"
     r"(?:better|wiser|smarter|safer|preferable|more|the\s+(?:better|smarter|wiser|safer|right))"
     r"|(?:is|seems|looks|sounds)\s+(?:(?:probably|maybe|perhaps|also|even)\s+)?(?:better|wiser|smarter|safer|preferable)"
-    r"|(?:could|might|may)\s+(?:also\s+)?work)"
+    r"|(?:could|might|may)\s+(?:also\s+)?work"
+    # "C. D is also fine though.", "I'll say D, but C is equally reasonable.", "C, though D works too."
+    r"|(?:is|seems|looks|sounds|would\s+be)\s+(?:(?:also|equally|just\s+as|as|probably|maybe|perhaps|even|quite)\s+)*"
+    r"(?:fine|good|reasonable|valid|ok|okay|defensible|viable|acceptable|justified|justifiable|sensible|legit)"
+    r"|works?\s+(?:too|as\s+well|also|just\s+as\s+well))"
 )
 
 # Doubt about one's own answer, written after it: "C, but honestly I'm not sure", "Answer: D. Not confident at
@@ -584,6 +588,9 @@ DOUBT = (
     r"|can(?:no|['’])t\s+(?:\w+\s+)?(?:commit|decide|choose|make\s+up\s+my\s+mind)|no\s+idea"
     r"|(?:do\s+not|don['’]t)\s+(?:really\s+)?know|back\s+and\s+forth|torn|on\s+the\s+fence|either\s+way"
     r"|(?:with|like)\s+either|hard\s+to\s+(?:say|tell|decide)|who\s+knows|i\s+guess\s*\?|second-guess\w*"
+    r"|tentative(?:ly)?|provisional(?:ly)?|subject\s+to\s+change|not\s+(?:100\s*%|final)|hard\s+call|coin\s+flip"
+    r"|flip\s+a\s+coin|let\s+me\s+(?:reconsider|rethink|think(?:\s+(?:again|more|about\s+it|it\s+over))?\s*[.…!]*$)"
+    r"|(?:need|have)\s+to\s+(?:think|reconsider)"
     r"|no\s+s[ée]|no\s+estoy\s+segur[oa]|je\s+ne\s+sais\s+pas|pas\s+s[ûu]r|wei[ßs]\s+(?:es\s+)?nicht"
     r"|nicht\s+sicher|n[ãa]o\s+sei|n[ãa]o\s+tenho\s+certeza|non\s+(?:lo\s+)?so|non\s+sono\s+sicur[oa]"
     r"|weet\s+(?:het\s+)?niet|niet\s+zeker|не\s+знаю|не\s+уверен[аы]?|nie\s+wiem|nie\s+jestem\s+pew\w+"
@@ -610,7 +617,7 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
     refuse refusing done stop quit avoid enough tired anymore without against says said suggests thought told
     lost lose loses failed wins won bad wrong risky tempting pays gives means get gets seems seem looks sounds
     appears feels
-    vs versus than next later future then initially originally wanted thinking
+    vs versus than next later future then initially originally wanted thinking tentatively provisionally likely
     nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
     se o ou oder y und et e ha hanno heeft hebben hat haben"""
 NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split())
