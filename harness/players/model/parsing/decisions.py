@@ -78,6 +78,7 @@ _EITHER_LATER_RE = re.compile(
 _VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn", re.IGNORECASE)
 _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
 _ALONE_MAX_GLOSSED = 240
+_PLAN_LEAD_MAX = 24  # how far into the clause after a comma its move may stand: "back to J next round"
 _NEGATED_KEY_RE = re.compile(
     r"(?:no|not|never|no\s+more)\s+\S+(?:\s+(?:from|for)\s+me)?(?:\s+[^\W\d_]+)?$", re.IGNORECASE
 )
@@ -226,13 +227,13 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
 
 def _before_plan(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, int] | None:
     """A label, then after a comma the other move planned for later: "J now, F later if they keep choosing F",
-    "D this round, C again once they cooperate". The plan is no decision for this round (the policy's
+    "D this round, C again once they cooperate", "F this round, back to J next round". The plan is no decision for this round (the policy's
     rule 4), so the label before it is read alone."""
     comma = t.find(", ", start, end)
     if comma == -1:
         return None
     rest = t[comma + 2 : end]
-    first = g.token.match(rest)
+    first = g.token.search(rest, 0, _PLAN_LEAD_MAX)  # "J later if ...", "back to J next round"
     if first is None or not HYPOTHETICAL_AFTER_RE.search(rest, first.end()):
         return None
     alone = _label_alone(t[:comma], start, comma, g)  # cut at the comma: the plan is no alternative

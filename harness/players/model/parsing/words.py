@@ -237,7 +237,8 @@ SUBJECTS = (
     rf"i(?:\s+will|\s+shall|['’]ll|\s+am\s+going\s+to|['’]m\s+going\s+to|\s+want\s+to|\s+would\s+like\s+to"
     rf"|\s+need\s+to|\s+have\s+to|\s+must|\s+plan\s+to|\s+intend\s+to)(?:\s+{_EN_ADVERB})*(?:\s+{_EN_VERB})?",
     # "I'll be generous this time and cooperate"
-    r"i(?:\s+will|['’]ll)\s+(?!not\b|never\b)(?:[^\W\d_]+\s+){1,5}?and(?:\s+then)?",
+    r"i(?:\s+will|['’]ll|\s+(?:choose|decide|want|have\s+decided|decided)\s+to)\s+(?!not\b|never\b)(?:[^\W\d_]+\s+){1,5}?and"
+    r"(?:\s+then)?",
     r"i(?:\s+am|['’]m)(?:\s+(?:choosing|picking|playing|going\s+with|sticking\s+with|staying\s+with|opting\s+for"
     r"|leaning\s+towards?|switching\s+to|changing(?:\s+my\s+(?:answer|move|choice|decision))?\s+to))?",
     # "I will not cooperate but defect", "Ich werde nicht kooperieren, sondern defektieren"
@@ -544,7 +545,7 @@ EXPLANATION = r"(?:because|since|as|given|so|to|but|and|the\s+one|which|porque|y
 # "I won't defect", "I will not be cooperating", "I refuse to defect", "Not D.", "No more cooperation".
 NEGATED_SUBJECTS = (
     rf"i(?:\s+will\s+not|\s+won['’]t|['’]ll\s+not|\s+shall\s+not|\s+will\s+never|['’]ll\s+never|\s+am\s+not"
-    rf"|['’]m\s+not|\s+do\s+not|\s+don['’]t|\s+refuse)(?:\s+{_EN_ADVERB})*"
+    rf"|['’]m\s+not|\s+do\s+not|\s+don['’]t|\s+refuse|\s+no\s+longer)(?:\s+{_EN_ADVERB})*"
     rf"(?:\s+(?:going\s+to|gonna|be|want\s+to|plan\s+to|intend\s+to|to|the\s+(?:one|first)\s+to))*"
     rf"(?:\s+(?:{_EN_VERB}|{_EN_GERUND}))?",
     r"(?:there['’]s|there\s+is|i\s+(?:have|see))\s+no\s+(?:reason|need)\s+to",
