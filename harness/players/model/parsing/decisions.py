@@ -227,8 +227,8 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
 
 def _before_plan(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, int] | None:
     """A label, then after a comma the other move planned for later: "J now, F later if they keep choosing F",
-    "D this round, C again once they cooperate", "F this round, back to J next round". The plan is no decision for this round (the policy's
-    rule 4), so the label before it is read alone."""
+    "D this round, C again once they cooperate", "F this round, back to J next round". The plan is no decision
+    for this round (the policy's rule 4), so the label before it is read alone."""
     comma = t.find(", ", start, end)
     if comma == -1:
         return None
