@@ -84,6 +84,12 @@ VALUE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n")
 _EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d]")
 _TLDR_RE = re.compile(r"\btl;\s?dr\b", re.IGNORECASE)
 _STRUCK_RE = re.compile(r"~~[^~\n]*~~")  # struck-out text is a draft: "~~C~~ D"
+# A word marked as struck out in words is a draft too: "J (crossed out) F", "C [deleted] D".
+_MARKED_STRUCK_RE = re.compile(
+    r"[^\s()\[\]]+[ \t]*[(\[](?:crossed[ \t]+out|struck(?:[ \t]+out|[ \t]+through)?|scratched(?:[ \t]+out)?|deleted"
+    r"|strike(?:through)?)[)\]]",
+    re.IGNORECASE,
+)
 # A Cyrillic С standing alone where a label stands ("Ответ: С"): Russian keyboards type it for the Latin C.
 _CYRILLIC_C_RE = re.compile(r"(?<![^\W\d_])С(?=[ \t]*(?:[.!,;)*_`\"'\n]|$))")
 
@@ -113,9 +119,11 @@ def key(token: str) -> str:
 
 def normalize(text: str) -> str:
     """NFKC (full-width "：" and "Ｃ" become ":" and "C"; accents stay), spaced Chinese punctuation, emoji
-    turned into spaces ("🤝 Cooperate!"), and struck-out drafts ("~~C~~ D") dropped."""
+    turned into spaces ("🤝 Cooperate!"), and struck-out drafts ("~~C~~ D", "J (crossed out) F") dropped."""
     if "~~" in text:
         text = _STRUCK_RE.sub(" ", text)
+    if "(" in text or "[" in text:
+        text = _MARKED_STRUCK_RE.sub(" ", text)
     if ";" in text:
         text = _TLDR_RE.sub("TLDR", text)  # its ";" is no clause end
     if text.isascii():

@@ -216,6 +216,7 @@ _EN_ADVERB = (
 _EN_VERB = (
     r"(?:choose|pick|select|play|go\s+with|go\s+for|opt\s+for|opt\s+to|stick\s+with|stay\s+with|continue\s+to"
     r"|continue\s+with|continue|keep|respond\s+with|answer\s+with|reply\s+with|say|return\s+to|start\s+with"
+    r"|go\s+back\s+to|come\s+back\s+to|get\s+back\s+to|revert\s+to|stick\s+to|settle\s+on"
     r"|begin\s+with|open\s+with|switch\s+to|switch\s+back\s+to|move\s+to|take|lean\s+towards?"
     r"|change(?:\s+my\s+(?:answer|move|choice|decision))?\s+to|(?:change|revise|switch|correct|update|turn)\s+(?:it|that|this)\s+to|play\s+it\s+safe\s+with)"
 )
@@ -427,6 +428,7 @@ HYPOTHETICAL_BEFORE = (
 # After the statement, in the rest of its clause: "I will cooperate if you cooperate".
 HYPOTHETICAL_AFTER = (
     rf"{_CONCESSIVE}\b(?:if|unless|provided|as\s+long\s+as|in\s+case|assuming|when|whenever"
+    r"|after\s+(?:they|he|she|you|the\s+other|my\s+opponent)"
     rf"|once(?!\s+(?:more|again))|{_LATER}"
     r"|otherwise|in\s+theory|one-shot|single-shot|depending|si|a\s+menos\s+que|siempre\s+que|cuando"
     r"|en\s+caso\s+de|s['’]il|tant\s+que|[àa]\s+condition\s+que|sauf\s+si|quand|lorsque|wenn|falls|sofern"
