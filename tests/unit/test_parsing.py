@@ -638,6 +638,17 @@ def test_shorthand(text: str, expected: str | None) -> None:
         ("If they defect -> D", None),
         ("They defected -> D", "D"),
         ("C <- my move", "C"),
+        # drafts marked in words, plans after a comma, hedges that offer the other move as just as good
+        ("C (crossed out) D", "D"),
+        ("D this round, C again once they cooperate.", "D"),
+        ("C, though D works too.", None),
+        ("Tentatively C.", None),
+        ("Answer: C\nWait, let me reconsider.", None),
+        # the languages added: Turkish and Polish; Cyrillic С typed for C
+        ("D'yi seçiyorum.", "D"),
+        ("Wybieram C.", "C"),
+        ("Nie współpracuję.", "D"),
+        ("Ответ: С", "C"),
     ],
 )
 def test_second_pass_shapes(text: str, expected: str | None) -> None:
