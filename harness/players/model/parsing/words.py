@@ -58,6 +58,8 @@ COOPERATE_WORDS: tuple[str, ...] = (
     "تعاون",
     "أتعاون",
     "سأتعاون",  # ar
+    "coop",
+    "co-op",  # en, informal
     "işbirliği",
     "iş birliği",
     "işbirliği yapıyorum",
@@ -551,6 +553,8 @@ NEGATED_SUBJECTS = (
     rf"(?:\s+(?:going\s+to|gonna|be|want\s+to|plan\s+to|intend\s+to|to|the\s+(?:one|first)\s+to))*"
     rf"(?:\s+(?:{_EN_VERB}|{_EN_GERUND}))?",
     r"(?:there['’]s|there\s+is|i\s+(?:have|see))\s+no\s+(?:reason|need)\s+to",
+    # subjectless, at a sentence start only ("They are not going to cooperate" is theirs)
+    r"(?:^|(?<=\n)|(?<=[.!?:]\s))(?:(?:definitely|certainly|absolutely)\s+)?(?:not|never)\s+(?:going\s+to|gonna)",
     r"(?:io\s+)?non(?:\s+(?:scelgo|voglio|intendo))?(?:\s+di)?",
     r"ik\s+(?:ga|wil|kies)\s+niet(?:\s+voor)?(?:\s+te)?|ik\s+(?:kies|neem)\s+niet",
     r"я\s+не(?:\s+(?:буду|стану|выберу|хочу))?|не\s+буду|не",
@@ -633,7 +637,8 @@ TAIL_WORDS_MAX = 3
 # A key that names the other player, the past, or a move that is not the one chosen ("Opponent: D",
 # "Last round: C", "Backup: D", "Expected: D") holds no decision of mine.
 FOREIGN_KEY = (
-    r"^(?:the\s+|my\s+|our\s+)?(?:other|opponent|opp|them|they|their|his|her|partner|you|your|last|previous|prev|prior"
+    r"^(?:the\s+|my\s+|our\s+)?(?:other|opponent|opp|them|they|their|his|her|partner|you|your|last|previous(?:ly)?|prev|prior"
+    r"|so\s+far|recap|until\s+now|up\s+to\s+now|to\s+date"
     r"|earlier|history|past|before|score|scores|points|payoffs?|if|when|unless|expected|predicted|prediction"
     r"|backup|alternative|fallback|plan|next|later|future|options|note|reason|why|because|question"
     r"|их|他|对方|相手|상대)\b"
