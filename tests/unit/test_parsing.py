@@ -649,6 +649,11 @@ def test_shorthand(text: str, expected: str | None) -> None:
         ("Wybieram C.", "C"),
         ("Nie współpracuję.", "D"),
         ("Ответ: С", "C"),
+        # chat slang ends a sentence; "jk" takes the answer back
+        ("defect lol they had it coming", "D"),
+        ("gonna be D this time ngl", "D"),
+        ("C lol jk D", "D"),
+        ("they are gonna be D lol", None),
     ],
 )
 def test_second_pass_shapes(text: str, expected: str | None) -> None:

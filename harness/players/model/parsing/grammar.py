@@ -49,7 +49,7 @@ GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)[\s.!,;*_`]*$")  # "C (coo
 VALUE_GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)")  # "C (cooperate) because ..." after a key
 SPLIT_RE = re.compile(
     rf"\n|(?<=[.!?])[ \t]+|[ \t]+[-—–]+[ \t]+|[—–]|;[ \t]*|[ \t]*(?:=>|->|→|⇒|>>)[ \t]*"
-    rf"|,[ \t]+(?={words.EXPLANATION})|[ \t,]+(?={words.CORRECTION})",
+    rf"|,[ \t]+(?={words.EXPLANATION})|[ \t,]+(?={words.CORRECTION})|[ \t,]+(?:{words.SLANG})\b[ \t,]*",
     _I,
 )
 SENTENCE_END_RE = re.compile(r"[.!?\n]")

@@ -480,7 +480,7 @@ REVISION_BEFORE = (
     r"|correction|correcting|changed?\s+my\s+mind|change\s+of\s+heart|changing\s+my\s+(?:answer|mind|move)"
     r"|let\s+me\s+reconsider|reconsider(?:ing|ed)?|rethink(?:ing)?|or\s+rather|instead|but|however"
     r"|nevertheless|in\s+the\s+end|ultimately|all\s+things\s+considered|on\s+balance|in\s+conclusion|finally"
-    r"|make\s+that|make\s+it|edit|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding"
+    r"|make\s+that|make\s+it|edit|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding|jk"
     r"|en\s+realidad|pens[áa]ndolo\s+bien|mejor\s+dicho|en\s+cambio|en\s+lugar\s+de\s+eso|espera|pero"
     r"|sin\s+embargo|al\s+final|finalmente|correcci[óo]n"
     r"|en\s+fait|[àa]\s+la\s+r[ée]flexion|r[ée]flexion\s+faite|tout\s+compte\s+fait|plut[ôo]t|au\s+lieu\s+de"
@@ -522,12 +522,13 @@ REVISION_AFTER = (
 # Interjections need punctuation after them ("No, cooperate." but never "No D").
 _INTERJECTIONS = (
     r"no|nope|yes|ok|okay|hmm+|um+|uh+|alright|right|fine|wait|no\s+wait|anyway|well|so|sure"
-    r"|just\s+kidding|kidding|scratch\s+that|final|verdict|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
+    r"|just\s+kidding|kidding|jk|scratch\s+that|final|verdict|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
 )
 _CONNECTIVES = (
     r"or\s+rather|but\s+rather|actually|so|but|then|thus|therefore|hence|finally|ultimately|instead|overall|definitely|certainly|clearly|obviously"
     r"|probably|in\s+conclusion|in\s+the\s+end|on\s+second\s+thoughts?|on\s+reflection|all\s+things\s+considered"
     r"|going\s+with|i['’]m\s+going\s+with|i\s+go\s+with|make\s+(?:that|it)|my\s+pick\s+is|i['’]ve\s+changed\s+my\s+mind"
+    r"|(?:i['’]m\s+|im\s+)?gonna\s+(?:be|go(?:\s+with)?|play|pick)|it['’]?s\s+gonna\s+be"
     r"|i\s+have\s+changed\s+my\s+mind|chang(?:e|ing)\s+(?:my\s+)?(?:answer|move|choice|decision)\s+to|entonces"
     r"|por\s+lo\s+tanto|as[ií]\s+que|pues|donc|alors|also|daher|deshalb|dann|ent[ãa]o|portanto|logo|所以|因此"
 )
@@ -539,6 +540,8 @@ TRAIL = (
 # "C, not D" and "C rather than D" name one move: the other only to reject it.
 REJECTED = r"(?:,?\s+(?:(?:definitely|certainly|surely)\s+)?(?:not|rather\s+than|instead\s+of|over))"
 PRONOUN_PREFIX = rf"(?:(?:i|je|ich|yo|eu|me|io|ik|я)\s+|我|(?:option|opci[oó]n|op[cç][ãa]o|{_OPTION_WORDS})\s*)?"
+# Chat slang ends a sentence as a full stop would: "defect lol they had it coming", "D tbh".
+SLANG = r"lol|lmao|rofl|tbh|ngl|imo|imho|fr|smh|idc"
 # A correction inside a sentence starts a new segment: "C, or rather D".
 CORRECTION = r"(?:or|but)\s+rather\b"
 # An explanation after a comma starts a new segment: "D, because they defected".
