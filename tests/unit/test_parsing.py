@@ -406,7 +406,6 @@ def test_disagreeing_decisions_without_a_revision_are_refused(text: str) -> None
         ("However, if I defect they retaliate, so I will cooperate.", "C"),  # the condition is another clause's
         ("No coopero; traiciono.", "D"),  # a negated first person is dropped
         ("Ich kooperiere nicht. Ich defektiere.", "D"),
-        ("我不背叛。", None),
         ("C:", None),  # a heading, not an answer
     ],
 )
@@ -654,6 +653,16 @@ def test_shorthand(text: str, expected: str | None) -> None:
         ("gonna be D this time ngl", "D"),
         ("C lol jk D", "D"),
         ("they are gonna be D lol", None),
+        # a negation before the subject voids the statement, or refuses the move; a subjectless verb of the
+        # other player is theirs
+        ("No voy a traicionar.", "C"),
+        ("Eu não vou trair.", "C"),
+        ("Ich werde nicht mehr kooperieren.", "D"),
+        ("İhanet etmeyeceğim.", "C"),
+        ("今回は協力しません。", "D"),
+        ("相手は協力しません。", None),
+        ("我不背叛。", "C"),  # a refusal of one move chooses the other
+        ("No, I will cooperate.", "C"),
     ],
 )
 def test_second_pass_shapes(text: str, expected: str | None) -> None:

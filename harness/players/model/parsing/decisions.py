@@ -36,6 +36,7 @@ from harness.players.model.parsing.grammar import (
     NEGATED_LEAD_RE,
     NEGATION_AFTER_RE,
     NEGATION_BEFORE_RE,
+    NEGATION_IN_CLAUSE_RE,
     OTHER_PLAYER_RE,
     PREFIX_RE,
     REVISION_AFTER_RE,
@@ -79,6 +80,7 @@ _VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|s
 _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
 _ALONE_MAX_GLOSSED = 240
 _PLAN_LEAD_MAX = 24  # how far into the clause after a comma its move may stand: "back to J next round"
+_SUBJECTLESS_FROM = 2  # the grammar's statements after the subject ones: self-statements, then verbs after
 _NEGATED_KEY_RE = re.compile(
     r"(?:no|not|never|no\s+more)\s+\S+(?:\s+(?:from|for)\s+me)?(?:\s+[^\W\d_]+)?$", re.IGNORECASE
 )
@@ -190,12 +192,15 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             move = "both"  # "..., but I won't cooperate either": both moves refused, none chosen
         found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
     statements = (*g.statements, g.verb_after) if _VERB_AFTER_SCRIPT_RE.search(t) else g.statements
-    for pattern in statements:
+    for index, pattern in enumerate(statements):
+        subjectless = index >= _SUBJECTLESS_FROM  # "Coopero.", "Cを選びます": no subject says whose move it is
         for match in pattern.finditer(t):
             start, end = match.span("tok")
             if _inside(match.start(), taken) or _inside(start, taken):
                 continue
             before, after = _clause(t, match.start(), end)
+            if subjectless and OTHER_PLAYER_RE.search(before):
+                continue  # "相手は協力しません": the other player's move
             late = _negated_late(after, g)
             if not _decides(t, start, end, before, after, negated=late):
                 continue
@@ -530,6 +535,8 @@ def _decides(t: str, token_start: int, token_end: int, before: str, after: str, 
         return False
     if not negated and NEGATION_BEFORE_RE.search(t, max(0, token_start - 8), token_start):
         return False
+    if not negated and NEGATION_IN_CLAUSE_RE.search(before):
+        return False  # "No voy a traicionar": the negation stands before the subject
     if DOUBT_LEAD_RE.search(before):
         return False  # "I'm not sure I'll cooperate"
     if not negated and NEGATION_AFTER_RE.match(t[token_end : token_end + 8]):
@@ -618,8 +625,9 @@ def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
     lead_words, tail_words = WORD_RE.findall(lead), WORD_RE.findall(tail)
     if len(lead_words) > words.LEAD_WORDS_MAX or len(tail_words) > words.TAIL_WORDS_MAX:
         return None
-    if any(ch > "\u024f" and ch.isalpha() for ch in lead + tail):
-        return None  # words of other scripts are read by their languages' statements, not around a label
+    if any(not ch.isascii() and ch.isalpha() for ch in lead + tail):
+        return None  # words of other languages are read by their statements, not around a label: their
+        # negation may be a suffix ("İhanet etmeyeceğim", I will not betray)
     for word in (*lead_words, *tail_words):
         folded = word.casefold().replace("’", "'")
         if negated and folded == "either":

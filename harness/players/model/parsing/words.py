@@ -60,13 +60,28 @@ COOPERATE_WORDS: tuple[str, ...] = (
     "سأتعاون",  # ar
     "coop",
     "co-op",  # en, informal
-    "işbirliği",
-    "iş birliği",
     "işbirliği yapıyorum",
     "iş birliği yapıyorum",
     "işbirliği yapacağım",
     "iş birliği yapacağım",
     "işbirliği yaparım",  # tr
+    # refusals of the other move, where the negation is part of the verb (so no negation rule can see it)
+    "裏切りません",
+    "裏切らない",
+    "裏切らず",  # ja: I will not betray
+    "배신하지 않겠습니다",
+    "배신하지 않습니다",
+    "배신하지 않을게요",
+    "배신 안 할게요",  # ko
+    "धोखा नहीं दूँगा",
+    "धोखा नहीं दूंगा",
+    "धोखा नहीं दूँगी",
+    "धोखा नहीं दूंगी",  # hi
+    "不背叛",
+    "不会背叛",
+    "不再背叛",  # zh
+    "ihanet etmiyorum",
+    "ihanet etmeyeceğim",  # tr
     "współpracować",
     "współpracuję",
     "współpracuje",
@@ -144,10 +159,26 @@ DEFECT_WORDS: tuple[str, ...] = (
     "betray",
     "betrayal",
     "betraying",  # en: the move's meaning, named as often as "defect"
-    "ihanet",
     "ihanet ediyorum",
     "ihanet edeceğim",
     "ihanet ederim",  # tr
+    "協力しません",
+    "協力しない",
+    "協力はしません",  # ja: I will not cooperate
+    "협력하지 않겠습니다",
+    "협력하지 않습니다",
+    "협력하지 않을게요",
+    "협력 안 할게요",  # ko
+    "सहयोग नहीं करूँगा",
+    "सहयोग नहीं करूंगा",
+    "सहयोग नहीं करूँगी",
+    "सहयोग नहीं करूंगी",  # hi
+    "不会合作",
+    "不再合作",  # zh
+    "işbirliği yapmıyorum",
+    "işbirliği yapmayacağım",
+    "iş birliği yapmıyorum",
+    "iş birliği yapmayacağım",  # tr
     "zdradzić",
     "zdradzam",
     "zdradzę",
@@ -196,6 +227,19 @@ SELF_STATEMENTS: tuple[str, ...] = (
     "współpracuję",
     "zdradzam",
     "zdradzę",
+    "裏切りません",
+    "裏切らない",
+    "協力しません",
+    "協力しない",
+    "協力はしません",
+    "배신하지 않겠습니다",
+    "배신하지 않습니다",
+    "협력하지 않겠습니다",
+    "협력하지 않습니다",
+    "ihanet etmiyorum",
+    "ihanet etmeyeceğim",
+    "işbirliği yapmıyorum",
+    "işbirliği yapmayacağım",
 )
 # Japanese and Korean put the verb after the move: 協力します, Cを選びます, D를 선택합니다, 배신하겠습니다.
 CJK_VERBS_AFTER = (
@@ -205,7 +249,8 @@ CJK_VERBS_AFTER = (
 # Hindi and Turkish also put the verb after the move: "मैं J चुनता हूँ", "C'yi seçiyorum" (the Turkish case
 # suffix is written after an apostrophe, so these are matched on a token that may carry one).
 VERBS_AFTER = (
-    r"(?:['’](?:y?[ıiuü]|n?[ae]|d[ae]n|t[ae]n))?\s*(?:seçiyorum|seçeceğim|seçerim|oynuyorum|oynayacağım)"
+    r"(?:['’](?:y?[ıiuü]|n?[ae]|d[ae]n|t[ae]n))?\s*(?:se[çc]ene[ğg]ini\s+)?(?:seçiyorum|seçeceğim|seçerim|oynuyorum"
+    r"|oynayacağım)"
     r"|\s*(?:को\s+)?(?:चुनता|चुनती|चुनूँगा|चुनूंगा|चुनूँगी|चुनूंगी|चुनेंगे|चुनें|चुन\s+रहा|चुन\s+रही|खेलूँगा|खेलूंगा)"
 )
 
@@ -452,7 +497,7 @@ CLAUSE_END = (
 # "In a one-shot game I would defect, but this game is repeated, so I will cooperate."
 CLAUSE_START = (
     r"(?<!if\s)\b(?:but|so|therefore|however|hence|thus|pero|as[ií]\s+que|por\s+lo\s+tanto|mais|donc|aber|deshalb"
-    r"|daher|mas|ent[ãa]o|portanto)\b|但是|所以|因此"
+    r"|daher|mas|ent[ãa]o|portanto)\b|但是|所以|因此|ので|ため|だから|から、|니까|으니|므로|그래서|इसलिए|لذلك"
 )
 # "They expect that I will cooperate": someone else's belief about me, not my decision.
 EMBEDDED_BEFORE = (
@@ -465,6 +510,13 @@ EMBEDDED_BEFORE = (
 NEGATION_BEFORE = (
     r"(?:\b(?:not|no|never|nunca|jam[áa]s|jamais|nie|nicht|kein|n[ãa]o|ne|pas|non|niet|geen|не|لا|لن)\s+"
     r"|n['’]t\s+|不|没|别|绝不)$"
+)
+# A negation anywhere in a statement's clause before its move: "No voy a traicionar", "Eu não vou trair".
+# A statement that is not read as a refusal (NEGATED_SUBJECTS) is then no decision. "No," as an
+# interjection and the idioms "no doubt", "not only" are no negation of the move.
+NEGATION_IN_CLAUSE = (
+    r"(?:\b(?:not|never|no|nunca|jam[áa]s|jamais|nie|nicht|kein|n[ãa]o|ne|non|niet|geen|не|нет|никогда)\b"
+    r"|n['’]t\b|\bلا\b|\bلن\b)(?!\s*[,.!:;—–-])(?!\s+(?:doubt|question|only|matter|longer\s+than|one\b))"
 )
 NEGATION_AFTER = r"^(?:\s+(?:nicht|pas|niet)\b|\s*(?:नहीं|ません|しない|하지\s*않|안\s))"
 # German, French and Dutch put the negation after the verb and its adverbs: "Ich kooperiere diesmal nicht",
@@ -558,11 +610,13 @@ NEGATED_SUBJECTS = (
     r"(?:there['’]s|there\s+is|i\s+(?:have|see))\s+no\s+(?:reason|need)\s+to",
     # subjectless, at a sentence start only ("They are not going to cooperate" is theirs)
     r"(?:^|(?<=\n)|(?<=[.!?:]\s))(?:(?:definitely|certainly|absolutely)\s+)?(?:not|never)\s+(?:going\s+to|gonna)",
-    r"(?:io\s+)?non(?:\s+(?:scelgo|voglio|intendo))?(?:\s+di)?",
+    r"(?:io\s+)?non(?:\s+(?:scelgo|voglio|intendo|ho\s+intenzione|penso))?(?:\s+di)?",
     r"ik\s+(?:ga|wil|kies)\s+niet(?:\s+voor)?(?:\s+te)?|ik\s+(?:kies|neem)\s+niet",
     r"я\s+не(?:\s+(?:буду|стану|выберу|хочу))?|не\s+буду|не",
     r"لن\s+(?:أختار|ألعب)|لن",
     r"(?:ja\s+)?nie(?:\s+(?:będę|wybieram|wybiorę|zamierzam))?",
+    r"(?:yo\s+)?no\s+(?:voy\s+a|quiero|pienso|elijo|elegiré|vamos\s+a)|(?:eu\s+)?n[ãa]o\s+(?:vou|quero|escolho|irei)",
+    r"ich\s+(?:werde|will|möchte|moechte)\s+(?:nicht|nie)(?:\s+mehr)?|ich\s+(?:wähle|waehle)\s+nicht",
     r"je\s+ne(?:\s+(?:vais|veux|choisis)\s+pas)?",
 )
 # Before a label alone: "Not D.", "Definitely not C.", "No more cooperation from me."
