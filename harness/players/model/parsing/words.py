@@ -504,7 +504,8 @@ EMBEDDED_BEFORE = (
     r"(?:[\"“‘]\s*|\b(?!i\b)[^\W\d_]+\s+(?:(?:might|may|will|would|could|probably|likely|surely|certainly|must"
     r"|all|both|clearly)\s+)*(?:think|thinks|expect|expects|assume|assumes|believe|believes|predict|predicts"
     r"|fear|fears|know|knows|suspect|suspects|guess|guesses|hope|hopes|say|says|said|claim|claims|anticipate"
-    r"|anticipates|worry|worries|want|wants|wonder|wonders)\s+(?:that\s+)?)$"
+    r"|anticipates|worry|worries|want|wants|wonder|wonders|wrote|write|writes|told\s+\w+|announced|promised)"
+    r"(?:\s*[:,]\s*['\"“‘]?\s*|\s+['\"“‘]\s*|\s+(?:that\s+)?))$"
 )
 # A negation right before the move: "No coopero", "I choose not D", 我不背叛.
 NEGATION_BEFORE = (
@@ -608,6 +609,7 @@ NEGATED_SUBJECTS = (
     rf"(?:\s+(?:going\s+to|gonna|be|want\s+to|plan\s+to|intend\s+to|to|the\s+(?:one|first)\s+to))*"
     rf"(?:\s+(?:{_EN_VERB}|{_EN_GERUND}))?",
     r"(?:there['’]s|there\s+is|i\s+(?:have|see))\s+no\s+(?:reason|need)\s+to",
+    r"i\s+have\s+no\s+(?:intention|plan|desire|wish)\s+(?:of|to)|(?:there['’]s\s+|there\s+is\s+)?no\s+way\s+i['’]m",
     # subjectless, at a sentence start only ("They are not going to cooperate" is theirs)
     r"(?:^|(?<=\n)|(?<=[.!?:]\s))(?:(?:definitely|certainly|absolutely)\s+)?(?:not|never)\s+(?:going\s+to|gonna)",
     r"(?:io\s+)?non(?:\s+(?:scelgo|voglio|intendo|ho\s+intenzione|penso))?(?:\s+di)?",
