@@ -511,10 +511,10 @@ def test_refusals_say_which_decisions_disagree() -> None:
         ('{"action": "C"}\n\nActually, I want to switch over to D.', None),
         ("Answer: C\n\nActually, D is better.", None),
         ("答案：C。其实背叛更好。", None),
+        ("Answer: C\n\nWait, D?", None),  # the other move asked after a change-of-mind marker: doubt
         # ... but the other move discussed, asked about, supposed or said of the other player is not one
         ("Answer: C\n\nActually, defecting would be tempting, but no.", "C"),
         ("Answer: C\n\nOn second thought, they will probably choose D.", "C"),
-        ("Answer: C\n\nWait, D?", "C"),
         ("Answer: C\n\nActually, I'd consider D if they defect again.", "C"),
         ("Answer: D. Actually, I won't cooperate with a defector.", "D"),
         # and a change of mind it knows is read
@@ -662,6 +662,12 @@ def test_shorthand(text: str, expected: str | None) -> None:
         ("今回は協力しません。", "D"),
         ("相手は協力しません。", None),
         ("我不背叛。", "C"),  # a refusal of one move chooses the other
+        # a change of mind in a sentence of its own, a label repeated, an arrow from the other player's key
+        ("D. Wait. C, definitely C.", "C"),
+        ("D. Wait. Hmm, C?", None),
+        ("Opponent → D", None),
+        ("Draft → D\nFinal → ?", None),
+        ("Jolly good, C it is.", "C"),
         ("No, I will cooperate.", "C"),
     ],
 )

@@ -70,6 +70,17 @@ _UNLESS_RE = re.compile(r"\b(?:unless|except\s+if)\s+(?:(?:the\s+)?option\s+)?[*
 _THIRD_PERSON_RE = re.compile(
     r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers)\b)[a-z]{2,}s\b"
 )
+# What may join a label to itself repeated: "J, definitely J", "D. D!", "C... yes, C".
+_REPEAT_GLUE_RE = re.compile(
+    r"[\s,.!…*_`'\"-]*(?:(?:yes|yeah|definitely|certainly|surely|absolutely|really|again|for\s+sure)[\s,.!…*_`'\"-]*)*",
+    re.IGNORECASE,
+)
+# An arrow from a key naming the other player: "Opponent → D" is theirs ("They defected last round → D" is mine).
+_SHORT_FOREIGN_KEY_RE = re.compile(
+    r"[\s*_`>#-]*(?:the\s+|their\s+)?(?:opponent|opp|other(?:\s+player)?|they|them|partner|player\s+b)(?:['’]s)?"
+    r"(?:\s+(?:move|choice|action|pick))?[\s*_`:]*",
+    re.IGNORECASE,
+)
 _EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
 # "I don't want to defect, but I don't want to be exploited either": the other move refused in other words.
 _EITHER_LATER_RE = re.compile(
@@ -216,7 +227,10 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             _transition(t, segments, i, g, found)
             continue  # "C → 3 points": a key, not a choice
         after_arrow = i > 0 and _ARROW_AFTER_RE.match(t, segments[i - 1][1])
-        if after_arrow and HYPOTHETICAL_BEFORE_RE.search(t, *segments[i - 1]):
+        before_arrow = t[segments[i - 1][0] : segments[i - 1][1]] if after_arrow else ""
+        if after_arrow and (
+            HYPOTHETICAL_BEFORE_RE.search(before_arrow) or _SHORT_FOREIGN_KEY_RE.fullmatch(before_arrow)
+        ):
             continue  # "If they defect -> D": the consequence of a condition ("They defected → D" is a choice)
         pointer = _POINTER_RE.search(t, start, end)
         if pointer:
@@ -265,10 +279,9 @@ def _closing_label(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int,
     ):
         return None
     value = segment[comma + 2 :].strip(MARKUP)
-    if not value or value[-1] in "?:" or g.token.fullmatch(value.strip(JUNK)) is None:
+    if not value or value[-1] in "?:":
         return None
-    at = start + comma + 2 + segment[comma + 2 :].find(value.strip(JUNK)[0])
-    return g.lookup[key(value.strip(JUNK))], at, at + len(value.strip(JUNK))
+    return _label_alone(t, start + comma + 2, end, g)  # "Jolly good, J it is."
 
 
 def _transition(t: str, segments: list[tuple[int, int]], i: int, g: Grammar, found: list[Decision]) -> None:
@@ -347,9 +360,10 @@ def _structured(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int
 def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
     """Whether the reply, after position ``after``, seems to change its mind in words not known here.
 
-    That is: the other move, stated as if chosen (not asked, supposed, negated, discussed with
-    "would", or said of the other player), after a change-of-mind marker in its sentence
-    ("Actually, I want to switch over to D") or followed by "instead" in its clause.
+    That is: the other move, stated as if chosen (not supposed, negated, discussed with "would", or said
+    of the other player), after a change-of-mind marker ("Actually, I want to switch over to D", "F.
+    Wait. J, definitely J.") or followed by "instead" in its clause; or asked after such a marker
+    ("D. Wait. Hmm, C?").
     """
     for token in g.token.finditer(t, after):
         if g.lookup[key(token.group("tok"))] == move:
@@ -360,9 +374,13 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
             return True
         if _HYPOTHETICAL_MODAL_RE.match(t, token.end()):
             continue
-        marked = SECOND_THOUGHTS_RE.search(t, max(after, sentence_start), token.start())
+        # the marker may stand in a sentence of its own: "F. Wait. J, definitely J."
+        marked = SECOND_THOUGHTS_RE.search(t, after, token.start())
         if not (marked or REVISION_AFTER_RE.search(rest)) or OTHER_PLAYER_RE.search(before):
             continue
+        asked = SENTENCE_END_RE.search(t, token.end())
+        if marked and asked and asked.group() == "?" and not HYPOTHETICAL_BEFORE_RE.search(before):
+            return True  # "D. Wait. Hmm, C?": the answer put in doubt
         if _decides(t, token.start(), token.end(), before, rest):
             return True
     return False
@@ -611,14 +629,16 @@ def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
     if any((w in words.NOT_ALONE_WORDS and w not in _NEGATIONS_EITHER) or w.endswith("n't") for w in folded):
         return None  # checked again below, once the words before and after the label are known
     tokens = list(g.token.finditer(core))
-    if len(tokens) != 1:
+    if not tokens or len({g.lookup[key(m.group("tok"))] for m in tokens}) != 1:
         return None
+    if len(tokens) > 1 and not _REPEAT_GLUE_RE.fullmatch(core[tokens[0].end() : tokens[-1].start()]):
+        return None  # "J, definitely J" repeats one label; other words between two labels make a sentence
     token = tokens[0]
     if not token.group("tok").isascii():
         return None  # a verb form of another language may be another person's ("L'autre joueur coopère")
     if len(token.group("tok")) == 1 and token.start() > 0 and not token.group("tok").isupper():
         return None  # in prose a one-letter label is written in its own case: "i choose j" is no J
-    lead, tail = core[: token.start()], words.IDIOMS.sub(" ", core[token.end() :])
+    lead, tail = core[: token.start()], words.IDIOMS.sub(" ", core[tokens[-1].end() :])
     negated = NEGATED_LEAD_RE.search(lead)
     if negated:
         lead = lead[: negated.start()]
