@@ -668,6 +668,10 @@ def test_shorthand(text: str, expected: str | None) -> None:
         ("Opponent → D", None),
         ("Draft → D\nFinal → ?", None),
         ("Jolly good, C it is.", "C"),
+        # the option named by its character
+        ("I'm going with the cooperative option.", "C"),
+        ("The selfish choice.", "D"),
+        ("They took the selfish option.", None),
         ("No, I will cooperate.", "C"),
     ],
 )

@@ -22,6 +22,7 @@ _I = re.IGNORECASE
 _CHOICE_RE = re.compile(
     r"\b(?:i(?:['’]ll|\s+will|['’]d(?:\s+rather)?|\s+would(?:\s+rather)?)?\s+(?:take|pick|choose|select|grab|go\s+(?:for|with)"
     r"|opt\s+for|play|prefer)|let['’]s\s+(?:both\s+)?(?:take|pick|go\s+for|choose)|taking|picking|choosing|selecting"
+    r"|give\s+me"
     r"|going\s+(?:for|with))\b",
     _I,
 )
@@ -33,11 +34,12 @@ _MUTUAL_RE = re.compile(
     rf"\b(?:we|us)\s+(?:both|each|all)\s+(?:get|gets|earn|receive|score|take|walk\s+away\s+with)\s+(?:the\s+)?{_NUMBER}"
     rf"|\b(?:both(?:\s+of\s+us)?|each\s+of\s+us)\s+(?:get|gets|earn|receive|score|take)\s+(?:the\s+)?{_NUMBER}"
     rf"|{_NUMBER}\s*(?:points?\s+)?(?:each|apiece|for\s+both(?:\s+of\s+us)?|for\s+each\s+of\s+us)\b"
-    rf"|\bgives?\s+(?:both\s+of\s+us|us\s+both|us\s+each|each\s+of\s+us|us)\s+{_NUMBER}",
+    rf"|\b(?:gives?|earns?|pays?|gets?)\s+(?:both\s+of\s+us|us\s+both|us\s+each|each\s+of\s+us|us)\s+{_NUMBER}"
+    rf"|\bmutual\s+{_NUMBER}",
     _I,
 )
 _MINE_RE = re.compile(
-    rf"\bgives?\s+me\s+{_NUMBER}|\bpays?\s+(?:me\s+)?{_NUMBER}"
+    rf"\bgives?\s+me\s+(?:the\s+)?{_NUMBER}|\bpays?\s+(?:me\s+)?{_NUMBER}"
     rf"|\b{_NUMBER}[- ]points?\s+(?:option|temptation|payoff|one)"
     rf"|\b(?:take|grab|get|keep|pocket|go\s+for|going\s+for)\s+(?:the\s+)?(?:(?:guaranteed|safe|sure|full)\s+)?"
     rf"{_NUMBER}\b(?!\s*(?:points?\s+)?each)",

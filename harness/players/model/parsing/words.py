@@ -186,6 +186,13 @@ DEFECT_WORDS: tuple[str, ...] = (
     "zdradę",  # pl
 )
 
+# The option named by its character: "the cooperative option", "the selfish choice", "the trusting one".
+_OPTION_NOUNS = ("option", "choice", "move", "one", "action", "path", "play")
+_COOPERATIVE = ("cooperative", "collaborative", "trusting", "friendly", "nice", "prosocial", "generous")
+_DEFECTING = ("selfish", "uncooperative", "competitive", "exploitative", "greedy", "betraying", "defecting")
+COOPERATE_WORDS += tuple(f"{the}{a} {n}" for the in ("", "the ") for a in _COOPERATIVE for n in _OPTION_NOUNS)
+DEFECT_WORDS += tuple(f"{the}{a} {n}" for the in ("", "the ") for a in _DEFECTING for n in _OPTION_NOUNS)
+
 # First-person forms that are a statement on their own, no subject needed: "Coopero." (es/pt),
 # "Deshalb kooperiere ich." (de, inverted). "deserto" is left out: it is also "desert".
 SELF_STATEMENTS: tuple[str, ...] = (
