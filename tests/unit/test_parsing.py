@@ -672,6 +672,10 @@ def test_shorthand(text: str, expected: str | None) -> None:
         ("I'm going with the cooperative option.", "C"),
         ("The selfish choice.", "D"),
         ("They took the selfish option.", None),
+        # the other move left open after the answer, or offered as making sense too
+        ("Going with D for now, but I'm open to C.", None),
+        ("C seems right, but D also makes sense.", None),
+        ("hmm... C I guess", "C"),
         ("No, I will cooperate.", "C"),
     ],
 )

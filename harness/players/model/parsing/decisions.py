@@ -68,7 +68,39 @@ _NEGATIONS_EITHER = _NEGATIONS | {"either"}
 _UNLESS_RE = re.compile(r"\b(?:unless|except\s+if)\s+(?:(?:the\s+)?option\s+)?[*_`'\"]*$", re.IGNORECASE)
 # A label followed by a verb in the third person is the subject of a comment: "F limits my downside".
 _THIRD_PERSON_RE = re.compile(
-    r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers)\b)[a-z]{2,}s\b"
+    r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers)\b)[a-z]+[^\Wsiu]s\b"
+)  # not "guess", "thus", "this": a verb in the third person ends in -s after another letter
+# Words that keep a closing phrase from introducing the answer: a doubt, a condition, a modal, a negation.
+_CLOSING_BLOCK = frozenset(
+    [
+        "maybe",
+        "perhaps",
+        "possibly",
+        "if",
+        "unless",
+        "when",
+        "whenever",
+        "whether",
+        "or",
+        "either",
+        "nor",
+        "not",
+        "never",
+        "no",
+        "would",
+        "could",
+        "might",
+        "should",
+        "may",
+        "can",
+        "otherwise",
+        "else",
+        "open",
+        "considering",
+        "tempted",
+        "torn",
+        "unsure",
+    ]
 )
 # What may join a label to itself repeated: "J, definitely J", "D. D!", "C... yes, C".
 _REPEAT_GLUE_RE = re.compile(
@@ -276,6 +308,8 @@ def _closing_label(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int,
         or HYPOTHETICAL_BEFORE_RE.search(lead)
         or ROUND_KEY_RE.search(lead)
         or _NOT_LOOSE_RE.search(lead)
+        or any(not ch.isascii() and ch.isalpha() for ch in lead)  # "А может, D" (and maybe C): other languages
+        or any(w.casefold() in _CLOSING_BLOCK for w in WORD_RE.findall(lead))
     ):
         return None
     value = segment[comma + 2 :].strip(MARKUP)
@@ -656,8 +690,8 @@ def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
             return None
     if any(word.casefold().endswith("ed") for word in tail_words):
         return None  # "Cooperating worked.": a comment on a move, not a choice
-    if tail_words and _THIRD_PERSON_RE.match(tail.lstrip(" \t*_`'\"")):
-        return None  # "F limits my downside", "D gives me 5": the label is the subject of a comment
+    if any(_THIRD_PERSON_RE.fullmatch(word.casefold()) for word in tail_words):
+        return None  # "F limits my downside", "D also makes sense": the label is the subject of a comment
     if HYPOTHETICAL_BEFORE_RE.search(lead) or OTHER_PLAYER_RE.search(lead) or NEGATION_BEFORE_RE.search(lead):
         return None
     move = g.lookup[key(token.group("tok"))]

@@ -639,7 +639,7 @@ NEGATED_LEAD = (
 # After the last decision, the other move with one of these is doubt, not an argument: "C. Although...
 # D might be better. I'm not sure.", "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."
 HEDGE_BEFORE = (
-    r"\b(?:maybe|perhaps|possibly|or|then\s+again|alternatively|either|unless|might|may|could|forse|misschien|может\s+быть|или|o|ou|oder"
+    r"\b(?:maybe|perhaps|possibly|or|then\s+again|alternatively|either|unless|might|may|could|open\s+to|tempted\s+by|forse|misschien|может\s+быть|или|o|ou|oder"
     r"|vielleicht|quizás|quizas|tal\s+vez|peut-être|talvez)\b(?:[\s,]+[^\W\d_]+){0,4}[\s,*_`'\"“(]*$"
 )
 HEDGE_AFTER = (
@@ -650,7 +650,7 @@ HEDGE_AFTER = (
     # "C. D is also fine though.", "I'll say D, but C is equally reasonable.", "C, though D works too."
     r"|(?:is|seems|looks|sounds|would\s+be)\s+(?:(?:also|equally|just\s+as|as|probably|maybe|perhaps|even|quite)\s+)*"
     r"(?:fine|good|reasonable|valid|ok|okay|defensible|viable|acceptable|justified|justifiable|sensible|legit)"
-    r"|works?\s+(?:too|as\s+well|also|just\s+as\s+well))"
+    r"|works?\s+(?:too|as\s+well|also|just\s+as\s+well)|(?:also\s+)?makes?\s+(?:sense|a\s+case))"
 )
 
 # Doubt about one's own answer, written after it: "C, but honestly I'm not sure", "Answer: D. Not confident at
@@ -692,6 +692,7 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
     lost lose loses failed wins won bad wrong risky tempting pays gives means get gets seems seem looks sounds
     appears feels
     vs versus than next later future then initially originally wanted thinking tentatively provisionally likely
+    open considering consider tempted torn unsure
     nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
     se o ou oder y und et e ha hanno heeft hebben hat haben"""
 NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split())
