@@ -676,6 +676,9 @@ def test_shorthand(text: str, expected: str | None) -> None:
         ("Going with D for now, but I'm open to C.", None),
         ("C seems right, but D also makes sense.", None),
         ("hmm... C I guess", "C"),
+        ("D... or not. C?", None),
+        ("D. C? No, D.", "D"),
+        ("I'm done picking C.", "D"),
         ("No, I will cooperate.", "C"),
     ],
 )

@@ -413,6 +413,8 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
         if not (marked or REVISION_AFTER_RE.search(rest)) or OTHER_PLAYER_RE.search(before):
             continue
         asked = SENTENCE_END_RE.search(t, token.end())
+        if asked and asked.group() == "?" and t[sentence_start : asked.start()].strip(JUNK) == token.group():
+            return True  # "D... or not. C?": the other move alone, asked after the answer
         if marked and asked and asked.group() == "?" and not HYPOTHETICAL_BEFORE_RE.search(before):
             return True  # "D. Wait. Hmm, C?": the answer put in doubt
         if _decides(t, token.start(), token.end(), before, rest):

@@ -612,7 +612,8 @@ EXPLANATION = r"(?:because|since|as|given|so|to|but|and|the\s+one|which|porque|y
 # "I won't defect", "I will not be cooperating", "I refuse to defect", "Not D.", "No more cooperation".
 NEGATED_SUBJECTS = (
     rf"i(?:\s+will\s+not|\s+won['’]t|['’]ll\s+not|\s+shall\s+not|\s+will\s+never|['’]ll\s+never|\s+am\s+not"
-    rf"|['’]m\s+not|\s+do\s+not|\s+don['’]t|\s+refuse|\s+no\s+longer)(?:\s+{_EN_ADVERB})*"
+    rf"|['’]m\s+not|\s+do\s+not|\s+don['’]t|\s+refuse|\s+no\s+longer"
+    rf"|(?:['’]m|\s+am)\s+(?:done|through|finished)(?:\s+with)?)(?:\s+{_EN_ADVERB})*"
     rf"(?:\s+(?:going\s+to|gonna|be|want\s+to|plan\s+to|intend\s+to|to|the\s+(?:one|first)\s+to))*"
     rf"(?:\s+(?:{_EN_VERB}|{_EN_GERUND}))?",
     r"(?:there['’]s|there\s+is|i\s+(?:have|see))\s+no\s+(?:reason|need)\s+to",
@@ -664,7 +665,7 @@ DOUBT = (
     r"|tentative(?:ly)?|provisional(?:ly)?|subject\s+to\s+change|not\s+(?:100\s*%|final)|hard\s+call|coin\s+flip"
     r"|flip\s+a\s+coin|let\s+me\s+(?:reconsider|rethink|think(?:\s+(?:again|more|about\s+it|it\s+over))?\s*[.…!]*$)"
     r"|(?:need|have)\s+to\s+(?:think|reconsider)"
-    r"|\b(?:final|answer|decision|choice|revised|revision)\s*(?:[:=]|->|→|=>)\s*[?…]"
+    r"|\b(?:final|answer|decision|choice|revised|revision)\s*(?:[:=]|->|→|=>)\s*[?…]|\bor\s+not\b"
     r"|no\s+s[ée]|no\s+estoy\s+segur[oa]|je\s+ne\s+sais\s+pas|pas\s+s[ûu]r|wei[ßs]\s+(?:es\s+)?nicht"
     r"|nicht\s+sicher|n[ãa]o\s+sei|n[ãa]o\s+tenho\s+certeza|non\s+(?:lo\s+)?so|non\s+sono\s+sicur[oa]"
     r"|weet\s+(?:het\s+)?niet|niet\s+zeker|не\s+знаю|не\s+уверен[аы]?|nie\s+wiem|nie\s+jestem\s+pew\w+"
