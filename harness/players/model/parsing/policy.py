@@ -47,8 +47,10 @@ How a reply is read:
    "In a one-shot game I would defect", "one more defection and I'll defect"), about a later
    round in any language ("Next round I'll defect", "for the rest of the game", "au prochain
    tour, je coopérerai"), about someone else's belief ("They expect that
-   I will cooperate") or negated ("No coopero"); a label alone that is a question ("Defect?")
-   or a heading ("C:").
+   I will cooperate", "They said: 'I will cooperate.'") or negated anywhere before its move in
+   its clause ("No coopero", "No voy a traicionar"; a refusal the grammar knows chooses the other
+   move instead: "I won't defect", "Ich kooperiere diesmal nicht"); a label alone that is a
+   question ("Defect?") or a heading ("C:"); a move turned into the other ("C -> D") is both.
 5. Read the decisions in order. A decision *revises* the ones before it when it is an answer
    or final-answer line, or when a revision marker stands between it and the previous decision
    ("actually", "on second thought", "wait", "but", "no,", ...) or right after it in its
@@ -61,6 +63,12 @@ How a reply is read:
    the other move stated as if chosen ("Answer: C. Actually, D is better."): it may have changed
    its mind in words the parser does not know; or when it doubts its answer, the other move
    offered after it ("C. Although... D might be better.", "D, but maybe C is wiser").
+7. Doubt after the last decision ("C, but honestly I'm not sure", "Draft: C / Final: (undecided)")
+   refuses the reply (harness.players.model.parsing.doubt); a label repeated alone ("DDDD") or a
+   handshake emoji alone is read first (harness.players.model.parsing.shorthand).
+8. A reply with no decision at all may still choose by the option's payoffs, when the caller passes
+   the game's matrix: "I'll take the 10-point option", "Let's both take the 3 points again"
+   (harness.players.model.parsing.payoff_text). Every payoff it names must point at one move.
 
 Labels are matched case-insensitively with letter boundaries, so "Decision" never reads as
 D and "CD" is no move. Inside free prose (statements) a one-letter label must be written in
@@ -68,13 +76,6 @@ its own case, because lower-case one-letter words ("a", "i") are ordinary Englis
 "cooperate"/"defect"/"betray" and their equivalents in the other fourteen languages count as
 moves whatever the labels (harness.players.model.parsing.words holds that vocabulary): under
 J/F, "I will cooperate" chose the cooperative option, J.
-
-7. Doubt after the last decision ("C, but honestly I'm not sure", "Draft: C\nFinal: (undecided)")
-   refuses the reply (harness.players.model.parsing.doubt); a label repeated alone ("DDDD") or a
-   handshake emoji alone is read first (harness.players.model.parsing.shorthand).
-8. A reply with no decision at all may still choose by the option's payoffs, when the caller passes
-   the game's matrix: "I'll take the 10-point option", "Let's both take the 3 points again"
-   (harness.players.model.parsing.payoff_text). Every payoff it names must point at one move.
 """
 
 from __future__ import annotations
