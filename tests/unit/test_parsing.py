@@ -582,6 +582,26 @@ AKATA = PayoffMatrix(cc=(8.0, 8.0), cd=(0.0, 10.0), dc=(10.0, 0.0), dd=(5.0, 5.0
         ("Last round I got 0 and they got 5.", PayoffMatrix(), None),
         ("I'll take the one with 4 points.", PayoffMatrix(), None),
         ("I'll take the option where we both get 8, but honestly I'm not sure.", AKATA, None),
+        # a payoff avoided names the other move (each payoff follows one of my moves); a condition on the other
+        # player's named move picks one cell; both on the same option restates a mutual payoff (third pass)
+        ("I'll pick the option that can never give me 0 points.", AKATA, "D"),
+        ("I'll take the option that doesn't give me 10.", AKATA, "C"),
+        ("I go for the choice that earns me 10 if they stay on J.", AKATA, "D"),
+        ("I'll take the 5 points if they cooperate.", PayoffMatrix(), "D"),
+        ("I'll take the option that gives us both 3 if we both choose it.", PayoffMatrix(), "C"),
+        ("The option where we each get 3.", PayoffMatrix(), "C"),
+        ("I want the 8/8 outcome.", AKATA, "C"),
+        ("Option with the payoff of 10 for me.", AKATA, "D"),
+        # refused: a negation, condition, comparison or quantifier the reader does not fully understand
+        ("I'll take whatever gives me at least 5.", AKATA, None),
+        ("The safe option: at worst I still get 5.", AKATA, None),
+        ("I'll go for the option that gives me 8 unless they switch.", AKATA, None),
+        ("I'm not going for the 10.", AKATA, None),
+        ("I'll take the 10 or nothing.", AKATA, None),
+        ("The option that gets me 0 if they go the other way.", AKATA, None),
+        ("I'll take the option that gives me 8 if they defect.", AKATA, None),  # 8 is no payoff of mine then
+        ("I'll risk getting 0 for the 8.", AKATA, None),
+        ("I'll take the 10/0 outcome.", AKATA, None),  # whose number is first is not said
         # a label or move word always wins over payoffs
         ("J, the one where we both get 8.", AKATA, "C"),
     ],

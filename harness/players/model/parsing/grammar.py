@@ -146,6 +146,8 @@ def _token(keys: Iterable[str], group: str, *, prose: bool = False, suffix: bool
         pattern = r"\s+".join(re.escape(part) for part in k.split())
         if prose and len(k) == 1:
             pattern = f"(?-i:{re.escape(k.upper())})"
+        elif len(k) > 1:
+            pattern = rf"(?<!{_W}-)(?<!{_W}‐){pattern}"  # a prefix turns the word: "non-cooperative", "un-cooperative"
         (unspaced if _is_cjk(k) else spaced).append(pattern)
     tail = "" if suffix else rf"(?!['’]{_W})"
     parts = [rf"(?<!{_W})(?<!{_W}['’])(?:{'|'.join(spaced)})(?!{_W}){tail}"] if spaced else []

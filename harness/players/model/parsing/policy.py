@@ -240,7 +240,7 @@ def parse_action(text: str, labels: ActionLabels, payoffs: PayoffMatrix | None =
     except InvalidStructure as invalid:
         return ParseResult(None, invalid.reason, "json")
     if not found:
-        by_payoff = move_from_payoffs(t, payoffs)
+        by_payoff = move_from_payoffs(t, payoffs, g)
         if by_payoff is not None and not doubts_answer(t, 0):
             return ParseResult(by_payoff, method="payoff_text")
         return ParseResult(None, _no_move_reason(t, g))

@@ -692,6 +692,8 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
     refuse refusing done stop quit avoid enough tired anymore without against says said suggests thought told
     lost lose loses failed wins won bad wrong risky tempting pays gives means get gets seems seem looks sounds
     appears feels
+    reject rejects rejecting rejected decline declining anything except besides nothing neither instead
+    less least hardly barely scarcely un non anti
     vs versus than next later future then initially originally wanted thinking tentatively provisionally likely
     open considering consider tempted torn unsure
     nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
