@@ -665,6 +665,13 @@ DOUBT = (
     r"|tentative(?:ly)?|provisional(?:ly)?|subject\s+to\s+change|not\s+(?:100\s*%|final)|hard\s+call|coin\s+flip"
     r"|flip\s+a\s+coin|let\s+me\s+(?:reconsider|rethink|think(?:\s+(?:again|more|about\s+it|it\s+over))?\s*[.…!]*$)"
     r"|(?:need|have)\s+to\s+(?:think|reconsider)"
+    # third pass: doubt in other words, a draft said to be right after all, a cycle of revisions left open
+    r"|50\s*[-/ ]\s*50|could\s+be\s+wrong|then\s+again|don['’]t\s+(?:quote|hold)\s+me"
+    r"|no\s+strong\s+(?:conviction|opinion)"
+    r"|haven['’]t\s+(?:\w+\s+)?decided|low\s+confidence|equally\s+(?:plausible|likely|good|valid)|talked\s+out\s+of"
+    r"|(?:might|may|could)\s+(?:well\s+)?(?:flip|switch|change|regret)|or\s+maybe\s+not|maybe\s+not\b|\bor\s+am\s+i\b"
+    r"|\b(?:the\s+)?(?:draft|first\s+(?:one|answer)|original(?:\s+answer)?)\s+(?:was|is|might|may|could|looks|seems)\b"
+    r"|\bno\s*(?:\.{2,}|…)\s*$|\b(?:wait|actually)\s*[—–-]+\s*$|twijfel"
     r"|\b(?:final|answer|decision|choice|revised|revision)\s*(?:[:=]|->|→|=>)\s*[?…]|\bor\s+not\b"
     r"|no\s+s[ée]|no\s+estoy\s+segur[oa]|je\s+ne\s+sais\s+pas|pas\s+s[ûu]r|wei[ßs]\s+(?:es\s+)?nicht"
     r"|nicht\s+sicher|n[ãa]o\s+sei|n[ãa]o\s+tenho\s+certeza|non\s+(?:lo\s+)?so|non\s+sono\s+sicur[oa]"
