@@ -10,7 +10,8 @@ parser's rules:
 Figures, per category and overall: ``agreement`` (entries read exactly as labelled; a refused clear
 answer is a disagreement), ``opposite`` (a clear answer read as the other move), ``ambiguous
 accepted`` (a reply labelled ``refuse`` read as a move, also per 200 accepted replies), ``clear
-refused`` (clear answers the parser refused, and the share of clear answers read).
+refused`` (clear answers the parser refused, and the share of clear answers read). Each reply is read
+with its label set's payoff matrix (PAYOFFS), as a model player reads its game's replies.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.game.rules import PayoffMatrix
 from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing.policy import parse_action
 
@@ -30,11 +32,10 @@ HEADER = (
     f"{'category':22s} {'n':>5s} {'agree':>8s} {'opposite':>8s} {'amb.acc':>9s} {'/200':>7s} "
     f"{'clear refused':>11s} {'read':>6s}"
 )
-HEADER = (
-    f"{'category':22s} {'n':>5s} {'agree':>8s} {'opposite':>8s} {'amb.acc':>9s} {'/200':>7s} "
-    f"{'clear refused':>11s} {'read':>6s}"
-)
 LABELS = {"CD": ActionLabels(), "JF": ActionLabels(cooperate="J", defect="F")}
+# The payoffs each label set's prompts show: C/D games use the default matrix (3/0/5/1), J/F games the
+# akata2023 suite's (8/0/10/5). The parser reads a reply that chooses by payoffs only with its game's matrix.
+PAYOFFS = {"CD": PayoffMatrix(), "JF": PayoffMatrix(cc=(8.0, 8.0), cd=(0.0, 10.0), dc=(10.0, 0.0), dd=(5.0, 5.0))}
 
 
 @dataclass
@@ -97,7 +98,7 @@ def report(entries: list[dict[str, str]]) -> tuple[dict[str, Tally], Tally]:
     total = Tally()
     for entry in entries:
         labels = entry.get("labels", "CD")
-        result = parse_action(entry["text"], LABELS[labels])
+        result = parse_action(entry["text"], LABELS[labels], PAYOFFS[labels])
         got = result.action or "refuse"
         cat = str(entry.get("cat", "-"))
         how = result.method or result.reason

@@ -30,6 +30,7 @@ from harness.players.model.parsing.policy import parse_action
 from tests.benchmarks import parse_corpus_report
 
 CORPUS = Path(__file__).with_name("parse_corpus.yaml")
+SHAPES = Path(__file__).with_name("parse_shapes.yaml")
 LABELS = {"CD": ActionLabels(), "JF": ActionLabels(cooperate="J", defect="F")}
 CATEGORIES = {
     "bare", "markdown", "json", "xml", "answer_line", "statement", "reasoning", "self_correction",
@@ -97,7 +98,7 @@ def test_corpus_is_well_formed(corpus: list[Entry]) -> None:
 def read_corpus(corpus: list[Entry]) -> list[Misread]:
     misreads = []
     for entry in corpus:
-        result = parse_action(entry.text, LABELS[entry.labels])
+        result = parse_action(entry.text, LABELS[entry.labels], parse_corpus_report.PAYOFFS[entry.labels])
         got = result.action or "refuse"
         assert (result.action is None) == (result.reason is not None), (entry, result)
         if got != entry.expect:
@@ -120,6 +121,18 @@ def test_parser_reads_the_corpus(corpus: list[Entry]) -> None:
     assert not opposite, f"{summary}\n{report}"
     assert not accepted, f"{summary}\n{report}"
     assert agreement >= MIN_AGREEMENT, f"{summary}\n{report}"
+
+
+def test_parser_reads_the_shapes_written_before_the_second_pass() -> None:
+    """tests/unit/parse_shapes.yaml: replies by shape, written before issue 21's second pass was tuned, to see
+    whether a rule generalizes beyond the sentences it was written for. The same three figures matter."""
+    raw = yaml.safe_load(SHAPES.read_text(encoding="utf-8"))
+    shapes = [Entry(e["cat"], e["text"], e["expect"], e.get("labels", "CD")) for e in raw]
+    assert len(shapes) >= 100 and {e.expect for e in shapes} == {"C", "D", "refuse"}
+    misreads = read_corpus(shapes)
+    report = "\n".join(str(m) for m in misreads)
+    assert not [m for m in misreads if m.kind != "refused a clear answer"], report
+    assert 1 - len(misreads) / len(shapes) >= MIN_AGREEMENT, report
 
 
 def test_misreads_are_reported_entry_by_entry() -> None:

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from harness.game.rules import PayoffMatrix
 from harness.players.model.parsing.policy import (
     ActionLabels,
     ParsePolicy,
@@ -195,11 +196,12 @@ NEUTRAL_CASES: list[tuple[str, str | None]] = [
     ("I choose J.", "C"),
     ("I will play F.", "D"),
     ("My move is J.", "C"),
-    # the words cooperate/defect are never mapped onto neutral labels
-    ("I will cooperate", None),
-    ("Defect", None),
-    ("Action: cooperate", None),
-    ('{"action": "defect"}', None),
+    # the words cooperate/defect name the moves under neutral labels too: J is the cooperative option
+    ("I will cooperate", "C"),
+    ("Defect", "D"),
+    ("Action: cooperate", "C"),
+    ('{"action": "defect"}', "D"),
+    ("I'm going to betray them.", "D"),
     ('{"action": "C"}', None),
     ("C", None),
     ("D", None),
@@ -404,7 +406,6 @@ def test_disagreeing_decisions_without_a_revision_are_refused(text: str) -> None
         ("However, if I defect they retaliate, so I will cooperate.", "C"),  # the condition is another clause's
         ("No coopero; traiciono.", "D"),  # a negated first person is dropped
         ("Ich kooperiere nicht. Ich defektiere.", "D"),
-        ("我不背叛。", None),
         ("C:", None),  # a heading, not an answer
     ],
 )
@@ -470,9 +471,14 @@ def test_other_languages_with_the_default_labels(text: str, expected: str | None
     assert parse_action(text, DEFAULT).action == expected
 
 
-@pytest.mark.parametrize("text", ["Coopero.", "合作", "Je coopère.", "Ich kooperiere.", "Vou cooperar.", "背叛"])
-def test_neutral_labels_never_take_move_words_in_any_language(text: str) -> None:
-    assert parse_action(text, NEUTRAL).action is None
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("Coopero.", "C"), ("合作", "C"), ("Je coopère.", "C"), ("Ich kooperiere.", "C"), ("Vou cooperar.", "C"),
+     ("背叛", "D"), ("İşbirliği yapıyorum.", "C"), ("Zdradzam.", "D"), ("C", None), ("I choose D.", None)],
+)  # fmt: skip
+def test_neutral_labels_read_move_words_in_any_language(text: str, expected: str | None) -> None:
+    """Under J/F the move's meaning names it (J is the cooperative option); the other game's letters do not."""
+    assert parse_action(text, NEUTRAL).action == expected
 
 
 @pytest.mark.parametrize(("text", "expected"), [("Elijo J.", "C"), ("我选择F。", "D"), ("Je choisis J.", "C")])
@@ -505,10 +511,10 @@ def test_refusals_say_which_decisions_disagree() -> None:
         ('{"action": "C"}\n\nActually, I want to switch over to D.', None),
         ("Answer: C\n\nActually, D is better.", None),
         ("答案：C。其实背叛更好。", None),
+        ("Answer: C\n\nWait, D?", None),  # the other move asked after a change-of-mind marker: doubt
         # ... but the other move discussed, asked about, supposed or said of the other player is not one
         ("Answer: C\n\nActually, defecting would be tempting, but no.", "C"),
         ("Answer: C\n\nOn second thought, they will probably choose D.", "C"),
-        ("Answer: C\n\nWait, D?", "C"),
         ("Answer: C\n\nActually, I'd consider D if they defect again.", "C"),
         ("Answer: D. Actually, I won't cooperate with a defector.", "D"),
         # and a change of mind it knows is read
@@ -552,3 +558,149 @@ def test_a_change_of_mind_after_the_last_answer(text: str, expected: str | None)
 )
 def test_the_shapes_of_issue_21(text: str, labels: ActionLabels, expected: str | None) -> None:
     assert parse_action(text, labels).action == expected
+
+
+AKATA = PayoffMatrix(cc=(8.0, 8.0), cd=(0.0, 10.0), dc=(10.0, 0.0), dd=(5.0, 5.0))
+
+
+@pytest.mark.parametrize(
+    ("text", "payoffs", "expected"),
+    [
+        # each of my four payoffs belongs to one move: R and S to C, T and P to D; mutual R is C, mutual P is D
+        ("I'll take the option where we both get 8.", AKATA, "C"),
+        ("I choose the one where we each get 5.", AKATA, "D"),
+        ("Taking the 10-point option.", AKATA, "D"),
+        ("I pick the option that gives me 0 if they defect.", AKATA, "C"),
+        ("Let's both take the 3 points again.", PayoffMatrix(), "C"),
+        ("I'll grab the 5 and leave them with 0.", PayoffMatrix(), "D"),
+        ("I choose the option that can't leave me with 0 points.", PayoffMatrix(), "D"),
+        # nothing read: no matrix, two payoffs offered, a question, a refusal, history, a number of no payoff
+        ("I'll take the option where we both get 8.", None, None),
+        ("I'll take 3 each or 1 each.", PayoffMatrix(), None),
+        ("Should I take the 5 points?", PayoffMatrix(), None),
+        ("I won't take the 5 points this time.", PayoffMatrix(), None),
+        ("Last round I got 0 and they got 5.", PayoffMatrix(), None),
+        ("I'll take the one with 4 points.", PayoffMatrix(), None),
+        ("I'll take the option where we both get 8, but honestly I'm not sure.", AKATA, None),
+        # a payoff avoided names the other move (each payoff follows one of my moves); a condition on the other
+        # player's named move picks one cell; both on the same option restates a mutual payoff (third pass)
+        ("I'll pick the option that can never give me 0 points.", AKATA, "D"),
+        ("I'll take the option that doesn't give me 10.", AKATA, "C"),
+        ("I go for the choice that earns me 10 if they stay on J.", AKATA, "D"),
+        ("I'll take the 5 points if they cooperate.", PayoffMatrix(), "D"),
+        ("I'll take the option that gives us both 3 if we both choose it.", PayoffMatrix(), "C"),
+        ("The option where we each get 3.", PayoffMatrix(), "C"),
+        ("I want the 8/8 outcome.", AKATA, "C"),
+        ("Option with the payoff of 10 for me.", AKATA, "D"),
+        # refused: a negation, condition, comparison or quantifier the reader does not fully understand
+        ("I'll take whatever gives me at least 5.", AKATA, None),
+        ("The safe option: at worst I still get 5.", AKATA, None),
+        ("I'll go for the option that gives me 8 unless they switch.", AKATA, None),
+        ("I'm not going for the 10.", AKATA, None),
+        ("I'll take the 10 or nothing.", AKATA, None),
+        ("The option that gets me 0 if they go the other way.", AKATA, None),
+        ("I'll take the option that gives me 8 if they defect.", AKATA, None),  # 8 is no payoff of mine then
+        ("I'll risk getting 0 for the 8.", AKATA, None),
+        ("I'll take the 10/0 outcome.", AKATA, None),  # whose number is first is not said
+        # a label or move word always wins over payoffs
+        ("J, the one where we both get 8.", AKATA, "C"),
+    ],
+)
+def test_the_option_named_by_its_payoffs(text: str, payoffs: PayoffMatrix | None, expected: str | None) -> None:
+    assert parse_action(text, NEUTRAL, payoffs).action == expected
+
+
+def test_payoffs_that_do_not_tell_the_moves_apart_name_none() -> None:
+    """Two outcomes with the same payoff (not a prisoner's dilemma): a number may belong to either move."""
+    flat = PayoffMatrix(cc=(3.0, 3.0), cd=(3.0, 5.0), dc=(5.0, 3.0), dd=(1.0, 1.0))
+    assert parse_action("I'll take the option that gives me 3.", DEFAULT, flat).action is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DDDD", "D"),
+        ("CCC!", "C"),
+        ("🤝", "C"),
+        ("🤝🏽", "C"),
+        ("CD", None),
+        ("CCD", None),
+        ("ddd", None),
+        ("🤝 D", "D"),
+    ],
+)
+def test_shorthand(text: str, expected: str | None) -> None:
+    assert parse_action(text, DEFAULT).action == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # doubt after the answer refuses it; doubt before it, about the other player or answered in its sentence not
+        ("D. Not confident at all.", None),
+        ("Draft: C\nFinal: (undecided)", None),
+        ("I'm not sure what they will do. C.", "C"),
+        ("C. I'm not sure they'll reciprocate, but it's worth a try.", "C"),
+        ("D. I'm not sure it's kind, but it protects me.", "D"),
+        ("C, I keep going back and forth.", None),
+        ("C today. Tomorrow, who knows.", "C"),
+        # late negation (German, French, Dutch) refuses the move it closes
+        ("Ich kooperiere diesmal nicht.", "D"),
+        ("Ich verrate sie heute nicht.", "C"),
+        ("Je ne coopère pas.", "D"),
+        ("Ich kooperiere nicht nur heute.", None),
+        # both moves refused
+        ("I won't defect, and I won't cooperate either.", None),
+        ("Not C. Not D either.", None),
+        # transitions and conditions around arrows
+        ("C -> D", None),
+        ("If they defect -> D", None),
+        ("They defected -> D", "D"),
+        ("C <- my move", "C"),
+        # drafts marked in words, plans after a comma, hedges that offer the other move as just as good
+        ("C (crossed out) D", "D"),
+        ("D this round, C again once they cooperate.", "D"),
+        ("C, though D works too.", None),
+        ("Tentatively C.", None),
+        ("Answer: C\nWait, let me reconsider.", None),
+        # the languages added: Turkish and Polish; Cyrillic С typed for C
+        ("D'yi seçiyorum.", "D"),
+        ("Wybieram C.", "C"),
+        ("Nie współpracuję.", "D"),
+        ("Ответ: С", "C"),
+        # chat slang ends a sentence; "jk" takes the answer back
+        ("defect lol they had it coming", "D"),
+        ("gonna be D this time ngl", "D"),
+        ("C lol jk D", "D"),
+        ("they are gonna be D lol", None),
+        # a negation before the subject voids the statement, or refuses the move; a subjectless verb of the
+        # other player is theirs
+        ("No voy a traicionar.", "C"),
+        ("Eu não vou trair.", "C"),
+        ("Ich werde nicht mehr kooperieren.", "D"),
+        ("İhanet etmeyeceğim.", "C"),
+        ("今回は協力しません。", "D"),
+        ("相手は協力しません。", None),
+        ("我不背叛。", "C"),  # a refusal of one move chooses the other
+        # a change of mind in a sentence of its own, a label repeated, an arrow from the other player's key
+        ("D. Wait. C, definitely C.", "C"),
+        ("D. Wait. Hmm, C?", None),
+        ("Opponent → D", None),
+        ("Draft → D\nFinal → ?", None),
+        ("Jolly good, C it is.", "C"),
+        # the option named by its character
+        ("I'm going with the cooperative option.", "C"),
+        ("The selfish choice.", "D"),
+        ("They took the selfish option.", None),
+        # the other move left open after the answer, or offered as making sense too
+        ("Going with D for now, but I'm open to C.", None),
+        ("C seems right, but D also makes sense.", None),
+        ("hmm... C I guess", "C"),
+        ("D... or not. C?", None),
+        ("D. C? No, D.", "D"),
+        ("I'm done picking C.", "D"),
+        ("No, I will cooperate.", "C"),
+    ],
+)
+def test_second_pass_shapes(text: str, expected: str | None) -> None:
+    assert parse_action(text, DEFAULT).action == expected

@@ -16,16 +16,17 @@ from harness.game.rules import Action
 class ActionLabels:
     """What the two moves are called in prompts and replies.
 
-    The default C/D also accepts the words "cooperate"/"defect" and their translations
-    (harness.players.model.parsing.words). Neutral labels (the literature uses J/F to avoid priming) are
-    matched as themselves only: the parser never maps "cooperate" or "defect", in any
-    language, onto them, so a primed answer cannot sneak through.
+    Besides the labels, the words "cooperate"/"defect" (and "betray"), with their translations
+    (harness.players.model.parsing.words), name the moves, whatever the labels: neutral labels (the
+    literature uses J/F to avoid priming) keep the *prompt* free of those words, but a model that answers
+    "I will cooperate" under J/F has chosen the cooperative option, which is ``cooperate`` by definition.
+    Refusing it would only cost a re-ask (issue 21: the option's meaning instead of its label).
     """
 
     cooperate: str = "C"
     defect: str = "D"
     cooperate_words: tuple[str, ...] = ("cooperate", "cooperation", "cooperating")
-    defect_words: tuple[str, ...] = ("defect", "defection", "defecting")
+    defect_words: tuple[str, ...] = ("defect", "defection", "defecting", "betray", "betrayal", "betraying")
 
     def __post_init__(self) -> None:
         for name in ("cooperate", "defect"):
@@ -40,7 +41,7 @@ class ActionLabels:
 
     @property
     def uses_words(self) -> bool:
-        """True for the default C/D labels: only then do "cooperate"/"defect" count as moves."""
+        """True for the default C/D labels: only then does the prompt name the moves by those words."""
         return self.cooperate.casefold() == "c" and self.defect.casefold() == "d"
 
     def label(self, action: Action) -> str:

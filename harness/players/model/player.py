@@ -30,6 +30,7 @@ from typing import TypeVar
 from harness.calls.limits import EndpointLimiter
 from harness.calls.path import CallFailed, CallPath, CallResult, CallTag, Reading
 from harness.calls.record import CallRecord, Reader
+from harness.game.rules import PayoffMatrix
 from harness.game.seeds import derive_seed
 from harness.game.view import Decision, RoundView
 from harness.players.model.comprehension import (
@@ -52,10 +53,21 @@ from harness.states import CallOutcome
 T = TypeVar("T")
 
 
-def read_move(text: str, labels: ActionLabels) -> Reading[ParseResult]:
-    """A move answer as the call path records it: the move read, or why none could be."""
-    parsed = parse_action(text, labels)
+def read_move(text: str, labels: ActionLabels, payoffs: PayoffMatrix | None = None) -> Reading[ParseResult]:
+    """A move answer as the call path records it: the move read, or why none could be. ``payoffs`` is the game's
+    matrix as the player sees it (its own payoffs first; :func:`as_seen_by`), so a reply that names its option
+    by its payoffs ("the option where we both get 3") is read as the prompt meant it."""
+    parsed = parse_action(text, labels, payoffs)
     return Reading(parsed, action=parsed.action, unreadable=None if parsed.ok else parsed.reason, reader=Reader.PARSER)
+
+
+def as_seen_by(payoffs: PayoffMatrix, seat: str) -> PayoffMatrix:
+    """The game's matrix from ``seat``'s side: its own move and payoff first in every cell, as its prompt shows
+    them. The matrix is kept from player A's side, so seat B's view swaps each cell and the two unequal ones."""
+    if seat == "a":
+        return payoffs
+    cc, cd, dc, dd = ((b, a) for a, b in (payoffs.cc, payoffs.dc, payoffs.cd, payoffs.dd))
+    return PayoffMatrix(cc=cc, cd=cd, dc=dc, dd=dd)
 
 
 def read_structured(text: str, reply: ReplySchema, labels: ActionLabels) -> Reading[ParseResult]:
@@ -175,7 +187,7 @@ class LLMAgent:
         )
         params = self.params if p.reply is None else replace(self.params, reply=p.reply)
         read: Callable[[str], Reading[ParseResult]] = (
-            partial(read_move, labels=labels)
+            partial(read_move, labels=labels, payoffs=as_seen_by(view.payoffs, view.seat))
             if p.reply is None
             else partial(read_structured, reply=p.reply, labels=labels)
         )

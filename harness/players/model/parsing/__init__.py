@@ -1,4 +1,5 @@
 """The move parser: from a model's free text to C, D or "unreadable", with the reason. ``policy`` holds the
 rules (which decision counts when a reply names several), ``decisions`` finds every place a reply names its
-move, ``grammar`` compiles the regexes for a game's labels, ``words`` is the vocabulary in thirteen languages.
-Pure: no I/O."""
+move, ``grammar`` compiles the regexes for a game's labels, ``words`` is the vocabulary in fifteen
+languages, ``doubt`` refuses an answer followed by doubt about it, ``shorthand`` reads "DDDD" and a
+handshake emoji. Pure: no I/O."""

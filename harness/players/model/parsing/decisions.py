@@ -6,6 +6,7 @@ in harness.players.model.parsing.policy; this module only finds them and drops w
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from harness.players.model.parsing.grammar import (
     BOXED_RE,
     CLAUSE_END_RE,
     CLAUSE_START_RE,
+    DOUBT_LEAD_RE,
     EMBEDDED_RE,
     FOREIGN_JSON_KEY_RE,
     FOREIGN_KEY_RE,
@@ -28,11 +30,13 @@ from harness.players.model.parsing.grammar import (
     HYPOTHETICAL_AFTER_RE,
     HYPOTHETICAL_BEFORE_RE,
     JUNK,
+    LATE_NEGATION_RE,
     LOOSE_FIELD_RE,
     MARKUP,
     NEGATED_LEAD_RE,
     NEGATION_AFTER_RE,
     NEGATION_BEFORE_RE,
+    NEGATION_IN_CLAUSE_RE,
     OTHER_PLAYER_RE,
     PREFIX_RE,
     REVISION_AFTER_RE,
@@ -60,9 +64,74 @@ _ALONE_MAX = 80
 # What a loose label's few words never hold: keys, tags, objects, formulas, lines, Chinese, Japanese, Korean.
 _NOT_LOOSE_RE = re.compile(r"[:=<>{}\[\]\n/\\|#@$^&+~;?\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _NEGATIONS = frozenset({"not", "no", "never", "nicht", "non", "niet", "не"})  # may lead a label: "Not D."
-_VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")  # Japanese kana, Korean
-_ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒)")
+_NEGATIONS_EITHER = _NEGATIONS | {"either"}
+_UNLESS_RE = re.compile(r"\b(?:unless|except\s+if)\s+(?:(?:the\s+)?option\s+)?[*_`'\"]*$", re.IGNORECASE)
+# A label followed by a verb in the third person is the subject of a comment: "F limits my downside".
+_THIRD_PERSON_RE = re.compile(
+    r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers)\b)[a-z]+[^\Wsiu]s\b"
+)  # not "guess", "thus", "this": a verb in the third person ends in -s after another letter
+# Words that keep a closing phrase from introducing the answer: a doubt, a condition, a modal, a negation.
+_CLOSING_BLOCK = frozenset(
+    [
+        "maybe",
+        "perhaps",
+        "possibly",
+        "if",
+        "unless",
+        "when",
+        "whenever",
+        "whether",
+        "or",
+        "either",
+        "nor",
+        "not",
+        "never",
+        "no",
+        "would",
+        "could",
+        "might",
+        "should",
+        "may",
+        "can",
+        "otherwise",
+        "else",
+        "open",
+        "considering",
+        "tempted",
+        "torn",
+        "unsure",
+    ]
+)
+# What may join a label to itself repeated: "J, definitely J", "D. D!", "C... yes, C".
+_REPEAT_GLUE_RE = re.compile(
+    r"[\s,.!…*_`'\"-]*(?:(?:yes|yeah|definitely|certainly|surely|absolutely|really|again|for\s+sure)[\s,.!…*_`'\"-]*)*",
+    re.IGNORECASE,
+)
+# An arrow from a key naming the other player: "Opponent → D" is theirs ("They defected last round → D" is mine).
+_SHORT_FOREIGN_KEY_RE = re.compile(
+    r"[\s*_`>#-]*(?:the\s+|their\s+)?(?:opponent|opp|other(?:\s+player)?|they|them|partner|player\s+b)(?:['’]s)?"
+    r"(?:\s+(?:move|choice|action|pick))?[\s*_`:]*",
+    re.IGNORECASE,
+)
+_EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
+# "I don't want to defect, but I don't want to be exploited either": the other move refused in other words.
+_EITHER_LATER_RE = re.compile(
+    r"[^.!?;\n]*?\bbut\b[^.!?;\n]*?(?:\bnot\b|n['’]t\b|\bnever\b)[^.!?;\n]*?\beither\b", re.IGNORECASE
+)
+# Japanese kana, Korean, Hindi, and the Turkish verbs "seçiyorum"/"oynuyorum": the verb comes after the move.
+_VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn", re.IGNORECASE)
+_ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
 _ALONE_MAX_GLOSSED = 240
+_PLAN_LEAD_MAX = 24  # how far into the clause after a comma its move may stand: "back to J next round"
+_SUBJECTLESS_FROM = 2  # the grammar's statements after the subject ones: self-statements, then verbs after
+_NEGATED_KEY_RE = re.compile(
+    r"(?:no|not|never|no\s+more)\s+\S+(?:\s+(?:from|for)\s+me)?(?:\s+[^\W\d_]+)?$", re.IGNORECASE
+)
+# An arrow pointing back at the label from a word that says it is the answer: "C <- my move", "D <-- final".
+_POINTER_RE = re.compile(
+    r"[ \t]*(?:<-+|<=+|←+)[ \t]*(?:(?:my|the|final|move|choice|answer|pick|decision|this|one|here)\b[ \t]*)+[.!]*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +219,7 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             if move is not None:
                 taken.append((match.start(), at + used))
                 found.append(Decision(match.start(), at + used, move, method, revises=True))
-    if ":" in t or "=" in t or "→" in t or "⇒" in t:
+    if ":" in t or "=" in t or "→" in t or "⇒" in t or "->" in t or ">>" in t:
         _generic_keys(t, g, found, taken)
     # refusals first: "I won't defect" holds no "will defect", "я не буду сотрудничать" no "буду сотрудничать"
     for match in g.negated.finditer(t):
@@ -162,33 +231,112 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             continue
         taken.append((match.start(), end))
         move = with_alternative(_other(g.lookup[key(match.group("tok"))]), t, end, g)
+        if _EITHER_RE.match(after) or _EITHER_LATER_RE.match(t, end):
+            move = "both"  # "..., but I won't cooperate either": both moves refused, none chosen
         found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
     statements = (*g.statements, g.verb_after) if _VERB_AFTER_SCRIPT_RE.search(t) else g.statements
-    for pattern in statements:
+    for index, pattern in enumerate(statements):
+        subjectless = index >= _SUBJECTLESS_FROM  # "Coopero.", "Cを選びます": no subject says whose move it is
         for match in pattern.finditer(t):
             start, end = match.span("tok")
             if _inside(match.start(), taken) or _inside(start, taken):
                 continue
             before, after = _clause(t, match.start(), end)
-            if not _decides(t, start, end, before, after):
+            if subjectless and OTHER_PLAYER_RE.search(before):
+                continue  # "相手は協力しません": the other player's move
+            late = _negated_late(after, g)
+            if not _decides(t, start, end, before, after, negated=late):
                 continue
             taken.append((match.start(), end))
             move = with_alternative(g.lookup[key(match.group("tok"))], t, end, g)
+            if move != "both" and late:
+                move = _other(move)  # "Ich kooperiere diesmal nicht": the negation closes the clause
             weak = bool(match.groupdict().get("would") or ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
             found.append(Decision(match.start(), end, move, "statement", weak=weak))
     segments = _segments(t)
     for i, (start, end) in enumerate(segments):
         if _ARROW_AFTER_RE.match(t, end):
+            _transition(t, segments, i, g, found)
             continue  # "C → 3 points": a key, not a choice
-        alone = _label_alone(t, start, end, g)
+        after_arrow = i > 0 and _ARROW_AFTER_RE.match(t, segments[i - 1][1])
+        before_arrow = t[segments[i - 1][0] : segments[i - 1][1]] if after_arrow else ""
+        if after_arrow and (
+            HYPOTHETICAL_BEFORE_RE.search(before_arrow) or _SHORT_FOREIGN_KEY_RE.fullmatch(before_arrow)
+        ):
+            continue  # "If they defect -> D": the consequence of a condition ("They defected → D" is a choice)
+        pointer = _POINTER_RE.search(t, start, end)
+        if pointer:
+            end = pointer.start()  # "C <- my move": the arrow points at the label
+        alone = _label_alone(t, start, end, g) or _before_plan(t, start, end, g)
+        if alone is None and i == len(segments) - 1:
+            alone = _closing_label(t, start, end, g)
         if alone is not None and not _inside(alone[1], taken):
             method = "last_line" if i == len(segments) - 1 else "first_line" if i == 0 else "label_line"
             found.append(Decision(alone[1], alone[2], alone[0], method))
     return found
 
 
+def _before_plan(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, int] | None:
+    """A label, then after a comma the other move planned for later: "J now, F later if they keep choosing F",
+    "D this round, C again once they cooperate", "F this round, back to J next round". The plan is no decision
+    for this round (the policy's rule 4), so the label before it is read alone."""
+    comma = t.find(", ", start, end)
+    if comma == -1:
+        return None
+    rest = t[comma + 2 : end]
+    first = g.token.search(rest, 0, _PLAN_LEAD_MAX)  # "J later if ...", "back to J next round"
+    if first is None or not HYPOTHETICAL_AFTER_RE.search(rest, first.end()):
+        return None
+    alone = _label_alone(t[:comma], start, comma, g)  # cut at the comma: the plan is no alternative
+    return alone if alone is not None and alone[0] != g.lookup[key(first.group("tok"))] else None
+
+
+def _closing_label(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, int] | None:
+    """The reply's last sentence as a phrase, a comma and a label: "Judging from the last two rounds, J."
+
+    The phrase must name no move, no condition, no other player's past move and no later round (the
+    words of a foreign key: "If they pick F, F." and "After what they did, F." are not read)."""
+    segment = t[start:end]
+    comma = segment.rfind(", ")
+    if comma == -1:
+        return None
+    lead = segment[:comma]
+    if (
+        len(WORD_RE.findall(lead)) > words.CLOSING_KEY_WORDS_MAX
+        or g.token.search(lead)
+        or FOREIGN_KEY_RE.search(lead.strip(JUNK))
+        or HYPOTHETICAL_BEFORE_RE.search(lead)
+        or ROUND_KEY_RE.search(lead)
+        or _NOT_LOOSE_RE.search(lead)
+        or any(not ch.isascii() and ch.isalpha() for ch in lead)  # "А может, D" (and maybe C): other languages
+        or any(w.casefold() in _CLOSING_BLOCK for w in WORD_RE.findall(lead))
+    ):
+        return None
+    value = segment[comma + 2 :].strip(MARKUP)
+    if not value or value[-1] in "?:":
+        return None
+    return _label_alone(t, start + comma + 2, end, g)  # "Jolly good, J it is."
+
+
+def _transition(t: str, segments: list[tuple[int, int]], i: int, g: Grammar, found: list[Decision]) -> None:
+    """ "C -> D" as a whole segment pair: one move turning into the other, which names both and chooses
+    neither (a draft and its revision, or a plan: the parser cannot tell)."""
+    if i + 1 >= len(segments):
+        return
+    here, there = _label_alone(t, *segments[i], g), _label_alone(t, *segments[i + 1], g)
+    if here and there and here[0] != there[0]:
+        found.append(Decision(here[1], there[2], "both", "label"))
+
+
 def _other(move: Action) -> Action:
     return "D" if move == "C" else "C"
+
+
+def _negated_late(after: str, g: Grammar) -> bool:
+    """A negation closing the statement's clause, a few words after the move, with no other move in between:
+    "Ich verrate sie heute nicht", "Je ne coopère pas", "kooperiere heute nicht mehr"."""
+    late = LATE_NEGATION_RE.match(after)
+    return late is not None and g.token.search(after, 0, late.end()) is None
 
 
 def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int, int]]) -> None:
@@ -204,15 +352,20 @@ def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[i
         if _inside(match.start("key"), taken):
             continue
         name = match.group("key").strip(JUNK)
-        if len(WORD_RE.findall(name)) > words.KEY_WORDS_MAX or FOREIGN_KEY_RE.search(name):
-            continue
         end = VALUE_END_RE.search(t, match.end())
         value_end = end.end() if end else len(t)
+        # the reply's closing "key: label" may be a whole phrase: "So my choice for this round is clear: C."
+        closing = not t[value_end:].strip(JUNK)
+        limit = words.CLOSING_KEY_WORDS_MAX if closing else words.KEY_WORDS_MAX
+        if len(WORD_RE.findall(name)) > limit or FOREIGN_KEY_RE.search(name):
+            continue
         alone = _label_alone(t, match.end(), value_end, g)
         named = {g.lookup[key(m.group("tok"))] for m in g.token.finditer(name)}
+        if alone is not None and alone[0] != "both" and _NEGATED_KEY_RE.match(name) and named == {_other(alone[0])}:
+            named = {alone[0]}  # "No J from me: F": the key refuses the other move
         if alone is None or (named and named != {alone[0]}):
             # "Revised: C or D" chooses both; "Option C: 3 points" and "C → 5" are no choice
-            if not named and _value(t[match.end() : value_end], g)[0] == "both":
+            if not named and not ROUND_KEY_RE.search(name) and _value(t[match.end() : value_end], g)[0] == "both":
                 found.append(Decision(match.start("key"), value_end, "both", "answer_line", revises=True))
             continue
         taken.append((match.start("key"), alone[2]))
@@ -241,9 +394,10 @@ def _structured(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int
 def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
     """Whether the reply, after position ``after``, seems to change its mind in words not known here.
 
-    That is: the other move, stated as if chosen (not asked, supposed, negated, discussed with
-    "would", or said of the other player), after a change-of-mind marker in its sentence
-    ("Actually, I want to switch over to D") or followed by "instead" in its clause.
+    That is: the other move, stated as if chosen (not supposed, negated, discussed with "would", or said
+    of the other player), after a change-of-mind marker ("Actually, I want to switch over to D", "F.
+    Wait. J, definitely J.") or followed by "instead" in its clause; or asked after such a marker
+    ("D. Wait. Hmm, C?").
     """
     for token in g.token.finditer(t, after):
         if g.lookup[key(token.group("tok"))] == move:
@@ -254,9 +408,15 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
             return True
         if _HYPOTHETICAL_MODAL_RE.match(t, token.end()):
             continue
-        marked = SECOND_THOUGHTS_RE.search(t, max(after, sentence_start), token.start())
+        # the marker may stand in a sentence of its own: "F. Wait. J, definitely J."
+        marked = SECOND_THOUGHTS_RE.search(t, after, token.start())
         if not (marked or REVISION_AFTER_RE.search(rest)) or OTHER_PLAYER_RE.search(before):
             continue
+        asked = SENTENCE_END_RE.search(t, token.end())
+        if asked and asked.group() == "?" and t[sentence_start : asked.start()].strip(JUNK) == token.group():
+            return True  # "D... or not. C?": the other move alone, asked after the answer
+        if marked and asked and asked.group() == "?" and not HYPOTHETICAL_BEFORE_RE.search(before):
+            return True  # "D. Wait. Hmm, C?": the answer put in doubt
         if _decides(t, token.start(), token.end(), before, rest):
             return True
     return False
@@ -266,6 +426,8 @@ def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str) -> b
     """Doubt about the answer: the other move offered after it ("C. Although... D might be better.",
     "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."), not said of the other player,
     negated, or placed under a condition or a later round."""
+    if _UNLESS_RE.search(t, sentence_start, token.start()):
+        return True  # "D — unless C is better here": the other move as the exception to the answer
     if OTHER_PLAYER_RE.search(before) or HYPOTHETICAL_BEFORE_RE.search(before):
         return False
     if NEGATION_BEFORE_RE.search(t, max(0, token.start() - 8), token.start()):
@@ -291,11 +453,27 @@ def _json_objects(text: str) -> Iterator[tuple[int, int, dict[object, object]]]:
         try:
             obj, end = decoder.raw_decode(text, pos)
         except ValueError:
-            pos = text.find("{", pos + 1)
-            continue
+            obj, end = _python_dict(text, pos)
+            if obj is None:
+                pos = text.find("{", pos + 1)
+                continue
         if isinstance(obj, dict):
             yield pos, end, obj
         pos = text.find("{", end)
+
+
+def _python_dict(text: str, pos: int) -> tuple[dict[object, object] | None, int]:
+    """A flat Python dict literal, as models write it when asked for JSON: {'pick': 'D', 'why': '...'}.
+
+    ``ast.literal_eval`` evaluates literals only, never code."""
+    end = text.find("}", pos)
+    if end == -1 or "'" not in text[pos:end]:
+        return None, pos
+    try:
+        obj = ast.literal_eval(text[pos : end + 1])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None, pos
+    return (obj, end + 1) if isinstance(obj, dict) else (None, pos)
 
 
 def _move_fields(obj: dict[object, object], g: Grammar) -> Iterator[tuple[object, Action]]:
@@ -405,13 +583,17 @@ def _clause(t: str, start: int, token_end: int) -> tuple[str, str]:
 def _decides(t: str, token_start: int, token_end: int, before: str, after: str, *, negated: bool = False) -> bool:
     """Rule 4: whether a statement decides, rather than asks, supposes, negates or reports a belief.
 
-    ``negated``: the statement is a refusal ("I won't defect"), so the negation is its own, not a reason
-    to drop it."""
+    ``negated``: the statement is a refusal ("I won't defect", "Je ne coopère pas", "Ich kooperiere nicht"), so
+    the negation is its own, not a reason to drop it."""
     if HYPOTHETICAL_BEFORE_RE.search(before) or EMBEDDED_RE.search(before) or HYPOTHETICAL_AFTER_RE.search(after):
         return False
     if not negated and NEGATION_BEFORE_RE.search(t, max(0, token_start - 8), token_start):
         return False
-    if NEGATION_AFTER_RE.match(t[token_end : token_end + 8]):
+    if not negated and NEGATION_IN_CLAUSE_RE.search(before):
+        return False  # "No voy a traicionar": the negation stands before the subject
+    if DOUBT_LEAD_RE.search(before):
+        return False  # "I'm not sure I'll cooperate"
+    if not negated and NEGATION_AFTER_RE.match(t[token_end : token_end + 8]):
         return False
     sentence_end = SENTENCE_END_RE.search(t, token_end)
     return not (sentence_end and sentence_end.group() == "?")
@@ -455,9 +637,11 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
             loose = _loose_label(core, g)
             if loose is None:
                 return None
-            label, token_at, token_end = loose
+            loose_move, token_at, token_end = loose
             at = t.find(core, start, end)
-            return with_alternative(label, t, at + len(core), g), at + token_at, at + token_end
+            if loose_move != "both":
+                loose_move = with_alternative(loose_move, t, at + len(core), g)
+            return loose_move, at + token_at, at + token_end
         label = g.lookup[key(match.group("tok"))]
         if match.group("rejected") and g.lookup[key(match.group("rejected"))] == label:
             return None  # "C, not C"
@@ -467,7 +651,7 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
     return move, at + token_at, at + token_end
 
 
-def _loose_label(core: str, g: Grammar) -> tuple[Action, int, int] | None:
+def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
     """A label with a few ordinary words around it: "ok C", "d, obviously", "Frankly, Option F.", "Not D."
 
     Exactly one move token; at most a few words before and after it, none of which makes the label
@@ -478,31 +662,38 @@ def _loose_label(core: str, g: Grammar) -> tuple[Action, int, int] | None:
     if core.count(" ") > words.LEAD_WORDS_MAX + words.TAIL_WORDS_MAX + 2 or _NOT_LOOSE_RE.search(core):
         return None  # a sentence, or a key, a tag, an object, a formula or lines: not a few words around a label
     folded = [w.casefold().replace("’", "'") for w in WORD_RE.findall(words.IDIOMS.sub(" ", core))]
-    if any((w in words.NOT_ALONE_WORDS and w not in _NEGATIONS) or w.endswith("n't") for w in folded):
+    if any((w in words.NOT_ALONE_WORDS and w not in _NEGATIONS_EITHER) or w.endswith("n't") for w in folded):
         return None  # checked again below, once the words before and after the label are known
     tokens = list(g.token.finditer(core))
-    if len(tokens) != 1:
+    if not tokens or len({g.lookup[key(m.group("tok"))] for m in tokens}) != 1:
         return None
+    if len(tokens) > 1 and not _REPEAT_GLUE_RE.fullmatch(core[tokens[0].end() : tokens[-1].start()]):
+        return None  # "J, definitely J" repeats one label; other words between two labels make a sentence
     token = tokens[0]
     if not token.group("tok").isascii():
         return None  # a verb form of another language may be another person's ("L'autre joueur coopère")
     if len(token.group("tok")) == 1 and token.start() > 0 and not token.group("tok").isupper():
         return None  # in prose a one-letter label is written in its own case: "i choose j" is no J
-    lead, tail = core[: token.start()], words.IDIOMS.sub(" ", core[token.end() :])
+    lead, tail = core[: token.start()], words.IDIOMS.sub(" ", core[tokens[-1].end() :])
     negated = NEGATED_LEAD_RE.search(lead)
     if negated:
         lead = lead[: negated.start()]
     lead_words, tail_words = WORD_RE.findall(lead), WORD_RE.findall(tail)
     if len(lead_words) > words.LEAD_WORDS_MAX or len(tail_words) > words.TAIL_WORDS_MAX:
         return None
-    if any(ch > "\u024f" and ch.isalpha() for ch in lead + tail):
-        return None  # words of other scripts are read by their languages' statements, not around a label
+    if any(not ch.isascii() and ch.isalpha() for ch in lead + tail):
+        return None  # words of other languages are read by their statements, not around a label: their
+        # negation may be a suffix ("İhanet etmeyeceğim", I will not betray)
     for word in (*lead_words, *tail_words):
         folded = word.casefold().replace("’", "'")
+        if negated and folded == "either":
+            return "both", token.start(), token.end()  # "Not F either": both moves refused, none chosen
         if word[0].isdigit() or folded in words.NOT_ALONE_WORDS or folded.endswith("n't"):
             return None
     if any(word.casefold().endswith("ed") for word in tail_words):
         return None  # "Cooperating worked.": a comment on a move, not a choice
+    if any(_THIRD_PERSON_RE.fullmatch(word.casefold()) for word in tail_words):
+        return None  # "F limits my downside", "D also makes sense": the label is the subject of a comment
     if HYPOTHETICAL_BEFORE_RE.search(lead) or OTHER_PLAYER_RE.search(lead) or NEGATION_BEFORE_RE.search(lead):
         return None
     move = g.lookup[key(token.group("tok"))]

@@ -35,7 +35,7 @@ _SEPARATOR = (  # what joins two moves offered together: "C/D", "C or D", "D. Or
 )
 
 # Label-independent patterns.
-PREFIX_RE = re.compile(r"(?:(?:option|action|move|to|opci[oó]n|op[cç][ãa]o)\s+)+", _I)
+PREFIX_RE = re.compile(rf"(?:(?:option|action|move|to|opci[oó]n|op[cç][ãa]o|{words.OPTION_WORDS})\s*)+", _I)
 BOXED_RE = re.compile(r"\\boxed\{\s*(?:\\text(?:bf)?\{)?(?P<value>[^{}]*)", _I)
 XML_RE = re.compile(rf"<(?P<tag>{words.XML_TAGS})>(?P<value>[^<]*)</(?P=tag)>", _I)
 LOOSE_FIELD_RE = re.compile(  # a quoted pair of JSON that does not parse: {'action': 'D'}, trailing commas
@@ -48,8 +48,8 @@ THINK_CLOSE_RE = re.compile(rf"</(?:{words.THINK_TAGS})>", _I)
 GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)[\s.!,;*_`]*$")  # "C (cooperate)" ending a sentence
 VALUE_GLOSS_RE = re.compile(r"[ \t*_`]*\((?P<inner>[^()]*)\)")  # "C (cooperate) because ..." after a key
 SPLIT_RE = re.compile(
-    rf"\n|(?<=[.!?])[ \t]+|[ \t]+[-—–]+[ \t]+|[—–]|;[ \t]*|[ \t]*(?:=>|->|→|⇒)[ \t]*"
-    rf"|,[ \t]+(?={words.EXPLANATION})|[ \t,]+(?={words.CORRECTION})",
+    rf"\n|(?<=[.!?])[ \t]+|[ \t]+[-—–]+[ \t]+|[—–]|;[ \t]*|[ \t]*(?:=>|->|→|⇒|>>)[ \t]*"
+    rf"|,[ \t]+(?={words.EXPLANATION})|[ \t,]+(?={words.CORRECTION})|[ \t,]+(?:{words.SLANG})\b[ \t,]*",
     _I,
 )
 SENTENCE_END_RE = re.compile(r"[.!?\n]")
@@ -61,6 +61,10 @@ CLAUSE_END_RE = re.compile(words.CLAUSE_END, _I)
 EMBEDDED_RE = re.compile(words.EMBEDDED_BEFORE, _I)
 NEGATION_BEFORE_RE = re.compile(words.NEGATION_BEFORE, _I)
 NEGATION_AFTER_RE = re.compile(words.NEGATION_AFTER, _I)
+LATE_NEGATION_RE = re.compile(words.LATE_NEGATION, _I)
+NEGATION_IN_CLAUSE_RE = re.compile(words.NEGATION_IN_CLAUSE, _I)
+DOUBT_RE = re.compile(words.DOUBT, _I)
+DOUBT_LEAD_RE = re.compile(words.DOUBT_LEAD, _I)
 REVISION_BEFORE_RE = re.compile(words.REVISION_BEFORE, _I)
 REVISION_AFTER_RE = re.compile(words.REVISION_AFTER, _I)
 SECOND_THOUGHTS_RE = re.compile(words.SECOND_THOUGHTS, _I)
@@ -74,13 +78,21 @@ ROUND_KEY_RE = re.compile(r"^(?:round|turn|game|r)\s*#?\d+|\d+\s*(?:round|turn)"
 WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d+")
 # Any "key: value" line or sentence; the key is checked in code (harness.players.model.parsing.decisions).
 GENERIC_KEY_RE = re.compile(
-    r"(?:^|(?<=[.!?;])[ \t]+)[ \t>#*_\-+•`]*(?P<key>[^\n:=.!?;→⇒<>{}\[\]\"]{1,60}?)[ \t*_`]*(?:=>|->|[:=→⇒])(?!//)",
+    r"(?:^|(?<=[.!?;])[ \t]+)[ \t>#*_\-+•`]*(?P<key>[^\n:=.!?;→⇒<>{}\[\]\"]{1,60}?)[ \t*_`]*(?:=>|->|>>|[:=→⇒])(?!//)",
     re.MULTILINE,
 )
 VALUE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n")
 _EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d]")
 _TLDR_RE = re.compile(r"\btl;\s?dr\b", re.IGNORECASE)
 _STRUCK_RE = re.compile(r"~~[^~\n]*~~")  # struck-out text is a draft: "~~C~~ D"
+# A word marked as struck out in words is a draft too: "J (crossed out) F", "C [deleted] D".
+_MARKED_STRUCK_RE = re.compile(
+    r"[^\s()\[\]]+[ \t]*[(\[](?:crossed[ \t]+out|struck(?:[ \t]+out|[ \t]+through)?|scratched(?:[ \t]+out)?|deleted"
+    r"|strike(?:through)?)[)\]]",
+    re.IGNORECASE,
+)
+# A Cyrillic С standing alone where a label stands ("Ответ: С"): Russian keyboards type it for the Latin C.
+_CYRILLIC_C_RE = re.compile(r"(?<![^\W\d_])С(?=[ \t]*(?:[.!,;)*_`\"'\n]|$))")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +120,16 @@ def key(token: str) -> str:
 
 def normalize(text: str) -> str:
     """NFKC (full-width "：" and "Ｃ" become ":" and "C"; accents stay), spaced Chinese punctuation, emoji
-    turned into spaces ("🤝 Cooperate!"), and struck-out drafts ("~~C~~ D") dropped."""
+    turned into spaces ("🤝 Cooperate!"), and struck-out drafts ("~~C~~ D", "J (crossed out) F") dropped."""
     if "~~" in text:
         text = _STRUCK_RE.sub(" ", text)
+    if "(" in text or "[" in text:
+        text = _MARKED_STRUCK_RE.sub(" ", text)
     if ";" in text:
         text = _TLDR_RE.sub("TLDR", text)  # its ";" is no clause end
     if text.isascii():
         return text
+    text = _CYRILLIC_C_RE.sub("C", text.replace("İ", "I"))  # Turkish İ casefolds to two characters
     return _EMOJI_RE.sub(" ", unicodedata.normalize("NFKC", text.translate(_CJK_PUNCT)))
 
 
@@ -122,16 +137,20 @@ def _is_cjk(word: str) -> bool:
     return any("\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in word)
 
 
-def _token(keys: Iterable[str], group: str, *, prose: bool = False) -> str:
-    """A move token; with ``prose`` a one-letter label must be in its own (upper) case."""
+def _token(keys: Iterable[str], group: str, *, prose: bool = False, suffix: bool = False) -> str:
+    """A move token; with ``prose`` a one-letter label must be in its own (upper) case; with ``suffix`` it may
+    carry a case ending after an apostrophe (Turkish "C'yi")."""
     spaced: list[str] = []
     unspaced: list[str] = []
     for k in sorted(set(keys), key=len, reverse=True):
         pattern = r"\s+".join(re.escape(part) for part in k.split())
         if prose and len(k) == 1:
             pattern = f"(?-i:{re.escape(k.upper())})"
+        elif len(k) > 1:
+            pattern = rf"(?<!{_W}-)(?<!{_W}‐){pattern}"  # a prefix turns the word: "non-cooperative", "un-cooperative"
         (unspaced if _is_cjk(k) else spaced).append(pattern)
-    parts = [rf"(?<!{_W})(?<!{_W}['’])(?:{'|'.join(spaced)})(?!{_W})(?!['’]{_W})"] if spaced else []
+    tail = "" if suffix else rf"(?!['’]{_W})"
+    parts = [rf"(?<!{_W})(?<!{_W}['’])(?:{'|'.join(spaced)})(?!{_W}){tail}"] if spaced else []
     return rf"(?P<{group}>{'|'.join(parts + unspaced)})"
 
 
@@ -159,7 +178,8 @@ def grammar(
         english = [key(w) for w in (*cooperate_words, *defect_words)]
         statements.append(  # "I cooperate." at the end of a sentence
             re.compile(
-                rf"(?<!{_W})i\s+{_token(english, 'tok')}(?:(?:\s+(?:again|now|here|this\s+(?:round|time)|today))"
+                rf"(?<!{_W})i\s+{_token(english, 'tok')}(?:\s+(?:with\s+)?(?:them|him|her|the\s+other\s+player))?"
+                r"(?:(?:\s+(?:again|now|here|this\s+(?:round|time)|today))"
                 r"(?=[ \t]*(?:[.!,;\n]|$))|(?=[ \t]*(?:[.!\n]|$)))",
                 _I,
             )
@@ -181,7 +201,10 @@ def grammar(
         alternative=re.compile(_SEPARATOR + _token(keys, "alt"), _I),
         statements=tuple(statements),
         negated=negated,
-        verb_after=re.compile(_token(keys, "tok", prose=True) + rf"(?=\s*(?:{words.CJK_VERBS_AFTER}))", _I),
+        verb_after=re.compile(
+            _token(keys, "tok", prose=True, suffix=True) + rf"(?=\s*(?:{words.CJK_VERBS_AFTER})|{words.VERBS_AFTER})",
+            _I,
+        ),
         final=re.compile(
             rf"(?:(?<!{_W})(?:{final_keys})[ \t]*[*_]*[ \t]*{words.FINAL_VERBS}|{words.CJK_FINAL_KEYS}[ \t]*[:=]?)"
             r"(?P<value>[^\n]*)",

@@ -47,8 +47,10 @@ How a reply is read:
    "In a one-shot game I would defect", "one more defection and I'll defect"), about a later
    round in any language ("Next round I'll defect", "for the rest of the game", "au prochain
    tour, je coopérerai"), about someone else's belief ("They expect that
-   I will cooperate") or negated ("No coopero"); a label alone that is a question ("Defect?")
-   or a heading ("C:").
+   I will cooperate", "They said: 'I will cooperate.'") or negated anywhere before its move in
+   its clause ("No coopero", "No voy a traicionar"; a refusal the grammar knows chooses the other
+   move instead: "I won't defect", "Ich kooperiere diesmal nicht"); a label alone that is a
+   question ("Defect?") or a heading ("C:"); a move turned into the other ("C -> D") is both.
 5. Read the decisions in order. A decision *revises* the ones before it when it is an answer
    or final-answer line, or when a revision marker stands between it and the previous decision
    ("actually", "on second thought", "wait", "but", "no,", ...) or right after it in its
@@ -61,13 +63,19 @@ How a reply is read:
    the other move stated as if chosen ("Answer: C. Actually, D is better."): it may have changed
    its mind in words the parser does not know; or when it doubts its answer, the other move
    offered after it ("C. Although... D might be better.", "D, but maybe C is wiser").
+7. Doubt after the last decision ("C, but honestly I'm not sure", "Draft: C / Final: (undecided)")
+   refuses the reply (harness.players.model.parsing.doubt); a label repeated alone ("DDDD") or a
+   handshake emoji alone is read first (harness.players.model.parsing.shorthand).
+8. A reply with no decision at all may still choose by the option's payoffs, when the caller passes
+   the game's matrix: "I'll take the 10-point option", "Let's both take the 3 points again"
+   (harness.players.model.parsing.payoff_text). Every payoff it names must point at one move.
 
 Labels are matched case-insensitively with letter boundaries, so "Decision" never reads as
 D and "CD" is no move. Inside free prose (statements) a one-letter label must be written in
-its own case, because lower-case one-letter words ("a", "i") are ordinary English. For the
-default C/D labels the words "cooperate"/"defect" and their equivalents in the other twelve
-languages count as moves (harness.players.model.parsing.words holds that vocabulary);
-for neutral labels they never do.
+its own case, because lower-case one-letter words ("a", "i") are ordinary English. The words
+"cooperate"/"defect"/"betray" and their equivalents in the other fourteen languages count as
+moves whatever the labels (harness.players.model.parsing.words holds that vocabulary): under
+J/F, "I will cooperate" chose the cooperative option, J.
 """
 
 from __future__ import annotations
@@ -76,7 +84,7 @@ import random
 from dataclasses import dataclass
 from functools import lru_cache
 
-from harness.game.rules import Action
+from harness.game.rules import Action, PayoffMatrix
 from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing.decisions import (
     Decision,
@@ -87,6 +95,7 @@ from harness.players.model.parsing.decisions import (
     second_thoughts,
     whole_reply,
 )
+from harness.players.model.parsing.doubt import doubts_answer
 from harness.players.model.parsing.grammar import (
     CLAUSE_END_RE,
     JUNK,
@@ -97,6 +106,8 @@ from harness.players.model.parsing.grammar import (
     key,
     normalize,
 )
+from harness.players.model.parsing.payoff_text import move_from_payoffs
+from harness.players.model.parsing.shorthand import shorthand
 from harness.players.model.settings import ParsePolicy
 
 __all__ = [
@@ -144,11 +155,17 @@ def correction_message(result: ParseResult, labels: ActionLabels) -> str:
 # --- reading a reply ---------------------------------------------------------------------
 
 
-def parse_action(text: str, labels: ActionLabels) -> ParseResult:
-    """Read the move a model chose from its reply; see the module docstring for the rules."""
+def parse_action(text: str, labels: ActionLabels, payoffs: PayoffMatrix | None = None) -> ParseResult:
+    """Read the move a model chose from its reply; see the module docstring for the rules.
+
+    ``payoffs``, the game's matrix as the prompt showed it, lets a reply that names no label choose by the
+    option's payoffs ("the option where we both get 8"; rule 8); without it such a reply is unreadable."""
     if not text or not text.strip(JUNK):
         return ParseResult(None, "the reply was empty")
     g = _grammar(labels)
+    short = shorthand(text, g)
+    if short is not None:
+        return ParseResult(short, method="bare")
     t = answer_part(normalize(text))
     try:
         quick = whole_reply(t, g)
@@ -158,15 +175,16 @@ def parse_action(text: str, labels: ActionLabels) -> ParseResult:
     except InvalidStructure as invalid:
         return ParseResult(None, invalid.reason, "json")
     if not found:
+        by_payoff = move_from_payoffs(t, payoffs, g)
+        if by_payoff is not None and not doubts_answer(t, 0):
+            return ParseResult(by_payoff, method="payoff_text")
         return ParseResult(None, _no_move_reason(t, g))
     return _resolve(found, t, g)
 
 
 @lru_cache(maxsize=64)
 def _grammar(labels: ActionLabels) -> Grammar:
-    if labels.uses_words:
-        return grammar(labels.cooperate, labels.defect, labels.cooperate_words, labels.defect_words)
-    return grammar(labels.cooperate, labels.defect)
+    return grammar(labels.cooperate, labels.defect, labels.cooperate_words, labels.defect_words)
 
 
 def _resolve(found: list[Decision], t: str, g: Grammar) -> ParseResult:
@@ -184,12 +202,15 @@ def _resolve(found: list[Decision], t: str, g: Grammar) -> ParseResult:
     if len(moves) == 1 and "both" not in moves:
         if second_thoughts(t, previous_end, in_force[0].move, g):
             return ParseResult(None, _CHANGED_MIND.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
+        if doubts_answer(t, previous_end):
+            return ParseResult(None, _DOUBT.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
         return ParseResult(in_force[0].move, method=in_force[0].method)  # type: ignore[arg-type]
     methods = {d.method for d in in_force}
     reason = _BOTH.get(methods.pop(), _BOTH["label"]) if len(methods) == 1 else _BOTH["label"]
     return ParseResult(None, reason.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
 
 
+_DOUBT = "the reply doubts its own answer; give just {c} or {d}"
 _CHANGED_MIND = "the reply seems to change its mind after its last answer; give just {c} or {d}"
 _BOTH = {
     "json": "the JSON in the reply names both {c} and {d}",

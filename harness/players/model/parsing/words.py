@@ -4,7 +4,7 @@ Kept apart so the rules read as rules and the vocabulary can grow without touchi
 entry is a regex fragment, matched case-insensitively on NFKC-normalised text (full-width
 punctuation already turned into ASCII, accents kept: "cooperó", he cooperated, must not read as
 "coopero", I cooperate). Languages: English, Spanish, French, German, Portuguese, Italian, Dutch,
-Russian, Hindi, Arabic, Chinese, Japanese and Korean.
+Russian, Hindi, Arabic, Chinese, Japanese, Korean, Turkish and Polish.
 Chinese has no spaces between words, so its fragments are listed apart and never get word
 boundaries.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-# --- move words: for the default C/D labels only (ActionLabels.uses_words) ---------------------
+# --- move words: they name the moves under any labels (see ActionLabels) ---------------------------
 
 # Infinitives, nouns, gerunds and first-person forms. A form that another person could also
 # say ("coopère": I or he cooperates) only counts after a first-person subject (see SUBJECTS).
@@ -58,6 +58,36 @@ COOPERATE_WORDS: tuple[str, ...] = (
     "تعاون",
     "أتعاون",
     "سأتعاون",  # ar
+    "coop",
+    "co-op",  # en, informal
+    "işbirliği yapıyorum",
+    "iş birliği yapıyorum",
+    "işbirliği yapacağım",
+    "iş birliği yapacağım",
+    "işbirliği yaparım",  # tr
+    # refusals of the other move, where the negation is part of the verb (so no negation rule can see it)
+    "裏切りません",
+    "裏切らない",
+    "裏切らず",  # ja: I will not betray
+    "배신하지 않겠습니다",
+    "배신하지 않습니다",
+    "배신하지 않을게요",
+    "배신 안 할게요",  # ko
+    "धोखा नहीं दूँगा",
+    "धोखा नहीं दूंगा",
+    "धोखा नहीं दूँगी",
+    "धोखा नहीं दूंगी",  # hi
+    "不背叛",
+    "不会背叛",
+    "不再背叛",  # zh
+    "ihanet etmiyorum",
+    "ihanet etmeyeceğim",  # tr
+    "współpracować",
+    "współpracuję",
+    "współpracuje",
+    "współpraca",
+    "współpracę",
+    "współpracy",  # pl
 )
 DEFECT_WORDS: tuple[str, ...] = (
     "traicionar",
@@ -110,7 +140,9 @@ DEFECT_WORDS: tuple[str, ...] = (
     "verraden",
     "verraad",
     "defecteren",
-    "defecteer",  # nl
+    "defecteer",
+    "werk niet samen",
+    "werk ik niet samen",  # nl (a refusal of "werk samen", with the negation inside the verb)
     "предать",
     "предаю",
     "предам",
@@ -124,7 +156,42 @@ DEFECT_WORDS: tuple[str, ...] = (
     "خيانة",
     "أخون",
     "سأخون",  # ar
+    "betray",
+    "betrayal",
+    "betraying",  # en: the move's meaning, named as often as "defect"
+    "ihanet ediyorum",
+    "ihanet edeceğim",
+    "ihanet ederim",  # tr
+    "協力しません",
+    "協力しない",
+    "協力はしません",  # ja: I will not cooperate
+    "협력하지 않겠습니다",
+    "협력하지 않습니다",
+    "협력하지 않을게요",
+    "협력 안 할게요",  # ko
+    "सहयोग नहीं करूँगा",
+    "सहयोग नहीं करूंगा",
+    "सहयोग नहीं करूँगी",
+    "सहयोग नहीं करूंगी",  # hi
+    "不会合作",
+    "不再合作",  # zh
+    "işbirliği yapmıyorum",
+    "işbirliği yapmayacağım",
+    "iş birliği yapmıyorum",
+    "iş birliği yapmayacağım",  # tr
+    "zdradzić",
+    "zdradzam",
+    "zdradzę",
+    "zdrada",
+    "zdradę",  # pl
 )
+
+# The option named by its character: "the cooperative option", "the selfish choice", "the trusting one".
+_OPTION_NOUNS = ("option", "choice", "move", "one", "action", "path", "play")
+_COOPERATIVE = ("cooperative", "collaborative", "trusting", "friendly", "nice", "prosocial", "generous")
+_DEFECTING = ("selfish", "uncooperative", "competitive", "exploitative", "greedy", "betraying", "defecting")
+COOPERATE_WORDS += tuple(f"{the}{a} {n}" for the in ("", "the ") for a in _COOPERATIVE for n in _OPTION_NOUNS)
+DEFECT_WORDS += tuple(f"{the}{a} {n}" for the in ("", "the ") for a in _DEFECTING for n in _OPTION_NOUNS)
 
 # First-person forms that are a statement on their own, no subject needed: "Coopero." (es/pt),
 # "Deshalb kooperiere ich." (de, inverted). "deserto" is left out: it is also "desert".
@@ -156,11 +223,42 @@ SELF_STATEMENTS: tuple[str, ...] = (
     "أتعاون",
     "سأخون",
     "أخون",
+    "işbirliği yapıyorum",
+    "iş birliği yapıyorum",
+    "işbirliği yapacağım",
+    "iş birliği yapacağım",
+    "işbirliği yaparım",
+    "ihanet ediyorum",
+    "ihanet edeceğim",
+    "ihanet ederim",
+    "współpracuję",
+    "zdradzam",
+    "zdradzę",
+    "裏切りません",
+    "裏切らない",
+    "協力しません",
+    "協力しない",
+    "協力はしません",
+    "배신하지 않겠습니다",
+    "배신하지 않습니다",
+    "협력하지 않겠습니다",
+    "협력하지 않습니다",
+    "ihanet etmiyorum",
+    "ihanet etmeyeceğim",
+    "işbirliği yapmıyorum",
+    "işbirliği yapmayacağım",
 )
 # Japanese and Korean put the verb after the move: 協力します, Cを選びます, D를 선택합니다, 배신하겠습니다.
 CJK_VERBS_AFTER = (
     r"(?:を|に)?\s*(?:選びます|選ぶ|選択します|選択する|選択|します|する|しよう|しましょう|でいきます|にします|ます|ましょう)"
     r"|(?:를|을|로|으로)?\s*(?:선택합니다|선택하겠습니다|선택할게요|선택|고르겠습니다|하겠습니다|합니다|할게요|하겠어요)"
+)
+# Hindi and Turkish also put the verb after the move: "मैं J चुनता हूँ", "C'yi seçiyorum" (the Turkish case
+# suffix is written after an apostrophe, so these are matched on a token that may carry one).
+VERBS_AFTER = (
+    r"(?:['’](?:y?[ıiuü]|n?[ae]|d[ae]n|t[ae]n))?\s*(?:se[çc]ene[ğg]ini\s+)?(?:seçiyorum|seçeceğim|seçerim|oynuyorum"
+    r"|oynayacağım)"
+    r"|\s*(?:को\s+)?(?:चुनता|चुनती|चुनूँगा|चुनूंगा|चुनूँगी|चुनूंगी|चुनेंगे|चुनें|चुन\s+रहा|चुन\s+रही|खेलूँगा|खेलूंगा)"
 )
 
 # --- who speaks: first-person subjects followed directly by the move ---------------------------
@@ -172,8 +270,13 @@ _EN_ADVERB = (
 _EN_VERB = (
     r"(?:choose|pick|select|play|go\s+with|go\s+for|opt\s+for|opt\s+to|stick\s+with|stay\s+with|continue\s+to"
     r"|continue\s+with|continue|keep|respond\s+with|answer\s+with|reply\s+with|say|return\s+to|start\s+with"
+    r"|go\s+back\s+to|come\s+back\s+to|get\s+back\s+to|revert\s+to|stick\s+to|settle\s+on"
     r"|begin\s+with|open\s+with|switch\s+to|switch\s+back\s+to|move\s+to|take|lean\s+towards?"
-    r"|change(?:\s+my\s+(?:answer|move|choice|decision))?\s+to)"
+    r"|change(?:\s+my\s+(?:answer|move|choice|decision))?\s+to|(?:change|revise|switch|correct|update|turn)\s+(?:it|that|this)\s+to|play\s+it\s+safe\s+with)"
+)
+_EN_GERUND = (
+    r"choosing|picking|selecting|playing|taking|going\s+(?:with|for)|staying\s+with|sticking\s+with|opting\s+for"
+    r"|returning\s+to|switching\s+to"
 )
 _DE_ADVERB = r"(?:ebenfalls|auch|wieder|weiterhin|diesmal|jetzt|dann|also|doch|lieber|trotzdem|erneut|nun)"
 
@@ -189,12 +292,14 @@ SUBJECTS = (
     rf"i(?:\s+will|\s+shall|['’]ll|\s+am\s+going\s+to|['’]m\s+going\s+to|\s+want\s+to|\s+would\s+like\s+to"
     rf"|\s+need\s+to|\s+have\s+to|\s+must|\s+plan\s+to|\s+intend\s+to)(?:\s+{_EN_ADVERB})*(?:\s+{_EN_VERB})?",
     # "I'll be generous this time and cooperate"
-    r"i(?:\s+will|['’]ll)\s+(?!not\b|never\b)(?:[^\W\d_]+\s+){1,5}?and(?:\s+then)?",
+    r"i(?:\s+will|['’]ll|\s+(?:choose|decide|want|have\s+decided|decided)\s+to)\s+(?!not\b|never\b)(?:[^\W\d_]+\s+){1,5}?and"
+    r"(?:\s+then)?",
     r"i(?:\s+am|['’]m)(?:\s+(?:choosing|picking|playing|going\s+with|sticking\s+with|staying\s+with|opting\s+for"
     r"|leaning\s+towards?|switching\s+to|changing(?:\s+my\s+(?:answer|move|choice|decision))?\s+to))?",
     # "I will not cooperate but defect", "Ich werde nicht kooperieren, sondern defektieren"
     r"(?:i\s+will|i['’]ll|i\s+won['’]t|ich\s+werde)(?:\s+not|\s+nicht)?\s+[^\W\d_]+,?\s+(?:but(?:\s+rather)?|sondern)",
     rf"i(?:\s+{_EN_ADVERB})?\s+(?:{_EN_VERB}|decide|have\s+decided|decided|have\s+chosen|am\s+choosing)",
+    r"i(?:['’]ve|\s+have)\s+(?:decided(?:\s+on)?|chosen|picked|gone\s+with|settled\s+on|opted\s+for)",
     r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick|play)"
     rf"(?:\s+(?:for|in)\s+this\s+round|\s+this\s+round|\s+here|\s+now)?\s+(?:is|will\s+be)(?:\s+{_EN_ADVERB})?",
     rf"the\s+answer\s+is(?:\s+{_EN_ADVERB})?",
@@ -228,21 +333,36 @@ SUBJECTS = (
     r"(?:мой|моё|мое)\s+(?:выбор|ответ|решение)(?:\s*[—-]|\s+это)?",
     # hi
     r"मैं(?:\s+(?:फिर\s+से|इस\s+बार))?",
-    r"मेरा\s+(?:चुनाव|उत्तर|जवाब|निर्णय)(?:\s+है)?",
+    r"मेरा\s+(?:चुनाव|उत्तर|जवाब|निर्णय|विकल्प)(?:\s+है)?",
     # ar
     r"(?:أنا\s+)?(?:أختار|سأختار|اخترت|قررت|أقرر|سألعب|ألعب)",
     r"(?:اختياري|قراري|إجابتي)(?:\s+هو)?",
+    # pl
+    r"(?:ja\s+)?(?:wybieram|wybiorę|gram|zagram|decyduję\s+się\s+na|stawiam\s+na|będę)",
+    r"(?:moja|mój|moje)\s+(?:odpowiedź|wybór|decyzja|ruch)\s+(?:to|jest)",
+    # tr ("seçimim C", "cevabım D")
+    r"(?:seçimim|cevabım|kararım|yanıtım|tercihim)(?:\s+de)?",
 )
 # Chinese subjects take the move with no space: 我选择合作, 我会继续合作, 我的选择是合作.
 CJK_SUBJECTS = (
     r"我(?:的(?:选择|决定|答案|回答)(?:是|为)?|(?:也|还是|就|先|会|将|要|打算|决定|选择|选|继续|愿意)*)",
     r"(?:最终)?(?:答案|选择)(?:是|为)",
     r"(?:私の)?(?:選択|答え|回答)は|私は",
-    r"(?:제|나의|내)\s*(?:선택|답|답변)은|저는|나는",
+    r"(?:제|나의|내)\s*(?:선택|답|답변)은|저는|나는|저도|나도",
+    # a bare 选 ("choose") at a clause start, not after another player: 这一轮选F, 那就选J
+    r"(?:(?<=^)|(?<=[\s,.!:;\"]))(?:这一?轮|本轮|这次|这回|这轮|那就|就|所以|因此)?[,\s]*(?:还是|就|也)?选择?",
 )
 
+# "Option" in the languages beyond the first five: вариант J, विकल्प F, الخيار J, opzione J, optie F, opcję C.
+_OPTION_WORDS = (
+    r"(?:l['’])?opzione|optie|вариант|опция|опцию|विकल्प|الخيار|opcj[aęi]|seçenek|選択肢|オプション|옵션|선택지"
+)
+OPTION_WORDS = _OPTION_WORDS
 # What may stand between a subject and the move: "I choose option C", "I will play: **D**".
-OPTION = r"(?:(?:the\s+)?option\s+|la\s+opci[oó]n\s+|l['’]option\s+|die\s+option\s+|a\s+op[cç][ãa]o\s+|选项)?"
+OPTION = (
+    r"(?:(?:the\s+)?option\s+|la\s+opci[oó]n\s+|l['’]option\s+|die\s+option\s+|a\s+op[cç][ãa]o\s+|选项"
+    rf"|(?:{_OPTION_WORDS})\s*)?"
+)
 
 # --- lines that carry an answer ------------------------------------------------------------
 
@@ -277,8 +397,9 @@ LINE_KEYS = (
     r"|antwoord|keuze|zet|beslissing|actie"
     r"|ответ|выбор|решение|ход|действие"
     r"|उत्तर|जवाब|चुनाव|निर्णय|الإجابة|الجواب|الاختيار|القرار"
+    r"|odpowiedź|wybór|decyzja|ruch|seçimim|cevabım|kararım|yanıtım|tercihim|cevap|seçim|karar"
 )
-POSSESSIVES = r"(?:my|mi|ma|mon|meine|mein|minha|meu|mia|la\s+mia|il\s+mio|mijn|мой|моё|мое|मेरा)"
+POSSESSIVES = r"(?:my|mi|ma|mon|meine|mein|minha|meu|mia|la\s+mia|il\s+mio|mijn|мой|моё|мое|मेरा|moja|mój|moje)"
 CJK_LINE_KEYS = (
     r"(?:我的|私の)?(?:选择|答案|决定|回答|行动|答え|選択)|(?:제\s*|나의\s*)?(?:답변|답|선택)|(?:اختياري|إجابتي|قراري)"
 )
@@ -310,6 +431,14 @@ JSON_KEYS = frozenset(
         "答案",
         "选择",
         "决定",
+        "play",
+        "pick",
+        "option",
+        "selected",
+        "selection",
+        "selected_option",
+        "my_choice",
+        "my_action",
     }
 )
 XML_TAGS = (
@@ -353,6 +482,7 @@ HYPOTHETICAL_BEFORE = (
 # After the statement, in the rest of its clause: "I will cooperate if you cooperate".
 HYPOTHETICAL_AFTER = (
     rf"{_CONCESSIVE}\b(?:if|unless|provided|as\s+long\s+as|in\s+case|assuming|when|whenever"
+    r"|after\s+(?:they|he|she|you|the\s+other|my\s+opponent)"
     rf"|once(?!\s+(?:more|again))|{_LATER}"
     r"|otherwise|in\s+theory|one-shot|single-shot|depending|si|a\s+menos\s+que|siempre\s+que|cuando"
     r"|en\s+caso\s+de|s['’]il|tant\s+que|[àa]\s+condition\s+que|sauf\s+si|quand|lorsque|wenn|falls|sofern"
@@ -374,21 +504,33 @@ CLAUSE_END = (
 # "In a one-shot game I would defect, but this game is repeated, so I will cooperate."
 CLAUSE_START = (
     r"(?<!if\s)\b(?:but|so|therefore|however|hence|thus|pero|as[ií]\s+que|por\s+lo\s+tanto|mais|donc|aber|deshalb"
-    r"|daher|mas|ent[ãa]o|portanto)\b|但是|所以|因此"
+    r"|daher|mas|ent[ãa]o|portanto)\b|但是|所以|因此|ので|ため|だから|から、|니까|으니|므로|그래서|इसलिए|لذلك"
 )
 # "They expect that I will cooperate": someone else's belief about me, not my decision.
 EMBEDDED_BEFORE = (
     r"(?:[\"“‘]\s*|\b(?!i\b)[^\W\d_]+\s+(?:(?:might|may|will|would|could|probably|likely|surely|certainly|must"
     r"|all|both|clearly)\s+)*(?:think|thinks|expect|expects|assume|assumes|believe|believes|predict|predicts"
     r"|fear|fears|know|knows|suspect|suspects|guess|guesses|hope|hopes|say|says|said|claim|claims|anticipate"
-    r"|anticipates|worry|worries|want|wants|wonder|wonders)\s+(?:that\s+)?)$"
+    r"|anticipates|worry|worries|want|wants|wonder|wonders|wrote|write|writes|told\s+\w+|announced|promised)"
+    r"(?:\s*[:,]\s*['\"“‘]?\s*|\s+['\"“‘]\s*|\s+(?:that\s+)?))$"
 )
 # A negation right before the move: "No coopero", "I choose not D", 我不背叛.
 NEGATION_BEFORE = (
     r"(?:\b(?:not|no|never|nunca|jam[áa]s|jamais|nie|nicht|kein|n[ãa]o|ne|pas|non|niet|geen|не|لا|لن)\s+"
     r"|n['’]t\s+|不|没|别|绝不)$"
 )
+# A negation anywhere in a statement's clause before its move: "No voy a traicionar", "Eu não vou trair".
+# A statement that is not read as a refusal (NEGATED_SUBJECTS) is then no decision. "No," as an
+# interjection and the idioms "no doubt", "not only" are no negation of the move.
+NEGATION_IN_CLAUSE = (
+    r"(?:\b(?:not|never|no|nunca|jam[áa]s|jamais|nie|nicht|kein|n[ãa]o|ne|non|niet|geen|не|нет|никогда)\b"
+    r"|n['’]t\b|\bلا\b|\bلن\b)(?!\s*[,.!:;—–-])(?!\s+(?:doubt|question|only|matter|longer\s+than|one\b))"
+)
 NEGATION_AFTER = r"^(?:\s+(?:nicht|pas|niet)\b|\s*(?:नहीं|ません|しない|하지\s*않|안\s))"
+# German, French and Dutch put the negation after the verb and its adverbs: "Ich kooperiere diesmal nicht",
+# "Je ne coopère pas cette fois", "Ik verraad ze deze ronde niet". Found in the rest of the statement's clause
+# (a few words at most), it refuses the move and so chooses the other one. "Nicht nur" (not only) is no refusal.
+LATE_NEGATION = r"^(?:\s+[^\W\d_]+){0,4}?\s+(?:nicht|pas|niet|nie)\b(?!\s+(?:nur|seulement|uniquement|alleen|slechts))"
 
 # --- revisions: what lets a later decision replace an earlier one -------------------------------
 
@@ -398,7 +540,7 @@ REVISION_BEFORE = (
     r"|correction|correcting|changed?\s+my\s+mind|change\s+of\s+heart|changing\s+my\s+(?:answer|mind|move)"
     r"|let\s+me\s+reconsider|reconsider(?:ing|ed)?|rethink(?:ing)?|or\s+rather|instead|but|however"
     r"|nevertheless|in\s+the\s+end|ultimately|all\s+things\s+considered|on\s+balance|in\s+conclusion|finally"
-    r"|make\s+that|make\s+it|edit|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding"
+    r"|make\s+that|make\s+it|edit|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding|jk"
     r"|en\s+realidad|pens[áa]ndolo\s+bien|mejor\s+dicho|en\s+cambio|en\s+lugar\s+de\s+eso|espera|pero"
     r"|sin\s+embargo|al\s+final|finalmente|correcci[óo]n"
     r"|en\s+fait|[àa]\s+la\s+r[ée]flexion|r[ée]flexion\s+faite|tout\s+compte\s+fait|plut[ôo]t|au\s+lieu\s+de"
@@ -440,12 +582,13 @@ REVISION_AFTER = (
 # Interjections need punctuation after them ("No, cooperate." but never "No D").
 _INTERJECTIONS = (
     r"no|nope|yes|ok|okay|hmm+|um+|uh+|alright|right|fine|wait|no\s+wait|anyway|well|so|sure"
-    r"|just\s+kidding|kidding|scratch\s+that|final|verdict|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
+    r"|just\s+kidding|kidding|jk|scratch\s+that|final|verdict|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
 )
 _CONNECTIVES = (
     r"or\s+rather|but\s+rather|actually|so|but|then|thus|therefore|hence|finally|ultimately|instead|overall|definitely|certainly|clearly|obviously"
     r"|probably|in\s+conclusion|in\s+the\s+end|on\s+second\s+thoughts?|on\s+reflection|all\s+things\s+considered"
     r"|going\s+with|i['’]m\s+going\s+with|i\s+go\s+with|make\s+(?:that|it)|my\s+pick\s+is|i['’]ve\s+changed\s+my\s+mind"
+    r"|(?:i['’]m\s+|im\s+)?gonna\s+(?:be|go(?:\s+with)?|play|pick)|it['’]?s\s+gonna\s+be"
     r"|i\s+have\s+changed\s+my\s+mind|chang(?:e|ing)\s+(?:my\s+)?(?:answer|move|choice|decision)\s+to|entonces"
     r"|por\s+lo\s+tanto|as[ií]\s+que|pues|donc|alors|also|daher|deshalb|dann|ent[ãa]o|portanto|logo|所以|因此"
 )
@@ -456,24 +599,35 @@ TRAIL = (
 )
 # "C, not D" and "C rather than D" name one move: the other only to reject it.
 REJECTED = r"(?:,?\s+(?:(?:definitely|certainly|surely)\s+)?(?:not|rather\s+than|instead\s+of|over))"
-PRONOUN_PREFIX = r"(?:(?:i|je|ich|yo|eu|me|io|ik|я)\s+|我|(?:option|opci[oó]n|op[cç][ãa]o)\s+)?"
+PRONOUN_PREFIX = rf"(?:(?:i|je|ich|yo|eu|me|io|ik|я)\s+|我|(?:option|opci[oó]n|op[cç][ãa]o|{_OPTION_WORDS})\s*)?"
+# Chat slang ends a sentence as a full stop would: "defect lol they had it coming", "D tbh".
+SLANG = r"lol|lmao|rofl|tbh|ngl|imo|imho|fr|smh|idc"
 # A correction inside a sentence starts a new segment: "C, or rather D".
 CORRECTION = r"(?:or|but)\s+rather\b"
 # An explanation after a comma starts a new segment: "D, because they defected".
-EXPLANATION = r"(?:because|since|as|given|so|to|but|and|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"
+EXPLANATION = r"(?:because|since|as|given|so|to|but|and|the\s+one|which|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"
 
 # --- negated statements: in a game of two moves, refusing one chooses the other -----------------
 
 # "I won't defect", "I will not be cooperating", "I refuse to defect", "Not D.", "No more cooperation".
 NEGATED_SUBJECTS = (
     rf"i(?:\s+will\s+not|\s+won['’]t|['’]ll\s+not|\s+shall\s+not|\s+will\s+never|['’]ll\s+never|\s+am\s+not"
-    rf"|['’]m\s+not|\s+do\s+not|\s+don['’]t|\s+refuse)(?:\s+{_EN_ADVERB})*"
-    rf"(?:\s+(?:going\s+to|gonna|be|want\s+to|plan\s+to|intend\s+to|to|the\s+(?:one|first)\s+to))*(?:\s+{_EN_VERB})?",
+    rf"|['’]m\s+not|\s+do\s+not|\s+don['’]t|\s+refuse|\s+no\s+longer"
+    rf"|(?:['’]m|\s+am)\s+(?:done|through|finished)(?:\s+with)?)(?:\s+{_EN_ADVERB})*"
+    rf"(?:\s+(?:going\s+to|gonna|be|want\s+to|plan\s+to|intend\s+to|to|the\s+(?:one|first)\s+to))*"
+    rf"(?:\s+(?:{_EN_VERB}|{_EN_GERUND}))?",
     r"(?:there['’]s|there\s+is|i\s+(?:have|see))\s+no\s+(?:reason|need)\s+to",
-    r"(?:io\s+)?non(?:\s+(?:scelgo|voglio|intendo))?(?:\s+di)?",
+    r"i\s+have\s+no\s+(?:intention|plan|desire|wish)\s+(?:of|to)|(?:there['’]s\s+|there\s+is\s+)?no\s+way\s+i['’]m",
+    # subjectless, at a sentence start only ("They are not going to cooperate" is theirs)
+    r"(?:^|(?<=\n)|(?<=[.!?:]\s))(?:(?:definitely|certainly|absolutely)\s+)?(?:not|never)\s+(?:going\s+to|gonna)",
+    r"(?:io\s+)?non(?:\s+(?:scelgo|voglio|intendo|ho\s+intenzione|penso))?(?:\s+di)?",
     r"ik\s+(?:ga|wil|kies)\s+niet(?:\s+voor)?(?:\s+te)?|ik\s+(?:kies|neem)\s+niet",
-    r"я\s+не(?:\s+(?:буду|стану|выберу|хочу))?|не\s+буду",
+    r"я\s+не(?:\s+(?:буду|стану|выберу|хочу))?|не\s+буду|не",
     r"لن\s+(?:أختار|ألعب)|لن",
+    r"(?:ja\s+)?nie(?:\s+(?:będę|wybieram|wybiorę|zamierzam))?",
+    r"(?:yo\s+)?no\s+(?:voy\s+a|quiero|pienso|elijo|elegiré|vamos\s+a)|(?:eu\s+)?n[ãa]o\s+(?:vou|quero|escolho|irei)",
+    r"ich\s+(?:werde|will|möchte|moechte)\s+(?:nicht|nie)(?:\s+mehr)?|ich\s+(?:wähle|waehle)\s+nicht",
+    r"je\s+ne(?:\s+(?:vais|veux|choisis)\s+pas)?",
 )
 # Before a label alone: "Not D.", "Definitely not C.", "No more cooperation from me."
 NEGATED_LEAD = (
@@ -486,14 +640,49 @@ NEGATED_LEAD = (
 # After the last decision, the other move with one of these is doubt, not an argument: "C. Although...
 # D might be better. I'm not sure.", "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."
 HEDGE_BEFORE = (
-    r"\b(?:maybe|perhaps|possibly|or|then\s+again|alternatively|either|forse|misschien|может\s+быть|или|o|ou|oder"
-    r"|vielleicht|quizás|quizas|tal\s+vez|peut-être|talvez)\b(?:[\s,]+[^\W\d_]+){0,3}[\s,*_`'\"“(]*$"
+    r"\b(?:maybe|perhaps|possibly|or|then\s+again|alternatively|either|unless|might|may|could|open\s+to|tempted\s+by|forse|misschien|может\s+быть|или|o|ou|oder"
+    r"|vielleicht|quizás|quizas|tal\s+vez|peut-être|talvez)\b(?:[\s,]+[^\W\d_]+){0,4}[\s,*_`'\"“(]*$"
 )
 HEDGE_AFTER = (
     r"[\s*_`'\")”]*(?:(?:might|could|may|would)\s+(?:also\s+)?(?:be|pay)\s+(?:(?:a\s+lot|much|even)\s+)?"
     r"(?:better|wiser|smarter|safer|preferable|more|the\s+(?:better|smarter|wiser|safer|right))"
     r"|(?:is|seems|looks|sounds)\s+(?:(?:probably|maybe|perhaps|also|even)\s+)?(?:better|wiser|smarter|safer|preferable)"
-    r"|(?:could|might|may)\s+(?:also\s+)?work)"
+    r"|(?:could|might|may)\s+(?:also\s+)?work"
+    # "C. D is also fine though.", "I'll say D, but C is equally reasonable.", "C, though D works too."
+    r"|(?:is|seems|looks|sounds|would\s+be)\s+(?:(?:also|equally|just\s+as|as|probably|maybe|perhaps|even|quite)\s+)*"
+    r"(?:fine|good|reasonable|valid|ok|okay|defensible|viable|acceptable|justified|justifiable|sensible|legit)"
+    r"|works?\s+(?:too|as\s+well|also|just\s+as\s+well)|(?:also\s+)?makes?\s+(?:sense|a\s+case))"
+)
+
+# Doubt about one's own answer, written after it: "C, but honestly I'm not sure", "Answer: D. Not confident at
+# all.", "Draft: C\nFinal: (undecided)", "I keep going back and forth". After the last decision, in a sentence
+# that is not about the other player, it refuses the reply (see harness.players.model.parsing.doubt).
+DOUBT = (
+    r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|confident|decided|convinced)|unsure|uncertain|undecided|unclear"
+    r"|can(?:no|['’])t\s+(?:\w+\s+)?(?:commit|decide|choose|make\s+up\s+my\s+mind)|no\s+idea"
+    r"|(?:do\s+not|don['’]t)\s+(?:really\s+)?know|back\s+and\s+forth|torn|on\s+the\s+fence|either\s+way"
+    r"|(?:with|like)\s+either|hard\s+to\s+(?:say|tell|decide)|who\s+knows|i\s+guess\s*\?|second-guess\w*"
+    r"|tentative(?:ly)?|provisional(?:ly)?|subject\s+to\s+change|not\s+(?:100\s*%|final)|hard\s+call|coin\s+flip"
+    r"|flip\s+a\s+coin|let\s+me\s+(?:reconsider|rethink|think(?:\s+(?:again|more|about\s+it|it\s+over))?\s*[.…!]*$)"
+    r"|(?:need|have)\s+to\s+(?:think|reconsider)"
+    # third pass: doubt in other words, a draft said to be right after all, a cycle of revisions left open
+    r"|50\s*[-/ ]\s*50|could\s+be\s+wrong|then\s+again|don['’]t\s+(?:quote|hold)\s+me"
+    r"|no\s+strong\s+(?:conviction|opinion)"
+    r"|haven['’]t\s+(?:\w+\s+)?decided|low\s+confidence|equally\s+(?:plausible|likely|good|valid)|talked\s+out\s+of"
+    r"|(?:might|may|could)\s+(?:well\s+)?(?:flip|switch|change|regret)|or\s+maybe\s+not|maybe\s+not\b|\bor\s+am\s+i\b"
+    r"|\b(?:the\s+)?(?:draft|first\s+(?:one|answer)|original(?:\s+answer)?)\s+(?:was|is|might|may|could|looks|seems)\b"
+    r"|\bno\s*(?:\.{2,}|…)\s*$|\b(?:wait|actually)\s*[—–-]+\s*$|twijfel"
+    r"|\b(?:final|answer|decision|choice|revised|revision)\s*(?:[:=]|->|→|=>)\s*[?…]|\bor\s+not\b"
+    r"|no\s+s[ée]|no\s+estoy\s+segur[oa]|je\s+ne\s+sais\s+pas|pas\s+s[ûu]r|wei[ßs]\s+(?:es\s+)?nicht"
+    r"|nicht\s+sicher|n[ãa]o\s+sei|n[ãa]o\s+tenho\s+certeza|non\s+(?:lo\s+)?so|non\s+sono\s+sicur[oa]"
+    r"|weet\s+(?:het\s+)?niet|niet\s+zeker|не\s+знаю|не\s+уверен[аы]?|nie\s+wiem|nie\s+jestem\s+pew\w+"
+    r"|bilmiyorum|emin\s+değilim|पता\s+नहीं|यकीन\s+नहीं|لا\s+أعرف|لست\s+متأكد)"
+    r"|不确定|不知道|说不准|わからない|分からない|迷って|모르겠|확실하지\s*않"
+)
+# Before a statement in its clause, doubt makes it no decision: "I'm not sure I'll cooperate."
+DOUBT_LEAD = (
+    r"\b(?:not\s+(?:\w+\s+)?(?:sure|certain|convinced)|unsure|uncertain|(?:do\s+not|don['’]t)\s+know)"
+    r"(?:\s+(?:that|whether|if))?\s*$"
 )
 
 # --- a label alone in informal replies: the words around it --------------------------------------
@@ -510,7 +699,10 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
     refuse refusing done stop quit avoid enough tired anymore without against says said suggests thought told
     lost lose loses failed wins won bad wrong risky tempting pays gives means get gets seems seem looks sounds
     appears feels
-    vs versus than next later future then
+    reject rejects rejecting rejected decline declining anything except besides nothing neither instead
+    less least hardly barely scarcely un non anti
+    vs versus than next later future then initially originally wanted thinking tentatively provisionally likely
+    open considering consider tempted torn unsure
     nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
     se o ou oder y und et e ha hanno heeft hebben hat haben"""
 NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split())
@@ -523,7 +715,8 @@ TAIL_WORDS_MAX = 3
 # A key that names the other player, the past, or a move that is not the one chosen ("Opponent: D",
 # "Last round: C", "Backup: D", "Expected: D") holds no decision of mine.
 FOREIGN_KEY = (
-    r"^(?:the\s+|my\s+|our\s+)?(?:other|opponent|opp|them|they|their|his|her|partner|you|your|last|previous|prev|prior"
+    r"^(?:the\s+|my\s+|our\s+)?(?:other|opponent|opp|them|they|their|his|her|partner|you|your|last|previous(?:ly)?|prev|prior"
+    r"|so\s+far|recap|until\s+now|up\s+to\s+now|to\s+date"
     r"|earlier|history|past|before|score|scores|points|payoffs?|if|when|unless|expected|predicted|prediction"
     r"|backup|alternative|fallback|plan|next|later|future|options|note|reason|why|because|question"
     r"|их|他|对方|相手|상대)\b"
@@ -531,7 +724,10 @@ FOREIGN_KEY = (
 )
 FOREIGN_JSON_KEY = (
     r"(?:^|_)(?:other|opponent|opp|their|them|partner|last|previous|prev|prior|history|past|expected|predicted"
-    r"|prediction|backup|alternative|fallback|options|if|reason|reasoning|explanation|strategy|confidence)(?:_|$)"
+    r"|prediction|backup|alternative|fallback|options|if|reason|reasoning|explanation|strategy|confidence|note|notes"
+    r"|comment|comments|why|rationale|thoughts|analysis|justification)(?:_|$)"
 )
 # Up to this many words make a key; a longer "key" is a sentence.
 KEY_WORDS_MAX = 6
+# The reply's closing phrase before its label may be longer: "For the sake of our long partnership here: J".
+CLOSING_KEY_WORDS_MAX = 10
