@@ -82,10 +82,22 @@ def answer(con: duckdb.DuckDBPyConnection | Catalog, query: str) -> tuple[list[s
     return columns, sorted(normal, key=repr)
 
 
+GROWN = {"cooperate_words", "defect_words"}
+"""Settings whose default list may have grown since the fixtures were made: the words read as each move (issue 21
+added "betray" to the defect words); a reply is read from more words, the prompt is the same."""
+
+
 def contains_config(new: object, old: object) -> bool:
     """Whether the config ``new`` holds every setting of ``old`` with the same value (it may hold more)."""
     if isinstance(old, dict) and isinstance(new, dict):
-        return all(k in new and contains_config(new[k], v) for k, v in old.items())
+        return all(
+            k in new
+            and (
+                contains_config(new[k], v)
+                or (k in GROWN and isinstance(v, list) and isinstance(new[k], list) and new[k][: len(v)] == v)
+            )
+            for k, v in old.items()
+        )
     if isinstance(old, list) and isinstance(new, list):
         return len(old) == len(new) and all(contains_config(n, o) for n, o in zip(new, old, strict=True))
     return new == old

@@ -140,18 +140,32 @@ def _is_cjk(word: str) -> bool:
 def _token(keys: Iterable[str], group: str, *, prose: bool = False, suffix: bool = False) -> str:
     """A move token; with ``prose`` a one-letter label must be in its own (upper) case; with ``suffix`` it may
     carry a case ending after an apostrophe (Turkish "C'yi")."""
-    spaced: list[str] = []
-    unspaced: list[str] = []
+    # Longest first: every word of two or more characters comes before every one-letter label.
+    long_spaced: list[str] = []
+    short_spaced: list[str] = []
+    long_unspaced: list[str] = []
+    short_unspaced: list[str] = []
     for k in sorted(set(keys), key=len, reverse=True):
         pattern = r"\s+".join(re.escape(part) for part in k.split())
         if prose and len(k) == 1:
             pattern = f"(?-i:{re.escape(k.upper())})"
-        elif len(k) > 1:
-            pattern = rf"(?<!{_W}-)(?<!{_W}‐){pattern}"  # a prefix turns the word: "non-cooperative", "un-cooperative"
-        (unspaced if _is_cjk(k) else spaced).append(pattern)
+        if _is_cjk(k):
+            (long_unspaced if len(k) > 1 else short_unspaced).append(pattern)
+        else:
+            (long_spaced if len(k) > 1 else short_spaced).append(pattern)
+    spaced = _alternatives(long_spaced, short_spaced)
+    unspaced = _alternatives(long_unspaced, short_unspaced)
     tail = "" if suffix else rf"(?!['’]{_W})"
-    parts = [rf"(?<!{_W})(?<!{_W}['’])(?:{'|'.join(spaced)})(?!{_W}){tail}"] if spaced else []
-    return rf"(?P<{group}>{'|'.join(parts + unspaced)})"
+    parts = [rf"(?<!{_W})(?<!{_W}['’])(?:{spaced})(?!{_W}){tail}"] if spaced else []
+    return rf"(?P<{group}>{'|'.join(parts + ([unspaced] if unspaced else []))})"
+
+
+def _alternatives(long: list[str], short: list[str]) -> str:
+    """``long`` then ``short`` as one alternation; a word of ``long`` is no move after a hyphenated prefix
+    ("non-cooperative", "un-cooperative"). The prefix test is written once for all of them: written before each
+    word, Python's regex compiler spent ~45 s building the grammar of one label set."""
+    head = [rf"(?<!{_W}-)(?<!{_W}‐)(?:{'|'.join(long)})"] if long else []
+    return "|".join(head + short)
 
 
 @lru_cache(maxsize=64)
