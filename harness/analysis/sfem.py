@@ -84,30 +84,34 @@ class SfemFit:
 
 def _log_likelihoods(matches: Floats, moves: Floats, beta: Floats) -> Floats:
     """log L_k per fit (first axis, one β each), game (rows) and strategy (columns, RAND last)."""
+    out = np.empty((beta.shape[0], moves.shape[0], len(STRATEGIES)))
     with np.errstate(divide="ignore", invalid="ignore"):
         log_b = np.log(beta)[:, None, None]
         log_miss = np.log1p(-beta)[:, None, None]
         misses = moves[:, None] - matches
-        det = np.where(matches > 0, matches * log_b, 0.0) + np.where(misses > 0, misses * log_miss, 0.0)
-    rand = np.broadcast_to(moves * np.log(0.5), (beta.shape[0], moves.shape[0]))
-    return np.concatenate([det, rand[:, :, None]], axis=2)
+        out[:, :, :-1] = np.where(matches > 0, matches * log_b, 0.0) + np.where(misses > 0, misses * log_miss, 0.0)
+    out[:, :, -1] = moves * np.log(0.5)
+    return out
 
 
 def _mixture(log_l: Floats, shares: Floats, weights: Floats) -> tuple[Floats, Floats]:
-    """Per fit (first axis): the posterior of each strategy per game (the E-step) and the total
-    log-likelihood, each row of games counted as often as the fit's ``weights`` say."""
+    """Per fit (first axis): the posterior of each strategy per game (the E-step), written over ``log_l`` (the
+    largest array, fits × games × strategies: a copy a step is time), and the total log-likelihood, each row of
+    games counted as often as the fit's ``weights`` say."""
     with np.errstate(divide="ignore"):
-        weighted = log_l + np.log(shares)[:, None, :]
+        log_l += np.log(shares)[:, None, :]
     # The maximum and the sum over the strategies column by column: numpy reduces a short last axis several
     # times slower, and adds in this order too (first to last), so the sums are the same to the bit.
-    top = weighted[:, :, 0].copy()
-    for k in range(1, weighted.shape[2]):
-        np.maximum(top, weighted[:, :, k], out=top)
-    dense = np.exp(weighted - top[:, :, None])
+    top = log_l[:, :, 0].copy()
+    for k in range(1, log_l.shape[2]):
+        np.maximum(top, log_l[:, :, k], out=top)
+    log_l -= top[:, :, None]
+    dense = np.exp(log_l, out=log_l)
     total = dense[:, :, 0] + dense[:, :, 1]
     for k in range(2, dense.shape[2]):
         total += dense[:, :, k]
-    return dense / total[:, :, None], np.sum(weights * (top + np.log(total)), axis=1)
+    dense /= total[:, :, None]
+    return dense, np.sum(weights * (top + np.log(total)), axis=1)
 
 
 def fit_counts(
@@ -174,16 +178,18 @@ def _em(
     games = weights.sum(axis=1)
     shares, beta = shares.copy(), beta.copy()
     previous = np.full(beta.shape[0], -np.inf)
-    live = np.arange(beta.shape[0])
+    live, live_weights, live_games = np.arange(beta.shape[0]), weights, games  # the fits still going
     for _ in range(steps):
-        post, ll = _mixture(_log_likelihoods(matches, moves, beta[live]), shares[live], weights[live])
-        going = ~(ll - previous[live] <= TOLERANCE * games[live])  # a NaN step goes on, as it would alone
-        live, post, ll = live[going], post[going], ll[going]
-        if live.size == 0:
-            break
+        post, ll = _mixture(_log_likelihoods(matches, moves, beta[live]), shares[live], live_weights)
+        going = ~(ll - previous[live] <= TOLERANCE * live_games)  # a NaN step goes on, as it would alone
+        if not going.all():
+            live, live_weights, live_games = live[going], live_weights[going], live_games[going]
+            if live.size == 0:
+                break
+            post, ll = post[going], ll[going]
         previous[live] = ll
-        post = post * weights[live][:, :, None]
-        shares[live] = post.sum(axis=1) / games[live][:, None]
+        post *= live_weights[:, :, None]
+        shares[live] = post.sum(axis=1) / live_games[:, None]
         det = post[:, :, :-1]
         tried = np.sum(det * moves[None, :, None], axis=(1, 2))
         with np.errstate(divide="ignore", invalid="ignore"):
