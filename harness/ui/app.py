@@ -18,7 +18,7 @@ from pathlib import Path
 import streamlit as st
 
 from harness.errors import StoreError
-from harness.ui import views
+from harness.ui import cached, views
 from harness.ui.views import LAST_VIEW, PENDING_VIEW, VIEW, VIEWS
 
 CHARTS_WARM = "charts_warm"
@@ -50,6 +50,7 @@ def main() -> None:
     if choice is None:  # clicking the selected view again deselects it; stay where we were
         choice = last
     st.session_state[LAST_VIEW] = choice
+    cached.new_page()
     try:
         views.render(choice, folder)
     except StoreError as exc:  # a run file found damaged as the view read it (harness.ui.cached)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 Signature = tuple[tuple[str, int, int], ...]
 REFRESH_S = 2.5  # how often a page following a run in progress looks again (harness.ui.follow)
 LAST_LISTING = "cached_listing|"  # session key prefix: (stamp, being written?) of a folder's last listing
+PAGE_LISTINGS = "cached_page_listings"  # session key: {(folder, kind): listing} this full run of the page shows
 
 
 class RunSource:
@@ -89,8 +90,25 @@ def list_runs(folder: Path, sig: Signature, kind: str | None = None, stamp: int 
     return browse.list_runs(folder, kind)
 
 
+def new_page() -> None:
+    """A full run of the page begins (:func:`harness.ui.app.main`): its :func:`listing` is read afresh."""
+    st.session_state[PAGE_LISTINGS] = {}
+
+
 def listing(folder: Path, kind: str | None = None) -> browse.Folder:
-    """The folder's runs (:func:`list_runs`), cached by the folder's signature; while a file is being written,
+    """The folder's runs as this full run of the page shows them: read (:func:`look`) at its first call, the same
+    for the rest of the run. So every part of the page agrees, and :func:`harness.ui.follow.follow` compares
+    later looks with what the page shows: a writer that moves on while the page is drawn (a second or more on a
+    busy machine) is seen at the next look, not taken for what the page already shows (which left it stale)."""
+    drawn: dict[tuple[str, str | None], browse.Folder] = st.session_state.setdefault(PAGE_LISTINGS, {})
+    key = (str(folder), kind)
+    if key not in drawn:
+        drawn[key] = look(folder, kind)
+    return drawn[key]
+
+
+def look(folder: Path, kind: str | None = None) -> browse.Folder:
+    """The folder's runs now (:func:`list_runs`), cached by the folder's signature; while a file is being written,
     read again at most every ``REFRESH_S`` as well. A writer can release its file without changing it (a run
     stopped before its first game, a process killed), so the signature alone would keep the file "in progress"."""
     key = f"{LAST_LISTING}{folder}|{kind}"

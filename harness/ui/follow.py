@@ -5,6 +5,8 @@ A run in progress changes under the page: its games finish one by one, and a fil
 run it shows. While that run is ``running``, or a file of the folder is being written, a fragment re-lists the
 folder every ``REFRESH_S`` (cheap: the listing is cached by the folder's signature) and reruns the page only
 when what the page shows has changed (the run's status or number of finished games, the files in progress).
+What the page shows is the listing it was drawn from (:func:`harness.ui.cached.listing`, one per full run), not
+a look taken after it: a writer that moves on while the page is drawn is then seen at the next look.
 When nothing is running, nothing is declared, and an idle page costs nothing.
 """
 
@@ -43,7 +45,7 @@ def follow(folder: Path, run_id: str | None, kind: str | None = None, *, hold: b
 
     ``hold``: do not rerun the page for now (the Replay view while it plays: a rerun would not lose the
     position, but need not interrupt the animation); it looks again at its next full run."""
-    now = shown(cached.listing(folder, kind), run_id)
+    now = shown(cached.listing(folder, kind), run_id)  # what the page shows: the listing it was drawn from
     if not now.live or hold:
         return now.live
     first = [True]  # the full run's own call of the fragment: the page was just drawn from `now`
@@ -53,7 +55,7 @@ def follow(folder: Path, run_id: str | None, kind: str | None = None, *, hold: b
         if first:
             first.clear()
             return
-        if shown(cached.listing(folder, kind), run_id) != now:
+        if shown(cached.look(folder, kind), run_id) != now:
             st.rerun()  # the whole page, drawn from what the folder holds now
 
     watch()

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -196,6 +197,75 @@ def test_a_running_run_shows_its_progress_and_is_followed_until_it_ends(
 
 
 @pytest.mark.slow
+def test_a_run_that_moves_on_while_the_page_is_drawn_is_seen_at_the_next_look(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer records games (then ends the run) while the page is being drawn, after the progress bar: the
+    page shows what it read first, so the timer's next look must find news and rerun the page. (It used to
+    compare with a listing read at the end of the same page, which already held the news: the page stayed on
+    "2 of 6", or on "running" with no timer, for good; the e2e test saw it on a busy machine.)"""
+    import streamlit as st
+
+    from harness.ui import results_view
+
+    finished = tmp_path / "finished"
+    run_experiment(tournament_config(["TFT", "ALLD", "GRIM"], rounds=5), results_dir=finished, run_id="live")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    held = running_copy(finished / "live.duckdb", folder, keep=2)
+    steps = [lambda: held.write_games(finished / "live.duckdb", upto=5)]
+    draw = results_view._render
+
+    def draw_while_the_writer_moves_on(folder: Path, source: cached.RunSource) -> None:
+        draw(folder, source)
+        if steps:
+            steps.pop(0)()
+
+    monkeypatch.setattr(results_view, "_render", draw_while_the_writer_moves_on)
+    looks: list[Callable[[], None]] = []  # the follow timer's body, as each full run declares it
+    fragment = st.fragment
+
+    def keep_look(func: Any = None, *, run_every: float | None = None) -> Any:
+        def declare(f: Any) -> Any:
+            if f.__qualname__.endswith("follow.<locals>.watch"):
+                looks.append(f)
+            return fragment(f, run_every=run_every)
+
+        return declare if func is None else declare(func)
+
+    monkeypatch.setattr(st, "fragment", keep_look)
+    try:
+        at = app(folder, RESULTS)
+        assert "2 of 6 games finished" in at.get("progress")[0].proto.text
+        assert _next_look_reruns(looks, monkeypatch)  # 5 of 6 now
+
+        steps.append(lambda: held.write_games(finished / "live.duckdb", upto=6, status="complete"))
+        looks.clear()
+        at.run()  # the rerun the look asked for; the writer ends the run meanwhile
+        assert "5 of 6 games finished" in at.get("progress")[0].proto.text
+        assert _next_look_reruns(looks, monkeypatch)  # complete now
+
+        looks.clear()
+        at.run()
+        assert not at.get("progress") and not looks
+        assert "live · TFT, ALLD, GRIM · complete 6/6" in at.selectbox(key="results_run").options[0]
+    finally:
+        held.close()
+
+
+def _next_look_reruns(looks: list[Callable[[], None]], monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Whether the follow timer's next tick asks for a rerun of the page (AppTest never runs a timer: the body is
+    called here, outside a script run, with st.rerun recorded)."""
+    import streamlit as st
+
+    asked: list[object] = []
+    with monkeypatch.context() as m:
+        m.setattr(st, "rerun", lambda *a, **k: asked.append(a))
+        looks[-1]()
+    return bool(asked)
+
+
+@pytest.mark.slow
 def test_a_running_run_whose_writer_was_killed_is_shown_as_crashed_with_how_to_resume_it(
     app: App, tmp_path: Path, fragments: Fragments
 ) -> None:
@@ -230,6 +300,57 @@ def test_what_a_followed_page_shows_changes_with_status_games_and_files_in_progr
     assert not shown(listing(RunStatus.INTERRUPTED, 2), "r").live
     assert shown(listing(RunStatus.COMPLETE, 9, frozenset({"x.duckdb"})), "r").live  # another run in progress
     assert not shown(listing(RunStatus.RUNNING, 2), "other").live  # the page shows another run
+
+
+def test_a_followed_page_compares_its_next_look_with_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fast, with the folder's listing scripted: a run moves on between the page's first read of the folder (what
+    it shows) and :func:`follow` at its end; the timer's next look must rerun the page, not take the news for
+    what is shown. Failed before the page was drawn from one listing per full run."""
+    from datetime import datetime
+
+    import streamlit as st
+
+    from harness.states import RunStatus
+    from harness.store import browse
+
+    reads = iter([2, 5, 5, 5])  # finished games at each read of the folder: the writer moves on after the first
+
+    def listed(folder: Path, kind: str | None = None) -> browse.Folder:
+        done = next(reads)
+        return browse.Folder([browse.RunRow("r", "eval", RunStatus.RUNNING, datetime(2026, 1, 1), 6, done, [])], [])
+
+    stamps = iter(range(100))  # the folder's signature changes with each write
+    monkeypatch.setattr(browse, "list_runs", listed)
+    monkeypatch.setattr(browse, "folder_signature", lambda folder: (("r.duckdb", next(stamps), 0),))
+    looks: list[Callable[[], None]] = []
+    fragment = st.fragment
+
+    def keep_look(func: Any = None, *, run_every: float | None = None) -> Any:
+        def declare(f: Any) -> Any:
+            looks.append(f)
+            return fragment(f, run_every=run_every)
+
+        return declare if func is None else declare(func)
+
+    monkeypatch.setattr(st, "fragment", keep_look)
+
+    def page(folder: str) -> None:  # run as a script of its own: names from outside are not defined there
+        from pathlib import Path
+
+        import streamlit as st
+
+        from harness.ui import cached
+        from harness.ui.follow import follow
+
+        run = cached.listing(Path(folder)).runs[0]
+        st.write(f"{run.games_done} of {run.games_planned}")
+        follow(Path(folder), "r")
+
+    at = AppTest.from_function(page, args=(str(tmp_path),)).run()
+    assert not at.exception and at.markdown[0].value == "2 of 6"
+    assert _next_look_reruns(looks, monkeypatch)
 
 
 def test_a_run_written_by_this_process_is_in_progress_too(tmp_path: Path) -> None:
