@@ -7,6 +7,7 @@ import random
 import pytest
 
 from harness.game.rules import PayoffMatrix
+from harness.players.model.parsing.fields import field_doubts
 from harness.players.model.parsing.policy import (
     ActionLabels,
     ParsePolicy,
@@ -704,3 +705,52 @@ def test_shorthand(text: str, expected: str | None) -> None:
 )
 def test_second_pass_shapes(text: str, expected: str | None) -> None:
     assert parse_action(text, DEFAULT).action == expected
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "doubts"),
+    [
+        ("final", False, True),
+        ("Final", "no", True),
+        ("final", True, False),
+        ("is_final", "false", True),
+        ("tentative", True, True),
+        ("draft", False, False),
+        ("confidence", 0.3, True),
+        ("confidence", 0.69, True),
+        ("confidence", 0.7, False),
+        ("confidence", "50%", True),
+        ("confidence", "3/10", True),
+        ("confidence", "8/10", False),
+        ("confidence", 85, False),
+        ("confidence", 6, True),
+        ("Confidence level", "low", True),
+        ("confidence", "high", False),
+        ("status", "undecided", True),
+        ("status", "final", False),
+        ("reason", "no", False),
+    ],
+)
+def test_a_field_beside_the_answer_doubts_it_on_any_scale(field: str, value: object, doubts: bool) -> None:
+    """A confidence is read as a share of its own scale (0-1, per cent, out of N, 0-10, 0-100): below 0.7 it doubts
+    the answer; a flag doubts it by its meaning ("final": false, "tentative": true); other fields say nothing."""
+    assert field_doubts(field, value) is doubts
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"move": "C", "move": "D"}', None),
+        ('{"move": "D", "move": "D"}', "D"),
+        ('{"action": "C?"}', None),
+        ('{"action": "C", "notes": "may switch to D next time if they defect"}', "C"),
+        ('{"reasoning": "not sure at first, but trust pays", "action": "C"}', "C"),
+        ('{"action": "C", "reasoning": "not sure at all"}', None),
+        ("move: D\nconfidence: 0.4", None),
+        ("move: D\nconfidence: 0.9", "D"),
+    ],
+)
+def test_structured_answers_with_doubting_or_conflicting_fields(text: str, expected: str | None) -> None:
+    """Reasoning before the move may weigh doubts the move settles; after it, or in a note, doubt refuses the reply;
+    a move field repeated with another value, or asked as a question, chooses nothing."""
+    assert parse_action(text, ActionLabels()).action == expected

@@ -15,6 +15,7 @@ from typing import Literal
 
 from harness.game.rules import Action
 from harness.players.model.parsing import words
+from harness.players.model.parsing.fields import object_doubts
 from harness.players.model.parsing.grammar import (
     BOXED_RE,
     CLAUSE_END_RE,
@@ -174,17 +175,20 @@ def whole_reply(t: str, g: Grammar) -> Decision | None:
     """
     alone = _label_alone(t, 0, len(t), g)
     if alone is not None and alone[0] != "both":
-        return Decision(0, len(t), alone[0], "bare")
+        return Decision(0, alone[2], alone[0], "bare")  # ends at the label: doubt may follow it ("D. Hmm.")
     body = t.strip()
     if body.startswith("```"):
         body = body.strip("`").removeprefix("json").strip()
     if body.startswith("{") and body.endswith("}"):
         try:
-            obj = json.loads(body)
+            obj = _DECODER.decode(body)
         except ValueError:
             return None
         moves = {move for _, move in _move_fields(obj, g)} if isinstance(obj, dict) else set()
-        return Decision(0, len(t), moves.pop(), "json") if len(moves) == 1 else None
+        if len(moves) != 1:
+            return None
+        _refuse_doubt(obj, g)
+        return Decision(0, len(t), moves.pop(), "json")
     if ":" not in body and "=" not in body:
         return None
     last = body[body.rfind("\n") + 1 :]
@@ -379,7 +383,10 @@ def _structured(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int
     """JSON objects, quoted key-value pairs of broken JSON, and XML tags."""
     for start, end, obj in _json_objects(t):
         taken.append((start, end))
-        found.extend(Decision(start, end, move, "json") for _, move in _move_fields(obj, g))
+        moves = [Decision(start, end, move, "json") for _, move in _move_fields(obj, g)]
+        if moves:
+            _refuse_doubt(obj, g)
+        found.extend(moves)
     for match in LOOSE_FIELD_RE.finditer(t) if ":" in t else ():
         if not _inside(match.start(), taken):
             taken.append(match.span())
@@ -435,8 +442,30 @@ def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str) -> b
     return bool(HEDGE_BEFORE_RE.search(t, sentence_start, token.start()) or HEDGE_AFTER_RE.match(t, token.end()))
 
 
+def _refuse_doubt(obj: dict[object, object], g: Grammar) -> None:
+    """A JSON answer whose other fields mark it as unsure ("final": false, "confidence": "low") chose nothing."""
+    if object_doubts(obj, words.JSON_KEYS):
+        raise InvalidStructure(f"the JSON marks its answer as unsure; give just {g.names[0]} or {g.names[1]}")
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> dict[object, object]:
+    """A JSON object, refused when it repeats a move field with another value ({"move": "C", "move": "D"})."""
+    obj: dict[object, object] = {}
+    for field, value in pairs:
+        name = field.strip().casefold().replace(" ", "_").replace("-", "_")
+        if name in words.JSON_KEYS and field in obj and obj[field] != value:
+            raise InvalidStructure(f"the JSON gives the field {field!r} twice, with different values")
+        obj[field] = value
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs)
+
+
 def _json_move(field: object, value: object, g: Grammar) -> Action:
     """A JSON move field must name exactly one move: the model chose a format and broke it."""
+    if isinstance(value, str) and value.strip(" \t*_`'\".!").endswith("?"):
+        raise InvalidStructure(f"the JSON field {field!r} asks rather than answers ({value!r})")
     move = _value(value, g)[0] if isinstance(value, str) else None
     if move == "both":
         raise InvalidStructure(f"the JSON field {field!r} holds both {g.names[0]} and {g.names[1]}")
@@ -447,7 +476,7 @@ def _json_move(field: object, value: object, g: Grammar) -> Action:
 
 def _json_objects(text: str) -> Iterator[tuple[int, int, dict[object, object]]]:
     """Every top-level JSON object in the text, fenced or not, with its span."""
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     pos = text.find("{")
     while pos != -1:
         try:

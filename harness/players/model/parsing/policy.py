@@ -96,6 +96,7 @@ from harness.players.model.parsing.decisions import (
     whole_reply,
 )
 from harness.players.model.parsing.doubt import doubts_answer
+from harness.players.model.parsing.fields import lines_doubt
 from harness.players.model.parsing.grammar import (
     CLAUSE_END_RE,
     JUNK,
@@ -170,6 +171,8 @@ def parse_action(text: str, labels: ActionLabels, payoffs: PayoffMatrix | None =
     try:
         quick = whole_reply(t, g)
         if quick is not None:
+            if doubts_answer(t, quick.end) or lines_doubt(t, quick.end):  # "D. Actually, hold on."
+                return ParseResult(None, _DOUBT.format(c=g.names[0], d=g.names[1]), quick.method)
             return ParseResult(quick.move, method=quick.method)  # type: ignore[arg-type]
         found = find_decisions(t, g)
     except InvalidStructure as invalid:
@@ -202,7 +205,7 @@ def _resolve(found: list[Decision], t: str, g: Grammar) -> ParseResult:
     if len(moves) == 1 and "both" not in moves:
         if second_thoughts(t, previous_end, in_force[0].move, g):
             return ParseResult(None, _CHANGED_MIND.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
-        if doubts_answer(t, previous_end):
+        if doubts_answer(t, previous_end) or lines_doubt(t, previous_end):
             return ParseResult(None, _DOUBT.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
         return ParseResult(in_force[0].move, method=in_force[0].method)  # type: ignore[arg-type]
     methods = {d.method for d in in_force}

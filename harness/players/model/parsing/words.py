@@ -567,7 +567,7 @@ SECOND_THOUGHTS = (
 )
 # Someone else in the clause: "Actually, they will probably choose D" is no change of my mind.
 OTHER_PLAYER = (
-    r"\b(?:they|their|them|he|she|his|her|you|your|the\s+other|opponent|opponent['’]s|partner|ellos|el\s+otro"
+    r"\b(?:they|their|them|he|she|his|her|you|your|the\s+other(?!\s+way)|opponent|opponent['’]s|partner|ellos|el\s+otro"
     r"|ils|l['’]autre|sie|der\s+andere|eles|o\s+outro|l['’]altro|gli\s+altri|lui|lei|loro|de\s+ander[e]?|het\s+andere"
     r"|hij|zij|другой|он|она|они|соперник)\b|对方|他们|他|相手|상대|दूसरे|वह|الآخر|هو|هي"
 )
@@ -667,12 +667,17 @@ DOUBT = (
     r"|(?:need|have)\s+to\s+(?:think|reconsider)"
     # third pass: doubt in other words, a draft said to be right after all, a cycle of revisions left open
     r"|50\s*[-/ ]\s*50|could\s+be\s+wrong|then\s+again|don['’]t\s+(?:quote|hold)\s+me"
-    r"|no\s+strong\s+(?:conviction|opinion)"
+    r"|no\s+strong\s+(?:conviction|opinion)|(?:could|might|may)\s+(?:\w+\s+)?go\s+(?:the\s+other\s+way|both\s+ways)"
     r"|haven['’]t\s+(?:\w+\s+)?decided|low\s+confidence|equally\s+(?:plausible|likely|good|valid)|talked\s+out\s+of"
     r"|(?:might|may|could)\s+(?:well\s+)?(?:flip|switch|change|regret)|or\s+maybe\s+not|maybe\s+not\b|\bor\s+am\s+i\b"
     r"|\b(?:the\s+)?(?:draft|first\s+(?:one|answer)|original(?:\s+answer)?)\s+(?:was|is|might|may|could|looks|seems)\b"
     r"|\bno\s*(?:\.{2,}|…)\s*$|\b(?:wait|actually)\s*[—–-]+\s*$|twijfel"
     r"|\b(?:final|answer|decision|choice|revised|revision)\s*(?:[:=]|->|→|=>)\s*[?…]|\bor\s+not\b"
+    # fourth pass: a marker left hanging at the end ("D. Actually, hold on.", "C... wait.", "F. Hmm."), a question
+    # put to the answer ("J — or is it?"), an answer left pending ("D (pending)", "Final: TBD")
+    r"|\b(?:wait|actually|hold\s+on|hang\s+on|one\s+sec(?:ond)?|hmm+|let\s+me\s+see)\b[\s.…!?,—–-]*$"
+    r"|\bunless\s*(?:\.{2,}|…)|\bor\s+(?:is|was|should|do|will|would)\s+(?:it|i)\b"
+    r"|\bpending\b(?!\s+(?:their|the|his|her|your))|\btbd\b|to\s+be\s+(?:decided|determined|confirmed)"
     r"|no\s+s[ée]|no\s+estoy\s+segur[oa]|je\s+ne\s+sais\s+pas|pas\s+s[ûu]r|wei[ßs]\s+(?:es\s+)?nicht"
     r"|nicht\s+sicher|n[ãa]o\s+sei|n[ãa]o\s+tenho\s+certeza|non\s+(?:lo\s+)?so|non\s+sono\s+sicur[oa]"
     r"|weet\s+(?:het\s+)?niet|niet\s+zeker|не\s+знаю|не\s+уверен[аы]?|nie\s+wiem|nie\s+jestem\s+pew\w+"
