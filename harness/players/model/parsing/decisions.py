@@ -114,6 +114,7 @@ _SHORT_FOREIGN_KEY_RE = re.compile(
     r"(?:\s+(?:move|choice|action|pick))?[\s*_`:]*",
     re.IGNORECASE,
 )
+_OR_NEXT_RE = re.compile(r"[\s.,;…]*\b(?:or|nor)\s+(?:option\s+)?", re.IGNORECASE)
 _EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
 # "I don't want to defect, but I don't want to be exploited either": the other move refused in other words.
 _EITHER_LATER_RE = re.compile(
@@ -125,6 +126,20 @@ _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
 _ALONE_MAX_GLOSSED = 240
 _PLAN_LEAD_MAX = 24  # how far into the clause after a comma its move may stand: "back to J next round"
 _SUBJECTLESS_FROM = 2  # the grammar's statements after the subject ones: self-statements, then verbs after
+_REJECT_LEAD_RE = re.compile(
+    r"(?:(?:definitely|certainly|absolutely|clearly|surely)\s+)?(?:not|never|no(?:\s+more)?|zero|niet|geen|nicht|kein"
+    r"|keine|non|не|nie|nunca|jamais|pas\s+de)\s+(?:option\s+)?",
+    re.IGNORECASE,
+)
+_REJECT_REST_RE = re.compile(
+    r"(?P<mid>(?:[ \t]+[^\W\d_]+){0,4}?)[ \t]*[,:;—–-][ \t]*(?:(?:but(?:\s+rather)?|rather|instead|maar|sondern|sino|ma"
+    r"|mais|mas|а|но)[ \t]+)?(?:option[ \t]+)?",
+    re.IGNORECASE,
+)
+# A key whose last clause refuses a move: "They keep exploiting me, so no more C: D".
+_KEY_TAIL_RE = re.compile(r"[,;][ \t]*(?:(?:so|and|thus|hence|therefore|then)[ \t]+)?(?P<tail>[^,;]+)$", re.IGNORECASE)
+# Words after a loose label that only place it in this round: "No defection from me this round."
+_TAIL_FILLER_RE = re.compile(r"\b(?:(?:from|for)\s+me|this\s+(?:round|time|turn)|today|again|now)\b", re.IGNORECASE)
 _NEGATED_KEY_RE = re.compile(
     r"(?:no|not|never|no\s+more)\s+\S+(?:\s+(?:from|for)\s+me)?(?:\s+[^\W\d_]+)?$", re.IGNORECASE
 )
@@ -235,6 +250,10 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             continue
         taken.append((match.start(), end))
         move = with_alternative(_other(g.lookup[key(match.group("tok"))]), t, end, g)
+        or_next = _OR_NEXT_RE.match(t, end)
+        named_next = g.token.match(t, or_next.end()) if or_next else None
+        if named_next and g.lookup[key(named_next.group("tok"))] == move:
+            move = "both"  # "I'm not picking J. Or F.": the refusal goes on to the other move
         if _EITHER_RE.match(after) or _EITHER_LATER_RE.match(t, end):
             move = "both"  # "..., but I won't cooperate either": both moves refused, none chosen
         found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
@@ -356,6 +375,9 @@ def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[i
         if _inside(match.start("key"), taken):
             continue
         name = match.group("key").strip(JUNK)
+        tail = _KEY_TAIL_RE.search(name)
+        if tail and _NEGATED_KEY_RE.match(tail["tail"]) and not HYPOTHETICAL_BEFORE_RE.search(name):
+            name = tail["tail"]  # "They keep exploiting me, so no more C: D": the key refuses the other move
         end = VALUE_END_RE.search(t, match.end())
         value_end = end.end() if end else len(t)
         # the reply's closing "key: label" may be a whole phrase: "So my choice for this round is clear: C."
@@ -663,7 +685,7 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
     if label is None:
         match = g.whole.fullmatch(core)
         if match is None:
-            loose = _loose_label(core, g)
+            loose = _rejected_then_chosen(core, g) or _loose_label(core, g)
             if loose is None:
                 return None
             loose_move, token_at, token_end = loose
@@ -678,6 +700,24 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
     at = t.find(core, start, end)  # core is a slice of the segment: only its ends were cut
     move: Move = "both" if _names_other(inner, label, g) else with_alternative(label, t, at + len(core), g)
     return move, at + token_at, at + token_end
+
+
+def _rejected_then_chosen(core: str, g: Grammar) -> tuple[Move, int, int] | None:
+    """One move refused, then the other named after a comma or a dash: "Not C this time, D.", "No J from me today,
+    F.", "Niet C, maar D", "Kein D, sondern C". The words between may not name the other player, a condition,
+    the past or a doubt (words.NOT_ALONE_WORDS), and nothing but punctuation may follow the chosen move."""
+    lead = _REJECT_LEAD_RE.match(core)
+    first = g.token.match(core, lead.end()) if lead else None
+    rest = _REJECT_REST_RE.match(core, first.end()) if first else None
+    second = g.token.match(core, rest.end()) if rest else None
+    if first is None or rest is None or second is None or core[second.end() :].strip(" .!*_`'\""):
+        return None
+    if any(len(m.group("tok")) == 1 and not m.group("tok").isupper() for m in (first, second)):
+        return None  # in prose a one-letter label is written in its own case
+    if any(w.casefold() in words.NOT_ALONE_WORDS for w in WORD_RE.findall(rest.group("mid"))):
+        return None  # "Not C if they defect, D"
+    chosen = g.lookup[key(second.group("tok"))]
+    return (chosen, second.start(), second.end()) if chosen != g.lookup[key(first.group("tok"))] else None
 
 
 def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
@@ -703,7 +743,7 @@ def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
         return None  # a verb form of another language may be another person's ("L'autre joueur coopère")
     if len(token.group("tok")) == 1 and token.start() > 0 and not token.group("tok").isupper():
         return None  # in prose a one-letter label is written in its own case: "i choose j" is no J
-    lead, tail = core[: token.start()], words.IDIOMS.sub(" ", core[tokens[-1].end() :])
+    lead, tail = core[: token.start()], _TAIL_FILLER_RE.sub(" ", words.IDIOMS.sub(" ", core[tokens[-1].end() :]))
     negated = NEGATED_LEAD_RE.search(lead)
     if negated:
         lead = lead[: negated.start()]
