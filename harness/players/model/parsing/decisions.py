@@ -7,6 +7,7 @@ in harness.players.model.parsing.policy; this module only finds them and drops w
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -69,7 +70,7 @@ _NEGATIONS_EITHER = _NEGATIONS | {"either"}
 _UNLESS_RE = re.compile(r"\b(?:unless|except\s+if)\s+(?:(?:the\s+)?option\s+)?[*_`'\"]*$", re.IGNORECASE)
 # A label followed by a verb in the third person is the subject of a comment: "F limits my downside".
 _THIRD_PERSON_RE = re.compile(
-    r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers)\b)[a-z]+[^\Wsiu]s\b"
+    r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers|obvs|srs)\b)[a-z]+[^\Wsiu]s\b"
 )  # not "guess", "thus", "this": a verb in the third person ends in -s after another letter
 # Words that keep a closing phrase from introducing the answer: a doubt, a condition, a modal, a negation.
 _CLOSING_BLOCK = frozenset(
@@ -105,7 +106,8 @@ _CLOSING_BLOCK = frozenset(
 )
 # What may join a label to itself repeated: "J, definitely J", "D. D!", "C... yes, C".
 _REPEAT_GLUE_RE = re.compile(
-    r"[\s,.!…*_`'\"-]*(?:(?:yes|yeah|definitely|certainly|surely|absolutely|really|again|for\s+sure)[\s,.!…*_`'\"-]*)*",
+    r"[\s,.!…*_`'\"-]*(?:(?:yes|yeah|definitely|certainly|surely|absolutely|really|again|for\s+sure|just|only|simply)"
+    r"[\s,.!…*_`'\"-]*)*",
     re.IGNORECASE,
 )
 # An arrow from a key naming the other player: "Opponent → D" is theirs ("They defected last round → D" is mine).
@@ -114,6 +116,18 @@ _SHORT_FOREIGN_KEY_RE = re.compile(
     r"(?:\s+(?:move|choice|action|pick))?[\s*_`:]*",
     re.IGNORECASE,
 )
+# "D (revised from C)": the other move named as the one given up.
+_REVISED_FROM_RE = re.compile(
+    r"\b(?:revised|changed|switched|updated|moved|corrected|changing|switching|was)\s+from\s+(?:option\s+)?[*_`'\"]*$",
+    re.IGNORECASE,
+)
+# "D (edit: C)": a gloss that corrects the label before it.
+_GLOSS_REVISION_RE = re.compile(
+    r"\s*(?:edit(?:ed)?|correction|corrected|update[d]?|revised|i\s+meant|make\s+(?:that|it)|actually)(?!\s*from\b)\s*[:,—–-]?\s*",
+    re.IGNORECASE,
+)
+_ONE_LETTER_WORDS = frozenset("aiou")  # never a label in a reply written in lower case
+_MARKER_LEAD_RE = re.compile(rf"[\s*_`]*(?:{words.SECOND_THOUGHTS})", re.IGNORECASE)
 _OR_NEXT_RE = re.compile(r"[\s.,;…]*\b(?:or|nor)\s+(?:option\s+)?", re.IGNORECASE)
 _EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
 # "I don't want to defect, but I don't want to be exploited either": the other move refused in other words.
@@ -344,8 +358,8 @@ def _closing_label(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int,
 def _transition(t: str, segments: list[tuple[int, int]], i: int, g: Grammar, found: list[Decision]) -> None:
     """ "C -> D" as a whole segment pair: one move turning into the other, which names both and chooses
     neither (a draft and its revision, or a plan: the parser cannot tell)."""
-    if i + 1 >= len(segments):
-        return
+    if i + 1 >= len(segments) or _MARKER_LEAD_RE.match(t, segments[i + 1][0]):
+        return  # "C → no wait, D": a correction, read as one (rule 5)
     here, there = _label_alone(t, *segments[i], g), _label_alone(t, *segments[i + 1], g)
     if here and there and here[0] != there[0]:
         found.append(Decision(here[1], there[2], "both", "label"))
@@ -603,7 +617,9 @@ def _value(value: str, g: Grammar) -> tuple[Move | None, int]:
 def _names_other(text: str, move: Move, g: Grammar) -> bool:
     """Whether ``text`` (a gloss) names the other move, other than to reject it ("not defect")."""
     return any(
-        g.lookup[key(m.group("tok"))] != move and not NEGATION_BEFORE_RE.search(text, 0, m.start())
+        g.lookup[key(m.group("tok"))] != move
+        and not NEGATION_BEFORE_RE.search(text, 0, m.start())
+        and not _REVISED_FROM_RE.search(text, 0, m.start())
         for m in g.token.finditer(text)
     )
 
@@ -685,7 +701,8 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
     if label is None:
         match = g.whole.fullmatch(core)
         if match is None:
-            loose = _rejected_then_chosen(core, g) or _loose_label(core, g)
+            whole = not (t[:start].strip(JUNK) or t[end:].strip(JUNK))
+            loose = _rejected_then_chosen(core, g) or _loose_label(core, g, casual=t.islower(), whole=whole)
             if loose is None:
                 return None
             loose_move, token_at, token_end = loose
@@ -698,6 +715,11 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
             return None  # "C, not C"
         token_at, token_end = match.span("tok")
     at = t.find(core, start, end)  # core is a slice of the segment: only its ends were cut
+    revised = _GLOSS_REVISION_RE.match(inner)
+    if revised:
+        corrected = _label_alone(inner, revised.end(), len(inner), g)
+        if corrected is not None and corrected[0] != "both":
+            return corrected[0], at + token_at, at + token_end  # "D (edit: C)": the gloss corrects the label
     move: Move = "both" if _names_other(inner, label, g) else with_alternative(label, t, at + len(core), g)
     return move, at + token_at, at + token_end
 
@@ -720,11 +742,15 @@ def _rejected_then_chosen(core: str, g: Grammar) -> tuple[Move, int, int] | None
     return (chosen, second.start(), second.end()) if chosen != g.lookup[key(first.group("tok"))] else None
 
 
-def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
+def _loose_label(core: str, g: Grammar, *, casual: bool = False, whole: bool = False) -> tuple[Move, int, int] | None:
     """A label with a few ordinary words around it: "ok C", "d, obviously", "Frankly, Option F.", "Not D."
 
-    Exactly one move token; at most a few words before and after it, none of which makes the label
-    something other than a choice (a condition, the other player, the past, a doubt, a comment such as
+    ``casual``: the reply is written all in lower case ("i pick c", "kk c"), so a one-letter label in lower case
+    is still the label (except a, i, o, u, which are words). ``whole``: the words are the whole reply, so a label
+    said three times ("J J J") is emphasis, not a list of rounds ("My moves: C C C").
+
+    Exactly one move token; at most a few words before and after it, none of which makes the label something
+    other than a choice (a condition, the other player, the past, a doubt, a comment such as
     "D is tempting": words.NOT_ALONE_WORDS) and no digits. A negation just before the label ("Not D.",
     "No more cooperation") chooses the other move.
     """
@@ -736,12 +762,15 @@ def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
     tokens = list(g.token.finditer(core))
     if not tokens or len({g.lookup[key(m.group("tok"))] for m in tokens}) != 1:
         return None
-    if len(tokens) > 1 and not _REPEAT_GLUE_RE.fullmatch(core[tokens[0].end() : tokens[-1].start()]):
-        return None  # "J, definitely J" repeats one label; other words between two labels make a sentence
+    if len(tokens) > 2 and not whole:
+        return None
+    if any(not _REPEAT_GLUE_RE.fullmatch(core[a.end() : b.start()]) for a, b in itertools.pairwise(tokens)):
+        return None  # "J, definitely J", "J J J" repeat one label; other words between two labels make a sentence
     token = tokens[0]
     if not token.group("tok").isascii():
         return None  # a verb form of another language may be another person's ("L'autre joueur coopère")
-    if len(token.group("tok")) == 1 and token.start() > 0 and not token.group("tok").isupper():
+    lower_ok = casual and key(token.group("tok")) not in _ONE_LETTER_WORDS
+    if len(token.group("tok")) == 1 and token.start() > 0 and not token.group("tok").isupper() and not lower_ok:
         return None  # in prose a one-letter label is written in its own case: "i choose j" is no J
     lead, tail = core[: token.start()], _TAIL_FILLER_RE.sub(" ", words.IDIOMS.sub(" ", core[tokens[-1].end() :]))
     negated = NEGATED_LEAD_RE.search(lead)

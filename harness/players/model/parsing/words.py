@@ -541,6 +541,7 @@ REVISION_BEFORE = (
     r"|let\s+me\s+reconsider|reconsider(?:ing|ed)?|rethink(?:ing)?|or\s+rather|instead|but|however"
     r"|nevertheless|in\s+the\s+end|ultimately|all\s+things\s+considered|on\s+balance|in\s+conclusion|finally"
     r"|make\s+that|make\s+it|edit|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding|jk"
+    r"|sorry|oops|whoops|my\s+(?:bad|mistake)|typo|i\s+meant|by\s+mistake|mistakenly|in\s+error"
     r"|en\s+realidad|pens[áa]ndolo\s+bien|mejor\s+dicho|en\s+cambio|en\s+lugar\s+de\s+eso|espera|pero"
     r"|sin\s+embargo|al\s+final|finalmente|correcci[óo]n"
     r"|en\s+fait|[àa]\s+la\s+r[ée]flexion|r[ée]flexion\s+faite|tout\s+compte\s+fait|plut[ôo]t|au\s+lieu\s+de"
@@ -559,6 +560,7 @@ SECOND_THOUGHTS = (
     r"|correction|correcting|changed?\s+my\s+mind|change\s+of\s+heart|chang(?:e|ing)\s+my\s+(?:answer|mind|move|choice)"
     r"|let\s+me\s+reconsider|reconsider(?:ing|ed)?|rethink(?:ing)?|or\s+rather|make\s+that|make\s+it|edit"
     r"|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding"
+    r"|sorry|oops|whoops|my\s+(?:bad|mistake)|typo|i\s+meant|by\s+mistake|mistakenly|in\s+error"
     r"|en\s+realidad|pens[áa]ndolo\s+bien|mejor\s+dicho|espera|correcci[óo]n|cambio\s+de\s+opini[óo]n"
     r"|en\s+fait|[àa]\s+la\s+r[ée]flexion|r[ée]flexion\s+faite|plut[ôo]t|attends|non(?=\s*[,.!:;])"
     r"|eigentlich|doch|stattdessen|warte|bei\s+n[äa]herer\s+[üu]berlegung|korrektur|nein(?=\s*[,.!:;])"
@@ -582,20 +584,20 @@ REVISION_AFTER = (
 # Interjections need punctuation after them ("No, cooperate." but never "No D").
 _INTERJECTIONS = (
     r"no|nope|yes|ok|okay|hmm+|um+|uh+|alright|right|fine|wait|no\s+wait|anyway|well|so|sure"
-    r"|just\s+kidding|kidding|jk|scratch\s+that|final|verdict|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
+    r"|just\s+kidding|kidding|jk|scratch\s+that|final|verdict|sorry|oops|whoops|my\s+bad|my\s+mistake|typo|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
 )
 _CONNECTIVES = (
     r"or\s+rather|but\s+rather|actually|so|but|then|thus|therefore|hence|finally|ultimately|instead|overall|definitely|certainly|clearly|obviously"
     r"|probably|in\s+conclusion|in\s+the\s+end|on\s+second\s+thoughts?|on\s+reflection|all\s+things\s+considered"
     r"|going\s+with|i['’]m\s+going\s+with|i\s+go\s+with|make\s+(?:that|it)|my\s+pick\s+is|i['’]ve\s+changed\s+my\s+mind"
     r"|(?:i['’]m\s+|im\s+)?gonna\s+(?:be|go(?:\s+with)?|play|pick)|it['’]?s\s+gonna\s+be"
-    r"|i\s+have\s+changed\s+my\s+mind|chang(?:e|ing)\s+(?:my\s+)?(?:answer|move|choice|decision)\s+to|entonces"
+    r"|i\s+meant|i\s+mean|what\s+i\s+meant\s+(?:is|was)|i\s+have\s+changed\s+my\s+mind|chang(?:e|ing)\s+(?:my\s+)?(?:answer|move|choice|decision)\s+to|entonces"
     r"|por\s+lo\s+tanto|as[ií]\s+que|pues|donc|alors|also|daher|deshalb|dann|ent[ãa]o|portanto|logo|所以|因此"
 )
 LEAD = rf"(?:(?:{_INTERJECTIONS})\s*[,:;.!—–-]+\s*|(?:{_CONNECTIVES})(?:\s*[,:;.!—–-]+\s*|\s+))+[*_`'\"“]*"
 TRAIL = (
     r"[*_`'\"”]*(?:\s*,?\s*(?:it\s+is|then|again|this\s+(?:round|time)|for\s+now|as\s+before|once\s+more|please"
-    r"|here|now|from\s+me|for\s+me|instead))+"
+    r"|here|now|from\s+me|for\s+me|instead|is\s+what\s+i\s+meant?))+"
 )
 # "C, not D" and "C rather than D" name one move: the other only to reject it.
 REJECTED = r"(?:,?\s+(?:(?:definitely|certainly|surely)\s+)?(?:not|rather\s+than|instead\s+of|over))"
@@ -603,7 +605,7 @@ PRONOUN_PREFIX = rf"(?:(?:i|je|ich|yo|eu|me|io|ik|я)\s+|我|(?:option|opci[oó]
 # Chat slang ends a sentence as a full stop would: "defect lol they had it coming", "D tbh".
 SLANG = r"lol|lmao|rofl|tbh|ngl|imo|imho|fr|smh|idc"
 # A correction inside a sentence starts a new segment: "C, or rather D".
-CORRECTION = r"(?:or|but)\s+rather\b"
+CORRECTION = r"(?:or|but)\s+rather\b|(?:sorry|oops|whoops)\b|my\s+(?:bad|mistake)\b"
 # An explanation after a comma starts a new segment: "D, because they defected".
 EXPLANATION = r"(?:because|since|as|given|so|to|but|and|the\s+one|which|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"
 
@@ -669,7 +671,7 @@ DOUBT = (
     r"|50\s*[-/ ]\s*50|could\s+be\s+wrong|then\s+again|don['’]t\s+(?:quote|hold)\s+me"
     r"|no\s+strong\s+(?:conviction|opinion)|(?:could|might|may)\s+(?:\w+\s+)?go\s+(?:the\s+other\s+way|both\s+ways)"
     r"|haven['’]t\s+(?:\w+\s+)?decided|low\s+confidence|equally\s+(?:plausible|likely|good|valid)|talked\s+out\s+of"
-    r"|(?:might|may|could)\s+(?:well\s+)?(?:flip|switch|change|regret)|or\s+maybe\s+not|maybe\s+not\b|\bor\s+am\s+i\b"
+    r"|(?:might|may|could)\s+(?:well\s+)?(?:flip|switch|change|regret|revise|reconsider)|or\s+maybe\s+not|maybe\s+not\b|\bor\s+am\s+i\b"
     r"|\b(?:the\s+)?(?:draft|first\s+(?:one|answer)|original(?:\s+answer)?)\s+(?:was|is|might|may|could|looks|seems)\b"
     r"|\bno\s*(?:\.{2,}|…)\s*$|\b(?:wait|actually)\s*[—–-]+\s*$|twijfel"
     r"|\b(?:final|answer|decision|choice|revised|revision)\s*(?:[:=]|->|→|=>)\s*[?…]|\bor\s+not\b"
