@@ -214,7 +214,8 @@ NEUTRAL_CASES: list[tuple[str, str | None]] = [
     ("Joy", None),
     ("Fine.", None),
     ("If I choose F, I get 5.", None),
-    ("i choose j", None),  # a lower-case one-letter label inside prose is ordinary English
+    ("i choose j", "C"),  # a reply all in lower case keeps its one-letter labels
+    ("I choose j", None),  # a lower-case one-letter label inside prose is ordinary English
     ("", None),
 ]
 
