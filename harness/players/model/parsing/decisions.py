@@ -126,7 +126,8 @@ _GLOSS_REVISION_RE = re.compile(
     r"\s*(?:edit(?:ed)?|correction|corrected|update[d]?|revised|i\s+meant|make\s+(?:that|it)|actually)(?!\s*from\b)\s*[:,—–-]?\s*",
     re.IGNORECASE,
 )
-_ONE_LETTER_WORDS = frozenset("aiou")  # never a label in a reply written in lower case
+_ONE_LETTER_WORDS = frozenset("aiou")
+_FILLER_RE = re.compile(words.FILLERS, re.IGNORECASE)  # never a label in a reply written in lower case
 _MARKER_LEAD_RE = re.compile(rf"[\s*_`]*(?:{words.SECOND_THOUGHTS})", re.IGNORECASE)
 _OR_NEXT_RE = re.compile(r"[\s.,;…]*\b(?:or|nor)\s+(?:option\s+)?", re.IGNORECASE)
 _EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
@@ -754,7 +755,8 @@ def _loose_label(core: str, g: Grammar, *, casual: bool = False, whole: bool = F
     "D is tempting": words.NOT_ALONE_WORDS) and no digits. A negation just before the label ("Not D.",
     "No more cooperation") chooses the other move.
     """
-    if core.count(" ") > words.LEAD_WORDS_MAX + words.TAIL_WORDS_MAX + 2 or _NOT_LOOSE_RE.search(core):
+    core = _FILLER_RE.sub(lambda filler: " " * len(filler.group()), core)  # positions kept: "이번에도 J입니다"
+    if len(core.split()) > words.LEAD_WORDS_MAX + words.TAIL_WORDS_MAX + 3 or _NOT_LOOSE_RE.search(core):
         return None  # a sentence, or a key, a tag, an object, a formula or lines: not a few words around a label
     folded = [w.casefold().replace("’", "'") for w in WORD_RE.findall(words.IDIOMS.sub(" ", core))]
     if any((w in words.NOT_ALONE_WORDS and w not in _NEGATIONS_EITHER) or w.endswith("n't") for w in folded):

@@ -712,7 +712,25 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
     open considering consider tempted torn unsure
     nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
     se o ou oder y und et e ha hanno heeft hebben hat haben"""
-NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split())
+# the past in the other languages: "Vorige ronde J." reports a round, it chooses nothing
+_PAST_ABROAD = """vorige vorig scorso scorsa precedente letzte letzten letzter dernier dernière précédent anterior
+    pasada pasado önceki geçen прошлый прошлом прошлого прошлой предыдущий предыдущем"""
+NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split()) | frozenset(_PAST_ABROAD.split())
+# Words that only place a label in this round, ask politely or name it an option, in the parser's languages: around a
+# loose label they are blanked before its words are checked ("今回はJ。", "이번에도 J입니다.", "इस बार F.", "الخيار F
+# هذه المرة.", "Вариант F, без сомнений.", "Optie J, zoals vorige ronde."). None of them negates, conditions, names
+# another player or another round's move; any other word of these languages still keeps a label from being read.
+FILLERS = (
+    r"今回(?:は|も)?|今度は|このラウンド(?:では|は|も)?|私は|僕は|俺は|で(?:お願いします|いきます|行きます|す)|です|にします|にする"
+    r"|で(?=\s*[.!]?\s*$)"
+    r"|이번\s*라운드(?:에서?도?|는|도)?|이번에(?:도|는)|이번엔|이번|저는|나는|입니다|이에요|예요|(?<=\w)요"
+    r"|इस\s+(?:राउंड|बार|दौर)(?:\s+(?:में|भी))*|फिर\s+से|मैं|विकल्प|है|ही|भी"
+    r"|(?:في\s+)?هذه\s+(?:المرة|الجولة)|مرة\s+أخرى|الخيار|كما\s+في\s+(?:الجولة\s+السابقة|السابق)"
+    r"|вариант|опция|в\s+этом\s+раунде|в\s+этот\s+раз|снова|опять|как\s+и\s+раньше|без\s+сомнений?|конечно"
+    r"|\b(?:optie|deze\s+(?:ronde|keer)|weer|opnieuw|zoals\s+vorige\s+(?:ronde|keer)|zonder\s+twijfel"
+    r"|opzione|questo\s+turno|questa\s+volta|ancora|di\s+nuovo|come\s+prima|senza\s+dubbio"
+    r"|bu\s+tur(?:da)?|bu\s+sefer|yine|tekrar|seçene[kğ]i?|elbette|kesinlikle)\b"
+)
 IDIOMS = re.compile(r"\bwhy\s+not\b|\bno\s+doubt\b|\bno\s+question\b", re.IGNORECASE)  # not negations
 LEAD_WORDS_MAX = 4
 TAIL_WORDS_MAX = 3
