@@ -33,6 +33,7 @@ from harness.players.model.parsing.grammar import (
     HYPOTHETICAL_BEFORE_RE,
     JUNK,
     LATE_NEGATION_RE,
+    LATER_RE,
     LOOSE_FIELD_RE,
     MARKUP,
     NEGATED_LEAD_RE,
@@ -128,6 +129,12 @@ _GLOSS_REVISION_RE = re.compile(
 )
 _ONE_LETTER_WORDS = frozenset("aiou")
 _FILLER_RE = re.compile(words.FILLERS, re.IGNORECASE)  # never a label in a reply written in lower case
+# An answer said to be this round's: "C this round.", "D for now", "Option F now."
+_PRESENT_RE = re.compile(
+    r"[ \t*_`'\")]*(?:\([^()\n]{1,12}\)[ \t]*)?(?:for\s+)?(?:this\s+(?:round|time|turn)|now|today|right\s+now)"
+    r"\b(?!\s+on\b)",
+    re.IGNORECASE,
+)
 _MARKER_LEAD_RE = re.compile(rf"[\s*_`]*(?:{words.SECOND_THOUGHTS})", re.IGNORECASE)
 _OR_NEXT_RE = re.compile(r"[\s.,;…]*\b(?:or|nor)\s+(?:option\s+)?", re.IGNORECASE)
 _EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
@@ -139,7 +146,7 @@ _EITHER_LATER_RE = re.compile(
 _VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn", re.IGNORECASE)
 _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
 _ALONE_MAX_GLOSSED = 240
-_PLAN_LEAD_MAX = 24  # how far into the clause after a comma its move may stand: "back to J next round"
+_PLAN_LEAD_MAX = 32  # how far into the clause after a comma its move may stand: "back to J next round"
 _SUBJECTLESS_FROM = 2  # the grammar's statements after the subject ones: self-statements, then verbs after
 _REJECT_LEAD_RE = re.compile(
     r"(?:(?:definitely|certainly|absolutely|clearly|surely)\s+)?(?:not|never|no(?:\s+more)?|zero|niet|geen|nicht|kein"
@@ -175,6 +182,7 @@ class Decision:
     method: str
     revises: bool = False  # an answer or final-answer line replaces what came before it
     weak: bool = False  # never replaces anything: "I'd cooperate", "in round 10 I'll defect"
+    round_bound: bool = False  # tied to a numbered or last round: after an answer for this round, a plan
 
 
 class InvalidStructure(Exception):
@@ -271,7 +279,8 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             move = "both"  # "I'm not picking J. Or F.": the refusal goes on to the other move
         if _EITHER_RE.match(after) or _EITHER_LATER_RE.match(t, end):
             move = "both"  # "..., but I won't cooperate either": both moves refused, none chosen
-        found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
+        bound = bool(ROUND_BOUND_RE.search(before + after))
+        found.append(Decision(match.start(), end, move, "statement", weak=bound, round_bound=bound))
     statements = (*g.statements, g.verb_after) if _VERB_AFTER_SCRIPT_RE.search(t) else g.statements
     for index, pattern in enumerate(statements):
         subjectless = index >= _SUBJECTLESS_FROM  # "Coopero.", "Cを選びます": no subject says whose move it is
@@ -289,8 +298,9 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             move = with_alternative(g.lookup[key(match.group("tok"))], t, end, g)
             if move != "both" and late:
                 move = _other(move)  # "Ich kooperiere diesmal nicht": the negation closes the clause
-            weak = bool(match.groupdict().get("would") or ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
-            found.append(Decision(match.start(), end, move, "statement", weak=weak))
+            bound = bool(ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
+            weak = bool(match.groupdict().get("would")) or bound
+            found.append(Decision(match.start(), end, move, "statement", weak=weak, round_bound=bound))
     segments = _segments(t)
     for i, (start, end) in enumerate(segments):
         if _ARROW_AFTER_RE.match(t, end):
@@ -323,8 +333,10 @@ def _before_plan(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
         return None
     rest = t[comma + 2 : end]
     first = g.token.search(rest, 0, _PLAN_LEAD_MAX)  # "J later if ...", "back to J next round"
-    if first is None or not HYPOTHETICAL_AFTER_RE.search(rest, first.end()):
+    if first is None:
         return None
+    if not (HYPOTHETICAL_AFTER_RE.search(rest, first.end()) or LATER_RE.search(rest, 0, first.start())):
+        return None  # "..., il prossimo turno forse D": the later round may come first
     alone = _label_alone(t[:comma], start, comma, g)  # cut at the comma: the plan is no alternative
     return alone if alone is not None and alone[0] != g.lookup[key(first.group("tok"))] else None
 
@@ -443,12 +455,13 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
     Wait. J, definitely J.") or followed by "instead" in its clause; or asked after such a marker
     ("D. Wait. Hmm, C?").
     """
+    present = said_present(t, after)
     for token in g.token.finditer(t, after):
         if g.lookup[key(token.group("tok"))] == move:
             continue
         before, rest = _clause(t, token.start(), token.end())
         sentence_start = max(t.rfind(ch, after, token.start()) for ch in ".!?;\n") + 1
-        if _hedges(t, max(after, sentence_start), token, before):
+        if _hedges(t, max(after, sentence_start), token, before, present=present):
             return True
         if _HYPOTHETICAL_MODAL_RE.match(t, token.end()):
             continue
@@ -456,6 +469,8 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
         marked = SECOND_THOUGHTS_RE.search(t, after, token.start())
         if not (marked or REVISION_AFTER_RE.search(rest)) or OTHER_PLAYER_RE.search(before):
             continue
+        if present and _other_round(t[sentence_start : token.start()]):
+            continue  # "C this round. Round 8: maybe D": a plan for another round
         asked = SENTENCE_END_RE.search(t, token.end())
         if asked and asked.group() == "?" and t[sentence_start : asked.start()].strip(JUNK) == token.group():
             return True  # "D... or not. C?": the other move alone, asked after the answer
@@ -466,7 +481,7 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
     return False
 
 
-def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str) -> bool:
+def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str, *, present: bool) -> bool:
     """Doubt about the answer: the other move offered after it ("C. Although... D might be better.",
     "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."), not said of the other player,
     negated, or placed under a condition or a later round."""
@@ -474,6 +489,8 @@ def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str) -> b
         return True  # "D — unless C is better here": the other move as the exception to the answer
     if OTHER_PLAYER_RE.search(before) or HYPOTHETICAL_BEFORE_RE.search(before):
         return False
+    if present and _other_round(t[sentence_start : token.start()]):
+        return False  # "C this round. In the final round I might defect": a plan for another round
     if NEGATION_BEFORE_RE.search(t, max(0, token.start() - 8), token.start()):
         return False
     return bool(HEDGE_BEFORE_RE.search(t, sentence_start, token.start()) or HEDGE_AFTER_RE.match(t, token.end()))
@@ -497,6 +514,19 @@ def _pairs(pairs: list[tuple[str, object]]) -> dict[object, object]:
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs)
+
+
+def said_present(t: str, end: int) -> bool:
+    """Whether the answer ending at ``end`` is said, right after it, to be this round's ("C this round.", "Cooperating
+    now;", "Cooperate this round (C)"); said anywhere else in its sentence, it may be about something else."""
+    return bool(_PRESENT_RE.match(t, end))
+
+
+def _other_round(lead: str) -> bool:
+    """Whether the words before a move in its sentence tie it to a numbered or last round ("Round 8: maybe D",
+    "In the final round I might defect"): after an answer said to be this round's ("C this round."), a plan, not
+    a second thought. Without that contrast the parser cannot tell whether the round named is this one."""
+    return bool(ROUND_BOUND_RE.search(lead) or ROUND_KEY_RE.match(lead.strip(JUNK)))
 
 
 def _json_move(field: object, value: object, g: Grammar) -> Action:
@@ -621,6 +651,7 @@ def _names_other(text: str, move: Move, g: Grammar) -> bool:
         g.lookup[key(m.group("tok"))] != move
         and not NEGATION_BEFORE_RE.search(text, 0, m.start())
         and not _REVISED_FROM_RE.search(text, 0, m.start())
+        and not HYPOTHETICAL_BEFORE_RE.search(text, 0, m.start())  # "D (next round: C if they come back)"
         for m in g.token.finditer(text)
     )
 

@@ -55,6 +55,7 @@ SPLIT_RE = re.compile(
 SENTENCE_END_RE = re.compile(r"[.!?\n]")
 HYPOTHETICAL_BEFORE_RE = re.compile(words.HYPOTHETICAL_BEFORE, _I)
 HYPOTHETICAL_AFTER_RE = re.compile(words.HYPOTHETICAL_AFTER, _I)
+LATER_RE = re.compile(words.LATER, _I)
 ROUND_BOUND_RE = re.compile(words.ROUND_BOUND, _I)
 CLAUSE_START_RE = re.compile(words.CLAUSE_START, _I)
 CLAUSE_END_RE = re.compile(words.CLAUSE_END, _I)

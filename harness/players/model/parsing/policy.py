@@ -92,6 +92,7 @@ from harness.players.model.parsing.decisions import (
     Move,
     answer_part,
     find_decisions,
+    said_present,
     second_thoughts,
     whole_reply,
 )
@@ -196,6 +197,8 @@ def _resolve(found: list[Decision], t: str, g: Grammar) -> ParseResult:
     in_force: list[Decision] = []
     previous_end = 0
     for decision in found:
+        if decision.round_bound and any(not d.weak and said_present(t, d.end) for d in in_force):
+            continue  # "Cooperating now; I plan to defect in the last round": a plan after this round's answer
         if in_force and not decision.weak and _revises(decision, t, previous_end):
             in_force = [decision]
         else:

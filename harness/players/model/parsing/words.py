@@ -459,7 +459,7 @@ _LATER = (
     r"next\s+(?:round|time|turn)|later|in\s+(?:the\s+)?future|afterwards|eventually|at\s+some\s+point"
     r"|in\s+(?:later|future|coming|subsequent|the\s+coming)\s+rounds|(?:for\s+)?the\s+rest\s+of\s+the\s+game"
     r"|from\s+then\s+on|from\s+(?:round\s+\d+|the\s+next\s+round)(?:\s+on(?:wards?)?)?|after\s+that|thereafter"
-    r"|going\s+forward|from\s+here\s+on\s+out|tomorrow|in\s+the\s+(?:next|coming)\s+rounds"
+    r"|going\s+forward|from\s+here\s+on\s+out|tomorrow|in\s+the\s+(?:next|coming)\s+rounds|after(?=\s*(?:[.!;,]|$))"
     r"|(?:il\s+)?prossimo\s+turno|la\s+prossima\s+volta|volgende\s+(?:ronde|keer)|следующ\w+\s+(?:раунд\w*|раз)"
     r"|(?:la|el)\s+pr[óo]xim[ao]\s+(?:ronda|vez|turno)|la\s+siguiente\s+ronda|m[áa]s\s+tarde"
     r"|(?:au|le)\s+prochain\s+tour|la\s+prochaine\s+(?:fois|manche)|plus\s+tard"
@@ -467,6 +467,7 @@ _LATER = (
     r"|pr[óo]xima\s+(?:rodada|vez)|mais\s+tarde"
 )
 _LATER_CJK = r"下一轮|下一回合|下次|以后|之后"
+LATER = rf"\b(?:{_LATER})\b|{_LATER_CJK}"  # a later round alone, without the conditions
 HYPOTHETICAL_BEFORE = (
     rf"{_CONCESSIVE}\b(?:if|whether|unless|suppose|supposing|assuming|imagine|hypothetically|in\s+case|were\s+i"
     rf"|had\s+i|otherwise|when|whenever|once(?!\s+(?:more|again))|{_LATER}|in\s+theory"
@@ -481,7 +482,7 @@ HYPOTHETICAL_BEFORE = (
 )
 # After the statement, in the rest of its clause: "I will cooperate if you cooperate".
 HYPOTHETICAL_AFTER = (
-    rf"{_CONCESSIVE}\b(?:if|unless|provided|as\s+long\s+as|in\s+case|assuming|when|whenever"
+    rf"{_CONCESSIVE}\b(?:if|unless|provided|as\s+long\s+as|as\s+soon\s+as|in\s+case|assuming|when|whenever"
     r"|after\s+(?:they|he|she|you|the\s+other|my\s+opponent)"
     rf"|once(?!\s+(?:more|again))|{_LATER}"
     r"|otherwise|in\s+theory|one-shot|single-shot|depending|si|a\s+menos\s+que|siempre\s+que|cuando"
