@@ -192,7 +192,10 @@ _COOPERATIVE = ("cooperative", "collaborative", "trusting", "friendly", "nice", 
 _DEFECTING = ("selfish", "uncooperative", "competitive", "exploitative", "greedy", "betraying", "defecting")
 COOPERATE_WORDS += tuple(f"{the}{a} {n}" for the in ("", "the ") for a in _COOPERATIVE for n in _OPTION_NOUNS)
 # The move's meaning in other words: "I'll stay cooperative", "I'll work together with them".
-COOPERATE_WORDS += ("cooperative", "work together", "working together", "team up", "play nice", "play fair")
+COOPERATE_WORDS += (
+    *(f"{verb} cooperative" for verb in ("stay", "be", "remain", "staying", "being", "remaining")),
+    *("work together", "working together", "team up", "play nice", "play fair"),
+)
 DEFECT_WORDS += tuple(f"{the}{a} {n}" for the in ("", "the ") for a in _DEFECTING for n in _OPTION_NOUNS)
 
 # First-person forms that are a statement on their own, no subject needed: "Coopero." (es/pt),
