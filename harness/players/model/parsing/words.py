@@ -297,7 +297,7 @@ SUBJECTS = (
     rf"i(?:\s+will|\s+shall|['’]ll|\s+am\s+going\s+to|['’]m\s+going\s+to|\s+want\s+to|\s+would\s+like\s+to"
     rf"|\s+need\s+to|\s+have\s+to|\s+must|\s+plan\s+to|\s+intend\s+to)(?:\s+{_EN_ADVERB})*(?:\s+{_EN_VERB})?",
     # "I'll be generous this time and cooperate"
-    r"i(?:\s+will|['’]ll|\s+(?:choose|decide|want|have\s+decided|decided)\s+to)\s+(?!not\b|never\b)(?:[^\W\d_]+\s+){1,5}?and"
+    r"i(?:\s+will|['’]ll|\s+(?:choose|decide|want|have\s+decided|decided)\s+to)\s+(?!not\b|never\b)(?:(?!between\b)[^\W\d_]+\s+){1,5}?and"
     r"(?:\s+then)?",
     r"i(?:\s+am|['’]m)(?:\s+(?:choosing|picking|playing|going\s+with|sticking\s+with|staying\s+with|opting\s+for"
     r"|leaning\s+towards?|switching\s+to|changing(?:\s+my\s+(?:answer|move|choice|decision))?\s+to))?",
@@ -653,11 +653,12 @@ HEDGE_BEFORE = (
 )
 HEDGE_AFTER = (
     r"[\s*_`'\")”]*(?:(?:might|could|may|would)\s+(?:also\s+)?(?:be|pay)\s+(?:(?:a\s+lot|much|even)\s+)?"
-    r"(?:better|wiser|smarter|safer|preferable|more|the\s+(?:better|smarter|wiser|safer|right))"
+    r"(?:better|wiser|smarter|safer|preferable|more|right|correct|the\s+(?:better|smarter|wiser|safer|right))"
     r"|(?:is|seems|looks|sounds)\s+(?:(?:probably|maybe|perhaps|also|even)\s+)?(?:better|wiser|smarter|safer|preferable)"
     r"|(?:could|might|may)\s+(?:also\s+)?work"
     # "C. D is also fine though.", "I'll say D, but C is equally reasonable.", "C, though D works too."
-    r"|(?:is|seems|looks|sounds|would\s+be)\s+(?:(?:also|equally|just\s+as|as|probably|maybe|perhaps|even|quite)\s+)*"
+    r"|(?:is|seems|looks|sounds|would\s+be)\s+(?:(?:also|equally|just\s+as|as|probably|maybe|perhaps|even|quite|honestly"
+    r"|arguably|really|frankly)\s+)*"
     r"(?:fine|good|reasonable|valid|ok|okay|defensible|viable|acceptable|justified|justifiable|sensible|legit)"
     r"|works?\s+(?:too|as\s+well|also|just\s+as\s+well)|(?:also\s+)?makes?\s+(?:sense|a\s+case))"
 )
@@ -685,12 +686,12 @@ DOUBT = (
     # put to the answer ("J — or is it?"), an answer left pending ("D (pending)", "Final: TBD")
     r"|\b(?:wait|actually|hold\s+on|hang\s+on|one\s+sec(?:ond)?|hmm+|let\s+me\s+see)\b[\s.…!?,—–-]*$"
     r"|\bunless\s*(?:\.{2,}|…)|\bor\s+(?:is|was|should|do|will|would)\s+(?:it|i)\b"
-    r"|\bnot\s+yet\b|\bpending\b(?!\s+(?:their|the|his|her|your))|\btbd\b|to\s+be\s+(?:decided|determined|confirmed)"
+    r"|\bnot\s+yet\b|\s(?:to|into)\s*(?:\.{2,}|…)?\s*$|\bpending\b(?!\s+(?:their|the|his|her|your))|\btbd\b|to\s+be\s+(?:decided|determined|confirmed)"
     r"|no\s+s[ée]|no\s+estoy\s+segur[oa]|je\s+ne\s+sais\s+pas|pas\s+s[ûu]r|wei[ßs]\s+(?:es\s+)?nicht"
     r"|nicht\s+sicher|n[ãa]o\s+sei|n[ãa]o\s+tenho\s+certeza|non\s+(?:lo\s+)?so|non\s+sono\s+sicur[oa]"
     r"|weet\s+(?:het\s+)?niet|niet\s+zeker|не\s+знаю|не\s+уверен[аы]?|nie\s+wiem|nie\s+jestem\s+pew\w+"
     r"|bilmiyorum|emin\s+değilim|पता\s+नहीं|यकीन\s+नहीं|لا\s+أعرف|لست\s+متأكد)"
-    r"|不确定|不知道|说不准|わからない|分からない|迷って|모르겠|확실하지\s*않"
+    r"|不确定|不知道|说不准|わからない|分からない|分かりません|わかりません|迷って|모르겠|확실하지\s*않"
 )
 # Before a statement in its clause, doubt makes it no decision: "I'm not sure I'll cooperate."
 DOUBT_LEAD = (
