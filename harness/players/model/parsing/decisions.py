@@ -22,6 +22,7 @@ from harness.players.model.parsing.grammar import (
     CLAUSE_END_RE,
     CLAUSE_START_RE,
     DOUBT_LEAD_RE,
+    DOUBT_RE,
     EMBEDDED_RE,
     FOREIGN_JSON_KEY_RE,
     FOREIGN_KEY_RE,
@@ -143,7 +144,9 @@ _EITHER_LATER_RE = re.compile(
     r"[^.!?;\n]*?\bbut\b[^.!?;\n]*?(?:\bnot\b|n['’]t\b|\bnever\b)[^.!?;\n]*?\beither\b", re.IGNORECASE
 )
 # Japanese kana, Korean, Hindi, and the Turkish verbs "seçiyorum"/"oynuyorum": the verb comes after the move.
-_VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn", re.IGNORECASE)
+_VERB_AFTER_SCRIPT_RE = re.compile(
+    rf"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn|\b{words.MY_CHOICE}", re.IGNORECASE
+)
 _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
 _ALONE_MAX_GLOSSED = 240
 _PLAN_LEAD_MAX = 32  # how far into the clause after a comma its move may stand: "back to J next round"
@@ -161,7 +164,12 @@ _REJECT_REST_RE = re.compile(
 # A key whose last clause refuses a move: "They keep exploiting me, so no more C: D".
 _KEY_TAIL_RE = re.compile(r"[,;][ \t]*(?:(?:so|and|thus|hence|therefore|then)[ \t]+)?(?P<tail>[^,;]+)$", re.IGNORECASE)
 # Words after a loose label that only place it in this round: "No defection from me this round."
-_TAIL_FILLER_RE = re.compile(r"\b(?:(?:from|for)\s+me|this\s+(?:round|time|turn)|today|again|now)\b", re.IGNORECASE)
+_TAIL_FILLER_RE = re.compile(
+    r"\b(?:(?:from|for)\s+me|this\s+(?:round|time|turn)|today|again|now|fingers\s+crossed(?:\s+(?:it|this)\s+works)?)\b",
+    re.IGNORECASE,
+)
+# A key that concedes, then commits: "I'm not totally certain, and C is tempting, but I'll commit: D".
+_BUT_TAIL_RE = re.compile(r"\bbut\s+(?P<tail>[^,;]+)$", re.IGNORECASE)
 _NEGATED_KEY_RE = re.compile(
     r"(?:no|not|never|no\s+more)\s+\S+(?:\s+(?:from|for)\s+me)?(?:\s+[^\W\d_]+)?$", re.IGNORECASE
 )
@@ -405,6 +413,9 @@ def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[i
         tail = _KEY_TAIL_RE.search(name)
         if tail and _NEGATED_KEY_RE.match(tail["tail"]) and not HYPOTHETICAL_BEFORE_RE.search(name):
             name = tail["tail"]  # "They keep exploiting me, so no more C: D": the key refuses the other move
+        conceded = _BUT_TAIL_RE.search(name)
+        if conceded and _commits(conceded["tail"], name, g):
+            name = conceded["tail"]  # "..., and C is tempting, but I'll commit: D": what comes before is conceded
         end = VALUE_END_RE.search(t, match.end())
         value_end = end.end() if end else len(t)
         # the reply's closing "key: label" may be a whole phrase: "So my choice for this round is clear: C."
@@ -426,6 +437,20 @@ def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[i
         found.append(
             Decision(match.start("key"), alone[2], alone[0], "answer_line", revises=not round_keyed, weak=round_keyed)
         )
+
+
+def _commits(tail: str, name: str, g: Grammar) -> bool:
+    """Whether a key's words after "but" commit to the value: a few plain words (no move, other player, condition,
+    negation or doubt) after a concession that names no condition ("I'm not sure, but I'll commit: D")."""
+    return not (
+        len(WORD_RE.findall(tail)) > words.KEY_WORDS_MAX
+        or g.token.search(tail)
+        or FOREIGN_KEY_RE.search(tail.strip(JUNK))
+        or OTHER_PLAYER_RE.search(tail)
+        or HYPOTHETICAL_BEFORE_RE.search(name)
+        or NEGATION_IN_CLAUSE_RE.search(tail)
+        or DOUBT_RE.search(tail)
+    )
 
 
 def _structured(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int, int]]) -> None:

@@ -260,10 +260,13 @@ CJK_VERBS_AFTER = (
 )
 # Hindi and Turkish also put the verb after the move: "मैं J चुनता हूँ", "C'yi seçiyorum" (the Turkish case
 # suffix is written after an apostrophe, so these are matched on a token that may carry one).
+MY_CHOICE = r"my\s+(?:final\s+)?(?:choice|pick|answer|move|decision|call|play)\b"
 VERBS_AFTER = (
     r"(?:['’](?:y?[ıiuü]|n?[ae]|d[ae]n|t[ae]n))?\s*(?:se[çc]ene[ğg]ini\s+)?(?:seçiyorum|seçeceğim|seçerim|oynuyorum"
     r"|oynayacağım)"
     r"|\s*(?:को\s+)?(?:चुनता|चुनती|चुनूँगा|चुनूंगा|चुनूँगी|चुनूंगी|चुनेंगे|चुनें|चुन\s+रहा|चुन\s+रही|खेलूँगा|खेलूंगा)"
+    # English, the move before its verb: "J remains my choice", "F stays my answer", "C is still my pick"
+    rf"|[*_`'\"]*\s+(?:remains|stays|is\s+still|will\s+remain|will\s+stay)\s+{MY_CHOICE}"
 )
 
 # --- who speaks: first-person subjects followed directly by the move ---------------------------
@@ -305,7 +308,7 @@ SUBJECTS = (
     r"(?:i\s+will|i['’]ll|i\s+won['’]t|ich\s+werde)(?:\s+not|\s+nicht)?\s+[^\W\d_]+,?\s+(?:but(?:\s+rather)?|sondern)",
     rf"i(?:\s+{_EN_ADVERB})?\s+(?:{_EN_VERB}|decide|have\s+decided|decided|have\s+chosen|am\s+choosing)",
     r"i(?:['’]ve|\s+have)\s+(?:decided(?:\s+on)?|chosen|picked|gone\s+with|settled\s+on|opted\s+for)",
-    r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick|play)"
+    r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick|play|call)"
     rf"(?:\s+(?:for|in)\s+this\s+round|\s+this\s+round|\s+here|\s+now)?\s+(?:is|will\s+be)(?:\s+{_EN_ADVERB})?",
     rf"the\s+answer\s+is(?:\s+{_EN_ADVERB})?",
     rf"let(?:['’]s|\s+us|\s+me)(?:\s+{_EN_VERB})?",
@@ -686,7 +689,7 @@ DOUBT = (
     # put to the answer ("J — or is it?"), an answer left pending ("D (pending)", "Final: TBD")
     r"|\b(?:wait|actually|hold\s+on|hang\s+on|one\s+sec(?:ond)?|hmm+|let\s+me\s+see)\b[\s.…!?,—–-]*$"
     r"|\bunless\s*(?:\.{2,}|…)|\bor\s+(?:is|was|should|do|will|would)\s+(?:it|i)\b"
-    r"|\bnot\s+yet\b|\s(?:to|into)\s*(?:\.{2,}|…)?\s*$|\bpending\b(?!\s+(?:their|the|his|her|your))|\btbd\b|to\s+be\s+(?:decided|determined|confirmed)"
+    r"|\bnot\s+yet\b|\b(?:maybe|perhaps|possibly)\s*[.…!?]*\s*$|\s(?:to|into)\s*(?:\.{2,}|…)?\s*$|\bpending\b(?!\s+(?:their|the|his|her|your))|\btbd\b|to\s+be\s+(?:decided|determined|confirmed)"
     r"|no\s+s[ée]|no\s+estoy\s+segur[oa]|je\s+ne\s+sais\s+pas|pas\s+s[ûu]r|wei[ßs]\s+(?:es\s+)?nicht"
     r"|nicht\s+sicher|n[ãa]o\s+sei|n[ãa]o\s+tenho\s+certeza|non\s+(?:lo\s+)?so|non\s+sono\s+sicur[oa]"
     r"|weet\s+(?:het\s+)?niet|niet\s+zeker|не\s+знаю|не\s+уверен[аы]?|nie\s+wiem|nie\s+jestem\s+pew\w+"
