@@ -84,7 +84,7 @@ GENERIC_KEY_RE = re.compile(
 )
 VALUE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n")
 _EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d]")
-_EMPTY_BOX_RE = re.compile(r"(?:\[[ \t]\]|☐)[^\[\n☐☑✅]*")
+_EMPTY_BOX_RE = re.compile(r"(?:\[[ \t]\]|☐)[^\[\n☐☑✅{}]{0,30}(?=[\[\n☐☑✅]|$)")
 _TICKED_BOX_RE = re.compile(r"\[[xX✓✔][ \t]*\]|☑\ufe0f?|✅")
 _WITH_RE = re.compile(r"(?<![^\W\d_])w/(?=\s)", re.IGNORECASE)
 _TLDR_RE = re.compile(r"\btl;\s?dr\b", re.IGNORECASE)
@@ -143,8 +143,10 @@ def normalize(text: str) -> str:
 
 def _ticked(text: str) -> str:
     """A checklist: what follows an empty box ("[ ] C") is not chosen and is dropped; a ticked box ("[x] D", "☑ J")
-    leaves its text. Two ticked boxes leave both labels, which choose nothing."""
-    if not _EMPTY_BOX_RE.search(text):
+    leaves its text. Two ticked boxes leave both labels, which choose nothing. Only a list with a ticked box is a
+    checklist, and only a short item up to the next box or the line's end is dropped: "Review: [ ] done. Final
+    answer: D" keeps its answer."""
+    if not (_EMPTY_BOX_RE.search(text) and _TICKED_BOX_RE.search(text)):
         return text
     return _TICKED_BOX_RE.sub(" ", _EMPTY_BOX_RE.sub(" ", text))
 
