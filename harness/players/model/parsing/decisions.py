@@ -676,7 +676,7 @@ def _names_other(text: str, move: Move, g: Grammar) -> bool:
         g.lookup[key(m.group("tok"))] != move
         and not NEGATION_BEFORE_RE.search(text, 0, m.start())
         and not _REVISED_FROM_RE.search(text, 0, m.start())
-        and not HYPOTHETICAL_BEFORE_RE.search(text, 0, m.start())  # "D (next round: C if they come back)"
+        and not LATER_RE.search(text, 0, m.start())  # "D (next round: C if they come back)"
         for m in g.token.finditer(text)
     )
 
