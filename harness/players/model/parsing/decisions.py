@@ -136,6 +136,9 @@ _PRESENT_RE = re.compile(
     r"\b(?!\s+on\b)",
     re.IGNORECASE,
 )
+_ROUND_MENTION_RE = re.compile(
+    r"\bround\s*#?\d+|\b(?:last|final)\s+round|\d+\s*(?:st|nd|rd|th)?\s+round", re.IGNORECASE
+)
 _MARKER_LEAD_RE = re.compile(rf"[\s*_`]*(?:{words.SECOND_THOUGHTS})", re.IGNORECASE)
 _OR_NEXT_RE = re.compile(r"[\s.,;…]*\b(?:or|nor)\s+(?:option\s+)?", re.IGNORECASE)
 _EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
@@ -543,8 +546,10 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_pairs)
 
 def said_present(t: str, end: int) -> bool:
     """Whether the answer ending at ``end`` is said, right after it, to be this round's ("C this round.", "Cooperating
-    now;", "Cooperate this round (C)"); said anywhere else in its sentence, it may be about something else."""
-    return bool(_PRESENT_RE.match(t, end))
+    now;", "Cooperate this round (C)"); said anywhere else in its sentence, it may be about something else. A reply
+    that names rounds more than once may say which round this is ("Wait, this is round 10"): then no answer is
+    taken for this round's against a plan for a numbered or last round."""
+    return bool(_PRESENT_RE.match(t, end)) and len(_ROUND_MENTION_RE.findall(t)) <= 1
 
 
 def _other_round(lead: str) -> bool:

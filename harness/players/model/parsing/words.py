@@ -725,7 +725,10 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
 # the past in the other languages: "Vorige ronde J." reports a round, it chooses nothing
 _PAST_ABROAD = """vorige vorig scorso scorsa precedente letzte letzten letzter dernier dernière précédent anterior
     pasada pasado önceki geçen прошлый прошлом прошлого прошлой предыдущий предыдущем"""
-NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split()) | frozenset(_PAST_ABROAD.split())
+# the other player in the other languages: "Onlar yine F." (they, again F) is theirs
+_OTHERS_ABROAD = """onlar onlara onların onu rakip rakibim zij ze hun hij loro lui lei ellos ellas ils elles sie er eles
+    elas"""
+NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split()) | frozenset(_PAST_ABROAD.split()) | frozenset(_OTHERS_ABROAD.split())
 # Words that only place a label in this round, ask politely or name it an option, in the parser's languages: around a
 # loose label they are blanked before its words are checked ("今回はJ。", "이번에도 J입니다.", "इस बार F.", "الخيار F
 # هذه المرة.", "Вариант F, без сомнений.", "Optie J, zoals vorige ronde."). None of them negates, conditions, names
