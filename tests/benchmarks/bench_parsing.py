@@ -38,6 +38,10 @@ REPLIES: dict[str, tuple[str, ActionLabels]] = {
     '{"selected_option": "D"}': ('{"selected_option": "D"}', ActionLabels()),
     "Draft answer: C / Revised answer: D": ("Draft answer: C\nRevised answer: D", ActionLabels()),
     "Frankly, Option F. (J/F)": ("Frankly, Option F.", ActionLabels("J", "F")),
+    # the fourth pass: a doubting field, a checklist, a correction, a payoff profile
+    '{"move": "D", "final": false}': ('{"move": "D", "final": false}', ActionLabels()),
+    "[x] C [ ] D": ("[x] C [ ] D", ActionLabels()),
+    "F — sorry, I meant J. (J/F)": ("F — sorry, I meant J.", ActionLabels("J", "F")),
     "reasoning + C this round, plan, hedge (2,000 chars)": (
         _REASONING * 5 + "Going with C this round — but one more defection and I'll defect for the rest of the game. "
         "Although... D might be better.",

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from harness.game.rules import PayoffMatrix
+from harness.players.model.parsing.fields import field_doubts
 from harness.players.model.parsing.policy import (
     ActionLabels,
     ParsePolicy,
@@ -213,7 +214,8 @@ NEUTRAL_CASES: list[tuple[str, str | None]] = [
     ("Joy", None),
     ("Fine.", None),
     ("If I choose F, I get 5.", None),
-    ("i choose j", None),  # a lower-case one-letter label inside prose is ordinary English
+    ("i choose j", "C"),  # a reply all in lower case keeps its one-letter labels
+    ("I choose j", None),  # a lower-case one-letter label inside prose is ordinary English
     ("", None),
 ]
 
@@ -592,9 +594,18 @@ AKATA = PayoffMatrix(cc=(8.0, 8.0), cd=(0.0, 10.0), dc=(10.0, 0.0), dd=(5.0, 5.0
         ("The option where we each get 3.", PayoffMatrix(), "C"),
         ("I want the 8/8 outcome.", AKATA, "C"),
         ("Option with the payoff of 10 for me.", AKATA, "D"),
+        # an option's profile (fourth pass): its worst payoff, a cell named by matching or not, both its payoffs
+        ("The safe option: at worst I still get 5.", AKATA, "D"),
+        ("I want the option that earns 0 at worst.", AKATA, "C"),
+        ("I'll pick the one that pays me 10 if they choose the other one.", AKATA, "D"),
+        ("I'll pick the one that pays me 0 if they choose the other one.", AKATA, "C"),
+        ("I take the option that gives 5 each when we match.", AKATA, "D"),
+        ("Going with the 8-or-0 option.", AKATA, "C"),
+        ("Going with the 10-or-5 option.", AKATA, "D"),
+        ("Going with the 10-or-8 option.", AKATA, None),
+        ("I'll pick the one that pays me 8 if they choose the other one.", AKATA, None),
         # refused: a negation, condition, comparison or quantifier the reader does not fully understand
         ("I'll take whatever gives me at least 5.", AKATA, None),
-        ("The safe option: at worst I still get 5.", AKATA, None),
         ("I'll go for the option that gives me 8 unless they switch.", AKATA, None),
         ("I'm not going for the 10.", AKATA, None),
         ("I'll take the 10 or nothing.", AKATA, None),
@@ -704,3 +715,52 @@ def test_shorthand(text: str, expected: str | None) -> None:
 )
 def test_second_pass_shapes(text: str, expected: str | None) -> None:
     assert parse_action(text, DEFAULT).action == expected
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "doubts"),
+    [
+        ("final", False, True),
+        ("Final", "no", True),
+        ("final", True, False),
+        ("is_final", "false", True),
+        ("tentative", True, True),
+        ("draft", False, False),
+        ("confidence", 0.3, True),
+        ("confidence", 0.69, True),
+        ("confidence", 0.7, False),
+        ("confidence", "50%", True),
+        ("confidence", "3/10", True),
+        ("confidence", "8/10", False),
+        ("confidence", 85, False),
+        ("confidence", 6, True),
+        ("Confidence level", "low", True),
+        ("confidence", "high", False),
+        ("status", "undecided", True),
+        ("status", "final", False),
+        ("reason", "no", False),
+    ],
+)
+def test_a_field_beside_the_answer_doubts_it_on_any_scale(field: str, value: object, doubts: bool) -> None:
+    """A confidence is read as a share of its own scale (0-1, per cent, out of N, 0-10, 0-100): below 0.7 it doubts
+    the answer; a flag doubts it by its meaning ("final": false, "tentative": true); other fields say nothing."""
+    assert field_doubts(field, value) is doubts
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"move": "C", "move": "D"}', None),
+        ('{"move": "D", "move": "D"}', "D"),
+        ('{"action": "C?"}', None),
+        ('{"action": "C", "notes": "may switch to D next time if they defect"}', "C"),
+        ('{"reasoning": "not sure at first, but trust pays", "action": "C"}', "C"),
+        ('{"action": "C", "reasoning": "not sure at all"}', None),
+        ("move: D\nconfidence: 0.4", None),
+        ("move: D\nconfidence: 0.9", "D"),
+    ],
+)
+def test_structured_answers_with_doubting_or_conflicting_fields(text: str, expected: str | None) -> None:
+    """Reasoning before the move may weigh doubts the move settles; after it, or in a note, doubt refuses the reply;
+    a move field repeated with another value, or asked as a question, chooses nothing."""
+    assert parse_action(text, ActionLabels()).action == expected

@@ -7,6 +7,7 @@ in harness.players.model.parsing.policy; this module only finds them and drops w
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -15,11 +16,13 @@ from typing import Literal
 
 from harness.game.rules import Action
 from harness.players.model.parsing import words
+from harness.players.model.parsing.fields import object_doubts
 from harness.players.model.parsing.grammar import (
     BOXED_RE,
     CLAUSE_END_RE,
     CLAUSE_START_RE,
     DOUBT_LEAD_RE,
+    DOUBT_RE,
     EMBEDDED_RE,
     FOREIGN_JSON_KEY_RE,
     FOREIGN_KEY_RE,
@@ -31,6 +34,7 @@ from harness.players.model.parsing.grammar import (
     HYPOTHETICAL_BEFORE_RE,
     JUNK,
     LATE_NEGATION_RE,
+    LATER_RE,
     LOOSE_FIELD_RE,
     MARKUP,
     NEGATED_LEAD_RE,
@@ -68,7 +72,7 @@ _NEGATIONS_EITHER = _NEGATIONS | {"either"}
 _UNLESS_RE = re.compile(r"\b(?:unless|except\s+if)\s+(?:(?:the\s+)?option\s+)?[*_`'\"]*$", re.IGNORECASE)
 # A label followed by a verb in the third person is the subject of a comment: "F limits my downside".
 _THIRD_PERSON_RE = re.compile(
-    r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers)\b)[a-z]+[^\Wsiu]s\b"
+    r"(?!(?:this|thanks|thx|pls|plz|plus|yes|always|as|is|was|has|does|guys|folks|cheers|obvs|srs)\b)[a-z]+[^\Wsiu]s\b"
 )  # not "guess", "thus", "this": a verb in the third person ends in -s after another letter
 # Words that keep a closing phrase from introducing the answer: a doubt, a condition, a modal, a negation.
 _CLOSING_BLOCK = frozenset(
@@ -104,7 +108,8 @@ _CLOSING_BLOCK = frozenset(
 )
 # What may join a label to itself repeated: "J, definitely J", "D. D!", "C... yes, C".
 _REPEAT_GLUE_RE = re.compile(
-    r"[\s,.!…*_`'\"-]*(?:(?:yes|yeah|definitely|certainly|surely|absolutely|really|again|for\s+sure)[\s,.!…*_`'\"-]*)*",
+    r"[\s,.!…*_`'\"-]*(?:(?:yes|yeah|definitely|certainly|surely|absolutely|really|again|for\s+sure|just|only|simply)"
+    r"[\s,.!…*_`'\"-]*)*",
     re.IGNORECASE,
 )
 # An arrow from a key naming the other player: "Opponent → D" is theirs ("They defected last round → D" is mine).
@@ -113,17 +118,61 @@ _SHORT_FOREIGN_KEY_RE = re.compile(
     r"(?:\s+(?:move|choice|action|pick))?[\s*_`:]*",
     re.IGNORECASE,
 )
+# "D (revised from C)": the other move named as the one given up.
+_REVISED_FROM_RE = re.compile(
+    r"\b(?:revised|changed|switched|updated|moved|corrected|changing|switching|was)\s+from\s+(?:option\s+)?[*_`'\"]*$",
+    re.IGNORECASE,
+)
+# "D (edit: C)": a gloss that corrects the label before it.
+_GLOSS_REVISION_RE = re.compile(
+    r"\s*(?:edit(?:ed)?|correction|corrected|update[d]?|revised|i\s+meant|make\s+(?:that|it)|actually)(?!\s*from\b)\s*[:,—–-]?\s*",
+    re.IGNORECASE,
+)
+_ONE_LETTER_WORDS = frozenset("aiou")
+_FILLER_RE = re.compile(words.FILLERS, re.IGNORECASE)  # never a label in a reply written in lower case
+# An answer said to be this round's: "C this round.", "D for now", "Option F now."
+_PRESENT_RE = re.compile(
+    r"[ \t*_`'\")]*(?:\([^()\n]{1,12}\)[ \t]*)?(?:for\s+)?(?:this\s+(?:round|time|turn)|now|today|right\s+now)"
+    r"\b(?!\s+on\b)",
+    re.IGNORECASE,
+)
+_ROUND_MENTION_RE = re.compile(
+    r"\bround\s*#?\d+|\b(?:last|final)\s+round|\d+\s*(?:st|nd|rd|th)?\s+round", re.IGNORECASE
+)
+_MARKER_LEAD_RE = re.compile(rf"[\s*_`]*(?:{words.SECOND_THOUGHTS})", re.IGNORECASE)
+_OR_NEXT_RE = re.compile(r"[\s.,;…]*\b(?:or|nor)\s+(?:option\s+)?", re.IGNORECASE)
 _EITHER_RE = re.compile(r"\s+either\b", re.IGNORECASE)
 # "I don't want to defect, but I don't want to be exploited either": the other move refused in other words.
 _EITHER_LATER_RE = re.compile(
     r"[^.!?;\n]*?\bbut\b[^.!?;\n]*?(?:\bnot\b|n['’]t\b|\bnever\b)[^.!?;\n]*?\beither\b", re.IGNORECASE
 )
 # Japanese kana, Korean, Hindi, and the Turkish verbs "seçiyorum"/"oynuyorum": the verb comes after the move.
-_VERB_AFTER_SCRIPT_RE = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn", re.IGNORECASE)
+_VERB_AFTER_SCRIPT_RE = re.compile(
+    rf"[\u3040-\u30ff\uac00-\ud7af\u0900-\u097f]|seç|oyn|\b{words.MY_CHOICE}", re.IGNORECASE
+)
 _ARROW_AFTER_RE = re.compile(r"[ \t]*(?:=>|->|→|⇒|>>)")
 _ALONE_MAX_GLOSSED = 240
-_PLAN_LEAD_MAX = 24  # how far into the clause after a comma its move may stand: "back to J next round"
+_PLAN_LEAD_MAX = 32  # how far into the clause after a comma its move may stand: "back to J next round"
 _SUBJECTLESS_FROM = 2  # the grammar's statements after the subject ones: self-statements, then verbs after
+_REJECT_LEAD_RE = re.compile(
+    r"(?:(?:definitely|certainly|absolutely|clearly|surely)\s+)?(?:not|never|no(?:\s+more)?|zero|niet|geen|nicht|kein"
+    r"|keine|non|не|nie|nunca|jamais|pas\s+de)\s+(?:option\s+)?",
+    re.IGNORECASE,
+)
+_REJECT_REST_RE = re.compile(
+    r"(?P<mid>(?:[ \t]+[^\W\d_]+){0,4}?)[ \t]*[,:;—–-][ \t]*(?:(?:but(?:\s+rather)?|rather|instead|maar|sondern|sino|ma"
+    r"|mais|mas|а|но)[ \t]+)?(?:option[ \t]+)?",
+    re.IGNORECASE,
+)
+# A key whose last clause refuses a move: "They keep exploiting me, so no more C: D".
+_KEY_TAIL_RE = re.compile(r"[,;][ \t]*(?:(?:so|and|thus|hence|therefore|then)[ \t]+)?(?P<tail>[^,;]+)$", re.IGNORECASE)
+# Words after a loose label that only place it in this round: "No defection from me this round."
+_TAIL_FILLER_RE = re.compile(
+    r"\b(?:(?:from|for)\s+me|this\s+(?:round|time|turn)|today|again|now|fingers\s+crossed(?:\s+(?:it|this)\s+works)?)\b",
+    re.IGNORECASE,
+)
+# A key that concedes, then commits: "I'm not totally certain, and C is tempting, but I'll commit: D".
+_BUT_TAIL_RE = re.compile(r"\bbut\s+(?P<tail>[^,;]+)$", re.IGNORECASE)
 _NEGATED_KEY_RE = re.compile(
     r"(?:no|not|never|no\s+more)\s+\S+(?:\s+(?:from|for)\s+me)?(?:\s+[^\W\d_]+)?$", re.IGNORECASE
 )
@@ -144,6 +193,7 @@ class Decision:
     method: str
     revises: bool = False  # an answer or final-answer line replaces what came before it
     weak: bool = False  # never replaces anything: "I'd cooperate", "in round 10 I'll defect"
+    round_bound: bool = False  # tied to a numbered or last round: after an answer for this round, a plan
 
 
 class InvalidStructure(Exception):
@@ -174,17 +224,20 @@ def whole_reply(t: str, g: Grammar) -> Decision | None:
     """
     alone = _label_alone(t, 0, len(t), g)
     if alone is not None and alone[0] != "both":
-        return Decision(0, len(t), alone[0], "bare")
+        return Decision(0, alone[2], alone[0], "bare")  # ends at the label: doubt may follow it ("D. Hmm.")
     body = t.strip()
     if body.startswith("```"):
         body = body.strip("`").removeprefix("json").strip()
     if body.startswith("{") and body.endswith("}"):
         try:
-            obj = json.loads(body)
+            obj = _DECODER.decode(body)
         except ValueError:
             return None
         moves = {move for _, move in _move_fields(obj, g)} if isinstance(obj, dict) else set()
-        return Decision(0, len(t), moves.pop(), "json") if len(moves) == 1 else None
+        if len(moves) != 1:
+            return None
+        _refuse_doubt(obj, g)
+        return Decision(0, len(t), moves.pop(), "json")
     if ":" not in body and "=" not in body:
         return None
     last = body[body.rfind("\n") + 1 :]
@@ -231,9 +284,14 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             continue
         taken.append((match.start(), end))
         move = with_alternative(_other(g.lookup[key(match.group("tok"))]), t, end, g)
+        or_next = _OR_NEXT_RE.match(t, end)
+        named_next = g.token.match(t, or_next.end()) if or_next else None
+        if named_next and g.lookup[key(named_next.group("tok"))] == move:
+            move = "both"  # "I'm not picking J. Or F.": the refusal goes on to the other move
         if _EITHER_RE.match(after) or _EITHER_LATER_RE.match(t, end):
             move = "both"  # "..., but I won't cooperate either": both moves refused, none chosen
-        found.append(Decision(match.start(), end, move, "statement", weak=bool(ROUND_BOUND_RE.search(before + after))))
+        bound = bool(ROUND_BOUND_RE.search(before + after))
+        found.append(Decision(match.start(), end, move, "statement", weak=bound, round_bound=bound))
     statements = (*g.statements, g.verb_after) if _VERB_AFTER_SCRIPT_RE.search(t) else g.statements
     for index, pattern in enumerate(statements):
         subjectless = index >= _SUBJECTLESS_FROM  # "Coopero.", "Cを選びます": no subject says whose move it is
@@ -251,8 +309,9 @@ def find_decisions(t: str, g: Grammar) -> list[Decision]:
             move = with_alternative(g.lookup[key(match.group("tok"))], t, end, g)
             if move != "both" and late:
                 move = _other(move)  # "Ich kooperiere diesmal nicht": the negation closes the clause
-            weak = bool(match.groupdict().get("would") or ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
-            found.append(Decision(match.start(), end, move, "statement", weak=weak))
+            bound = bool(ROUND_BOUND_RE.search(before) or ROUND_BOUND_RE.search(after))
+            weak = bool(match.groupdict().get("would")) or bound
+            found.append(Decision(match.start(), end, move, "statement", weak=weak, round_bound=bound))
     segments = _segments(t)
     for i, (start, end) in enumerate(segments):
         if _ARROW_AFTER_RE.match(t, end):
@@ -285,8 +344,10 @@ def _before_plan(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
         return None
     rest = t[comma + 2 : end]
     first = g.token.search(rest, 0, _PLAN_LEAD_MAX)  # "J later if ...", "back to J next round"
-    if first is None or not HYPOTHETICAL_AFTER_RE.search(rest, first.end()):
+    if first is None:
         return None
+    if not (HYPOTHETICAL_AFTER_RE.search(rest, first.end()) or LATER_RE.search(rest, 0, first.start())):
+        return None  # "..., il prossimo turno forse D": the later round may come first
     alone = _label_alone(t[:comma], start, comma, g)  # cut at the comma: the plan is no alternative
     return alone if alone is not None and alone[0] != g.lookup[key(first.group("tok"))] else None
 
@@ -321,8 +382,8 @@ def _closing_label(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int,
 def _transition(t: str, segments: list[tuple[int, int]], i: int, g: Grammar, found: list[Decision]) -> None:
     """ "C -> D" as a whole segment pair: one move turning into the other, which names both and chooses
     neither (a draft and its revision, or a plan: the parser cannot tell)."""
-    if i + 1 >= len(segments):
-        return
+    if i + 1 >= len(segments) or _MARKER_LEAD_RE.match(t, segments[i + 1][0]):
+        return  # "C → no wait, D": a correction, read as one (rule 5)
     here, there = _label_alone(t, *segments[i], g), _label_alone(t, *segments[i + 1], g)
     if here and there and here[0] != there[0]:
         found.append(Decision(here[1], there[2], "both", "label"))
@@ -352,6 +413,12 @@ def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[i
         if _inside(match.start("key"), taken):
             continue
         name = match.group("key").strip(JUNK)
+        tail = _KEY_TAIL_RE.search(name)
+        if tail and _NEGATED_KEY_RE.match(tail["tail"]) and not HYPOTHETICAL_BEFORE_RE.search(name):
+            name = tail["tail"]  # "They keep exploiting me, so no more C: D": the key refuses the other move
+        conceded = _BUT_TAIL_RE.search(name)
+        if conceded and _commits(conceded["tail"], name, g):
+            name = conceded["tail"]  # "..., and C is tempting, but I'll commit: D": what comes before is conceded
         end = VALUE_END_RE.search(t, match.end())
         value_end = end.end() if end else len(t)
         # the reply's closing "key: label" may be a whole phrase: "So my choice for this round is clear: C."
@@ -375,11 +442,28 @@ def _generic_keys(t: str, g: Grammar, found: list[Decision], taken: list[tuple[i
         )
 
 
+def _commits(tail: str, name: str, g: Grammar) -> bool:
+    """Whether a key's words after "but" commit to the value: a few plain words (no move, other player, condition,
+    negation or doubt) after a concession that names no condition ("I'm not sure, but I'll commit: D")."""
+    return not (
+        len(WORD_RE.findall(tail)) > words.KEY_WORDS_MAX
+        or g.token.search(tail)
+        or FOREIGN_KEY_RE.search(tail.strip(JUNK))
+        or OTHER_PLAYER_RE.search(tail)
+        or HYPOTHETICAL_BEFORE_RE.search(name)
+        or NEGATION_IN_CLAUSE_RE.search(tail)
+        or DOUBT_RE.search(tail)
+    )
+
+
 def _structured(t: str, g: Grammar, found: list[Decision], taken: list[tuple[int, int]]) -> None:
     """JSON objects, quoted key-value pairs of broken JSON, and XML tags."""
     for start, end, obj in _json_objects(t):
         taken.append((start, end))
-        found.extend(Decision(start, end, move, "json") for _, move in _move_fields(obj, g))
+        moves = [Decision(start, end, move, "json") for _, move in _move_fields(obj, g)]
+        if moves:
+            _refuse_doubt(obj, g)
+        found.extend(moves)
     for match in LOOSE_FIELD_RE.finditer(t) if ":" in t else ():
         if not _inside(match.start(), taken):
             taken.append(match.span())
@@ -399,12 +483,13 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
     Wait. J, definitely J.") or followed by "instead" in its clause; or asked after such a marker
     ("D. Wait. Hmm, C?").
     """
+    present = said_present(t, after)
     for token in g.token.finditer(t, after):
         if g.lookup[key(token.group("tok"))] == move:
             continue
         before, rest = _clause(t, token.start(), token.end())
         sentence_start = max(t.rfind(ch, after, token.start()) for ch in ".!?;\n") + 1
-        if _hedges(t, max(after, sentence_start), token, before):
+        if _hedges(t, max(after, sentence_start), token, before, present=present):
             return True
         if _HYPOTHETICAL_MODAL_RE.match(t, token.end()):
             continue
@@ -412,6 +497,8 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
         marked = SECOND_THOUGHTS_RE.search(t, after, token.start())
         if not (marked or REVISION_AFTER_RE.search(rest)) or OTHER_PLAYER_RE.search(before):
             continue
+        if present and _other_round(t[sentence_start : token.start()]):
+            continue  # "C this round. Round 8: maybe D": a plan for another round
         asked = SENTENCE_END_RE.search(t, token.end())
         if asked and asked.group() == "?" and t[sentence_start : asked.start()].strip(JUNK) == token.group():
             return True  # "D... or not. C?": the other move alone, asked after the answer
@@ -422,7 +509,7 @@ def second_thoughts(t: str, after: int, move: Move, g: Grammar) -> bool:
     return False
 
 
-def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str) -> bool:
+def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str, *, present: bool) -> bool:
     """Doubt about the answer: the other move offered after it ("C. Although... D might be better.",
     "D, but maybe C is wiser.", "Answer: D. Hmm, or perhaps C."), not said of the other player,
     negated, or placed under a condition or a later round."""
@@ -430,13 +517,52 @@ def _hedges(t: str, sentence_start: int, token: re.Match[str], before: str) -> b
         return True  # "D — unless C is better here": the other move as the exception to the answer
     if OTHER_PLAYER_RE.search(before) or HYPOTHETICAL_BEFORE_RE.search(before):
         return False
+    if present and _other_round(t[sentence_start : token.start()]):
+        return False  # "C this round. In the final round I might defect": a plan for another round
     if NEGATION_BEFORE_RE.search(t, max(0, token.start() - 8), token.start()):
         return False
     return bool(HEDGE_BEFORE_RE.search(t, sentence_start, token.start()) or HEDGE_AFTER_RE.match(t, token.end()))
 
 
+def _refuse_doubt(obj: dict[object, object], g: Grammar) -> None:
+    """A JSON answer whose other fields mark it as unsure ("final": false, "confidence": "low") chose nothing."""
+    if object_doubts(obj, words.JSON_KEYS):
+        raise InvalidStructure(f"the JSON marks its answer as unsure; give just {g.names[0]} or {g.names[1]}")
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> dict[object, object]:
+    """A JSON object, refused when it repeats a move field with another value ({"move": "C", "move": "D"})."""
+    obj: dict[object, object] = {}
+    for field, value in pairs:
+        name = field.strip().casefold().replace(" ", "_").replace("-", "_")
+        if name in words.JSON_KEYS and field in obj and obj[field] != value:
+            raise InvalidStructure(f"the JSON gives the field {field!r} twice, with different values")
+        obj[field] = value
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs)
+
+
+def said_present(t: str, end: int) -> bool:
+    """Whether the answer ending at ``end`` is said, right after it, to be this round's ("C this round.", "Cooperating
+    now;", "Cooperate this round (C)"); said anywhere else in its sentence, it may be about something else. A reply
+    that names rounds more than once may say which round this is ("Wait, this is round 10"): then no answer is
+    taken for this round's against a plan for a numbered or last round."""
+    return bool(_PRESENT_RE.match(t, end)) and len(_ROUND_MENTION_RE.findall(t)) <= 1
+
+
+def _other_round(lead: str) -> bool:
+    """Whether the words before a move in its sentence tie it to a numbered or last round ("Round 8: maybe D",
+    "In the final round I might defect"): after an answer said to be this round's ("C this round."), a plan, not
+    a second thought. Without that contrast the parser cannot tell whether the round named is this one."""
+    return bool(ROUND_BOUND_RE.search(lead) or ROUND_KEY_RE.match(lead.strip(JUNK)))
+
+
 def _json_move(field: object, value: object, g: Grammar) -> Action:
     """A JSON move field must name exactly one move: the model chose a format and broke it."""
+    if isinstance(value, str) and value.strip(" \t*_`'\".!").endswith("?"):
+        raise InvalidStructure(f"the JSON field {field!r} asks rather than answers ({value!r})")
     move = _value(value, g)[0] if isinstance(value, str) else None
     if move == "both":
         raise InvalidStructure(f"the JSON field {field!r} holds both {g.names[0]} and {g.names[1]}")
@@ -447,7 +573,7 @@ def _json_move(field: object, value: object, g: Grammar) -> Action:
 
 def _json_objects(text: str) -> Iterator[tuple[int, int, dict[object, object]]]:
     """Every top-level JSON object in the text, fenced or not, with its span."""
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     pos = text.find("{")
     while pos != -1:
         try:
@@ -552,7 +678,10 @@ def _value(value: str, g: Grammar) -> tuple[Move | None, int]:
 def _names_other(text: str, move: Move, g: Grammar) -> bool:
     """Whether ``text`` (a gloss) names the other move, other than to reject it ("not defect")."""
     return any(
-        g.lookup[key(m.group("tok"))] != move and not NEGATION_BEFORE_RE.search(text, 0, m.start())
+        g.lookup[key(m.group("tok"))] != move
+        and not NEGATION_BEFORE_RE.search(text, 0, m.start())
+        and not _REVISED_FROM_RE.search(text, 0, m.start())
+        and not LATER_RE.search(text, 0, m.start())  # "D (next round: C if they come back)"
         for m in g.token.finditer(text)
     )
 
@@ -634,7 +763,8 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
     if label is None:
         match = g.whole.fullmatch(core)
         if match is None:
-            loose = _loose_label(core, g)
+            whole = not (t[:start].strip(JUNK) or t[end:].strip(JUNK))
+            loose = _rejected_then_chosen(core, g) or _loose_label(core, g, casual=t.islower(), whole=whole)
             if loose is None:
                 return None
             loose_move, token_at, token_end = loose
@@ -647,19 +777,47 @@ def _label_alone(t: str, start: int, end: int, g: Grammar) -> tuple[Move, int, i
             return None  # "C, not C"
         token_at, token_end = match.span("tok")
     at = t.find(core, start, end)  # core is a slice of the segment: only its ends were cut
+    revised = _GLOSS_REVISION_RE.match(inner)
+    if revised:
+        corrected = _label_alone(inner, revised.end(), len(inner), g)
+        if corrected is not None and corrected[0] != "both":
+            return corrected[0], at + token_at, at + token_end  # "D (edit: C)": the gloss corrects the label
     move: Move = "both" if _names_other(inner, label, g) else with_alternative(label, t, at + len(core), g)
     return move, at + token_at, at + token_end
 
 
-def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
+def _rejected_then_chosen(core: str, g: Grammar) -> tuple[Move, int, int] | None:
+    """One move refused, then the other named after a comma or a dash: "Not C this time, D.", "No J from me today,
+    F.", "Niet C, maar D", "Kein D, sondern C". The words between may not name the other player, a condition,
+    the past or a doubt (words.NOT_ALONE_WORDS), and nothing but punctuation may follow the chosen move."""
+    lead = _REJECT_LEAD_RE.match(core)
+    first = g.token.match(core, lead.end()) if lead else None
+    rest = _REJECT_REST_RE.match(core, first.end()) if first else None
+    second = g.token.match(core, rest.end()) if rest else None
+    if first is None or rest is None or second is None or core[second.end() :].strip(" .!*_`'\""):
+        return None
+    if any(len(m.group("tok")) == 1 and not m.group("tok").isupper() for m in (first, second)):
+        return None  # in prose a one-letter label is written in its own case
+    if any(w.casefold() in words.NOT_ALONE_WORDS for w in WORD_RE.findall(rest.group("mid"))):
+        return None  # "Not C if they defect, D"
+    chosen = g.lookup[key(second.group("tok"))]
+    return (chosen, second.start(), second.end()) if chosen != g.lookup[key(first.group("tok"))] else None
+
+
+def _loose_label(core: str, g: Grammar, *, casual: bool = False, whole: bool = False) -> tuple[Move, int, int] | None:
     """A label with a few ordinary words around it: "ok C", "d, obviously", "Frankly, Option F.", "Not D."
 
-    Exactly one move token; at most a few words before and after it, none of which makes the label
-    something other than a choice (a condition, the other player, the past, a doubt, a comment such as
+    ``casual``: the reply is written all in lower case ("i pick c", "kk c"), so a one-letter label in lower case
+    is still the label (except a, i, o, u, which are words). ``whole``: the words are the whole reply, so a label
+    said three times ("J J J") is emphasis, not a list of rounds ("My moves: C C C").
+
+    Exactly one move token; at most a few words before and after it, none of which makes the label something
+    other than a choice (a condition, the other player, the past, a doubt, a comment such as
     "D is tempting": words.NOT_ALONE_WORDS) and no digits. A negation just before the label ("Not D.",
     "No more cooperation") chooses the other move.
     """
-    if core.count(" ") > words.LEAD_WORDS_MAX + words.TAIL_WORDS_MAX + 2 or _NOT_LOOSE_RE.search(core):
+    core = _FILLER_RE.sub(lambda filler: " " * len(filler.group()), core)  # positions kept: "이번에도 J입니다"
+    if len(core.split()) > words.LEAD_WORDS_MAX + words.TAIL_WORDS_MAX + 3 or _NOT_LOOSE_RE.search(core):
         return None  # a sentence, or a key, a tag, an object, a formula or lines: not a few words around a label
     folded = [w.casefold().replace("’", "'") for w in WORD_RE.findall(words.IDIOMS.sub(" ", core))]
     if any((w in words.NOT_ALONE_WORDS and w not in _NEGATIONS_EITHER) or w.endswith("n't") for w in folded):
@@ -667,14 +825,17 @@ def _loose_label(core: str, g: Grammar) -> tuple[Move, int, int] | None:
     tokens = list(g.token.finditer(core))
     if not tokens or len({g.lookup[key(m.group("tok"))] for m in tokens}) != 1:
         return None
-    if len(tokens) > 1 and not _REPEAT_GLUE_RE.fullmatch(core[tokens[0].end() : tokens[-1].start()]):
-        return None  # "J, definitely J" repeats one label; other words between two labels make a sentence
+    if len(tokens) > 2 and not whole:
+        return None
+    if any(not _REPEAT_GLUE_RE.fullmatch(core[a.end() : b.start()]) for a, b in itertools.pairwise(tokens)):
+        return None  # "J, definitely J", "J J J" repeat one label; other words between two labels make a sentence
     token = tokens[0]
     if not token.group("tok").isascii():
         return None  # a verb form of another language may be another person's ("L'autre joueur coopère")
-    if len(token.group("tok")) == 1 and token.start() > 0 and not token.group("tok").isupper():
+    lower_ok = casual and key(token.group("tok")) not in _ONE_LETTER_WORDS
+    if len(token.group("tok")) == 1 and token.start() > 0 and not token.group("tok").isupper() and not lower_ok:
         return None  # in prose a one-letter label is written in its own case: "i choose j" is no J
-    lead, tail = core[: token.start()], words.IDIOMS.sub(" ", core[tokens[-1].end() :])
+    lead, tail = core[: token.start()], _TAIL_FILLER_RE.sub(" ", words.IDIOMS.sub(" ", core[tokens[-1].end() :]))
     negated = NEGATED_LEAD_RE.search(lead)
     if negated:
         lead = lead[: negated.start()]

@@ -24,7 +24,9 @@ def doubts_answer(t: str, after: int) -> bool:
     """Whether ``t``, after position ``after`` (the end of the last decision), doubts its own answer."""
     for match in DOUBT_RE.finditer(t, after):
         start = max(t.rfind(ch, after, match.start()) for ch in _SENTENCE_ENDS) + 1
-        ends = [i for i in (t.find(ch, match.end()) for ch in _SENTENCE_ENDS) if i != -1]
+        # a doubt that ends its sentence ("I guess?") leaves nothing after it to answer it
+        sentence_end = match.end() - 1 if t[match.end() - 1] in _SENTENCE_ENDS else match.end()
+        ends = [i for i in (t.find(ch, sentence_end) for ch in _SENTENCE_ENDS) if i != -1]
         sentence = t[max(start, after) : min(ends, default=len(t))]
         rest = t[match.end() : min(ends, default=len(t))]
         if OTHER_PLAYER_RE.search(sentence) or HYPOTHETICAL_BEFORE_RE.search(sentence):

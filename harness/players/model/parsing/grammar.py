@@ -55,6 +55,7 @@ SPLIT_RE = re.compile(
 SENTENCE_END_RE = re.compile(r"[.!?\n]")
 HYPOTHETICAL_BEFORE_RE = re.compile(words.HYPOTHETICAL_BEFORE, _I)
 HYPOTHETICAL_AFTER_RE = re.compile(words.HYPOTHETICAL_AFTER, _I)
+LATER_RE = re.compile(words.LATER, _I)
 ROUND_BOUND_RE = re.compile(words.ROUND_BOUND, _I)
 CLAUSE_START_RE = re.compile(words.CLAUSE_START, _I)
 CLAUSE_END_RE = re.compile(words.CLAUSE_END, _I)
@@ -83,6 +84,9 @@ GENERIC_KEY_RE = re.compile(
 )
 VALUE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n")
 _EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d]")
+_EMPTY_BOX_RE = re.compile(r"(?:\[[ \t]\]|☐)[^\[\n☐☑✅{}]{0,30}(?=[\[\n☐☑✅]|$)")
+_TICKED_BOX_RE = re.compile(r"\[[xX✓✔][ \t]*\]|☑\ufe0f?|✅")
+_WITH_RE = re.compile(r"(?<![^\W\d_])w/(?=\s)", re.IGNORECASE)
 _TLDR_RE = re.compile(r"\btl;\s?dr\b", re.IGNORECASE)
 _STRUCK_RE = re.compile(r"~~[^~\n]*~~")  # struck-out text is a draft: "~~C~~ D"
 # A word marked as struck out in words is a draft too: "J (crossed out) F", "C [deleted] D".
@@ -127,10 +131,24 @@ def normalize(text: str) -> str:
         text = _MARKED_STRUCK_RE.sub(" ", text)
     if ";" in text:
         text = _TLDR_RE.sub("TLDR", text)  # its ";" is no clause end
+    if "[" in text or "☐" in text:
+        text = _ticked(text)
+    if "/" in text or ":=" in text:
+        text = _WITH_RE.sub("with", text).replace(":=", ":")  # "going w/ D", "Choice := F"
     if text.isascii():
         return text
     text = _CYRILLIC_C_RE.sub("C", text.replace("İ", "I"))  # Turkish İ casefolds to two characters
     return _EMOJI_RE.sub(" ", unicodedata.normalize("NFKC", text.translate(_CJK_PUNCT)))
+
+
+def _ticked(text: str) -> str:
+    """A checklist: what follows an empty box ("[ ] C") is not chosen and is dropped; a ticked box ("[x] D", "☑ J")
+    leaves its text. Two ticked boxes leave both labels, which choose nothing. Only a list with a ticked box is a
+    checklist, and only a short item up to the next box or the line's end is dropped: "Review: [ ] done. Final
+    answer: D" keeps its answer."""
+    if not (_EMPTY_BOX_RE.search(text) and _TICKED_BOX_RE.search(text)):
+        return text
+    return _TICKED_BOX_RE.sub(" ", _EMPTY_BOX_RE.sub(" ", text))
 
 
 def _is_cjk(word: str) -> bool:

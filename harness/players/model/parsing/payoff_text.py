@@ -26,7 +26,8 @@ _CHOICE_RE = re.compile(
     r"|give\s+me|i\s+(?:go|am\s+going|['’]m\s+going)\s+(?:for|with)|i\s+want"
     r"|going\s+(?:for|with))\b"
     # a reply that is the option's description alone: "The option where we each get 3.", "Option with 10 for me."
-    r"|^\s*(?:the\s+)?(?:option|one|choice)\b",
+    r"|^\s*(?:the\s+)?(?:option|one|choice)\b"
+    r"|^\s*(?:the\s+)?(?:[\w-]+\s+){1,3}(?:option|one|choice)\s*(?:[.!:]|$)",  # "The mutual 3-point option."
     _I,
 )
 _NOT_CHOSEN_RE = re.compile(r"(?:\b(?:not|never|no)\s+|n['’]t\s+)(?:\w+\s+){0,2}$|\b(?:if|unless|should|whether)\b", _I)
@@ -91,6 +92,62 @@ _EQUAL_PAIR_RE = re.compile(r"(?<![\d.])(\d+)\s*[-/]\s*\1(?![\d.])")
 _THEIRS_RE = re.compile(rf"\bleave\s+them\s+(?:with\s+)?{_NUMBER}|\bgives?\s+them\s+{_NUMBER}", _I)
 
 
+# An option described by its profile of payoffs for me, in a cell or over both cells of my move (fourth pass):
+# the payoff when the other player picks the other option ("10 if they choose the other one": my move against
+# theirs differs, so T or S), when we match ("8 each when we match": R or P), the worst I can get ("5 at worst",
+# "at least 1", "never end up with 0": P, or not S), and both payoffs of one move ("the 10-or-5 option").
+_COND_VERB = r"(?:choose|chooses|pick|picks|play|plays|go\s+(?:for|with)|goes\s+(?:for|with)|take|takes|select|selects)"
+_OFF_DIAGONAL_RE = re.compile(
+    rf"{_NUMBER}\s*(?:points?\s+)?(?:for\s+me\s+)?(?:if|when|whenever)\s+(?:they|the\s+other(?:\s+player)?)\s+"
+    rf"(?:{_COND_VERB}\s+the\s+other(?:\s+(?:one|option))?|(?:do\s+not|don['’]t)\s+match(?:\s+me)?|pick\s+differently)"
+    rf"|{_NUMBER}\s*(?:points?\s+)?(?:if|when)\s+we\s+(?:differ|mismatch|don['’]t\s+match)",
+    _I,
+)
+_DIAGONAL_RE = re.compile(
+    rf"{_NUMBER}\s*(?:points?\s+)?(?:each\s+|apiece\s+)?(?:for\s+me\s+)?(?:if|when|whenever)\s+"
+    rf"(?:they\s+match(?:\s+me)?|we\s+match|(?:we\s+)?both(?:\s+of\s+us)?\s+{_COND_VERB}\s+it"
+    rf"|they\s+{_COND_VERB}\s+the\s+same(?:\s+one)?)",
+    _I,
+)
+_WORST_RE = re.compile(
+    rf"\bat\s+worst\s+(?:i\s+(?:still\s+)?(?:get|earn|receive)\s+)?{_NUMBER}|{_NUMBER}\s*(?:points?\s+)?at\s+worst"
+    rf"|\b(?:guarantees?|guaranteed)\s+(?:me\s+)?at\s+least\s+{_NUMBER}|\bworst[-\s]case\s+(?:of\s+)?{_NUMBER}",
+    _I,
+)
+_NEVER_RE = re.compile(
+    rf"\b(?:i\s+(?:will\s+|can\s+)?never|guarantees?\s+(?:that\s+)?i\s+(?:will\s+)?never|can(?:no|['’])t\s+ever)\s+"
+    rf"(?:end\s+up\s+with|get|receive|be\s+left\s+with|walk\s+away\s+with|score)\s+(?:the\s+|just\s+)?{_NUMBER}",
+    _I,
+)
+_PAIR_RE = re.compile(rf"(?<![\d.]){_NUMBER}\s*(?:points?\s+)?(?:-\s*or\s*-|\s+or\s+)\s*{_NUMBER}(?![\d.])", _I)
+
+
+def _profiles(text: str, m: PayoffMatrix) -> tuple[set[Action], str] | None:
+    """The moves the option profiles in ``text`` name, and the text without them; None when a profile's number
+    is no payoff of its kind (the reader cannot tell what it means, so the reply is refused)."""
+    cells: tuple[tuple[re.Pattern[str], dict[float, Action]], ...] = (
+        (_OFF_DIAGONAL_RE, {m.S: "C", m.T: "D"}),
+        (_DIAGONAL_RE, {m.R: "C", m.P: "D"}),
+        (_WORST_RE, {m.S: "C", m.P: "D"}),
+        (_NEVER_RE, {m.S: "D", m.P: "C"}),  # never the worst of one move: the other
+    )
+    found: set[Action] = set()
+    for pattern, table in cells:
+        for match in pattern.finditer(text):
+            number = next(float(value) for value in match.groups() if value is not None)
+            if number not in table:
+                return None
+            found.add(table[number])
+        text = pattern.sub(" ", text)
+    for match in _PAIR_RE.finditer(text):
+        pair = {float(match.group(1)), float(match.group(2))}
+        move: Action | None = "C" if pair == {m.R, m.S} else "D" if pair == {m.T, m.P} else None
+        if move is None:
+            return None  # "the option that pays 10 or 8": no option pays those two
+        found.add(move)
+    return found, _PAIR_RE.sub(" ", text)
+
+
 def move_from_payoffs(t: str, payoffs: PayoffMatrix | None, g: Grammar) -> Action | None:
     """The move the reply chose by naming its payoffs, or None (see the module docstring)."""
     if payoffs is None or not any(ch.isdigit() for ch in t):
@@ -101,6 +158,11 @@ def move_from_payoffs(t: str, payoffs: PayoffMatrix | None, g: Grammar) -> Actio
         choice = _CHOICE_RE.search(text)
         if choice is None or text.rstrip().endswith("?") or _NOT_CHOSEN_RE.search(text, 0, choice.start()):
             continue
+        profiled = _profiles(text, payoffs) if len({payoffs.R, payoffs.S, payoffs.T, payoffs.P}) == 4 else None
+        if profiled is None:
+            return None
+        profile_moves, text = profiled
+        implied |= profile_moves
         mutual = _MUTUAL_CONDITION_RE.search(text) is not None
         text = _MUTUAL_CONDITION_RE.sub(" ", text)
         conditions = list(_CONDITION_RE.finditer(text))

@@ -11,7 +11,8 @@ fallback move that analyses can exclude.
 How a reply is read:
 
 1. Normalise it (NFKC: full-width punctuation becomes ASCII; emoji become spaces; struck-out
-   text, ``~~C~~``, is dropped as a draft). When a reasoning block
+   text, ``~~C~~``, is dropped as a draft, and so is a checklist's unticked item, "[ ] C [x] D"; "w/"
+   is "with" and ":=" is ":"). When a reasoning block
    (``<think>...</think>``, or everything before a lone ``</think>``) is followed by more text,
    only that text is read: the block is a draft.
 2. A reply that is one label and nothing else ("C", "**D**", "Defect.", "C (cooperate)") is
@@ -23,7 +24,10 @@ How a reply is read:
      or a quoted ``"key": "value"`` pair of broken JSON. Its value must name exactly one move,
      or the whole reply is refused. A field of any other key counts when its value is one move
      alone ({"selected_option": "D"}), unless the key names the other player, the past, a
-     fallback or an explanation ({"opponent_last": "D"}, {"backup_action": "D"}).
+     fallback or an explanation ({"opponent_last": "D"}, {"backup_action": "D"}). A move field
+     repeated with another value, or asked ("D?"), refuses the reply; so does another field that
+     marks the answer as unsure ("final": false, "confidence": "low" or 0.3, "tentative": true,
+     "status": "undecided", a note that doubts: harness.players.model.parsing.fields).
    - ``xml``: ``<answer>X</answer>`` (also action, move, choice, decision, final_answer).
    - ``final_answer``: "Final answer/choice/move/decision: X" or "... is X" anywhere in a line,
      and ``\\boxed{X}``.
@@ -63,16 +67,19 @@ How a reply is read:
    the other move stated as if chosen ("Answer: C. Actually, D is better."): it may have changed
    its mind in words the parser does not know; or when it doubts its answer, the other move
    offered after it ("C. Although... D might be better.", "D, but maybe C is wiser").
-7. Doubt after the last decision ("C, but honestly I'm not sure", "Draft: C / Final: (undecided)")
-   refuses the reply (harness.players.model.parsing.doubt); a label repeated alone ("DDDD") or a
+7. Doubt after the last decision ("C, but honestly I'm not sure", "Draft: C / Final: (undecided)",
+   "D. Actually, hold on.", a "final: false" line) refuses the reply, the short replies read at once
+   in rule 2 included (harness.players.model.parsing.doubt and .fields); a label repeated alone ("DDDD") or a
    handshake emoji alone is read first (harness.players.model.parsing.shorthand).
 8. A reply with no decision at all may still choose by the option's payoffs, when the caller passes
    the game's matrix: "I'll take the 10-point option", "Let's both take the 3 points again"
-   (harness.players.model.parsing.payoff_text). Every payoff it names must point at one move.
+   (harness.players.model.parsing.payoff_text), or by its profile: "10 if they choose the other one",
+   "5 at worst", "the 10-or-5 option". Every payoff it names must point at one move.
 
 Labels are matched case-insensitively with letter boundaries, so "Decision" never reads as
 D and "CD" is no move. Inside free prose (statements) a one-letter label must be written in
-its own case, because lower-case one-letter words ("a", "i") are ordinary English. The words
+its own case, because lower-case one-letter words ("a", "i") are ordinary English, unless the whole
+reply is written in lower case ("i pick c", "kk c"). The words
 "cooperate"/"defect"/"betray" and their equivalents in the other fourteen languages count as
 moves whatever the labels (harness.players.model.parsing.words holds that vocabulary): under
 J/F, "I will cooperate" chose the cooperative option, J.
@@ -92,10 +99,12 @@ from harness.players.model.parsing.decisions import (
     Move,
     answer_part,
     find_decisions,
+    said_present,
     second_thoughts,
     whole_reply,
 )
 from harness.players.model.parsing.doubt import doubts_answer
+from harness.players.model.parsing.fields import lines_doubt
 from harness.players.model.parsing.grammar import (
     CLAUSE_END_RE,
     JUNK,
@@ -170,6 +179,8 @@ def parse_action(text: str, labels: ActionLabels, payoffs: PayoffMatrix | None =
     try:
         quick = whole_reply(t, g)
         if quick is not None:
+            if doubts_answer(t, quick.end) or lines_doubt(t, quick.end):  # "D. Actually, hold on."
+                return ParseResult(None, _DOUBT.format(c=g.names[0], d=g.names[1]), quick.method)
             return ParseResult(quick.move, method=quick.method)  # type: ignore[arg-type]
         found = find_decisions(t, g)
     except InvalidStructure as invalid:
@@ -193,6 +204,8 @@ def _resolve(found: list[Decision], t: str, g: Grammar) -> ParseResult:
     in_force: list[Decision] = []
     previous_end = 0
     for decision in found:
+        if decision.round_bound and any(not d.weak and said_present(t, d.end) for d in in_force):
+            continue  # "Cooperating now; I plan to defect in the last round": a plan after this round's answer
         if in_force and not decision.weak and _revises(decision, t, previous_end):
             in_force = [decision]
         else:
@@ -202,7 +215,7 @@ def _resolve(found: list[Decision], t: str, g: Grammar) -> ParseResult:
     if len(moves) == 1 and "both" not in moves:
         if second_thoughts(t, previous_end, in_force[0].move, g):
             return ParseResult(None, _CHANGED_MIND.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
-        if doubts_answer(t, previous_end):
+        if doubts_answer(t, previous_end) or lines_doubt(t, previous_end):
             return ParseResult(None, _DOUBT.format(c=g.names[0], d=g.names[1]), in_force[-1].method)
         return ParseResult(in_force[0].move, method=in_force[0].method)  # type: ignore[arg-type]
     methods = {d.method for d in in_force}

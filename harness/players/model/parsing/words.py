@@ -191,6 +191,11 @@ _OPTION_NOUNS = ("option", "choice", "move", "one", "action", "path", "play")
 _COOPERATIVE = ("cooperative", "collaborative", "trusting", "friendly", "nice", "prosocial", "generous")
 _DEFECTING = ("selfish", "uncooperative", "competitive", "exploitative", "greedy", "betraying", "defecting")
 COOPERATE_WORDS += tuple(f"{the}{a} {n}" for the in ("", "the ") for a in _COOPERATIVE for n in _OPTION_NOUNS)
+# The move's meaning in other words: "I'll stay cooperative", "I'll work together with them".
+COOPERATE_WORDS += (
+    *(f"{verb} cooperative" for verb in ("stay", "be", "remain", "staying", "being", "remaining")),
+    *("work together", "working together", "team up", "play nice", "play fair"),
+)
 DEFECT_WORDS += tuple(f"{the}{a} {n}" for the in ("", "the ") for a in _DEFECTING for n in _OPTION_NOUNS)
 
 # First-person forms that are a statement on their own, no subject needed: "Coopero." (es/pt),
@@ -255,10 +260,13 @@ CJK_VERBS_AFTER = (
 )
 # Hindi and Turkish also put the verb after the move: "मैं J चुनता हूँ", "C'yi seçiyorum" (the Turkish case
 # suffix is written after an apostrophe, so these are matched on a token that may carry one).
+MY_CHOICE = r"my\s+(?:final\s+)?(?:choice|pick|answer|move|decision|call|play)\b"
 VERBS_AFTER = (
     r"(?:['’](?:y?[ıiuü]|n?[ae]|d[ae]n|t[ae]n))?\s*(?:se[çc]ene[ğg]ini\s+)?(?:seçiyorum|seçeceğim|seçerim|oynuyorum"
     r"|oynayacağım)"
     r"|\s*(?:को\s+)?(?:चुनता|चुनती|चुनूँगा|चुनूंगा|चुनूँगी|चुनूंगी|चुनेंगे|चुनें|चुन\s+रहा|चुन\s+रही|खेलूँगा|खेलूंगा)"
+    # English, the move before its verb: "J remains my choice", "F stays my answer", "C is still my pick"
+    rf"|[*_`'\"]*\s+(?:remains|stays|is\s+still|will\s+remain|will\s+stay)\s+{MY_CHOICE}"
 )
 
 # --- who speaks: first-person subjects followed directly by the move ---------------------------
@@ -292,7 +300,7 @@ SUBJECTS = (
     rf"i(?:\s+will|\s+shall|['’]ll|\s+am\s+going\s+to|['’]m\s+going\s+to|\s+want\s+to|\s+would\s+like\s+to"
     rf"|\s+need\s+to|\s+have\s+to|\s+must|\s+plan\s+to|\s+intend\s+to)(?:\s+{_EN_ADVERB})*(?:\s+{_EN_VERB})?",
     # "I'll be generous this time and cooperate"
-    r"i(?:\s+will|['’]ll|\s+(?:choose|decide|want|have\s+decided|decided)\s+to)\s+(?!not\b|never\b)(?:[^\W\d_]+\s+){1,5}?and"
+    r"i(?:\s+will|['’]ll|\s+(?:choose|decide|want|have\s+decided|decided)\s+to)\s+(?!not\b|never\b)(?:(?!between\b)[^\W\d_]+\s+){1,5}?and"
     r"(?:\s+then)?",
     r"i(?:\s+am|['’]m)(?:\s+(?:choosing|picking|playing|going\s+with|sticking\s+with|staying\s+with|opting\s+for"
     r"|leaning\s+towards?|switching\s+to|changing(?:\s+my\s+(?:answer|move|choice|decision))?\s+to))?",
@@ -300,7 +308,7 @@ SUBJECTS = (
     r"(?:i\s+will|i['’]ll|i\s+won['’]t|ich\s+werde)(?:\s+not|\s+nicht)?\s+[^\W\d_]+,?\s+(?:but(?:\s+rather)?|sondern)",
     rf"i(?:\s+{_EN_ADVERB})?\s+(?:{_EN_VERB}|decide|have\s+decided|decided|have\s+chosen|am\s+choosing)",
     r"i(?:['’]ve|\s+have)\s+(?:decided(?:\s+on)?|chosen|picked|gone\s+with|settled\s+on|opted\s+for)",
-    r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick|play)"
+    r"my\s+(?:final\s+)?(?:move|choice|action|decision|answer|response|pick|play|call)"
     rf"(?:\s+(?:for|in)\s+this\s+round|\s+this\s+round|\s+here|\s+now)?\s+(?:is|will\s+be)(?:\s+{_EN_ADVERB})?",
     rf"the\s+answer\s+is(?:\s+{_EN_ADVERB})?",
     rf"let(?:['’]s|\s+us|\s+me)(?:\s+{_EN_VERB})?",
@@ -459,7 +467,7 @@ _LATER = (
     r"next\s+(?:round|time|turn)|later|in\s+(?:the\s+)?future|afterwards|eventually|at\s+some\s+point"
     r"|in\s+(?:later|future|coming|subsequent|the\s+coming)\s+rounds|(?:for\s+)?the\s+rest\s+of\s+the\s+game"
     r"|from\s+then\s+on|from\s+(?:round\s+\d+|the\s+next\s+round)(?:\s+on(?:wards?)?)?|after\s+that|thereafter"
-    r"|going\s+forward|from\s+here\s+on\s+out|tomorrow|in\s+the\s+(?:next|coming)\s+rounds"
+    r"|going\s+forward|from\s+here\s+on\s+out|tomorrow|in\s+the\s+(?:next|coming)\s+rounds|after(?=\s*(?:[.!;,]|$))"
     r"|(?:il\s+)?prossimo\s+turno|la\s+prossima\s+volta|volgende\s+(?:ronde|keer)|следующ\w+\s+(?:раунд\w*|раз)"
     r"|(?:la|el)\s+pr[óo]xim[ao]\s+(?:ronda|vez|turno)|la\s+siguiente\s+ronda|m[áa]s\s+tarde"
     r"|(?:au|le)\s+prochain\s+tour|la\s+prochaine\s+(?:fois|manche)|plus\s+tard"
@@ -467,6 +475,7 @@ _LATER = (
     r"|pr[óo]xima\s+(?:rodada|vez)|mais\s+tarde"
 )
 _LATER_CJK = r"下一轮|下一回合|下次|以后|之后"
+LATER = rf"\b(?:{_LATER})\b|{_LATER_CJK}"  # a later round alone, without the conditions
 HYPOTHETICAL_BEFORE = (
     rf"{_CONCESSIVE}\b(?:if|whether|unless|suppose|supposing|assuming|imagine|hypothetically|in\s+case|were\s+i"
     rf"|had\s+i|otherwise|when|whenever|once(?!\s+(?:more|again))|{_LATER}|in\s+theory"
@@ -481,7 +490,7 @@ HYPOTHETICAL_BEFORE = (
 )
 # After the statement, in the rest of its clause: "I will cooperate if you cooperate".
 HYPOTHETICAL_AFTER = (
-    rf"{_CONCESSIVE}\b(?:if|unless|provided|as\s+long\s+as|in\s+case|assuming|when|whenever"
+    rf"{_CONCESSIVE}\b(?:if|unless|provided|as\s+long\s+as|as\s+soon\s+as|in\s+case|assuming|when|whenever"
     r"|after\s+(?:they|he|she|you|the\s+other|my\s+opponent)"
     rf"|once(?!\s+(?:more|again))|{_LATER}"
     r"|otherwise|in\s+theory|one-shot|single-shot|depending|si|a\s+menos\s+que|siempre\s+que|cuando"
@@ -541,6 +550,7 @@ REVISION_BEFORE = (
     r"|let\s+me\s+reconsider|reconsider(?:ing|ed)?|rethink(?:ing)?|or\s+rather|instead|but|however"
     r"|nevertheless|in\s+the\s+end|ultimately|all\s+things\s+considered|on\s+balance|in\s+conclusion|finally"
     r"|make\s+that|make\s+it|edit|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding|jk"
+    r"|sorry|oops|whoops|my\s+(?:bad|mistake)|typo|i\s+meant|by\s+mistake|mistakenly|in\s+error"
     r"|en\s+realidad|pens[áa]ndolo\s+bien|mejor\s+dicho|en\s+cambio|en\s+lugar\s+de\s+eso|espera|pero"
     r"|sin\s+embargo|al\s+final|finalmente|correcci[óo]n"
     r"|en\s+fait|[àa]\s+la\s+r[ée]flexion|r[ée]flexion\s+faite|tout\s+compte\s+fait|plut[ôo]t|au\s+lieu\s+de"
@@ -559,6 +569,7 @@ SECOND_THOUGHTS = (
     r"|correction|correcting|changed?\s+my\s+mind|change\s+of\s+heart|chang(?:e|ing)\s+my\s+(?:answer|mind|move|choice)"
     r"|let\s+me\s+reconsider|reconsider(?:ing|ed)?|rethink(?:ing)?|or\s+rather|make\s+that|make\s+it|edit"
     r"|no(?=\s*[,.!:;—–-]|\s+wait)|nope|just\s+kidding|kidding"
+    r"|sorry|oops|whoops|my\s+(?:bad|mistake)|typo|i\s+meant|by\s+mistake|mistakenly|in\s+error"
     r"|en\s+realidad|pens[áa]ndolo\s+bien|mejor\s+dicho|espera|correcci[óo]n|cambio\s+de\s+opini[óo]n"
     r"|en\s+fait|[àa]\s+la\s+r[ée]flexion|r[ée]flexion\s+faite|plut[ôo]t|attends|non(?=\s*[,.!:;])"
     r"|eigentlich|doch|stattdessen|warte|bei\s+n[äa]herer\s+[üu]berlegung|korrektur|nein(?=\s*[,.!:;])"
@@ -567,7 +578,7 @@ SECOND_THOUGHTS = (
 )
 # Someone else in the clause: "Actually, they will probably choose D" is no change of my mind.
 OTHER_PLAYER = (
-    r"\b(?:they|their|them|he|she|his|her|you|your|the\s+other|opponent|opponent['’]s|partner|ellos|el\s+otro"
+    r"\b(?:they|their|them|he|she|his|her|you|your|the\s+other(?!\s+way)|opponent|opponent['’]s|partner|ellos|el\s+otro"
     r"|ils|l['’]autre|sie|der\s+andere|eles|o\s+outro|l['’]altro|gli\s+altri|lui|lei|loro|de\s+ander[e]?|het\s+andere"
     r"|hij|zij|другой|он|она|они|соперник)\b|对方|他们|他|相手|상대|दूसरे|वह|الآخر|هو|هي"
 )
@@ -582,20 +593,20 @@ REVISION_AFTER = (
 # Interjections need punctuation after them ("No, cooperate." but never "No D").
 _INTERJECTIONS = (
     r"no|nope|yes|ok|okay|hmm+|um+|uh+|alright|right|fine|wait|no\s+wait|anyway|well|so|sure"
-    r"|just\s+kidding|kidding|jk|scratch\s+that|final|verdict|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
+    r"|just\s+kidding|kidding|jk|scratch\s+that|final|verdict|sorry|oops|whoops|my\s+bad|my\s+mistake|typo|nein|non|não|nao|sí|si|oui|ja|sim|bueno|bon|不|好吧|那么"
 )
 _CONNECTIVES = (
     r"or\s+rather|but\s+rather|actually|so|but|then|thus|therefore|hence|finally|ultimately|instead|overall|definitely|certainly|clearly|obviously"
     r"|probably|in\s+conclusion|in\s+the\s+end|on\s+second\s+thoughts?|on\s+reflection|all\s+things\s+considered"
     r"|going\s+with|i['’]m\s+going\s+with|i\s+go\s+with|make\s+(?:that|it)|my\s+pick\s+is|i['’]ve\s+changed\s+my\s+mind"
     r"|(?:i['’]m\s+|im\s+)?gonna\s+(?:be|go(?:\s+with)?|play|pick)|it['’]?s\s+gonna\s+be"
-    r"|i\s+have\s+changed\s+my\s+mind|chang(?:e|ing)\s+(?:my\s+)?(?:answer|move|choice|decision)\s+to|entonces"
+    r"|i\s+meant|i\s+mean|what\s+i\s+meant\s+(?:is|was)|i\s+have\s+changed\s+my\s+mind|chang(?:e|ing)\s+(?:my\s+)?(?:answer|move|choice|decision)\s+to|entonces"
     r"|por\s+lo\s+tanto|as[ií]\s+que|pues|donc|alors|also|daher|deshalb|dann|ent[ãa]o|portanto|logo|所以|因此"
 )
 LEAD = rf"(?:(?:{_INTERJECTIONS})\s*[,:;.!—–-]+\s*|(?:{_CONNECTIVES})(?:\s*[,:;.!—–-]+\s*|\s+))+[*_`'\"“]*"
 TRAIL = (
     r"[*_`'\"”]*(?:\s*,?\s*(?:it\s+is|then|again|this\s+(?:round|time)|for\s+now|as\s+before|once\s+more|please"
-    r"|here|now|from\s+me|for\s+me|instead))+"
+    r"|here|now|from\s+me|for\s+me|instead|is\s+what\s+i\s+meant?))+"
 )
 # "C, not D" and "C rather than D" name one move: the other only to reject it.
 REJECTED = r"(?:,?\s+(?:(?:definitely|certainly|surely)\s+)?(?:not|rather\s+than|instead\s+of|over))"
@@ -603,7 +614,7 @@ PRONOUN_PREFIX = rf"(?:(?:i|je|ich|yo|eu|me|io|ik|я)\s+|我|(?:option|opci[oó]
 # Chat slang ends a sentence as a full stop would: "defect lol they had it coming", "D tbh".
 SLANG = r"lol|lmao|rofl|tbh|ngl|imo|imho|fr|smh|idc"
 # A correction inside a sentence starts a new segment: "C, or rather D".
-CORRECTION = r"(?:or|but)\s+rather\b"
+CORRECTION = r"(?:or|but)\s+rather\b|(?:sorry|oops|whoops)\b|my\s+(?:bad|mistake)\b"
 # An explanation after a comma starts a new segment: "D, because they defected".
 EXPLANATION = r"(?:because|since|as|given|so|to|but|and|the\s+one|which|porque|ya\s+que|parce|car|weil|da|pois|因为)\b"
 
@@ -645,11 +656,12 @@ HEDGE_BEFORE = (
 )
 HEDGE_AFTER = (
     r"[\s*_`'\")”]*(?:(?:might|could|may|would)\s+(?:also\s+)?(?:be|pay)\s+(?:(?:a\s+lot|much|even)\s+)?"
-    r"(?:better|wiser|smarter|safer|preferable|more|the\s+(?:better|smarter|wiser|safer|right))"
+    r"(?:better|wiser|smarter|safer|preferable|more|right|correct|the\s+(?:better|smarter|wiser|safer|right))"
     r"|(?:is|seems|looks|sounds)\s+(?:(?:probably|maybe|perhaps|also|even)\s+)?(?:better|wiser|smarter|safer|preferable)"
     r"|(?:could|might|may)\s+(?:also\s+)?work"
     # "C. D is also fine though.", "I'll say D, but C is equally reasonable.", "C, though D works too."
-    r"|(?:is|seems|looks|sounds|would\s+be)\s+(?:(?:also|equally|just\s+as|as|probably|maybe|perhaps|even|quite)\s+)*"
+    r"|(?:is|seems|looks|sounds|would\s+be)\s+(?:(?:also|equally|just\s+as|as|probably|maybe|perhaps|even|quite|honestly"
+    r"|arguably|really|frankly)\s+)*"
     r"(?:fine|good|reasonable|valid|ok|okay|defensible|viable|acceptable|justified|justifiable|sensible|legit)"
     r"|works?\s+(?:too|as\s+well|also|just\s+as\s+well)|(?:also\s+)?makes?\s+(?:sense|a\s+case))"
 )
@@ -667,17 +679,22 @@ DOUBT = (
     r"|(?:need|have)\s+to\s+(?:think|reconsider)"
     # third pass: doubt in other words, a draft said to be right after all, a cycle of revisions left open
     r"|50\s*[-/ ]\s*50|could\s+be\s+wrong|then\s+again|don['’]t\s+(?:quote|hold)\s+me"
-    r"|no\s+strong\s+(?:conviction|opinion)"
+    r"|no\s+strong\s+(?:conviction|opinion)|(?:could|might|may)\s+(?:\w+\s+)?go\s+(?:the\s+other\s+way|both\s+ways)"
     r"|haven['’]t\s+(?:\w+\s+)?decided|low\s+confidence|equally\s+(?:plausible|likely|good|valid)|talked\s+out\s+of"
-    r"|(?:might|may|could)\s+(?:well\s+)?(?:flip|switch|change|regret)|or\s+maybe\s+not|maybe\s+not\b|\bor\s+am\s+i\b"
+    r"|(?:might|may|could)\s+(?:well\s+)?(?:flip|switch|change|regret|revise|reconsider)|or\s+maybe\s+not|maybe\s+not\b|\bor\s+am\s+i\b"
     r"|\b(?:the\s+)?(?:draft|first\s+(?:one|answer)|original(?:\s+answer)?)\s+(?:was|is|might|may|could|looks|seems)\b"
     r"|\bno\s*(?:\.{2,}|…)\s*$|\b(?:wait|actually)\s*[—–-]+\s*$|twijfel"
     r"|\b(?:final|answer|decision|choice|revised|revision)\s*(?:[:=]|->|→|=>)\s*[?…]|\bor\s+not\b"
+    # fourth pass: a marker left hanging at the end ("D. Actually, hold on.", "C... wait.", "F. Hmm."), a question
+    # put to the answer ("J — or is it?"), an answer left pending ("D (pending)", "Final: TBD")
+    r"|\b(?:wait|actually|hold\s+on|hang\s+on|one\s+sec(?:ond)?|hmm+|let\s+me\s+see)\b[\s.…!?,—–-]*$"
+    r"|\bunless\s*(?:\.{2,}|…)|\bor\s+(?:is|was|should|do|will|would)\s+(?:it|i)\b"
+    r"|\bnot\s+yet\b|\b(?:maybe|perhaps|possibly)\s*[.…!?]*\s*$|\s(?:to|into)\s*(?:\.{2,}|…)?\s*$|\bpending\b(?!\s+(?:their|the|his|her|your))|\btbd\b|to\s+be\s+(?:decided|determined|confirmed)"
     r"|no\s+s[ée]|no\s+estoy\s+segur[oa]|je\s+ne\s+sais\s+pas|pas\s+s[ûu]r|wei[ßs]\s+(?:es\s+)?nicht"
     r"|nicht\s+sicher|n[ãa]o\s+sei|n[ãa]o\s+tenho\s+certeza|non\s+(?:lo\s+)?so|non\s+sono\s+sicur[oa]"
     r"|weet\s+(?:het\s+)?niet|niet\s+zeker|не\s+знаю|не\s+уверен[аы]?|nie\s+wiem|nie\s+jestem\s+pew\w+"
     r"|bilmiyorum|emin\s+değilim|पता\s+नहीं|यकीन\s+नहीं|لا\s+أعرف|لست\s+متأكد)"
-    r"|不确定|不知道|说不准|わからない|分からない|迷って|모르겠|확실하지\s*않"
+    r"|不确定|不知道|说不准|わからない|分からない|分かりません|わかりません|迷って|모르겠|확실하지\s*않"
 )
 # Before a statement in its clause, doubt makes it no decision: "I'm not sure I'll cooperate."
 DOUBT_LEAD = (
@@ -705,7 +722,28 @@ _NOT_ALONE = """if unless when whenever otherwise else or nor not no never maybe
     open considering consider tempted torn unsure
     nicht kein keine nie pas ne jamais non niet geen nooit не нет никогда nunca não nao mai
     se o ou oder y und et e ha hanno heeft hebben hat haben"""
-NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split())
+# the past in the other languages: "Vorige ronde J." reports a round, it chooses nothing
+_PAST_ABROAD = """vorige vorig scorso scorsa precedente letzte letzten letzter dernier dernière précédent anterior
+    pasada pasado önceki geçen прошлый прошлом прошлого прошлой предыдущий предыдущем"""
+# the other player in the other languages: "Onlar yine F." (they, again F) is theirs
+_OTHERS_ABROAD = """onlar onlara onların onu rakip rakibim zij ze hun hij loro lui lei ellos ellas ils elles sie er eles
+    elas"""
+NOT_ALONE_WORDS = frozenset(_NOT_ALONE.split()) | frozenset(_PAST_ABROAD.split()) | frozenset(_OTHERS_ABROAD.split())
+# Words that only place a label in this round, ask politely or name it an option, in the parser's languages: around a
+# loose label they are blanked before its words are checked ("今回はJ。", "이번에도 J입니다.", "इस बार F.", "الخيار F
+# هذه المرة.", "Вариант F, без сомнений.", "Optie J, zoals vorige ronde."). None of them negates, conditions, names
+# another player or another round's move; any other word of these languages still keeps a label from being read.
+FILLERS = (
+    r"今回(?:は|も)?|今度は|このラウンド(?:では|は|も)?|私は|僕は|俺は|で(?:お願いします|いきます|行きます|す)|です|にします|にする"
+    r"|で(?=\s*[.!]?\s*$)"
+    r"|이번\s*라운드(?:에서?도?|는|도)?|이번에(?:도|는)|이번엔|이번|저는|나는|입니다|이에요|예요|(?<=\w)요"
+    r"|इस\s+(?:राउंड|बार|दौर)(?:\s+(?:में|भी))*|फिर\s+से|मैं|विकल्प|है|ही|भी"
+    r"|(?:في\s+)?هذه\s+(?:المرة|الجولة)|مرة\s+أخرى|الخيار|كما\s+في\s+(?:الجولة\s+السابقة|السابق)"
+    r"|вариант|опция|в\s+этом\s+раунде|в\s+этот\s+раз|снова|опять|как\s+и\s+раньше|без\s+сомнений?|конечно"
+    r"|\b(?:optie|deze\s+(?:ronde|keer)|weer|opnieuw|zoals\s+vorige\s+(?:ronde|keer)|zonder\s+twijfel"
+    r"|opzione|questo\s+turno|questa\s+volta|ancora|di\s+nuovo|come\s+prima|senza\s+dubbio"
+    r"|bu\s+tur(?:da)?|bu\s+sefer|yine|tekrar|seçene[kğ]i?|elbette|kesinlikle)\b"
+)
 IDIOMS = re.compile(r"\bwhy\s+not\b|\bno\s+doubt\b|\bno\s+question\b", re.IGNORECASE)  # not negations
 LEAD_WORDS_MAX = 4
 TAIL_WORDS_MAX = 3
