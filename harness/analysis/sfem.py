@@ -56,6 +56,7 @@ CHANCE_TEST = 14.067140449340169
 Floats = npt.NDArray[np.float64]
 Start = tuple[Floats, float]
 _ONLY_RAND = np.eye(len(STRATEGIES))[-1]
+_BATCH_CELLS = 1 << 19  # resamples × rows × strategies per bootstrap batch: 4 MB an array
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,26 +82,36 @@ class SfemFit:
         return out
 
 
-def _log_likelihoods(matches: Floats, moves: Floats, beta: float) -> Floats:
-    """log L_k per game (rows) and strategy (columns, RAND last)."""
+def _log_likelihoods(matches: Floats, moves: Floats, beta: Floats) -> Floats:
+    """log L_k per fit (first axis, one β each), game (rows) and strategy (columns, RAND last)."""
+    out = np.empty((beta.shape[0], moves.shape[0], len(STRATEGIES)))
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_b = np.log(beta)
-        log_miss = np.log1p(-beta)
+        log_b = np.log(beta)[:, None, None]
+        log_miss = np.log1p(-beta)[:, None, None]
         misses = moves[:, None] - matches
-        det = np.where(matches > 0, matches * log_b, 0.0) + np.where(misses > 0, misses * log_miss, 0.0)
-    rand = moves * np.log(0.5)
-    return np.column_stack([det, rand])
+        out[:, :, :-1] = np.where(matches > 0, matches * log_b, 0.0) + np.where(misses > 0, misses * log_miss, 0.0)
+    out[:, :, -1] = moves * np.log(0.5)
+    return out
 
 
-def _mixture(log_l: Floats, shares: Floats, weights: Floats) -> tuple[Floats, float]:
-    """The posterior of each strategy per game (the E-step) and the total log-likelihood, each row of games
-    counted ``weights`` times."""
+def _mixture(log_l: Floats, shares: Floats, weights: Floats) -> tuple[Floats, Floats]:
+    """Per fit (first axis): the posterior of each strategy per game (the E-step), written over ``log_l`` (the
+    largest array, fits × games × strategies: a copy a step is time), and the total log-likelihood, each row of
+    games counted as often as the fit's ``weights`` say."""
     with np.errstate(divide="ignore"):
-        weighted = log_l + np.log(shares)[None, :]
-    top = np.max(weighted, axis=1, keepdims=True)
-    dense = np.exp(weighted - top)
-    total = dense.sum(axis=1, keepdims=True)
-    return dense / total, float(np.sum(weights * (top[:, 0] + np.log(total[:, 0]))))
+        log_l += np.log(shares)[:, None, :]
+    # The maximum and the sum over the strategies column by column: numpy reduces a short last axis several
+    # times slower, and adds in this order too (first to last), so the sums are the same to the bit.
+    top = log_l[:, :, 0].copy()
+    for k in range(1, log_l.shape[2]):
+        np.maximum(top, log_l[:, :, k], out=top)
+    log_l -= top[:, :, None]
+    dense = np.exp(log_l, out=log_l)
+    total = dense[:, :, 0] + dense[:, :, 1]
+    for k in range(2, dense.shape[2]):
+        total += dense[:, :, k]
+    dense /= total[:, :, None]
+    return dense, np.sum(weights * (top + np.log(total)), axis=1)
 
 
 def fit_counts(
@@ -128,34 +139,63 @@ def fit_counts(
     reported all RAND, with β ½ (where every strategy is RAND)."""
     uniform = np.full(len(STRATEGIES), 1.0 / len(STRATEGIES))
     counts = np.ones(moves.shape[0]) if weights is None else weights
-    best: tuple[Floats, float, float] | None = None
-    for shares, beta in starts or tuple((uniform, b) for b in START_BETAS):
-        fit = _em(matches, moves, counts, shares, beta, steps)
-        if best is None or fit[2] > best[2]:
-            best = fit
-    assert best is not None
-    chance = float(np.sum(counts * moves)) * math.log(0.5)
-    if 2 * (best[2] - chance) < CHANCE_TEST:
-        return _ONLY_RAND.copy(), 0.5, chance
-    return best
+    chosen = starts or tuple((uniform, b) for b in START_BETAS)
+    fits = _em(
+        matches,
+        moves,
+        np.tile(counts, (len(chosen), 1)),
+        np.array([s for s, _ in chosen], dtype=np.float64),
+        np.array([b for _, b in chosen], dtype=np.float64),
+        steps,
+    )
+    best = 0
+    for i in range(1, len(chosen)):  # the first of equals, as a run of starts one by one keeps it
+        if fits[2][i] > fits[2][best]:
+            best = i
+    shares, beta, ll = _beat_chance(matches, moves, counts[None, :], *(f[best : best + 1] for f in fits))
+    return shares[0], float(beta[0]), float(ll[0])
+
+
+def _beat_chance(
+    matches: Floats, moves: Floats, weights: Floats, shares: Floats, beta: Floats, ll: Floats
+) -> tuple[Floats, Floats, Floats]:
+    """Each fit (first axis) as it is where it beats chance (see :func:`fit_counts`), else all RAND at β ½."""
+    chance = np.sum(weights * moves, axis=1) * math.log(0.5)
+    rand = 2 * (ll - chance) < CHANCE_TEST
+    return (
+        np.where(rand[:, None], _ONLY_RAND, shares),
+        np.where(rand, 0.5, beta),
+        np.where(rand, chance, ll),
+    )
 
 
 def _em(
-    matches: Floats, moves: Floats, weights: Floats, shares: Floats, beta: float, steps: int
-) -> tuple[Floats, float, float]:
-    games = float(weights.sum())
-    previous = -np.inf
+    matches: Floats, moves: Floats, weights: Floats, shares: Floats, beta: Floats, steps: int
+) -> tuple[Floats, Floats, Floats]:
+    """EM from each start (``shares`` and ``beta``, one row each) on its own ``weights`` of the rows, all at
+    once: a fit stops when a step raises its log-likelihood by no more than ``TOLERANCE`` per game, and from
+    then on it is left as it is while the others go on; each comes out as an EM run of its own would."""
+    games = weights.sum(axis=1)
+    shares, beta = shares.copy(), beta.copy()
+    previous = np.full(beta.shape[0], -np.inf)
+    live, live_weights, live_games = np.arange(beta.shape[0]), weights, games  # the fits still going
     for _ in range(steps):
-        post, ll = _mixture(_log_likelihoods(matches, moves, beta), shares, weights)
-        if ll - previous <= TOLERANCE * games:
-            break
-        previous = ll
-        post = post * weights[:, None]
-        shares = post.sum(axis=0) / games
-        det = post[:, :-1]
-        tried = float(np.sum(det * moves[:, None]))
-        if tried > 0:  # else the player is all RAND and β explains nothing: keep it
-            beta = min(max(float(np.sum(det * matches)) / tried, 0.5), 1.0)
+        post, ll = _mixture(_log_likelihoods(matches, moves, beta[live]), shares[live], live_weights)
+        going = ~(ll - previous[live] <= TOLERANCE * live_games)  # a NaN step goes on, as it would alone
+        if not going.all():
+            live, live_weights, live_games = live[going], live_weights[going], live_games[going]
+            if live.size == 0:
+                break
+            post, ll = post[going], ll[going]
+        previous[live] = ll
+        post *= live_weights[:, :, None]
+        shares[live] = post.sum(axis=1) / live_games[:, None]
+        det = post[:, :, :-1]
+        tried = np.sum(det * moves[None, :, None], axis=(1, 2))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fitted = np.minimum(np.maximum(np.sum(det * matches, axis=(1, 2)) / tried, 0.5), 1.0)
+        # Where no game leans to a deterministic strategy the player is all RAND and β explains nothing: kept.
+        beta[live] = np.where(tried > 0, fitted, beta[live])
     _, ll = _mixture(_log_likelihoods(matches, moves, beta), shares, weights)
     return shares, beta, ll
 
@@ -175,18 +215,23 @@ def sfem(matches: Floats, moves: Floats, bootstrap: int = BOOTSTRAP, seed: int =
     if rows.shape[0] == 1:  # every resample is the same games: the estimates do not move
         return SfemFit(n, tuple(float(s) for s in shares), beta, ll, (0.0,) * len(STRATEGIES), 0.0)
     rng = np.random.default_rng(seed)
+    weights = np.array(
+        [np.bincount(which[rng.integers(0, n, n)], minlength=rows.shape[0]) for _ in range(bootstrap)],
+        dtype=np.float64,
+    )
     # Each resample starts from the estimate (kept off the simplex's edge, where EM cannot move a share), or
     # from equal shares at β 0.8 when the estimate is chance: a third of the cost of every start.
     uniform = np.full(len(STRATEGIES), 1.0 / len(STRATEGIES))
     chance = shares[-1] == 1.0
-    starts = ((uniform, START_BETAS[1]),) if chance else ((0.9 * shares + 0.1 * uniform, max(beta, 0.55)),)
+    start, start_beta = (uniform, START_BETAS[1]) if chance else (0.9 * shares + 0.1 * uniform, max(beta, 0.55))
     draws_s = np.empty((bootstrap, len(STRATEGIES)))
     draws_b = np.empty(bootstrap)
-    for b in range(bootstrap):
-        pick = rng.integers(0, n, n)
-        weights = np.bincount(which[pick], minlength=rows.shape[0]).astype(float)
-        s, bt, _ = fit_counts(matches, moves, starts, BOOTSTRAP_STEPS, weights)
-        draws_s[b], draws_b[b] = s, bt
+    # All resamples at once (one EM over a stack of weights), in batches that keep the arrays to a few MB.
+    batch = max(1, _BATCH_CELLS // (rows.shape[0] * len(STRATEGIES)))
+    for lo in range(0, bootstrap, batch):
+        w = weights[lo : lo + batch]
+        fits = _em(matches, moves, w, np.tile(start, (w.shape[0], 1)), np.full(w.shape[0], start_beta), BOOTSTRAP_STEPS)
+        draws_s[lo : lo + batch], draws_b[lo : lo + batch], _ = _beat_chance(matches, moves, w, *fits)
     return SfemFit(
         games=n,
         shares=tuple(float(s) for s in shares),

@@ -5,6 +5,7 @@ from simulated games, a random player attributed to RAND, and the counts it read
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,16 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import chi2
 
-from harness.analysis.sfem import CHANCE_TEST, DETERMINISTIC, STRATEGIES, fit_counts, sfem, sfem_by_condition
+from harness.analysis.sfem import (
+    BOOTSTRAP_STEPS,
+    CHANCE_TEST,
+    DETERMINISTIC,
+    START_BETAS,
+    STRATEGIES,
+    fit_counts,
+    sfem,
+    sfem_by_condition,
+)
 from tests.support.logs import write_logs
 
 
@@ -92,6 +102,69 @@ def test_a_pure_strategy_without_trembles_is_itself() -> None:
 def test_the_bootstrap_is_reproducible() -> None:
     matches, moves = simulate({"GRIM": 0.5, "ALLC": 0.5}, 0.9, 20, 8, 0.8, seed=2)
     assert sfem(matches, moves, bootstrap=5, seed=4) == sfem(matches, moves, bootstrap=5, seed=4)
+
+
+def bootstrap_one_by_one(
+    matches: np.ndarray, moves: np.ndarray, bootstrap: int, seed: int
+) -> tuple[list[float], float, int]:
+    """The bootstrap as it ran before its resamples were stacked: :func:`fit_counts` on each resample in turn,
+    from the start the bootstrap uses, with the same draws of the same seed. The standard errors of the shares
+    and of β, and how many resamples were no better than chance (all RAND at β ½)."""
+    rows, which = np.unique(np.column_stack([moves, matches]), axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    row_moves, row_matches = rows[:, 0], rows[:, 1:]
+    shares, beta, _ = fit_counts(row_matches, row_moves, weights=np.bincount(which).astype(float))
+    uniform = np.full(len(STRATEGIES), 1.0 / len(STRATEGIES))
+    start = (uniform, START_BETAS[1]) if shares[-1] == 1.0 else (0.9 * shares + 0.1 * uniform, max(beta, 0.55))
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(bootstrap):
+        weights = np.bincount(which[rng.integers(0, len(moves), len(moves))], minlength=len(rows)).astype(float)
+        s, b, _ = fit_counts(row_matches, row_moves, (start,), BOOTSTRAP_STEPS, weights)
+        draws.append([*s, b])
+    table = np.array(draws)
+    errors = [float(table[:, j].std(ddof=1)) for j in range(table.shape[1])]
+    return errors[:-1], errors[-1], int(np.sum(table[:, -1] == 0.5))
+
+
+@dataclass(frozen=True)
+class Player:
+    """Simulated games (see :func:`simulate`) and what their bootstrap goes through."""
+
+    mix: dict[str, float]
+    beta: float
+    games: int
+    rounds: int
+    opp_coop: float
+    seed: int
+    chance_in_some: bool = False  # the chance test decides some resamples and not others
+    tie: bool = False  # ALLC, TFT and GRIM alike on every game
+
+
+SLOW = pytest.mark.slow  # 20 resamples of up to 200 distinct games, fitted twice
+PLAYERS = [
+    pytest.param(Player({"RAND": 1.0}, 0.9, 200, 20, 0.7, 2, chance_in_some=True), id="random", marks=SLOW),
+    pytest.param(Player({"TFT": 0.6, "ALLD": 0.4}, 0.9, 40, 20, 0.7, 5), id="60% TFT, 40% ALLD, trembling"),
+    pytest.param(Player({"TFT": 1.0}, 0.95, 40, 10, 1.0, 1, tie=True), id="TFT against a cooperator"),
+    pytest.param(
+        Player({"TFT": 0.5, "RAND": 0.5}, 0.7, 20, 10, 0.5, 3, chance_in_some=True), id="TFT+RAND", marks=SLOW
+    ),
+    pytest.param(Player({"RAND": 1.0}, 0.9, 15, 10, 0.5, 4, chance_in_some=True), id="a coin, few games", marks=SLOW),
+]
+
+
+@pytest.mark.parametrize("player", PLAYERS)
+def test_the_stacked_bootstrap_is_the_bootstrap_one_resample_at_a_time(player: Player) -> None:
+    matches, moves = simulate(player.mix, player.beta, player.games, player.rounds, player.opp_coop, player.seed)
+    fit = sfem(matches, moves, bootstrap=20, seed=7)
+    share_se, beta_se, at_chance = bootstrap_one_by_one(matches, moves, 20, seed=7)
+    assert fit.share_se == pytest.approx(share_se, rel=1e-9, abs=1e-12)
+    assert fit.beta_se == pytest.approx(beta_se, rel=1e-9, abs=1e-12)
+    assert max(share_se) > 1e-3 and beta_se > 0  # the resamples differ: the comparison is not of zeros
+    assert (0 < at_chance < 20) == player.chance_in_some
+    if player.tie:  # a tie the data cannot break: the three shares stay equal
+        alike = [fit.shares[STRATEGIES.index(k)] for k in ("ALLC", "TFT", "GRIM")]
+        assert alike == pytest.approx([alike[0]] * 3) and alike[0] > 0.2
 
 
 def _within_two_se(fit_shares: tuple[float, ...], se: tuple[float, ...], mix: dict[str, float]) -> list[str]:
