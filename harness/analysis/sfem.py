@@ -56,7 +56,7 @@ CHANCE_TEST = 14.067140449340169
 Floats = npt.NDArray[np.float64]
 Start = tuple[Floats, float]
 _ONLY_RAND = np.eye(len(STRATEGIES))[-1]
-_BATCH_CELLS = 1 << 19  # resamples × rows × strategies per bootstrap batch: 4 MB an array
+_BATCH_CELLS = 1 << 17  # resamples × rows × strategies per bootstrap batch: 1 MB an array, near the cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +226,7 @@ def sfem(matches: Floats, moves: Floats, bootstrap: int = BOOTSTRAP, seed: int =
     start, start_beta = (uniform, START_BETAS[1]) if chance else (0.9 * shares + 0.1 * uniform, max(beta, 0.55))
     draws_s = np.empty((bootstrap, len(STRATEGIES)))
     draws_b = np.empty(bootstrap)
-    # All resamples at once (one EM over a stack of weights), in batches that keep the arrays to a few MB.
+    # The resamples at once (one EM over a stack of weights), in batches of arrays that stay near the cache.
     batch = max(1, _BATCH_CELLS // (rows.shape[0] * len(STRATEGIES)))
     for lo in range(0, bootstrap, batch):
         w = weights[lo : lo + batch]
