@@ -19,9 +19,9 @@ RUNAWAY = "select count(*) from range(1000000000000) a, range(10) b"
 
 @pytest.fixture
 def default_ctrl_c() -> Iterator[None]:
-    """Ctrl-C as a plain process has it (a KeyboardInterrupt), which is when ``guarded`` takes Ctrl-C over: a test
-    that ran earlier in the same worker can leave a handler of its own installed, and the runaway query then ran
-    on, never interrupted (seen once: a parallel run hung here for ten minutes)."""
+    """Ctrl-C as a plain process has it (a KeyboardInterrupt), which is when ``guarded`` takes Ctrl-C over: with
+    any other handler (an earlier test's, or SIGINT ignored by a suite started in the background) the runaway
+    query ran on the main thread, the press never came, and a parallel run hung here for ten minutes."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
