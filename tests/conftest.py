@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import signal
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -55,6 +56,15 @@ def write_games(
     writer.finish(RunStatus.COMPLETE)
     writer.close()
     return Catalog(results)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal gives it: a suite started in the background by a non-interactive shell (``cmd &`` in a
+    script, as CI or a timing script does) inherits SIGINT ignored, and so does every process a test starts. The
+    tests that press Ctrl-C then saw a run finish untouched (exit 0, not 130), and the query guard's main-thread
+    case ran its runaway query forever."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

@@ -33,6 +33,10 @@ MIN_TICK_S = 0.2  # a browser round trip takes ~0.1-0.15 s: faster speeds show s
 MIN_SPEED_MS, MAX_SPEED_MS, DEFAULT_SPEED_MS = 50, 1000, 300
 JUMP_SLOT_PX = 84  # the jump slider's slot keeps its height while playing, so the frame does not jump
 
+# The clock ticks are measured with. A module value, not a call to time.monotonic in place, so that a test can
+# hold time still (every headless run is then exactly one step, however loaded the machine) or move it by hand.
+clock: Callable[[], float] = time.monotonic
+
 
 @dataclass(frozen=True, slots=True)
 class Playback:
@@ -152,9 +156,9 @@ class Playback:
             st.session_state.pop(self.key("last_tick"), None)
             return
         if acted:
-            st.session_state[self.key("last_tick")] = time.monotonic()  # playing (again) from now
+            st.session_state[self.key("last_tick")] = clock()  # playing (again) from now
         elif self.shown() < length:
-            st.session_state[self.position] = min(self.shown() + self._steps(time.monotonic()), length)
+            st.session_state[self.position] = min(self.shown() + self._steps(clock()), length)
         if self.shown() >= length:
             st.session_state[self.playing] = False
 

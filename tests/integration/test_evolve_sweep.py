@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.stats
 
 from harness.engine.evolution.options import EvolutionOptions, parse_sweep
 from harness.engine.evolution.sweep import plan_sweep, run_local
@@ -63,6 +62,8 @@ def test_a_sweep_runs_every_cell_and_seed_in_processes_and_reports_a_t_interval(
     assert code == 0, err
     rows = {(r["cell"], r["player"]): r for r in json.loads(out)}
     assert len(rows) == 6
+    import scipy.stats  # here, not at the top: scipy costs every test process ~1 s to collect
+
     players = ["TFT", "ALLD", "GTFT(generous_prob=0.3)"]
     for noise in (0.0, 0.1):
         for i, player in enumerate(players):

@@ -12,11 +12,35 @@ from streamlit.testing.v1 import AppTest
 
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import run_experiment
+from harness.ui import playback
 from harness.ui.app import CHARTS_WARM
 from harness.ui.launch import APP
 from harness.ui.views import PENDING_VIEW
 
 TIMEOUT_S = 60
+
+
+class Clock:
+    """A clock that moves only when told: the animations' ticks measure time with it (``playback.clock``)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """The animations' clock, held still: a tick steps by wall time since the last one (one step per ``speed``),
+    so with the real clock a headless run that takes longer than 1.5 speeds on a loaded machine shows several
+    steps. Held still, every run while playing is exactly one step; a test moves it with ``clock.advance``."""
+    fake = Clock()
+    monkeypatch.setattr(playback, "clock", fake)
+    return fake
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,6 @@ from harness.ui import evolution_view
 from harness.ui.evolution_frame import FRAME_CLASS
 from harness.ui.evolution_setup import PRESETS, PRESETS_BY_KEY, Form
 from harness.ui.evolution_view import LESSON_ICON, PICKER, PLAYBACK
-from harness.ui.playback import MAX_SPEED_MS
 from harness.ui.views import EVOLUTION, REPLAY, RESULTS, VIEWS
 
 App = Callable[..., AppTest]
@@ -152,7 +151,6 @@ def test_play_ticks_one_generation_per_run_and_pause_stops(app: App, tmp_path: P
     at = set_form(open_view(app, tmp_path), ["ALLC", "ALLD", "TFT"], [10, 6, 4], generations=30, k=2)
     click(at, "evo_go")
     _, table = stored(tmp_path, at.selectbox(key=PICKER).value)
-    at.slider(key=PLAYBACK.speed).set_value(MAX_SPEED_MS).run()  # one generation a tick however loaded the machine
     click(at, "evo_play")
     assert at.session_state[PLAYING] is True and shown(at)[0] == 0  # the click itself is no tick
     at.run()  # what a fragment tick does in the browser
@@ -173,9 +171,8 @@ def test_play_runs_to_the_end_with_every_frame_its_own_generation(app: App, tmp_
     at = set_form(open_view(app, tmp_path), ["ALLC", "ALLD", "TFT"], [10, 6, 4], generations=30, k=2)
     click(at, "evo_go")
     _, table = stored(tmp_path, at.selectbox(key=PICKER).value)
-    # At the slowest speed (1 s a generation) a tick is one generation however long a run takes here (a tick
-    # catches up only past 1.5 speeds of wall time, counted up to 1 s): a loaded machine skips no frame.
-    at.slider(key=PLAYBACK.speed).set_value(MAX_SPEED_MS).run()
+    # The animations' clock is held still (tests/ui/conftest.py): a tick is one generation however long a run
+    # takes here, so no frame is skipped.
     click(at, "evo_play")
     seen = [shown(at)]
     while at.session_state[PLAYING]:

@@ -2,7 +2,9 @@
 
 AppTest never ticks a fragment on its own: every ``run()`` is a full run, and the view treats
 every run while playing as one tick. So stepping is tested through the buttons, and playing
-by running the app again after ▶️ Play.
+by running the app again after ▶️ Play. The animation's clock is held still (``clock`` in tests/ui/conftest.py),
+so each run while playing is exactly one round however long it took; a test that wants wall time to pass moves
+the clock by hand.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from harness.ui.pickers import FIRST_RUN_COMMAND
 from harness.ui.replay_frame import FRAME_CLASS, Replay
 from harness.ui.replay_view import JUMP, PLAYING, ROUND, SPEED, SPEED_MS
 from harness.ui.views import REPLAY
-from tests.ui.conftest import picker
+from tests.ui.conftest import Clock, picker
 
 App = Callable[..., AppTest]
 
@@ -375,6 +377,25 @@ def _running_totals(folder: Path, run_id: str, game_id: int) -> list[tuple[float
         a, b = a + pa, b + pb
         totals.append((a, b))
     return totals
+
+
+def test_a_tick_shows_one_round_per_speed_of_time_since_the_last_up_to_a_second(
+    app: App, tournament_results: Path, clock: Clock
+) -> None:
+    """Faster speeds than a browser round trip hold: a tick steps by the time since the last one (rounded, at
+    least one round), and a stalled tab catches up at most a second's worth."""
+    at = open_game(app, tournament_results, "TFT_vs_ALLD")
+    at.slider(key=SPEED).set_value(200).run()
+    click(at, "replay_play")
+    clock.advance(0.61)  # 3 speeds
+    at.run()
+    assert at.session_state[ROUND] == 3
+    clock.advance(0.01)  # a tick sooner than the speed still shows a round
+    at.run()
+    assert at.session_state[ROUND] == 4
+    clock.advance(30)  # a stalled tab: 1 s at 200 ms a round, not 150 rounds
+    at.run()
+    assert at.session_state[ROUND] == 9 and at.session_state[PLAYING] is True
 
 
 def _frame_numbers(at: AppTest) -> tuple[int, float, float, list[str]]:

@@ -271,7 +271,7 @@ def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
     monkeypatch.setattr(progress_panel, "QUICK_S", 0.0)  # show the progress bar at once
     at = app(tmp_path, view=TOURNAMENT)
     at.multiselect(key="tour_strategies").set_value(["TFT", "ALLD"])
-    at.multiselect(key="tour_models").set_value(["mock/tft?latency_ms=40"])  # 100 rounds: 4 s a model game
+    at.multiselect(key="tour_models").set_value(["mock/tft?latency_ms=600"])  # 100 rounds: 60 s a model game
     at.slider(key="tour_rounds").set_value(100)
     at.run()
     at.button(key="tour_run").click().run()
@@ -280,7 +280,9 @@ def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
         bar = at.get("progress")
         assert len(bar) == 1 and "Tournament `tournament_" in bar[0].proto.text
         assert at.button(key="tour_run").disabled  # one tournament at a time
-        ready = time.monotonic() + 60  # the strategies' games (milliseconds) end before Stop, however loaded
+        # the strategies' games (milliseconds) end before Stop, however loaded; a model game (60 s) cannot: with 40 ms
+        # a call (4 s a game) a loaded machine could finish one first, and the leaderboard would then list it
+        ready = time.monotonic() + 60
         while job.counters().games_done < 3 and time.monotonic() < ready:
             time.sleep(0.05)
         at.button(key="tour_stop").click().run()
@@ -296,8 +298,8 @@ def test_a_long_tournament_shows_its_progress_and_stops_cleanly(
     assert not at.exception, at.exception
     warning = [w.value for w in at.warning]
     assert len(warning) == 2 and "was stopped after" in warning[0] and "every finished game is kept" in warning[0]
-    # the model's games (4 s each) had not finished: the leaderboard leaves it out, and says so (issue 11, point 7)
-    assert "mock/tft?latency_ms=40 is not on the leaderboard: no finished game against another player" in warning[1]
+    # the model's games (60 s each) had not finished: the leaderboard leaves it out, and says so (issue 11, point 7)
+    assert "mock/tft?latency_ms=600 is not on the leaderboard: no finished game against another player" in warning[1]
     assert any(f"pdbench resume {job.run_id}" in i.value for i in at.info)  # the picker says how to finish it
     assert at.text_input(key="tour_run_id").value == ""
     run_id = at.session_state["selected_tournament"]

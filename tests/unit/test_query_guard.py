@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Iterator
 
 import duckdb
 import pytest
@@ -16,7 +17,19 @@ from harness.store.query_guard import guarded
 RUNAWAY = "select count(*) from range(1000000000000) a, range(10) b"
 
 
-def test_a_ctrl_c_on_the_main_thread_stops_the_query_and_the_connection_stays_usable() -> None:
+@pytest.fixture
+def default_ctrl_c() -> Iterator[None]:
+    """Ctrl-C as a plain process has it (a KeyboardInterrupt), which is when ``guarded`` takes Ctrl-C over: with
+    any other handler (an earlier test's, or SIGINT ignored by a suite started in the background) the runaway
+    query ran on the main thread, the press never came, and a parallel run hung here for ten minutes."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_on_the_main_thread_stops_the_query_and_the_connection_stays_usable(default_ctrl_c: None) -> None:
     con = duckdb.connect(":memory:")
     assert threading.current_thread() is threading.main_thread()
 

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
-from scipy.stats import chi2
 
 from harness.analysis.sfem import (
     BOOTSTRAP_STEPS,
@@ -75,6 +73,8 @@ def log_likelihood(shares: np.ndarray, beta: float, matches: np.ndarray, moves: 
 def test_the_em_maximum_is_the_likelihoods_maximum() -> None:
     matches, moves = simulate({"TFT": 0.5, "ALLD": 0.3, "WSLS": 0.2}, 0.85, 60, 10, 0.6, seed=3)
     shares, beta, ll = fit_counts(matches, moves)
+    from scipy.optimize import minimize  # here, not at the top: scipy costs every test process ~1 s to collect
+
     assert ll == pytest.approx(log_likelihood(shares, beta, matches, moves), abs=1e-9)
 
     def negative(x: np.ndarray) -> float:
@@ -229,6 +229,8 @@ def simulate_counts(games: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarra
 
 
 def test_a_fit_no_better_than_chance_is_rand() -> None:
+    from scipy.stats import chi2  # here, not at the top: scipy costs every test process ~1 s to collect
+
     assert chi2.ppf(0.95, 7) == pytest.approx(CHANCE_TEST, rel=1e-12)
     # 27 games of a coin (few, as an eval's): the bare maximum is some strategy at β just above ½; the fit
     # does not beat chance by the likelihood-ratio test, so it is RAND's, β ½.

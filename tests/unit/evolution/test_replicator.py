@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
 
 from harness.evolution import EvolutionSettings, evolve
 
@@ -26,6 +25,8 @@ TABLE = np.array(
 
 def reference(table: np.ndarray, w: float, x0: list[float], times: int) -> np.ndarray:
     """x_i' = w x_i (f_i - phi), f = A x, phi = x . f, with A the table per round (over 200 rounds)."""
+    from scipy.integrate import solve_ivp  # here, not at the top: scipy costs every test process ~1 s to collect
+
     a = table / 200
 
     def rhs(_t: float, x: np.ndarray) -> np.ndarray:
