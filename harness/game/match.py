@@ -114,6 +114,7 @@ class Match:
         """
         move_a, move_b = a.move, b.move
         moves_a, moves_b = self.moves_a, self.moves_b
+        append_a, append_b = moves_a.append, moves_b.append
         start = len(moves_a)
         flips = self._noise(rounds)
         for flip in flips:
@@ -124,8 +125,8 @@ class Match:
                     x = FLIP[x]
                 if flip & _FLIP_B:
                     y = FLIP[y]
-            moves_a.append(x)
-            moves_b.append(y)
+            append_a(x)
+            append_b(y)
         self._settle(start, flips)
 
     def _noise(self, rounds: int) -> list[int]:
@@ -152,8 +153,8 @@ class Match:
                 self.intended_b[start + r] = FLIP[played_b[r]]
         cells = _cells(played_a, played_b)
         pay_a, pay_b = self._pay_a, self._pay_b
-        new_a = [pay_a[cell] for cell in cells]
-        new_b = [pay_b[cell] for cell in cells]
+        new_a = list(map(pay_a.__getitem__, cells))
+        new_b = list(map(pay_b.__getitem__, cells))
         self.payoffs_a.extend(new_a)
         self.payoffs_b.extend(new_b)
         # sum() from the score adds the payoffs in round order, as record() does (Python 3.11; from 3.12 on

@@ -20,11 +20,15 @@ class _Majority(Strategy):
         self._defections = 0
 
     def _opponent_defections(self, opp: list[Action]) -> int:
-        if opp is not self._history or len(opp) < self._counted:
+        n = len(opp)
+        if opp is not self._history or n < self._counted:
             self._history, self._counted, self._defections = opp, 0, 0
-        if len(opp) > self._counted:
+        if n == self._counted + 1:  # one round since the last call: the match's usual step
+            if opp[-1] == "D":
+                self._defections += 1
+        elif n > self._counted:
             self._defections += opp[self._counted :].count("D")
-            self._counted = len(opp)
+        self._counted = n
         return self._defections
 
 
