@@ -66,6 +66,11 @@ def pytest_configure(config: pytest.Config) -> None:
     case ran its runaway query forever."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if config.option.markexpr == SERIAL_ONLY:
+        # No serial test uses Hypothesis, and its plugin imports all of it (about 1 s) for its closing summary.
+        hypothesis_plugin = config.pluginmanager.get_plugin("hypothesispytest")
+        if hypothesis_plugin is not None:
+            config.pluginmanager.unregister(hypothesis_plugin)
 
 
 SERIAL_ONLY = "serial"  # the README's serial run: `pytest -m serial`
