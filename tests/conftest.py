@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 import signal
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -65,6 +66,42 @@ def pytest_configure(config: pytest.Config) -> None:
     case ran its runaway query forever."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if config.option.markexpr == SERIAL_ONLY:
+        # No serial test uses Hypothesis, and its plugin imports all of it (about 1 s) for its closing summary.
+        hypothesis_plugin = config.pluginmanager.get_plugin("hypothesispytest")
+        if hypothesis_plugin is not None:
+            config.pluginmanager.unregister(hypothesis_plugin)
+
+
+SERIAL_ONLY = "serial"  # the README's serial run: `pytest -m serial`
+_SERIAL_MARK = re.compile(rb"\bmark\.serial\b")
+
+
+def _may_hold_serial_tests(path: Path) -> bool:
+    """Whether a test module (or any module under a folder) says ``mark.serial``, read as text, not imported."""
+    files = path.rglob("*.py") if path.is_dir() else [path]
+    return any(_SERIAL_MARK.search(file.read_bytes()) for file in files)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The serial run selects about 30 tests of 2,300: it skips the modules (and folders, with their conftests) that
+    never say ``mark.serial``, without importing them, instead of importing the whole suite (8 s) to deselect
+    them. Only for the exact expression ``serial``; any other (``-m "(serial)"`` too) collects everything.
+    tests/architecture/test_serial_collection.py checks that no module it would skip holds a serial test."""
+    if config.option.markexpr != SERIAL_ONLY or collection_path.name == "conftest.py":
+        return None
+    if collection_path.is_dir() or collection_path.suffix == ".py":
+        return None if _may_hold_serial_tests(collection_path) else True
+    return None
+
+
+SERIAL_MODULES = pytest.StashKey[set[Path]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Note, before ``-m`` deselects any, the modules that hold serial tests (for the check above)."""
+    config.stash[SERIAL_MODULES] = {item.path for item in items if item.get_closest_marker("serial") is not None}
 
 
 @pytest.fixture

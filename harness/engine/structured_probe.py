@@ -17,16 +17,19 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from harness.calls.retry import AttemptFailed, RetryPolicy, RetrySettings, verdict
 from harness.config import ExperimentConfig, ModelAgentConfig
 from harness.config.engine_options import EngineOptions
 from harness.errors import ConfigError
-from harness.providers.base import Fault, Message, RetryDecision, SamplingParams
+from harness.providers.base import Fault, Message, SamplingParams
 from harness.providers.registry import PROVIDERS, ProviderSettings, make_provider, origin, parse_model_name
 from harness.providers.sdk import StructuredRequestFailed
 from harness.providers.structured import ReplySchema, ReplyViolation
 
 PROBE_ATTEMPTS = 3
 """Tries of the probe on a fault that may pass (a 429, a 5xx, a timeout); a refusal is final at once."""
+PROBE_MAX_SECONDS = 30.0
+"""The most the probe of one endpoint may take, its waits included."""
 PROBE_PROMPT = (
     "This is a check of the reply format before a game, not a move. Answer with the JSON object asked for, "
     "choosing {first}."
@@ -91,30 +94,48 @@ async def _send(probe: Probe, engine: EngineOptions) -> None:
     params = SamplingParams(
         temperature=agent.temperature, top_p=agent.top_p, max_tokens=agent.max_tokens, reply=probe.schema
     )
+    retry = probe_retry(engine.retry)
     try:
-        for attempt in range(1, PROBE_ATTEMPTS + 1):
-            try:
-                completion = await provider.generate(messages, params, engine.retry.timeout)
-            except Exception as exc:
-                # The server's own words, not the hint a game's record gets (this paragraph says what to do).
-                decision = provider.should_retry(exc.cause if isinstance(exc, StructuredRequestFailed) else exc)
-                if decision.retry and attempt < PROBE_ATTEMPTS:
-                    await asyncio.sleep(min(decision.retry_after or engine.retry.backoff_initial, 10.0))
-                    continue
-                raise ConfigError(_failed(probe, decision)) from None
-            read = probe.schema.read(completion.text)
-            if isinstance(read, ReplyViolation):
-                raise ConfigError(_ignored(probe, completion.text, read, completion.finish_reason))
-            return
+        async for attempt in RetryPolicy(retry, asyncio.sleep, _no_count).attempts():
+            with attempt:
+                try:
+                    completion = await provider.generate(messages, params, retry.timeout)
+                except Exception as exc:
+                    # The server's own words, not the hint a game's record gets (the paragraph says what to do).
+                    decision = provider.should_retry(exc.cause if isinstance(exc, StructuredRequestFailed) else exc)
+                    may_retry, reason = verdict(decision, retry)
+                    raise AttemptFailed(decision, reason, may_retry) from None
+        read = probe.schema.read(completion.text)
+        if isinstance(read, ReplyViolation):
+            raise ConfigError(_ignored(probe, completion.text, read, completion.finish_reason))
+    except AttemptFailed as failed:
+        raise ConfigError(_failed(probe, failed.decision.fault, failed.reason)) from None
     finally:
         await provider.aclose()
 
 
-def _failed(probe: Probe, decision: RetryDecision) -> str:
+def probe_retry(run: RetrySettings) -> RetrySettings:
+    """The run's retry settings, bounded for a check before the run: at most :data:`PROBE_ATTEMPTS` tries and
+    :data:`PROBE_MAX_SECONDS` in all, so that a server that is down is reported in seconds, not after a game's
+    whole budget. A Retry-After beyond that is not sat out (the request gives up at once, as a game's does)."""
+    return run.model_copy(
+        update={
+            "max_attempts": min(run.max_attempts, PROBE_ATTEMPTS),
+            "max_seconds": min(run.max_seconds, PROBE_MAX_SECONDS),
+            "backoff_max": min(run.backoff_max, PROBE_MAX_SECONDS / PROBE_ATTEMPTS),
+        }
+    )
+
+
+def _no_count() -> None:
+    """The probe is not a call of the run: its retries are counted nowhere."""
+
+
+def _failed(probe: Probe, fault: Fault | None, reason: str) -> str:
     """The paragraph for a probe the server refused (a 4xx) or that could not be sent."""
     fix = "run it with answer_format: json instead, or use a server that takes a JSON schema"
-    reason = decision.reason.rstrip(".")
-    if decision.fault in (Fault.REJECTED, Fault.AUTHENTICATION):
+    reason = reason.rstrip(".")
+    if fault in (Fault.REJECTED, Fault.AUTHENTICATION):
         return (
             f"{probe.where} refused a request for the structured reply (answer_format: structured), in a check of "
             f"one request before any game: {reason}. Its games would fail at their first move: {fix}. "
@@ -122,7 +143,8 @@ def _failed(probe: Probe, decision: RetryDecision) -> str:
         )
     return (
         f"{probe.where} could not be asked whether it follows the structured reply's JSON schema (answer_format: "
-        f"structured), in a check of one request before any game ({PROBE_ATTEMPTS} tries): {reason}. "
+        f"structured), in a check of one request before any game (up to {PROBE_ATTEMPTS} tries in "
+        f"{PROBE_MAX_SECONDS:g} s): {reason}. "
         "Check that the server is up at that base URL, then start the run again. Nothing was played."
     )
 

@@ -73,9 +73,10 @@ class Server:
         return self.log.read_text(errors="replace")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """`pdbench ui --results <tmp> --port <free>`, healthy; terminated (then killed) afterwards."""
+    """`pdbench ui --results <tmp> --port <free>`, healthy; terminated (then killed) afterwards. One for the session:
+    the host-guard tests only ask it for pages, so they share the dashboard tests' server instead of starting one."""
     tmp = tmp_path_factory.mktemp("ui")
     port = free_port()
     log = tmp / "server.log"

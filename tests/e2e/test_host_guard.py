@@ -14,8 +14,8 @@ import pytest
 
 from tests.e2e.conftest import Server
 
-# One worker runs the module: its dashboard server is costly to start on a second one.
-pytestmark = [pytest.mark.serial, pytest.mark.slow, pytest.mark.xdist_group("e2e-host-guard")]
+# The dashboard tests' worker runs the module: it asks their server (one for the session), costly to start again.
+pytestmark = [pytest.mark.serial, pytest.mark.slow, pytest.mark.xdist_group("e2e-dashboard")]
 WEBSOCKET = "/_stcore/stream"
 
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from harness.store.catalog import Catalog
 from tests.integration.test_engine_server import server  # noqa: F401  (the loopback server fixture)
-from tests.support.cli import pdbench, sql_json
+from tests.support.cli import pdbench
 from tests.support.llm_server import GARBAGE_REPLY, FakeLLMServer, constrained, is_probe
 
 pytestmark = pytest.mark.slow  # each plays a run through the CLI (several seconds on a loaded machine)
@@ -19,8 +20,18 @@ pytestmark = pytest.mark.slow  # each plays a run through the CLI (several secon
 EVAL = ("--opponents", "TFT,ALLD", "--rounds", "4", "--replicates", "1")
 
 
-def readers(results: Path, run_id: str) -> dict[str, int]:
-    rows = sql_json(results, f"select reader, count(*) as n from move_readers where run_id = '{run_id}' group by all")
+def reads(results: Path, *queries: str) -> list[list[dict[str, Any]]]:
+    """Each query's rows, over one opening of the results folder (opening it costs more than these queries)."""
+    with Catalog(results) as cat:
+        return [cat.records(query) for query in queries]
+
+
+def readers_query(run_id: str) -> str:
+    return f"select reader, count(*) as n from move_readers where run_id = '{run_id}' group by all"
+
+
+def counted(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """The rows of :func:`readers_query` as {reader: moves}."""
     return {r["reader"]: r["n"] for r in rows}
 
 
@@ -36,14 +47,16 @@ def test_a_structured_eval_reads_every_move_from_the_schema_field(
         "--run-id", "st",
     )  # fmt: skip
     assert code == 0, err
-    calls = sql_json(results, "select answer_format, reader, outcome, action, request_json from calls")
+    calls, moves = reads(
+        results, "select answer_format, reader, outcome, action, request_json from calls", readers_query("st")
+    )
     assert len(calls) == 8 and all(c["outcome"] == "ok" and c["action"] == "D" for c in calls)
     assert {(c["answer_format"], c["reader"]) for c in calls} == {("structured", "structured")}
     sent = json.loads(calls[0]["request_json"])["params"]["reply"]
     assert sent == {"labels": ["C", "D"], "reasoning": False}  # recorded per call, and part of its identity
     body = server.requests[0].body
     assert ("response_format" in body) if provider == "openai" else (body["tool_choice"]["type"] == "tool")
-    assert readers(results, "st") == {"structured": 8}
+    assert counted(moves) == {"structured": 8}
     assert "structured 100%" in out  # the scorecard's line of readers
 
 
@@ -57,7 +70,9 @@ def test_a_structured_reply_that_breaks_its_schema_is_unreadable_and_asked_again
                            "--replicates", "1", "--answer-format", "structured", "--results", results,
                            "--run-id", "v")  # fmt: skip
     assert code == 0, err
-    calls = sql_json(results, "select round, attempt, outcome, reader, error from calls order by round, attempt")
+    calls, moves = reads(
+        results, "select round, attempt, outcome, reader, error from calls order by round, attempt", readers_query("v")
+    )
     assert [(c["round"], c["outcome"], c["reader"]) for c in calls] == [
         (1, "unparseable", None),
         (1, "unparseable", None),
@@ -65,7 +80,7 @@ def test_a_structured_reply_that_breaks_its_schema_is_unreadable_and_asked_again
         (2, "ok", "structured"),
     ]
     assert "'maybe' is not one of C or D" in calls[0]["error"] and "not JSON" in calls[1]["error"]
-    assert readers(results, "v") == {"re-ask": 1, "structured": 1}
+    assert counted(moves) == {"re-ask": 1, "structured": 1}
 
 
 def _judged(tmp_path: Path, results: Path, run_id: str, judge: str, *, player: str = "mock/tft?unparseable=1") -> int:
@@ -98,18 +113,23 @@ def test_a_judge_reads_what_the_parser_refused_before_any_reask(
     tmp_path: Path, results: Path, judge: str, reader: str, move: str, judgment: str
 ) -> None:
     _judged(tmp_path, results, "j", judge)
-    assert readers(results, "j") == {reader: 3}
-    assert {r["action_a"] for r in sql_json(results, "select action_a from rounds")} == {move}
-    judged = sql_json(results, "select round, attempt, outcome, action, reader, request_json from calls "
-                               "where purpose = 'judge' order by round, attempt")  # fmt: skip
+    moves, rounds, judged, asks = reads(
+        results,
+        readers_query("j"),
+        "select action_a from rounds",
+        "select round, attempt, outcome, action, reader, request_json from calls where purpose = 'judge' "
+        "order by round, attempt",
+        "select count(*) as n from calls where purpose = 'move'",
+    )
+    assert counted(moves) == {reader: 3}
+    assert {r["action_a"] for r in rounds} == {move}
     asked = 1 if reader == "judge" else 2  # one judgment per refused reply: the first answer, then the re-ask's
     assert len(judged) == 3 * asked and {j["outcome"] for j in judged} == {judgment}
     assert [j["attempt"] for j in judged[:asked]] == list(range(1, asked + 1))
     assert all((j["reader"] == "judge") == (reader == "judge") for j in judged)
     shown = json.loads(judged[0]["request_json"])["messages"][-1]["content"]
     assert '"C" (the first) and "D" (the second)' in shown and "unparseable" not in shown
-    moves = sql_json(results, "select count(*) as n from calls where purpose = 'move'")[0]["n"]
-    assert moves == 3 * (1 if reader == "judge" else 2)  # the judge spared the re-ask, or did not
+    assert asks[0]["n"] == 3 * (1 if reader == "judge" else 2)  # the judge spared the re-ask, or did not
 
 
 def _judge_responder(verdicts: dict[str, str]) -> Any:
@@ -158,12 +178,17 @@ experiment:
 """)
         code, _, err = pdbench("run", config, "--results", results, "--prices", prices)
         assert code == 0, err
-        assert readers(results, run_id) == {reader: 2}
-        assert {r["action_a"] for r in sql_json(results, f"select action_a from rounds where run_id = '{run_id}'")} == {
-            move
-        }
-    judged = sql_json(results, "select run_id, model, cached, cost_usd, input_tokens, output_tokens from calls "
-                               "where purpose = 'judge' order by run_id, round")  # fmt: skip
+    first, again_moves, rounds, judged = reads(
+        results,
+        readers_query("first"),
+        readers_query("again"),
+        "select run_id, action_a from rounds",
+        "select run_id, model, cached, cost_usd, input_tokens, output_tokens from calls where purpose = 'judge' "
+        "order by run_id, round",
+    )
+    assert counted(first) == counted(again_moves) == {reader: 2}
+    for run_id in ("first", "again"):
+        assert {r["action_a"] for r in rounds if r["run_id"] == run_id} == {move}
     paid = [j for j in judged if j["run_id"] == "first"]
     again = [j for j in judged if j["run_id"] == "again"]
     assert len(paid) == len(again) == 2 and all(j["model"] == "judge-model" for j in judged)

@@ -9,9 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from harness.calls.retry import RetrySettings
 from harness.config import ExperimentConfig, parse_experiment
 from harness.config.engine_options import EngineOptions
-from harness.engine.structured_probe import check_structured_replies, structured_probes
+from harness.engine.structured_probe import (
+    PROBE_ATTEMPTS,
+    PROBE_MAX_SECONDS,
+    check_structured_replies,
+    probe_retry,
+    structured_probes,
+)
+from harness.errors import ConfigError
 from tests.integration.test_engine_server import server  # noqa: F401  (the loopback server fixture)
 from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, constrained, is_probe
@@ -161,3 +169,48 @@ def test_a_budget_of_nothing_sends_no_probe(server: FakeLLMServer) -> None:  # n
     assert server.count() == 0
     with pytest.raises(Exception, match="refused a request for the structured reply"):
         check_structured_replies(config, EngineOptions())
+
+
+def _fast_retries() -> EngineOptions:
+    """The run's retry settings with waits of a few hundredths of a second, so the probe's retries show quickly."""
+    return EngineOptions(retry=RetrySettings(backoff_initial=0.01, backoff_max=0.05))
+
+
+def test_a_fault_that_passes_is_tried_again_under_the_call_paths_retry_policy(server: FakeLLMServer) -> None:  # noqa: F811
+    """A 5xx and a timeout before the answer: the probe tries again (3 tries at most), then passes."""
+    server.responder = constrained(1)
+    server.configure(timeout_s=0.2)
+    server.fail_next("openai", [503, "timeout"])
+    config = _config({"model": "openai/test-model", "prompts": {"answer_format": "structured"}})
+    engine = EngineOptions(retry=RetrySettings(backoff_initial=0.01, backoff_max=0.05, timeout=0.1))
+    check_structured_replies(config, engine)
+    assert server.count() == 3 and server.count(status=200) == 1
+
+
+def test_a_fault_that_outlasts_the_probes_tries_stops_the_run_with_what_to_do(server: FakeLLMServer) -> None:  # noqa: F811
+    server.fail_next("openai", [503, 503, 503, 503])
+    config = _config({"model": "openai/test-model", "prompts": {"answer_format": "structured"}})
+    with pytest.raises(ConfigError) as info:
+        check_structured_replies(config, _fast_retries())
+    assert server.count() == PROBE_ATTEMPTS  # three tries, not the run's six
+    message = " ".join(str(info.value).split())
+    assert "could not be asked" in message and "503" in message and "Check that the server is up" in message
+
+
+def test_a_retry_after_longer_than_the_probe_may_wait_is_not_sat_out(server: FakeLLMServer) -> None:  # noqa: F811
+    """A 429 asking for a wait past the probe's budget gives up at once, and the paragraph says why."""
+    server.configure(retry_after_s=PROBE_MAX_SECONDS * 2)
+    server.fail_next("openai", [429])
+    config = _config({"model": "openai/test-model", "prompts": {"answer_format": "structured"}})
+    with pytest.raises(ConfigError) as info:
+        check_structured_replies(config, _fast_retries())
+    assert server.count() == 1
+    assert f"more than the {PROBE_MAX_SECONDS:g} s allowed" in " ".join(str(info.value).split())
+
+
+def test_the_probes_bounds_never_exceed_the_runs_own() -> None:
+    run = RetrySettings(max_attempts=2, max_seconds=5.0, backoff_max=1.0, timeout=7.0)
+    assert probe_retry(run) == run
+    generous = probe_retry(RetrySettings(max_attempts=50, max_seconds=3600.0, backoff_max=600.0))
+    assert (generous.max_attempts, generous.max_seconds) == (PROBE_ATTEMPTS, PROBE_MAX_SECONDS)
+    assert generous.backoff_max * PROBE_ATTEMPTS <= PROBE_MAX_SECONDS
