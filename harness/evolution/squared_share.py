@@ -65,7 +65,7 @@ def next_counts(
         return {}
     mean = total_fitness / len(present)
     size = sum(present.values())
-    new = {name: max(0, int(round((fitness[name] / mean) ** 2 * count))) for name, count in present.items()}
+    new = {name: max(0, round((fitness[name] / mean) ** 2 * count)) for name, count in present.items()}
     steps = 0
     while sum(new.values()) > size and steps < budget:
         steps += 1
