@@ -8,7 +8,6 @@ it; the server tests still run.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
@@ -40,12 +41,6 @@ TIMEOUT_MS = 30_000
 
 def chromium_path() -> str:
     return os.environ.get("PDBENCH_CHROMIUM") or DEFAULT_CHROMIUM
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def ui_command(results: Path, port: int) -> list[str]:

@@ -26,6 +26,7 @@ from harness.evolution import EvolutionSettings, evolve
 from harness.states import RunStatus
 from harness.store.evolution_writer import list_evolution_runs, read_evolution
 from tests.support.cli import pdbench
+from tests.support.ports import free_port
 
 SWEEP = ["evolve", "--players", "TFT,ALLD,GTFT(p=0.3)", "--counts", "6,6,6", "--generations", "40", "--rounds", "30",
          "--sweep", "noise=0,0.1", "--seeds", "3", "--seed", "10"]  # fmt: skip
@@ -190,18 +191,12 @@ def test_a_killed_sweep_takes_its_workers_with_it_and_the_same_command_resumes_i
 
 
 # -- on a Ray cluster ------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def ray_cluster() -> Iterator[tuple[str, dict[str, str]]]:
     """A one-node Ray cluster on 127.0.0.1, started here and stopped by its process group (nothing else)."""
     if not _has_ray():
         pytest.skip("Ray is not installed (it is the optional extra pdbench[ray]): the --ray sweep is not tested")
-    port = _free_port()
+    port = free_port()
     # On Linux Ray would advertise the machine's network address; this keeps every socket on loopback.
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
     ray = Path(sys.executable).with_name("ray")
@@ -287,7 +282,7 @@ def test_a_sweep_with_a_model_plays_one_payoff_tournament_per_game_it_sweeps(res
 def test_ray_missing_or_unreachable_is_one_paragraph(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     args = ["evolve", "--counts", "2,2,2,2", "--generations", "5", "--sweep", "noise=0", "--results", results]
     if _has_ray():
-        code, _, err = pdbench(*args, "--ray", f"127.0.0.1:{_free_port()}", "--run-id", "nobody")
+        code, _, err = pdbench(*args, "--ray", f"127.0.0.1:{free_port()}", "--run-id", "nobody")
         assert code == 2 and "nothing answers at the Ray address" in err and "Traceback" not in err
     monkeypatch.setitem(sys.modules, "ray", None)  # as where Ray is not installed
     code, _, err = pdbench(*args, "--ray", "127.0.0.1:6379", "--run-id", "noray")

@@ -15,7 +15,6 @@ the model skip, saying how to set it up (the build takes 5-10 minutes on two cor
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -23,6 +22,8 @@ from pathlib import Path
 from types import TracebackType
 
 import httpx
+
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = ROOT / ".realmodel"
@@ -51,13 +52,6 @@ def missing() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @dataclass
 class LlamaServer:
     """``llama-server`` on 127.0.0.1, one slot, a 4,096-token context; started and stopped as a context manager."""
@@ -76,7 +70,7 @@ class LlamaServer:
         reason = missing()
         if reason:
             raise RuntimeError(reason)
-        self.port = _free_port()
+        self.port = free_port()
         command = [str(binary()), "-m", str(weights()), "--host", "127.0.0.1", "--port", str(self.port),
                    "-c", str(self.context), "-t", str(self.threads), "-np", "1", "--alias", MODEL_NAME,
                    "--no-webui", "--log-disable"]  # fmt: skip
