@@ -54,7 +54,9 @@ class StrategySpec:
         return self.cls(self.params, game, rng)
 
     def params_dict(self) -> dict[str, Any]:
-        return self.params.model_dump(exclude_none=True)
+        """The settings given, as plain JSON values (an enum setting as its text); a setting left
+        at None, its "classic value" default, is not listed, so runs stored before it existed match."""
+        return self.params.model_dump(mode="json", exclude_none=True)
 
 
 def make_spec(name: str, params: Mapping[str, Any] | None = None) -> StrategySpec:

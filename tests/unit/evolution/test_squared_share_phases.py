@@ -133,3 +133,22 @@ def test_options_it_cannot_honour_are_refused(change: dict[str, object], named: 
     with pytest.raises(ConfigError, match="squared_share") as caught:
         _settings(**change)
     assert named in str(caught.value)
+
+
+def test_wsls_as_payne_codes_it_and_tft_stay_two_types() -> None:
+    """WSLS(win=CC_or_DD) plays Tit for Tat's moves, but Payne & Alloui-Cros count it as its own strategy:
+    selection must keep its copies apart from TFT's.
+
+    TFT x1, WSLS(win=CC_or_DD) x1, ALLD x2, 3-round matches, one update. Phase 1 (6 matches):
+      TFT-WSLS: 9 / 9; TFT-ALLD and WSLS-ALLD (x2 each): 2 / 7; ALLD-ALLD: 3 / 3
+      pooled: TFT 9+2+2 = 13 over 9 rounds; WSLS the same, 13 over 9; ALLD (7+7+3) x 2 = 34 over 18
+      fitness 13/9, 13/9, 17/9; unweighted mean 43/27
+      TFT and WSLS (39/43)^2 = 0.82 -> 1 each; ALLD (51/43)^2 x 2 = 2.81 -> 3; total 5 > 4: the lowest
+      fitness still above 0 loses one, ties to the first in population order: TFT 1 -> 0.
+    Two types, so three counts a generation and two fitnesses in the mean, though their moves are the same.
+    """
+    settings = _settings(players=["TFT", "WSLS(win=CC_or_DD)", "ALLD"], counts=[1, 1, 2], generations=1)
+    assert settings.players == ["TFT", "WSLS(win=CC_or_DD)", "ALLD"]
+    trajectory = evolve(settings)
+    assert trajectory.phases[0].points.tolist() == [13, 13, 34]
+    assert trajectory.population.tolist() == [[1, 1, 2], [0, 1, 3]]

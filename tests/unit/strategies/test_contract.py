@@ -53,6 +53,11 @@ VARIANTS: list[tuple[str, dict[str, Any] | None]] = [
     ("RAND", {"p": 0.3}),
     ("GTFT", {"generous_prob": 0.1}),
     ("DONCE", {"round": 3}),
+    # Payne & Alloui-Cros (2025)'s variants
+    ("WSLS", {"win": "CC_or_DD"}),
+    ("GRADUAL", {"peace_moves": 1, "counts_all_defections": False}),
+    ("GRADUAL", {"peace_moves": 0}),
+    ("PROBER", {"opening": "CDC"}),
 ]
 IDS = [name + ("" if params is None else f"-{params}") for name, params in VARIANTS]
 OPPONENTS = ("C", "D", "CD", "CCD", "DDCDCCCD")
