@@ -45,6 +45,7 @@ DECLARED: dict[str, tuple[float, bool]] = {
     "HMAJ": (INF, False),  # HardGoByMajority
     "PROBER": (INF, False),  # Prober
     "DONCE": (0, True),
+    "PAYNE_BAYES": (INF, False),  # no Axelrod twin (Payne & Alloui-Cros); its posterior carries every round
 }
 
 # Every strategy with its defaults, and a non-default setting of each parameter.
