@@ -27,10 +27,20 @@ EVOLVE_HELP = """Evolve a population of strategies (and models) by selection, af
 
 Each generation everyone plays everyone (iterated Prisoner's Dilemma matches), and the population changes by
 the chosen dynamics: `generational` (the next generation drawn in proportion to fitness), `moran` (one birth
-and one death a step), `trust` (the k lowest scorers replaced by copies of the k highest) or `replicator`
-(the infinite-population ODE). Fitness is exp(w·score) or 1 - w + w·score with selection intensity w, the
-score being an individual's mean payoff per round over the others it meets (on the payoff matrix's scale, so
-w = 0.1 is weak selection whatever the rounds and N); `--score match_total` scores whole-match totals instead.
+and one death a step), `trust` (the k lowest scorers replaced by copies of the k highest), `replicator`
+(the infinite-population ODE) or `squared_share` (below). Fitness is exp(w·score) or 1 - w + w·score with
+selection intensity w, the score being an individual's mean payoff per round over the others it meets (on the
+payoff matrix's scale, so w = 0.1 is weak selection whatever the rounds and N); `--score match_total` scores
+whole-match totals instead.
+
+`--dynamics squared_share` is Payne & Alloui-Cros (2025)'s rule: each phase every pair of individual agents plays
+one match (each its own length under `--stop-prob P --max-rounds M`), each strategy's fitness is its pooled score
+(its agents' points over all their matches / those matches' rounds), and its count is multiplied by
+(fitness / unweighted mean fitness)², rounded (halves to even) and nudged back to N; no draw, no mutation,
+extinction for good. `--generations` counts updates; one more phase is played on the last population (their 5
+phases = `--generations 4`). Each phase's points and rounds per strategy are stored (table `phase_scores`).
+Classic strategies only for now; `--selection`, `--fitness`, `--score`, `--mutation`, `--k` and
+`--payoffs estimated` are refused with it.
 
 Shows a bar per player while it runs; ends with the final shares, the winner or the fixation, and the run id.
 
@@ -60,7 +70,9 @@ def evolve(
     generations: Annotated[
         int | None, typer.Option(help="Generations (Moran: steps; replicator: units of time). Default 100.")
     ] = None,
-    dynamics: Annotated[str | None, typer.Option(help="generational (default), moran, trust or replicator.")] = None,
+    dynamics: Annotated[
+        str | None, typer.Option(help="generational (default), moran, trust, replicator or squared_share.")
+    ] = None,
     rounds: Annotated[int | None, typer.Option(help="Rounds per match (fixed horizon; default 200).")] = None,
     stop_prob: Annotated[float | None, typer.Option(help="Geometric horizon: per-round stop probability.")] = None,
     max_rounds: Annotated[int | None, typer.Option(help="Cap on a geometric match's length.")] = None,

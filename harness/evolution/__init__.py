@@ -1,7 +1,7 @@
 """Population evolution: strategies (and language models) as individuals of a population that plays
 the iterated Prisoner's Dilemma and changes by selection, after The Evolution of Trust.
 
-Pure code: no I/O, no SQL, no printing. :func:`evolve` runs one of four dynamics (:class:`Dynamics`)
+Pure code: no I/O, no SQL, no printing. :func:`evolve` runs one of five dynamics (:class:`Dynamics`)
 from :class:`EvolutionSettings` and returns a :class:`Trajectory`; the same settings and seed give
 the same trajectory, byte for byte. Storage, the CLI and the dashboard build on it.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.evolution.settings import Dynamics, EvolutionSettings, Fitness, PayoffMode, Score
-from harness.evolution.trajectory import Fixation, OnGeneration, PayoffSource, PayoffTable, Trajectory
+from harness.evolution.trajectory import Fixation, OnGeneration, PayoffSource, PayoffTable, PhaseScores, Trajectory
 
 
 def evolve(
@@ -31,7 +31,7 @@ def evolve(
     Raises :class:`~harness.errors.ConfigError` for a table that does not fit, or for a linear fitness
     that turns negative.
     """
-    from harness.evolution import generational, moran, replicator, trust
+    from harness.evolution import generational, moran, phases, replicator, trust
     from harness.evolution.payoffs import Payoffs
 
     table = Payoffs.for_settings(settings, supplied=payoffs)
@@ -40,6 +40,7 @@ def evolve(
         Dynamics.generational: generational.run,
         Dynamics.trust: trust.run,
         Dynamics.replicator: replicator.run,
+        Dynamics.squared_share: phases.run,
     }[settings.dynamics]
     return run(settings, table, on_generation)
 
@@ -53,6 +54,7 @@ __all__ = [
     "PayoffMode",
     "PayoffSource",
     "PayoffTable",
+    "PhaseScores",
     "Score",
     "Trajectory",
     "evolve",

@@ -20,7 +20,9 @@ longer length is drawn). Every other pair is *random*:
 - ``PayoffMode.estimated``: each random pair's cell is the mean of ``replicates`` seeded matches,
   computed once, and the table is fixed.
 
-The replicator reads a fixed table, so under it the exact mode is estimated as well.
+The replicator reads a fixed table, so under it the exact mode is estimated as well. The squared-share
+dynamics plays one match per pair of *individuals* itself (:meth:`Payoffs.match`, through the same cache), so no
+pair is played ahead and its table is the mean of exactly the matches its phases played.
 """
 
 from __future__ import annotations
@@ -53,8 +55,13 @@ class Payoffs:
         self.sums = np.zeros((k, k))
         self.rate_sums = np.zeros((k, k))  # each match's payoff per round, summed
         self.random_pairs: list[tuple[int, int]] = []
+        # squared_share plays every match itself (Payoffs.match): no pair is played ahead, and the table is the
+        # mean of exactly the matches its phases played
+        self.per_match = settings.dynamics == Dynamics.squared_share
         for i in range(k):
             for j in range(i, k):
+                if self.per_match:
+                    continue
                 if self._is_random(i, j):
                     self.random_pairs.append((i, j))
                 else:
@@ -111,13 +118,21 @@ class Payoffs:
         table.setflags(write=False)
         return table
 
+    def match(self, i: int, j: int, seed: int) -> tuple[float, float, int]:
+        """One match of an individual of player i (seat a) against one of player j (seat b) from ``seed``: both
+        totals and its rounds, counted into the table's means. The squared-share dynamics plays its round robin of
+        individuals through it; a deterministic pair's game comes from the cache, its length from the seed."""
+        a, b, rounds = self._play(i, j, seed)
+        self._add(i, j, a, b, rounds)
+        return a, b, rounds
+
     def table(self) -> PayoffTable:
         """The table the run used: every cell the mean of the matches played for it (see the module)."""
         if self.estimated:
             return PayoffTable(
                 self.players, self.base, self.matches.copy(), PayoffSource.estimated, self.replicates, self.rates
             )
-        if not self.varies:
+        if not self.varies and not self.per_match:
             return PayoffTable(self.players, self.base, self.matches.copy(), PayoffSource.played_once, rates=self.rates)
         values, rates = _means(self.sums, self.matches), _means(self.rate_sums, self.matches)
         return PayoffTable(self.players, values, self.matches.copy(), PayoffSource.per_generation, rates=rates)
@@ -185,6 +200,7 @@ class _Supplied(Payoffs):
         self.base = self.supplied.values
         self.rates = self.supplied.per_round(settings.game_horizon.expected_length())
         self.varies = False
+        self.per_match = False
         self.random_pairs = []
         self.estimated = False
 

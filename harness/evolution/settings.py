@@ -35,6 +35,7 @@ MAX_GENERATIONS = 10_000_000  # generations, or Moran steps (one birth and one d
 MAX_POPULATION = 1_000_000
 MAX_REPLICATES = 100_000
 MAX_SELECTION = 1e6
+MAX_AGENTS_PER_PHASE = 1_000  # squared_share: every pair of agents plays, ~500,000 matches a phase at this size
 SHARE_TOLERANCE = 1e-9
 
 
@@ -51,6 +52,11 @@ class Dynamics(StrEnum):
     """The Evolution of Trust's rule: play a round robin, remove the k lowest scorers, copy the k highest."""
     replicator = "replicator"
     """Replicator dynamics of an infinite population, a deterministic ODE: the analytic reference."""
+    squared_share = "squared_share"
+    """Payne & Alloui-Cros (2025)'s phases: every pair of individual agents plays one match, then each strategy's
+    count is multiplied by its squared pooled fitness relative to the unweighted mean, rounded and nudged back to
+    N; deterministic given the games. One more phase is played after the last update (see
+    :mod:`harness.evolution.phases`)."""
 
 
 class Score(StrEnum):
@@ -403,10 +409,48 @@ def _population_problems(s: EvolutionSettings) -> list[str]:
             f"mutation {s.mutation:g}: the replicator dynamics here has no mutation (it is the analytic reference "
             "for selection alone); set mutation to 0, or choose the moran, generational or trust dynamics"
         )
+    if s.dynamics == Dynamics.squared_share:
+        problems.extend(_squared_share_problems(s, size))
     if size is not None and 2 * s.k > size:
         problems.append(
             f"k = {s.k} replaces more than half of a population of {size}: the trust rule removes the k lowest "
             f"scorers and copies the k highest, so k must be at most {size // 2}"
+        )
+    return problems
+
+
+def _squared_share_problems(s: EvolutionSettings, size: int | None) -> list[str]:
+    """The settings the squared-share dynamics cannot honour: its fitness is the pooled points per round and its
+    update has no parameter, no draw and no mutation, and its matches are played afresh for every pair of agents."""
+    problems: list[str] = []
+    if s.models:
+        problems.append(
+            f"{', '.join(s.models)}: the squared_share dynamics does not take language models yet (their agents "
+            "must play one match per pair of agents in every phase, through the engine, which a later slice of "
+            "issue 21 builds); for now give it classic strategies only"
+        )
+    ignored = [
+        f"{name} {value}"
+        for name, value, default in (
+            ("mutation", s.mutation, 0.0),
+            ("selection", s.selection, 1.0),
+            ("fitness", s.fitness.value, Fitness.linear.value),
+            ("score", s.score.value, Score.per_round.value),
+            ("payoff_mode", s.payoff_mode.value, PayoffMode.exact.value),
+            ("k", s.k, 1),
+        )
+        if value != default
+    ]
+    if ignored:
+        problems.append(
+            f"{', '.join(ignored)}: the squared_share dynamics has none of these (its fitness is each strategy's "
+            "pooled points per round, squared relative to the mean, with no selection intensity, no mutation, "
+            "and a fresh match for every pair of agents in every phase); leave them out"
+        )
+    if size is not None and size > MAX_AGENTS_PER_PHASE:
+        problems.append(
+            f"a population of {size:,}: under squared_share every pair of agents plays a match each phase "
+            f"({size * (size - 1) // 2:,} matches), so it takes at most {MAX_AGENTS_PER_PHASE:,} agents"
         )
     return problems
 

@@ -100,6 +100,21 @@ class PayoffTable:
         }[self.source]
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class PhaseScores:
+    """The tallies of one phase of the squared-share dynamics (every pair of agents met once), per player in the
+    run's order: what its update read, so a reader can recompute it. ``points[i]``: the payoff of every agent of
+    player i summed over all its matches of the phase; ``rounds[i]``: the rounds of those same matches, summed
+    (a match between two agents of player i counts both sides' points and its rounds twice); ``matches[i]``: how
+    many matches its agents played (each agent meets the N - 1 others). The pooled fitness is points / rounds.
+    ``generation`` is the population row the phase was played on; the last phase has no update after it."""
+
+    generation: int
+    points: np.ndarray  # float64 [k]
+    rounds: np.ndarray  # int64 [k]
+    matches: np.ndarray  # int64 [k]
+
+
 @dataclass(frozen=True, slots=True)
 class Fixation:
     """The first generation (or Moran step) at which every individual played ``player``."""
@@ -125,6 +140,8 @@ class Trajectory:
     size: int | None
     fixation: Fixation | None
     payoffs: PayoffTable
+    phases: tuple[PhaseScores, ...] = ()
+    """Squared-share dynamics only: one entry per phase played, in order (one more than the updates)."""
 
     @property
     def generations(self) -> int:

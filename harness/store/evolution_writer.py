@@ -2,7 +2,8 @@
 
 The run's settings go to ``runs`` (kind ``evolution``, ``config_json`` the resolved settings); the population
 after every generation to ``population`` (counts; shares under replicator dynamics), the generations at which one
-player took over to ``fixation``, and the payoff table the dynamics read to ``payoff_table``. Generations are
+player took over to ``fixation``, the payoff table the dynamics read to ``payoff_table``, and under the
+squared_share dynamics each phase's pooled tallies per player to ``phase_scores``. Generations are
 written as they are played (committed every quarter second), so a run stopped by Ctrl-C or a crash keeps what it
 played and ends ``interrupted``; :func:`read_evolution` reads a run back as a :class:`Trajectory`.
 """
@@ -27,6 +28,7 @@ from harness.evolution import (
     PayoffMode,
     PayoffSource,
     PayoffTable,
+    PhaseScores,
     Trajectory,
 )
 from harness.states import RunStatus
@@ -190,12 +192,33 @@ class EvolutionWriter:
             raise write_error(exc, self.path, self.run_id) from None
         self.payoffs_written = True
 
+    def write_phases(self, phases: tuple[PhaseScores, ...]) -> None:
+        """Store each phase's tallies (squared_share), one row per player present in the phase's population."""
+        rows = [
+            [self.run_id, phase.generation, p, float(phase.points[i]), int(phase.rounds[i]), int(phase.matches[i])]
+            for phase in phases
+            for i, p in enumerate(self.players)
+            if phase.matches[i] > 0
+        ]
+        if not rows:
+            return
+        try:
+            self.writer.con.executemany(
+                "INSERT INTO phase_scores (run_id, generation, player, points, rounds, matches) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        except duckdb.Error as exc:
+            raise write_error(exc, self.path, self.run_id) from None
+
     def finish(
         self, status: RunStatus, error: str | None = None, *, trajectory: Trajectory | None = None
     ) -> tuple[RunStatus, str | None]:
-        """Write what is buffered (and the trajectory's payoff table) and end the run with ``status``."""
+        """Write what is buffered (and the trajectory's payoff table and phase tallies) and end the run with
+        ``status``."""
         if trajectory is not None:
             self.write_payoffs(trajectory.payoffs)
+            self.write_phases(trajectory.phases)
         try:
             self.flush()
         except StoreError as exc:
@@ -237,6 +260,7 @@ def write_trajectory(
         payoff_run=payoff_run,
     ) as writer:
         writer.write_payoffs(trajectory.payoffs, source_run=payoff_run)
+        writer.write_phases(trajectory.phases)
         for generation, row in enumerate(trajectory.population):
             writer.on_generation(generation, row)
         writer.finish(RunStatus.COMPLETE)
@@ -313,7 +337,7 @@ def read_evolution(results_dir: Path, run_id: str) -> tuple[EvolutionRun, Trajec
 
     The trajectory has every generation recorded (an interrupted run: those played before it stopped). Its
     payoff table is the stored one; a run stopped before its table was known (one the dynamics played as
-    they went) has a table of NaN with 0 matches.
+    they went) has a table of NaN with 0 matches. Its phases are the stored phase tallies (squared_share runs).
     """
     with Catalog(results_dir, [run_id]) as cat:
         if not cat.attached:
@@ -335,10 +359,33 @@ def read_evolution(results_dir: Path, run_id: str) -> tuple[EvolutionRun, Trajec
         _, payoffs = cat.query(
             "SELECT player, opponent, payoff, matches, source FROM payoff_table WHERE run_id = ?", [run_id]
         )
-    return run, _trajectory(run, population, payoffs)
+        _, phases = cat.query(
+            "SELECT generation, player, points, rounds, matches FROM phase_scores WHERE run_id = ? ORDER BY generation",
+            [run_id],
+        )
+    return run, _trajectory(run, population, payoffs, phases)
 
 
-def _trajectory(run: EvolutionRun, population: list[tuple[Any, ...]], payoffs: list[tuple[Any, ...]]) -> Trajectory:
+def _phases(players: tuple[str, ...], rows: list[tuple[Any, ...]]) -> tuple[PhaseScores, ...]:
+    """The stored phase tallies, one :class:`PhaseScores` per phase (players absent from it at 0)."""
+    index = {p: i for i, p in enumerate(players)}
+    tallies: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for generation, player, points, rounds, matches in rows:
+        arrays = tallies.setdefault(
+            int(generation),
+            (np.zeros(len(players)), np.zeros(len(players), np.int64), np.zeros(len(players), np.int64)),
+        )
+        for array, value in zip(arrays, (points, rounds, matches), strict=True):
+            array[index[player]] = value
+    return tuple(PhaseScores(g, *arrays) for g, arrays in sorted(tallies.items()))
+
+
+def _trajectory(
+    run: EvolutionRun,
+    population: list[tuple[Any, ...]],
+    payoffs: list[tuple[Any, ...]],
+    phases: list[tuple[Any, ...]],
+) -> Trajectory:
     settings = run.settings
     players = tuple(settings.players)
     index = {p: i for i, p in enumerate(players)}
@@ -359,13 +406,17 @@ def _trajectory(run: EvolutionRun, population: list[tuple[Any, ...]], payoffs: l
         source = _expected_source(settings)
     replicates = settings.replicates if source == PayoffSource.estimated else None
     table = PayoffTable(players, values, matches, source, replicates)
-    return Trajectory(players, array, None if replicator else settings.size, run.fixation, table)
+    return Trajectory(
+        players, array, None if replicator else settings.size, run.fixation, table, _phases(players, phases)
+    )
 
 
 def _expected_source(settings: EvolutionSettings) -> PayoffSource:
     """How the table of a run stopped before it was stored was being obtained (its cells are unknown)."""
     if settings.models:
         return PayoffSource.supplied
+    if settings.dynamics == Dynamics.squared_share:  # every match played by the phases, none ahead
+        return PayoffSource.per_generation
     random = (
         settings.noise > 0.0
         or settings.game_horizon.random_length

@@ -217,6 +217,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             "UPDATE superseded_calls SET reader = 'parser' WHERE purpose = 'move' AND action IS NOT NULL",
         ),
     ),
+    Migration(
+        "6: evolution runs under the squared_share dynamics store what each phase's update read: per phase and "
+        "player, its agents' points and rounds summed over all their matches (the pooled score is points / "
+        "rounds), so a reader can recompute every update. Older files hold no such run, so the table is empty.",
+        (
+            """CREATE TABLE phase_scores (
+                run_id VARCHAR NOT NULL,
+                generation INTEGER NOT NULL,         -- the population row (population.generation) the phase was
+                                                     -- played on; the last phase has no update after it
+                player VARCHAR NOT NULL,             -- a player present in that population
+                points DOUBLE NOT NULL,              -- its agents' payoffs, summed over all their matches of the phase
+                rounds INTEGER NOT NULL,             -- those matches' rounds, summed (two of its agents: twice)
+                matches INTEGER NOT NULL,            -- its agents' matches (each agent meets the N - 1 others once)
+                PRIMARY KEY (run_id, generation, player)
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -229,6 +229,8 @@ def selection_note(s: EvolutionSettings) -> str:
         return "The trust rule ranks points won in the round robin; w > 0 does not change a rank."
     if s.dynamics == Dynamics.replicator:
         return f"Replicator: shares grow at w = {s.selection:g} times their payoff per round above the mean."
+    if s.dynamics == Dynamics.squared_share:
+        return "Squared share: each strategy's count times (its pooled points per round / the mean over strategies)²."
     return f"Fitness {mapping} at w = {s.selection:g}, the score being {s.score.describe()}."
 
 

@@ -258,3 +258,5 @@ def test_a_run_says_what_its_selection_read() -> None:
     old = EvolutionSettings.from_stored({k: v for k, v in moran.model_dump(mode="json").items() if k != "score"})
     assert "whole-match totals" in selection_note(old) and "w = 0.1 selects almost as w = 1" in selection_note(old)
     assert "ranks points" in selection_note(PRESETS_BY_KEY["exploited"].settings())
+    squared = EvolutionSettings(dynamics="squared_share", players=["TFT", "ALLD"], counts=[2, 2])
+    assert "pooled points per round" in selection_note(squared) and "w =" not in selection_note(squared)

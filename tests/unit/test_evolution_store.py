@@ -22,6 +22,7 @@ from harness.store.schema import SCHEMA_VERSION, data_tables
 from harness.store.writer import RunWriter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "schema_v2"
+GEOMETRIC = {"type": "geometric", "stop_prob": 0.25, "max_rounds": 30}
 
 # A hand-made population of 10 over five generations: ALLD takes over at generation 4.
 COUNTS = np.array([[4, 3, 3], [3, 5, 2], [1, 8, 1], [1, 9, 0], [0, 10, 0], [0, 10, 0]], dtype=np.int64)
@@ -251,8 +252,9 @@ def test_a_folder_of_schema_2_files_is_migrated_when_read_and_sits_beside_evolut
         {"dynamics": "moran", "generations": 400},
         {"dynamics": "trust", "k": 2, "payoff_mode": "estimated", "replicates": 4},
         {"dynamics": "replicator", "counts": None, "shares": [0.5, 0.25, 0.25], "generations": 20},
+        {"dynamics": "squared_share", "counts": [2, 2, 2], "generations": 4, "horizon": GEOMETRIC},
     ],
-    ids=["generational", "moran", "trust", "replicator"],
+    ids=["generational", "moran", "trust", "replicator", "squared_share"],
 )
 def test_every_dynamics_reads_back_as_evolve_played_it(results: Path, over: dict[str, object]) -> None:
     from harness.engine.evolution.run import run_evolution
@@ -269,6 +271,38 @@ def test_every_dynamics_reads_back_as_evolve_played_it(results: Path, over: dict
     assert np.array_equal(back.payoffs.values, direct.payoffs.values, equal_nan=True)
     assert np.array_equal(back.payoffs.matches, direct.payoffs.matches)
     assert (back.payoffs.source, back.payoffs.replicates) == (direct.payoffs.source, direct.payoffs.replicates)
+    assert len(back.phases) == len(direct.phases)
+    for stored, played in zip(back.phases, direct.phases, strict=True):
+        assert stored.generation == played.generation
+        for part in ("points", "rounds", "matches"):
+            assert getattr(stored, part).tolist() == getattr(played, part).tolist(), part
+
+
+def test_a_squared_share_run_stores_what_recomputes_every_update(results: Path) -> None:
+    """From the stored rows alone (phase_scores and population, read with SQL), the squared-share rule gives every
+    population row after the first; and the last population's phase (no update after it) is stored too."""
+    from harness.engine.evolution.run import run_evolution
+    from harness.evolution.squared_share import next_counts
+
+    settings = _settings(dynamics="squared_share", counts=[3, 3, 3], generations=4, horizon=GEOMETRIC)
+    run_evolution(settings, results_dir=results, run_id="ss")
+    with Catalog(results) as cat:
+        _, phases = cat.query(
+            "SELECT generation, player, points, rounds, matches FROM phase_scores WHERE run_id = 'ss' ORDER BY ALL"
+        )
+        _, population = cat.query("SELECT generation, player, count FROM population WHERE run_id = 'ss'")
+    counts = {(g, p): c for g, p, c in population}
+    assert sorted({g for g, *_ in phases}) == [0, 1, 2, 3, 4]  # 5 phases = 4 updates
+    for generation in range(4):
+        present = {p: counts[(generation, p)] for p in settings.players if counts[(generation, p)] > 0}
+        fitness = {p: points / rounds for g, p, points, rounds, _ in phases if g == generation}
+        assert set(fitness) == set(present)
+        size = sum(present.values())
+        assert all(m == n * (size - 1) for g, p, *_, m in phases if g == generation for n in [present[p]])
+        after = next_counts(present, fitness)
+        assert {p: counts[(generation + 1, p)] for p in settings.players} == {
+            p: after.get(p, 0) for p in settings.players
+        }
 
 
 def test_a_run_stored_before_the_score_setting_keeps_its_match_total_meaning(results: Path) -> None:

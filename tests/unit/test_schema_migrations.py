@@ -26,6 +26,7 @@ OLD_FILES = [
     ("schema_v3", "schema_v3_tournament"),
     ("schema_v4", "schema_v4_eval"),
     ("schema_v4", "schema_v4_tournament"),
+    ("schema_v5", "schema_v5_evolution"),
 ]
 
 
@@ -85,6 +86,7 @@ def test_the_tables_of_each_version_are_read_from_its_migrations() -> None:
     assert data_tables(1) == ("runs", "games", "rounds", "calls", "superseded_calls")
     assert data_tables(3)[-4:] == ("comprehension", "population", "fixation", "payoff_table")
     assert "rounds" not in data_tables() and {"round_rows", "game_moves"} <= set(data_tables())
+    assert data_tables(6)[-1] == "phase_scores" and "phase_scores" not in data_tables(5)
 
 
 @pytest.mark.parametrize("version", range(1, SCHEMA_VERSION + 1))
@@ -159,3 +161,21 @@ def test_a_v4_model_run_keeps_its_meaning_and_every_round_names_its_reader(tmp_p
             " FROM model_parsing"
         ).fetchone()
         assert totals is not None and totals[0] == totals[1] == len(expected)
+
+
+def test_a_v5_evolution_run_keeps_its_meaning_and_has_no_phase_scores(tmp_path: Path) -> None:
+    """Schema 6 adds the squared_share dynamics' phase tallies. A file written before it holds no such run: its
+    evolution run keeps every population row, fixation and payoff cell, and reads back with no phases."""
+    from harness.store.evolution_writer import read_evolution
+
+    path = _migrated_copy(tmp_path, "schema_v5", "schema_v5_evolution")
+    tables = ("runs", "population", "fixation", "payoff_table")
+    with duckdb.connect(str(path)) as con:
+        before = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+        assert migrate(con, str(path)) is True
+        after = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+        assert con.execute("SELECT count(*) FROM phase_scores").fetchone() == (0,)
+    assert before == after and len(before["population"]) == 7 * 4
+    run, trajectory = read_evolution(tmp_path, "schema_v5_evolution")
+    assert trajectory.phases == () and run.generations == 6
+    assert trajectory.population[0].tolist() == [3, 3, 3, 3]

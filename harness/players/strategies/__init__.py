@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from harness.players.strategies import grudger, majority, memoryone, prober, simple, titfortat
+from harness.players.strategies import bayesian, grudger, majority, memoryone, prober, simple, titfortat
 from harness.players.strategies.base import INFINITE_MEMORY, NoParams, Strategy
 from harness.players.strategies.registry import (
     STRATEGIES,
@@ -23,6 +23,7 @@ __all__ = [
     "NoParams",
     "Strategy",
     "StrategySpec",
+    "bayesian",
     "get_strategy",
     "grudger",
     "known_names",

@@ -13,10 +13,10 @@ from pydantic import AliasChoices, BaseModel, ValidationError
 
 from harness.errors import ConfigError, UnknownStrategyError
 from harness.game.rules import PayoffMatrix
-from harness.players.strategies import grudger, majority, memoryone, prober, simple, titfortat
+from harness.players.strategies import bayesian, grudger, majority, memoryone, prober, simple, titfortat
 from harness.players.strategies.base import Strategy
 
-_FAMILIES = (simple, titfortat, grudger, memoryone, majority, prober)
+_FAMILIES = (simple, titfortat, grudger, memoryone, majority, prober, bayesian)
 
 _ALL = {cls.name: cls for family in _FAMILIES for cls in family.STRATEGIES}
 # The order users see in listings: the classic panel first, then the rest by family.
@@ -54,7 +54,9 @@ class StrategySpec:
         return self.cls(self.params, game, rng)
 
     def params_dict(self) -> dict[str, Any]:
-        return self.params.model_dump(exclude_none=True)
+        """The settings given, as plain JSON values (an enum setting as its text); a setting left
+        at None, its "classic value" default, is not listed, so runs stored before it existed match."""
+        return self.params.model_dump(mode="json", exclude_none=True)
 
 
 def make_spec(name: str, params: Mapping[str, Any] | None = None) -> StrategySpec:

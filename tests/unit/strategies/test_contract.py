@@ -45,6 +45,7 @@ DECLARED: dict[str, tuple[float, bool]] = {
     "HMAJ": (INF, False),  # HardGoByMajority
     "PROBER": (INF, False),  # Prober
     "DONCE": (0, True),
+    "PAYNE_BAYES": (INF, False),  # no Axelrod twin (Payne & Alloui-Cros); its posterior carries every round
 }
 
 # Every strategy with its defaults, and a non-default setting of each parameter.
@@ -53,6 +54,11 @@ VARIANTS: list[tuple[str, dict[str, Any] | None]] = [
     ("RAND", {"p": 0.3}),
     ("GTFT", {"generous_prob": 0.1}),
     ("DONCE", {"round": 3}),
+    # Payne & Alloui-Cros (2025)'s variants
+    ("WSLS", {"win": "CC_or_DD"}),
+    ("GRADUAL", {"peace_moves": 1, "counts_all_defections": False}),
+    ("GRADUAL", {"peace_moves": 0}),
+    ("PROBER", {"opening": "CDC"}),
 ]
 IDS = [name + ("" if params is None else f"-{params}") for name, params in VARIANTS]
 OPPONENTS = ("C", "D", "CD", "CCD", "DDCDCCCD")

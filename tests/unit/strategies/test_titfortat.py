@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from harness.game.rules import PayoffMatrix
+from harness.players.strategies import parse_spec
 from harness.players.strategies.titfortat import default_generosity
 from tests.unit.strategies.versus import noise_flips, versus
 
@@ -78,3 +81,12 @@ def test_gtft_under_noise_keeps_its_stream_apart_from_the_noise() -> None:
     # GTFT's own stream, Random(1), draws 0.134 (below 1/3: forgive) then 0.847 (punish).
     assert noise_flips(1, 0.2, 8) == ("x...x...", "....x.x.")
     versus("GTFT", "C", "DC CC CC CC DD CC CD DC", seed=1, noise=0.2, noise_seed=1, intended="CCCCCCCD")
+
+
+def test_gtft_as_payne_codes_it_forgives_with_probability_one_tenth() -> None:
+    # Payne & Alloui-Cros (2025), evolutionary_PD_expanded.py, GenerousTFTAgent(forgiveness_prob=0.1): after an
+    # opponent's D, C if random.random() < 0.1, else D; that is GTFT(p=0.1), typed as such.
+    # Random(4) draws 0.236 0.103 0.396 0.155 0.067 0.402: only 0.067 is below 0.1 (forgive in round 6);
+    # with the default 1/3, 0.236, 0.103, 0.155 and 0.067 forgive (rounds 2, 3, 5, 6).
+    versus(parse_spec("GTFT(p=0.1)").build(PayoffMatrix(), random.Random(4)), "DDDDDDD", "CD DD DD DD DD CD DD")
+    versus("GTFT", "DDDDDDD", "CD CD CD DD CD CD DD", seed=4)
