@@ -147,11 +147,12 @@ def strategies() -> None:
     from rich.table import Table
 
     from harness.players.strategies import STRATEGIES
+    from harness.players.strategies.base import shown_default
 
     table = Table(header_style="bold")
     for col in ("name", "", "strategy", "description", "parameters"):
         table.add_column(col)
     for name, cls in STRATEGIES.items():
-        params = ", ".join(f"{k}={f.default}" for k, f in cls.Params.model_fields.items()) or "—"
+        params = ", ".join(f"{k}={shown_default(f)}" for k, f in cls.Params.model_fields.items()) or "—"
         table.add_row(name, cls.emoji, cls.display_name, cls.description, params)
     out.print(table)

@@ -14,10 +14,23 @@ import random
 from typing import ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.fields import FieldInfo
 
 from harness.game.rules import Action, PayoffMatrix
 
 INFINITE_MEMORY = math.inf
+
+UNSET = "unset"
+"""Key of a parameter's ``json_schema_extra``: what the strategy plays when the parameter is left out (its default
+is None, so that a stored run without it keeps its meaning). ``pdbench strategies`` shows it as the default."""
+
+
+def shown_default(field: FieldInfo) -> str:
+    """A parameter's default as a user reads it: what leaving it out means, not ``None``."""
+    extra = field.json_schema_extra
+    if field.default is None and isinstance(extra, dict) and UNSET in extra:
+        return str(extra[UNSET])
+    return str(field.default)
 
 
 class NoParams(BaseModel):

@@ -8,7 +8,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.game.rules import MAX_ROUNDS, Action, PayoffMatrix
-from harness.players.strategies.base import INFINITE_MEMORY, Strategy
+from harness.players.strategies.base import INFINITE_MEMORY, UNSET, Strategy
 
 
 class Grim(Strategy):
@@ -44,10 +44,12 @@ class GradualParams(BaseModel):
         None,
         ge=0,
         le=MAX_ROUNDS,
+        json_schema_extra={UNSET: "2"},
         description="cooperations it offers after each punishment, whatever happens (default 2)",
     )
     counts_all_defections: bool | None = Field(
         None,
+        json_schema_extra={UNSET: "true"},
         description="count every defection of the opponent, those made during a punishment or its peace "
         "moves included (the default, Axelrod's Gradual), or false: only those that start a punishment "
         "(Payne & Alloui-Cros 2025's code)",

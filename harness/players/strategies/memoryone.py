@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from harness.game.rules import Action, PayoffMatrix
-from harness.players.strategies.base import Strategy
+from harness.players.strategies.base import UNSET, Strategy
 
 
 class Win(enum.StrEnum):
@@ -39,6 +39,7 @@ class WinStayLoseShiftParams(BaseModel):
     # so WSLS as stored before this setting existed is still WSLS as stored now.
     win: Annotated[Win | None, BeforeValidator(_win)] = Field(
         None,
+        json_schema_extra={UNSET: "R_or_T"},
         description="the last rounds after which it repeats its move: R_or_T (Pavlov, the default) "
         "or CC_or_DD (Payne & Alloui-Cros 2025's code, which plays Tit for Tat's moves)",
     )

@@ -8,7 +8,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.game.rules import Action, PayoffMatrix
-from harness.players.strategies.base import INFINITE_MEMORY, Strategy
+from harness.players.strategies.base import INFINITE_MEMORY, UNSET, Strategy
 
 
 class ProberParams(BaseModel):
@@ -19,6 +19,7 @@ class ProberParams(BaseModel):
     opening: str | None = Field(
         None,
         pattern=r"^[CD]{3}$",
+        json_schema_extra={UNSET: "DCC"},
         description="its first three moves: DCC (the default, Axelrod's Prober) or e.g. CDC "
         "(Payne & Alloui-Cros 2025's code)",
     )

@@ -8,7 +8,7 @@ from typing import ClassVar
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from harness.game.rules import Action, PayoffMatrix
-from harness.players.strategies.base import Strategy
+from harness.players.strategies.base import UNSET, Strategy
 
 
 class TitForTat(Strategy):
@@ -100,6 +100,7 @@ class GenerousParams(BaseModel):
     generous_prob: float | None = Field(  # type: ignore[pydantic-alias]
         None,
         validation_alias=AliasChoices("generous_prob", "p"),  # GTFT(p=0.3), as the literature writes it
+        json_schema_extra={UNSET: "from the payoffs"},
         ge=0.0,
         le=1.0,
         description="probability of cooperating after an opponent's defection; "

@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
+import yaml
 
 from harness.game.match import Match
 from harness.game.rules import ACTIONS, Action, PayoffMatrix
@@ -236,3 +237,24 @@ def test_the_memory_search_is_exhaustive() -> None:
     # 1 + 4 + 16 + 64 histories of up to three rounds, each pair of moves once
     assert len(histories(3)) == 85
     assert len(set(histories(3))) == 85
+
+
+@pytest.mark.parametrize("name", list(STRATEGIES))
+def test_a_parameter_left_out_is_shown_as_what_it_plays_and_plays_as_that(name: str) -> None:
+    """A parameter whose default is None (so that stored runs without it keep their meaning) declares what leaving
+    it out means; `pdbench strategies` shows that, and giving that value explicitly plays the same game."""
+    from harness.players.strategies.base import UNSET, shown_default
+
+    for key, field in STRATEGIES[name].Params.model_fields.items():
+        shown = shown_default(field)
+        assert shown != "None", f"{name}.{key}: say what leaving it out plays (json_schema_extra UNSET)"
+        extra = field.json_schema_extra
+        if field.default is None and isinstance(extra, dict) and shown != "from the payoffs":
+            explicit = {key: yaml.safe_load(shown)}  # as a user types it in a config
+            assert extra[UNSET] == shown
+            games = []
+            for player in (build(name), build(name, explicit)):
+                match = Match(PayoffMatrix(), 0.0, NoDraws(0))
+                play_strategies(match, player, scripted("CCDDCDDDCCDCDDDDCCCD"), 20)
+                games.append(match.moves_a)
+            assert games[0] == games[1], (name, key)
