@@ -25,15 +25,14 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from harness.providers import mock
 from harness.store.catalog import open_run
 from tests.support.cli import pdbench
 from tests.support.live_reader import look
+from tests.support.mock_latency import without_mock_latency
 
 pytestmark = pytest.mark.slow  # each case runs pdbench twice as a real process, signalled mid-run
 
@@ -41,7 +40,7 @@ RUN = "sig"
 # 60 games (one opponent x 60 replicates) x 4 rounds at 100 ms a call and 10 games in flight: six waves of about
 # 0.4 s, signalled once the first wave is stored (about 0.6 s into play), so the signal lands mid-run with about
 # 1.8 s of play left and resume has games to play. The wait is what makes the run last: few calls, so resume,
-# which plays the rest without it (see ``_check_interrupted_then_resumed``), costs little.
+# which plays the rest without it (tests/support/mock_latency.py), costs little.
 EVAL = ["eval", "--model", "mock/tft?latency_ms=100", "--opponents", "ALLC", "--rounds", "4", "--replicates", "60",
         "--run-id", RUN]  # fmt: skip
 
@@ -68,10 +67,6 @@ def _started(results: Path, proc: subprocess.Popen[bytes]) -> None:
         time.sleep(0.1)
 
 
-async def _no_wait(seconds: float) -> None:
-    """The mock's wait, skipped."""
-
-
 def _sql(results: Path, query: str) -> list[dict[str, Any]]:
     with open_run(results, RUN) as cat:
         return cat.records(query)
@@ -88,10 +83,7 @@ def _check_interrupted_then_resumed(results: Path) -> int:
         "(select count(*) from rounds r where r.game_id = g.game_id)",
     )[0]
     assert whole["bad"] == 0
-    with pytest.MonkeyPatch.context() as patch:
-        # The mock's latency only stretches the signalled run so the signal lands mid-run; no signal is sent to
-        # the resume, and its answers are the same without the wait.
-        patch.setattr(mock, "anyio", SimpleNamespace(sleep=_no_wait))
+    with without_mock_latency():  # the latency only made the signalled run last
         code, _, err = pdbench("resume", RUN, "--results", results)  # raises what would have been a traceback
     assert code == 0, err
     after = _sql(results, "select status, (select count(*) from games where status = 'complete') as n from runs")[0]
