@@ -12,19 +12,17 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import ROOT, pdbench, sql_json
-from tests.support.llm_server import FakeLLMServer, garbage_then, served_to_the_cli
+from tests.support.llm_server import FakeLLMServer, garbage_then, serve_to_the_cli
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
-    with served_to_the_cli(monkeypatch, timeout_s=1) as srv:
-        yield srv
+def server(llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:
+    return serve_to_the_cli(monkeypatch, llm_server, timeout_s=1)
 
 
 def evaluate(results: Path, run_id: str, *extra: str, model: str = "openai/test-model") -> tuple[int, str, str]:

@@ -5,7 +5,6 @@ JSON (point 8)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,15 @@ import harness.cli
 import harness.cli.play
 from harness.cli.progress import live_display
 from tests.support.cli import pdbench, sql_json
-from tests.support.llm_server import FakeLLMServer, served_to_the_cli
+from tests.support.llm_server import FakeLLMServer, serve_to_the_cli
 
 OPPONENTS = "TFT,ALLD,GRIM,ALLC"  # four games, played side by side at --concurrency 4
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
-    with served_to_the_cli(monkeypatch, timeout_s=2, latency_ms=20) as srv:
-        yield srv
+def server(llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:
+    llm_server.configure(latency_ms=20)
+    return serve_to_the_cli(monkeypatch, llm_server, timeout_s=2)
 
 
 def evaluate(

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,9 +25,9 @@ RUN = "limited"
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(latency_ms=5) as srv:
-        yield srv
+def server(llm_server: FakeLLMServer) -> FakeLLMServer:
+    llm_server.configure(latency_ms=5)
+    return llm_server
 
 
 def _env(results: Path, server: FakeLLMServer) -> dict[str, str]:
