@@ -4,21 +4,19 @@ never cached; a content filter's refusal is recorded as a refusal, not as the mo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import pdbench, sql_json
-from tests.support.llm_server import FakeLLMServer, served_to_the_cli
+from tests.support.llm_server import FakeLLMServer, serve_to_the_cli
 
 ARGS = ("--opponents", "TFT,ALLD", "--rounds", "3", "--replicates", "1", "--concurrency", "2")
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
-    with served_to_the_cli(monkeypatch, timeout_s=2) as srv:
-        yield srv
+def server(llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:
+    return serve_to_the_cli(monkeypatch, llm_server, timeout_s=2)
 
 
 def evaluate(results: Path, run_id: str, model: str) -> tuple[int, str]:

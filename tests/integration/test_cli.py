@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from harness.store.browse import run_entries
 from harness.store.schema import SCHEMA_VERSION
 from tests.support.cli import pdbench, sql_json
 
@@ -300,9 +301,10 @@ def test_ctrl_c_keeps_finished_games_and_marks_the_run_interrupted(results: Path
         cwd=ROOT,
     )
     deadline = time.monotonic() + 60
-    while not (results / "stopped.duckdb").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(2.0)
+    while not (results / "stopped.duckdb").exists() or not [e for e in run_entries(results).runs if e.games_done]:
+        assert proc.poll() is None, "the tournament ended before it could be stopped"
+        assert time.monotonic() < deadline, "no game was stored within 60 s"
+        time.sleep(0.05)  # read through its live copy, as it plays: Ctrl-C once games are stored
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

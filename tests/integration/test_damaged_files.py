@@ -139,17 +139,26 @@ KILLED_SET_UP = textwrap.dedent(
 
 @pytest.mark.slow
 def test_kill_9_while_setting_up_files_leaves_only_whole_or_empty_ones(results: Path) -> None:
-    """Files are set up one after another until kill -9; every file left is whole or empty, never half."""
-    for delay in (0.3, 0.7, 1.1):
+    """Files are set up one after another until kill -9; every file left is whole or empty, never half. Three
+    processes, killed 0.3, 0.7 and 1.1 s after they start setting up, run side by side."""
+    delays = (0.3, 0.7, 1.1)
+    procs = []
+    for delay in delays:
         folder = results / f"after_{delay}"
         folder.mkdir()
-        proc = subprocess.Popen(
+        procs.append(subprocess.Popen(
             [sys.executable, "-c", KILLED_SET_UP, str(folder)], cwd=ROOT, stdout=subprocess.PIPE, text=True
-        )
+        ))  # fmt: skip
+    ready = []
+    for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        time.sleep(delay)
+        ready.append(time.monotonic())
+    for proc, delay, at in zip(procs, delays, ready, strict=True):
+        time.sleep(max(0.0, at + delay - time.monotonic()))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
+    for delay in delays:
+        folder = results / f"after_{delay}"
         files = sorted(folder.glob("*.duckdb"))
         assert files
         for path in files:

@@ -13,11 +13,19 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from harness.engine import scheduler
 from harness.store import live
 from harness.store.run_file import write_error
 from tests.support.cli import ROOT, pdbench, sql_json
 
-EVAL = ("eval", "--model", "mock/tft", "--rounds", "50", "--replicates", "10")
+OPPONENTS = ("--opponents", "ALLC,ALLD", "--replicates", "10")
+# On a 1 MB disk: 20 games of 50 rounds fill it after about 420 rounds, mid-run. A run that fits until its last
+# checkpoint fails there instead, on another path (20 games of 20 rounds did), so the run is 2.4 times that.
+DISK_EVAL = ("eval", "--model", "mock/tft", *OPPONENTS, "--rounds", "50")
+DISK_ROUNDS = 2 * 10 * 50
+# The injected error needs only a run long enough for three batches.
+EVAL = ("eval", "--model", "mock/tft", *OPPONENTS, "--rounds", "20")
+ROUNDS = 2 * 10 * 20
 
 
 @contextlib.contextmanager
@@ -39,9 +47,9 @@ def small_disk(tmp_path: Path, size: str) -> Iterator[Path]:
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0, reason="mounting a tmpfs to fill needs Linux root")
 def test_a_full_disk_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -> None:
-    with small_disk(tmp_path, "2m") as disk:
+    with small_disk(tmp_path, "1m") as disk:
         results = disk / "results"
-        done = subprocess.run([sys.executable, "-m", "harness.cli", *EVAL, "--results", str(results),
+        done = subprocess.run([sys.executable, "-m", "harness.cli", *DISK_EVAL, "--results", str(results),
                                "--run-id", "full"], cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
         assert done.returncode != 0
         assert "disk holding" in done.stderr and "is full" in done.stderr, done.stderr
@@ -53,14 +61,16 @@ def test_a_full_disk_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -
         code, _, err = pdbench("resume", "full", "--results", results)
         assert code == 0, err
         assert sql_json(results, "select status from runs")[0]["status"] == "complete"
-        assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 500 * 9
+        assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == DISK_ROUNDS
 
 
 @pytest.mark.slow
 def test_a_full_disk_reported_by_the_results_writer_stops_cleanly(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same, on any machine: the writer's third batch meets DuckDB's out-of-space error."""
+    """The same, on any machine: the writer's third batch meets DuckDB's out-of-space error (batches every 10 ms
+    here rather than every 0.25 s, so a short run writes more than two)."""
+    monkeypatch.setattr(scheduler, "FLUSH_EVERY_S", 0.01)
     write = live.LiveRecorder.write
     batches = {"n": 0}
 
@@ -80,4 +90,4 @@ def test_a_full_disk_reported_by_the_results_writer_stops_cleanly(
     monkeypatch.setattr(live.LiveRecorder, "write", write)
     code, _, err = pdbench("resume", "injected", "--results", results)
     assert code == 0, err
-    assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == 500 * 9
+    assert sql_json(results, "select count(*) as n from rounds")[0]["n"] == ROUNDS

@@ -12,19 +12,17 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import ROOT, pdbench, sql_json
-from tests.support.llm_server import FakeLLMServer, garbage_then, served_to_the_cli
+from tests.support.llm_server import FakeLLMServer, garbage_then, serve_to_the_cli
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
-    with served_to_the_cli(monkeypatch, timeout_s=1) as srv:
-        yield srv
+def server(llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> FakeLLMServer:
+    return serve_to_the_cli(monkeypatch, llm_server, timeout_s=1)
 
 
 def evaluate(results: Path, run_id: str, *extra: str, model: str = "openai/test-model") -> tuple[int, str, str]:
@@ -149,6 +147,7 @@ def test_kill_9_then_resume_gives_the_uninterrupted_result(server: FakeLLMServer
     answered_before = server.count(provider="openai", status=200)
     assert 0 < answered_before < 72
 
+    server.configure(latency_ms=0)  # the latency only kept the run playing until the kill
     code, _, err = pdbench("resume", "killed", "--results", results)
     assert code == 0, err
     runs = sql_json(results, "select status from runs where run_id = 'killed'")
@@ -216,6 +215,7 @@ def test_ctrl_c_marks_games_in_flight_interrupted_and_resume_completes(server: F
         "(select 1 from calls c where c.game_id = r.game_id and c.round = r.round)",
     )
     assert orphans[0]["n"] == 0
+    server.configure(latency_ms=0)
     code, _, err = pdbench("resume", "stopped", "--results", results)
     assert code == 0, err
     assert sql_json(results, "select count(*) as n from games where status = 'complete'")[0]["n"] == 6
@@ -346,6 +346,7 @@ def test_every_paid_answer_reaches_the_results_after_kill_9(server: FakeLLMServe
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     sent_before = server.count(provider="openai", status=200)
+    server.configure(latency_ms=0)
     code, _, err = pdbench("resume", "k9", "--results", results)
     assert code == 0, err
     sent = server.count(provider="openai", status=200)
@@ -392,6 +393,7 @@ def test_resume_works_from_the_run_file_alone_when_the_cache_is_corrupt(
     cache.write_bytes(b"garbage, not a database " * 1000)
     answered = server.count(provider="openai", status=200)
     recorded = _paid_recorded(results, "broken_cache")
+    server.configure(latency_ms=0)
     code, _, err = pdbench("resume", "broken_cache", "--results", results)
     assert code == 0, err
     warned = err + caplog.text  # pytest's log capture takes the warning the terminal shows

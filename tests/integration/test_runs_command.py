@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,12 +23,32 @@ from harness.cli.run_list import RunList
 from harness.store.browse import run_entries
 from tests.integration.test_eval import PRICES
 from tests.support.cli import pdbench, sql_json
+from tests.support.mock_latency import without_mock_latency
 
 
 def runs_json(results: Path, *args: str) -> list[dict]:
     code, out, err = pdbench("runs", "--results", results, "--format", "json", *args)
     assert code == 0, err
     return json.loads(out)
+
+
+THREE_RUNS = pytest.mark.xdist_group("runs-command-three-runs")  # the tests that read them share one worker
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The runs of ``make_runs``, made once for the module (each test reads a copy)."""
+    results = tmp_path_factory.mktemp("three") / "results"
+    results.mkdir()
+    make_runs(results)
+    return results
+
+
+@pytest.fixture
+def made_runs(three_runs: Path, results: Path) -> Path:
+    """A results folder of its own holding the module's three runs."""
+    shutil.copytree(three_runs, results, dirs_exist_ok=True)
+    return results
 
 
 def make_runs(results: Path) -> None:
@@ -45,8 +66,9 @@ def make_runs(results: Path) -> None:
 
 
 @pytest.mark.slow
-def test_runs_are_listed_newest_first_with_their_players_games_and_cost(results: Path) -> None:
-    make_runs(results)
+@THREE_RUNS
+def test_runs_are_listed_newest_first_with_their_players_games_and_cost(made_runs: Path) -> None:
+    results = made_runs
     runs = runs_json(results)
     assert [r["run_id"] for r in runs] == ["x1", "e1", "t1"]
     created = sql_json(results, "select run_id, created_at from runs order by created_at desc")
@@ -64,8 +86,9 @@ def test_runs_are_listed_newest_first_with_their_players_games_and_cost(results:
 
 
 @pytest.mark.slow
-def test_kind_filter_limit_and_the_table(results: Path) -> None:
-    make_runs(results)
+@THREE_RUNS
+def test_kind_filter_limit_and_the_table(made_runs: Path) -> None:
+    results = made_runs
     assert [r["run_id"] for r in runs_json(results, "--kind", "eval")] == ["e1"]
     assert [r["run_id"] for r in runs_json(results, "--limit", "2")] == ["x1", "e1"]
     code, out, err = pdbench("runs", "--results", results, "--limit", "2")
@@ -106,8 +129,9 @@ def test_the_cost_counts_the_calls_a_resume_replaced(tmp_path: Path, results: Pa
 
 
 @pytest.mark.slow
-def test_a_run_being_written_by_another_process_is_listed_as_running(results: Path) -> None:
-    make_runs(results)
+@THREE_RUNS
+def test_a_run_being_written_by_another_process_is_listed_as_running(made_runs: Path) -> None:
+    results = made_runs
     busy = results / "busy.duckdb"
     busy.write_bytes((results / "e1.duckdb").read_bytes())  # a results file, held open by another process
     holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time\ncon = duckdb.connect(sys.argv[1])\n"
@@ -134,8 +158,9 @@ def test_a_run_being_written_by_another_process_is_listed_as_running(results: Pa
 
 
 @pytest.mark.slow
-def test_the_table_fits_80_columns_and_uses_120(results: Path) -> None:
-    make_runs(results)
+@THREE_RUNS
+def test_the_table_fits_80_columns_and_uses_120(made_runs: Path) -> None:
+    results = made_runs
     listing = run_entries(results)
     for width in (80, 120, 200):
         console = Console(file=io.StringIO(), width=width, record=True, color_system=None)
@@ -195,7 +220,8 @@ def test_a_run_killed_by_kill_9_is_listed_as_crashed_with_its_cost_so_far_and_re
         " ".join(out.split())
     )
 
-    code, _out, err = pdbench("resume", "killed", "--results", results, "--prices", prices)
+    with without_mock_latency():  # the latency only kept the killed run playing
+        code, _out, err = pdbench("resume", "killed", "--results", results, "--prices", prices)
     assert code == 0, err
     (run,) = runs_json(results)
     assert (run["status"], run["games_done"], run["note"]) == ("complete", 16, None)

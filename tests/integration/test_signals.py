@@ -32,14 +32,16 @@ import pytest
 from harness.store.catalog import open_run
 from tests.support.cli import pdbench
 from tests.support.live_reader import look
+from tests.support.mock_latency import without_mock_latency
 
 pytestmark = pytest.mark.slow  # each case runs pdbench twice as a real process, signalled mid-run
 
 RUN = "sig"
-# 108 games (one opponent x 108 replicates) x 8 rounds at 25 ms a call and 10 games in flight: about 2.2 s of
-# play, signalled once its first games are stored (about 0.5 s in), so the signal lands mid-run and resume has
-# games to play.
-EVAL = ["eval", "--model", "mock/tft?latency_ms=25", "--opponents", "ALLC", "--rounds", "8", "--replicates", "108",
+# 60 games (one opponent x 60 replicates) x 4 rounds at 100 ms a call and 10 games in flight: six waves of about
+# 0.4 s, signalled once the first wave is stored (about 0.6 s into play), so the signal lands mid-run with about
+# 1.8 s of play left and resume has games to play. The wait is what makes the run last: few calls, so resume,
+# which plays the rest without it (tests/support/mock_latency.py), costs little.
+EVAL = ["eval", "--model", "mock/tft?latency_ms=100", "--opponents", "ALLC", "--rounds", "4", "--replicates", "60",
         "--run-id", RUN]  # fmt: skip
 
 
@@ -81,7 +83,8 @@ def _check_interrupted_then_resumed(results: Path) -> int:
         "(select count(*) from rounds r where r.game_id = g.game_id)",
     )[0]
     assert whole["bad"] == 0
-    code, _, err = pdbench("resume", RUN, "--results", results)  # raises what would have been a traceback
+    with without_mock_latency():  # the latency only made the signalled run last
+        code, _, err = pdbench("resume", RUN, "--results", results)  # raises what would have been a traceback
     assert code == 0, err
     after = _sql(results, "select status, (select count(*) from games where status = 'complete') as n from runs")[0]
     assert after == {"status": "complete", "n": run["games_planned"]}

@@ -60,9 +60,11 @@ class Terminal:
 
 @pytest.mark.parametrize(("width", "height"), [(80, 24), (120, 40)])
 def test_eval_fits_a_real_terminal(tmp_path: Path, width: int, height: int) -> None:
+    # 18 games of 6 rounds at 40 ms a call, 4 at a time: about 1.2 s of play with the live view on screen, and two
+    # replicates a condition, so the note that they repeat one game is shown.
     results = str(tmp_path / "results")
-    command = [sys.executable, "-m", "harness.entry", "eval", "--model", "mock/tft?latency_ms=40", "--rounds", "12",
-               "--replicates", "3", "--concurrency", "4", "--results", results, "--run-id", "tty"]  # fmt: skip
+    command = [sys.executable, "-m", "harness.entry", "eval", "--model", "mock/tft?latency_ms=40", "--rounds", "6",
+               "--replicates", "2", "--concurrency", "4", "--results", results, "--run-id", "tty"]  # fmt: skip
     term = Terminal(width, height, command, tmp_path)
     try:
         live: list[str] = []
@@ -91,13 +93,13 @@ def test_eval_fits_a_real_terminal(tmp_path: Path, width: int, height: int) -> N
     assert all(cell_len(line) <= width for line in live), "\n".join(live)
     assert len(view) <= height - 1
     rows = [i for i, line in enumerate(view) if line.startswith(" vs_")]
-    assert len(rows) == 9 and all(re.search(r"\d/3\s*$", view[i]) for i in rows)
+    assert len(rows) == 9 and all(re.search(r"\d/2\s*$", view[i]) for i in rows)
     status = "  ·  ".join(view[rows[-1] + 1 :])  # the counters, under the conditions: all of them, whole
-    assert re.fullmatch(r"games \d+/27  ·  model moves .*  ·  parse failures \d+", status), status
+    assert re.fullmatch(r"games \d+/18  ·  model moves .*  ·  parse failures \d+", status), status
 
     assert all(cell_len(line) <= width for line in final), "a line of the scorecard is wider than the terminal"
     tables = sum("Scorecard tty" in line for line in final)
     heights = row_heights(final, OPPONENTS)
     assert len(heights) == tables * 9 and max(heights) <= 2
     assert (tables == 2) if width == 80 else (tables == 1), "\n".join(final)
-    assert any(line.startswith("Summary: 27 complete games") for line in final)
+    assert any(line.startswith("Summary: 18 complete games") for line in final)

@@ -924,11 +924,17 @@ if __name__ == "__main__":
 def served_to_the_cli(monkeypatch: Any, *, timeout_s: float = 2.0, **options: Any) -> Iterator[FakeLLMServer]:
     """A FakeLLMServer that ``pdbench`` run in-process (or its children) talks to: test keys, both base URLs
     pointed at it, short backoff and per-attempt timeout (``monkeypatch``: pytest's fixture)."""
+    with FakeLLMServer(**options) as srv:
+        yield serve_to_the_cli(monkeypatch, srv, timeout_s=timeout_s)
+
+
+def serve_to_the_cli(monkeypatch: Any, srv: FakeLLMServer, *, timeout_s: float = 2.0) -> FakeLLMServer:
+    """Point ``pdbench`` at a running ``srv`` (the module's shared one: stopping uvicorn costs 0.2 s a test), as
+    :func:`served_to_the_cli` does for a server of its own."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-key-1234")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret-5678")
     monkeypatch.setenv("PDBENCH_BACKOFF", "0.01")
     monkeypatch.setenv("PDBENCH_TIMEOUT", f"{timeout_s:g}")
-    with FakeLLMServer(**options) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.openai_base_url)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.anthropic_base_url)
-        yield srv
+    monkeypatch.setenv("OPENAI_BASE_URL", srv.openai_base_url)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.anthropic_base_url)
+    return srv
