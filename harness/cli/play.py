@@ -185,6 +185,8 @@ def announce(result: RunResult, cat: Catalog | None = None) -> None:
         f"{result.seconds:.2f} s → {result.path}"
         + (f" ({result.reason}; every finished game is kept)" if result.reason else "")
     )
+    if result.note:
+        err.print(f"[yellow]note[/yellow]: {result.note}.")
     if result.status == RunStatus.INTERRUPTED:
         err.print(f"Continue it with: pdbench resume {result.run_id} --results {result.path.parent}")
     if cat is None:

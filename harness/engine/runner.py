@@ -46,6 +46,7 @@ class RunResult:
     rounds: int
     seconds: float
     reason: str | None = None
+    note: str | None = None  # something the user must do although the run is recorded (a full disk)
 
 
 ProgressFn = Callable[[int, int], None]
@@ -258,6 +259,7 @@ def _play(
         rounds=rounds,
         seconds=time.perf_counter() - started,
         reason=reason,
+        note=writer.log_kept,
     )
 
 

@@ -62,13 +62,15 @@ def disk_full(exc: duckdb.Error) -> bool:
 def write_error(exc: duckdb.Error, path: Path, run_id: str) -> StoreError:
     """A failed write to a results file, as the user should read it: a full disk says so
     (:class:`DiskFull`, which stops the run as interrupted), anything else names the error."""
-    if is_damage(exc):
-        return StoreError(damaged(str(path), exc))
+    # A full disk first: DuckDB reports a checkpoint that ran out of space as a fatal error, but the file is whole
+    # (what was committed is in its log), so "damaged" would send the user to delete a good run.
     if disk_full(exc):
         return DiskFull(
             f"the disk holding {path} is full. Every game recorded before is kept; free some space, "
             f"then `pdbench resume {run_id}` finishes the run."
         )
+    if is_damage(exc):
+        return StoreError(damaged(str(path), exc))
     return StoreError(
         f"writing results to {path} failed: {exc}. Rounds written before are kept; check free disk "
         f"space and permissions, then `pdbench resume {run_id}`."

@@ -49,6 +49,7 @@ class RunWriter:
         self.live = Publisher(path)
         self.live.open()  # the file's lock is ours: what an earlier writer left is stale
         self._wal = path.with_name(path.name + ".wal")
+        self.log_kept: str | None = None  # why the last checkpoint could not be made (a full disk), if it could not
         try:  # DuckDB checkpoints on its own only past this; below it, committed() decides
             con.execute(f"SET wal_autocheckpoint = '{MOST_LOG_BYTES}B'")
         except duckdb.Error as exc:
@@ -176,9 +177,19 @@ class RunWriter:
                 "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
                 [status.value, utcnow(), error, self.run_id],
             )
-            self.con.execute("CHECKPOINT")
         except duckdb.Error as exc:
             raise write_error(exc, self.path, self.run_id) from None
+        try:
+            self.con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            if not disk_full(exc):
+                raise write_error(exc, self.path, self.run_id) from None
+            # Everything, the status too, is committed in the file's log: the run is whole and readable. Only
+            # folding the log into the file needs space, and the next writer to open the file does it.
+            self.log_kept = (
+                f"the disk holding {self.path} is full, so the run's last writes stay in its log "
+                f"({self._wal.name}, read with the file) until there is space; free some"
+            )
         return status, error
 
     # -- games -------------------------------------------------------------------------

@@ -16,9 +16,11 @@ from harness.cli.render import rows_json
 from harness.config.plan import iter_games
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import run_experiment
-from harness.errors import RunExistsError, StoreError
+from harness.errors import DiskFull, RunExistsError, StoreError
 from harness.players.strategies.games import StrategyGames
+from harness.states import RunStatus
 from harness.store.catalog import Catalog
+from harness.store.run_file import write_error
 from harness.store.schema import SCHEMA_VERSION
 from harness.store.writer import RunWriter
 
@@ -38,6 +40,59 @@ def test_a_failed_write_marks_the_run_failed_and_says_why(results: Path, monkeyp
     status, error = con.execute("SELECT status, error FROM runs").fetchone()
     assert status == "failed" and "No space left" in error
     assert con.execute("SELECT count(*) FROM games").fetchone() == (0,)
+
+
+class _CheckpointFails:
+    """A writer's connection whose CHECKPOINT fails as DuckDB's does on a full disk (a fatal error, which
+    invalidates the database) or with ``text``; every other statement is the real connection's."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, text: str) -> None:
+        self._con, self._text = con, text
+
+    def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
+        if sql == "CHECKPOINT":
+            raise duckdb.FatalException(self._text)
+        return self._con.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._con, name)
+
+
+FULL_AT_CHECKPOINT = (
+    'FATAL Error: Failed to create checkpoint because of error: Could not write file "x.duckdb": '
+    "No space left on device"
+)
+
+
+def test_a_full_disk_at_the_last_checkpoint_leaves_the_run_complete_and_says_what_to_do(results: Path) -> None:
+    """What was committed (every game, and the status) is in the file's log: the run is whole and readable, so it
+    is complete, with a note, not "damaged" (found on a 1.5 MB tmpfs: tests/integration/test_disk_full.py)."""
+    writer = RunWriter.create(results, "full")
+    writer.start_run(kind="run", config={}, seed=1, games_planned=0, collapse_k=3, collapse_threshold=0.5)
+    real = writer.con
+    writer.con = _CheckpointFails(real, FULL_AT_CHECKPOINT)  # type: ignore[assignment]
+    assert writer.finish(RunStatus.COMPLETE) == (RunStatus.COMPLETE, None)
+    assert writer.log_kept is not None and "is full" in writer.log_kept and "full.duckdb.wal" in writer.log_kept
+    writer.con = real
+    writer.close()
+    with Catalog(results) as cat:
+        assert cat.records("SELECT status FROM runs") == [{"status": "complete"}]
+
+
+def test_any_other_failure_of_the_last_checkpoint_is_still_an_error(results: Path) -> None:
+    writer = RunWriter.create(results, "broken")
+    writer.start_run(kind="run", config={}, seed=1, games_planned=0, collapse_k=3, collapse_threshold=0.5)
+    real = writer.con
+    writer.con = _CheckpointFails(real, "FATAL Error: Failed to create checkpoint: Data Corruption")  # type: ignore[assignment]
+    with pytest.raises(StoreError, match="damaged"):
+        writer.finish(RunStatus.COMPLETE)
+    writer.con = real
+    writer.close()
+
+
+def test_a_full_disk_is_said_as_such_even_when_duckdb_calls_it_fatal(tmp_path: Path) -> None:
+    error = write_error(duckdb.FatalException(FULL_AT_CHECKPOINT), tmp_path / "r.duckdb", "r")
+    assert isinstance(error, DiskFull) and "is full" in str(error) and "pdbench resume r" in str(error)
 
 
 def test_overwrite_refuses_a_run_another_process_is_writing(results: Path) -> None:
