@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 
 from harness.config.presets.tournament import tournament_config
@@ -41,6 +42,24 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
     monkeypatch.setattr(playback, "clock", fake)
     return fake
+
+
+@pytest.fixture(autouse=True, scope="session")
+def component_manifests() -> Iterator[list[Any]]:
+    """Streamlit's custom-component manifests, scanned once per session instead of once per ``AppTest``.
+
+    Each ``AppTest`` builds its own component registry on its first run, and that scans the metadata of every
+    installed distribution (``scan_component_manifests``: 0.2-0.5 s, most of a small test's time). A Streamlit
+    server scans once at start; the installed packages do not change during the tests, so every ``AppTest``
+    registers the same manifests from one scan, as one server would."""
+    found = manifest_scanner.scan_component_manifests()
+
+    def scanned(max_workers: int | None = None) -> list[Any]:
+        return list(found)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifest_scanner, "scan_component_manifests", scanned)
+        yield found
 
 
 @pytest.fixture(scope="session")
