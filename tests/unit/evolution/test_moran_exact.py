@@ -14,6 +14,7 @@ import pytest
 from harness.evolution import EvolutionSettings, Fitness, evolve
 from harness.evolution.fixation import fixation_probability as closed_form
 from tests.unit.evolution.two_types import (
+    MUTANT_RUNS,
     RHO_ALLD,
     RHO_TFT,
     TABLE,
@@ -119,12 +120,14 @@ def test_match_totals_fix_as_their_formula_says() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(MUTANT_RUNS)
 def test_one_tft_among_alld_fixes_as_the_formula_says() -> None:
     runs = mutant_runs("TFT", 3000)
     assert within_3_se(runs.frequency, RHO_TFT, runs.runs), (runs.frequency, RHO_TFT)
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(MUTANT_RUNS)
 def test_one_alld_among_tft_fixes_as_the_formula_says() -> None:
     runs = mutant_runs("ALLD", 6000)
     assert within_3_se(runs.frequency, RHO_ALLD, runs.runs), (runs.frequency, RHO_ALLD)
