@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from streamlit.testing.v1 import AppTest
+from streamlit.components.v2 import manifest_scanner
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.testing.v1 import AppTest, app_test
 
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import run_experiment
@@ -41,6 +43,28 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
     monkeypatch.setattr(playback, "clock", fake)
     return fake
+
+
+@pytest.fixture(autouse=True, scope="session")
+def streamlit_started_once() -> Iterator[None]:
+    """What a Streamlit server does once at start, done once per session instead of once per ``AppTest`` run.
+
+    Each ``AppTest`` builds its own custom-component registry on its first run, which scans the metadata of every
+    installed distribution (``scan_component_manifests``: 0.2-0.6 s, most of a small test's time), and each of its
+    runs compiles the script afresh (a new ``ScriptCache``: parse, Streamlit's magic rewrite, compile). A server
+    scans once and keeps one script cache for every run of every session. The installed packages and the app's
+    source do not change during the tests, so every ``AppTest`` reads the same manifests and the same bytecode,
+    as the sessions of one server do."""
+    found = manifest_scanner.scan_component_manifests()
+
+    def scanned(max_workers: int | None = None) -> list[Any]:
+        return list(found)
+
+    scripts = ScriptCache()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifest_scanner, "scan_component_manifests", scanned)
+        patch.setattr(app_test, "ScriptCache", lambda: scripts)
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.evolution.two_types import RHO_ALLD, RHO_TFT, N, mutant_runs, within_3_se
+from tests.unit.evolution.two_types import MUTANT_RUNS, RHO_ALLD, RHO_TFT, N, mutant_runs, within_3_se
 
 FIXTURE = json.loads((Path(__file__).resolve().parents[2] / "fixtures" / "axelrod_moran.json").read_text())
 SCENARIOS = {"TFT_among_ALLD": ("TFT", 3000, RHO_TFT), "ALLD_among_TFT": ("ALLD", 6000, RHO_ALLD)}
@@ -39,6 +39,7 @@ def test_the_fixture_is_the_process_we_run() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(MUTANT_RUNS)
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_fixation_frequency_agrees_with_axelrod(name: str) -> None:
     mutant, runs, rho = SCENARIOS[name]
@@ -54,6 +55,7 @@ def test_fixation_frequency_agrees_with_axelrod(name: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(MUTANT_RUNS)
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_mean_steps_to_absorption_agree_with_axelrod(name: str) -> None:
     mutant, runs, _ = SCENARIOS[name]

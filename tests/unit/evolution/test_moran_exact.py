@@ -11,9 +11,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from harness.evolution import EvolutionSettings, Fitness, evolve
+from harness.evolution import EvolutionSettings, Fitness, evolve, moran
 from harness.evolution.fixation import fixation_probability as closed_form
+from harness.evolution.payoffs import Payoffs
 from tests.unit.evolution.two_types import (
+    MUTANT_RUNS,
     RHO_ALLD,
     RHO_TFT,
     TABLE,
@@ -119,12 +121,14 @@ def test_match_totals_fix_as_their_formula_says() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(MUTANT_RUNS)
 def test_one_tft_among_alld_fixes_as_the_formula_says() -> None:
     runs = mutant_runs("TFT", 3000)
     assert within_3_se(runs.frequency, RHO_TFT, runs.runs), (runs.frequency, RHO_TFT)
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(MUTANT_RUNS)
 def test_one_alld_among_tft_fixes_as_the_formula_says() -> None:
     runs = mutant_runs("ALLD", 6000)
     assert within_3_se(runs.frequency, RHO_ALLD, runs.runs), (runs.frequency, RHO_ALLD)
@@ -198,3 +202,19 @@ def test_moran_runs_the_steps_it_is_given_with_mutation_and_stops_at_fixation_wi
     assert without.generations == without.fixation.generation
     assert without.population[-1].max() == N
     assert without.population[:-1].max(axis=1).max() < N
+
+
+@pytest.mark.parametrize("settings", [{"mutation": 0.0}, {"mutation": 0.2, "fitness": "exponential", "selection": 0.5}])
+def test_weights_worked_out_once_per_state_play_as_weights_read_every_step(settings: dict[str, object]) -> None:
+    # with a fixed table the Moran loop works out each counts state's weights once; reading the table afresh at
+    # every step (as for a table played anew each step) must give the same runs, byte for byte
+    for seed in range(10):
+        s = EvolutionSettings(
+            players=["TFT", "ALLD"], counts=[3, N - 3], dynamics="moran", generations=200, seed=seed,
+            **settings,  # type: ignore[arg-type]
+        )  # fmt: skip
+        once = moran.run(s, Payoffs.for_settings(s, TABLE), None)
+        every_step = Payoffs.for_settings(s, TABLE)
+        every_step.varies = True
+        again = moran.run(s, every_step, None)
+        assert once.population.tobytes() == again.population.tobytes() and once.fixation == again.fixation

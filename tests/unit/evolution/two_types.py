@@ -100,6 +100,11 @@ class Runs:
         return sum((s - mean) ** 2 for s in self.steps) / (self.runs - 1)
 
 
+# The xdist group of the tests that read the default runs (one TFT among ALLD over 3,000 seeds, one ALLD among TFT
+# over 6,000): in one worker, each is run once for the closed-form and the Axelrod tests (``mutant_runs`` caches).
+MUTANT_RUNS = "moran-mutant-runs"
+
+
 @cache
 def mutant_runs(mutant: str, runs: int, **settings: object) -> Runs:
     """PDBench's Moran process (w = 1 linear unless ``settings`` say otherwise, no mutation) from one ``mutant``
