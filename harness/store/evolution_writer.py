@@ -182,14 +182,8 @@ class EvolutionWriter:
             for i, p in enumerate(table.players)
             for j, o in enumerate(table.players)
         ]
-        try:
-            self.writer.con.executemany(
-                "INSERT INTO payoff_table (run_id, player, opponent, payoff, matches, source, source_run) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-        except duckdb.Error as exc:
-            raise write_error(exc, self.path, self.run_id) from None
+        columns = ("run_id", "player", "opponent", "payoff", "matches", "source", "source_run")
+        self._insert("payoff_table", columns, rows)
         self.payoffs_written = True
 
     def write_phases(self, phases: tuple[PhaseScores, ...]) -> None:
@@ -200,13 +194,14 @@ class EvolutionWriter:
             for i, p in enumerate(self.players)
             if phase.matches[i] > 0
         ]
-        if not rows:
-            return
+        if rows:
+            self._insert("phase_scores", ("run_id", "generation", "player", "points", "rounds", "matches"), rows)
+
+    def _insert(self, table: str, columns: tuple[str, ...], rows: list[list[Any]]) -> None:
+        """Insert ``rows`` into ``table``; a failed write says what happened, as every write of a run does."""
         try:
             self.writer.con.executemany(
-                "INSERT INTO phase_scores (run_id, generation, player, points, rounds, matches) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows
             )
         except duckdb.Error as exc:
             raise write_error(exc, self.path, self.run_id) from None
