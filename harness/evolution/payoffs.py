@@ -58,15 +58,13 @@ class Payoffs:
         # squared_share plays every match itself (Payoffs.match): no pair is played ahead, and the table is the
         # mean of exactly the matches its phases played
         self.per_match = settings.dynamics == Dynamics.squared_share
-        for i in range(k):
-            for j in range(i, k):
-                if self.per_match:
-                    continue
-                if self._is_random(i, j):
-                    self.random_pairs.append((i, j))
-                else:
-                    seed = derive_seed(self.seed, "evolution", "once", *self._labels(i, j))
-                    self._add(i, j, *self._play(i, j, seed))
+        ahead = [] if self.per_match else [(i, j) for i in range(k) for j in range(i, k)]
+        for i, j in ahead:
+            if self._is_random(i, j):
+                self.random_pairs.append((i, j))
+            else:
+                seed = derive_seed(self.seed, "evolution", "once", *self._labels(i, j))
+                self._add(i, j, *self._play(i, j, seed))
         self.estimated = estimate and bool(self.random_pairs)
         if self.estimated:
             for i, j in self.random_pairs:

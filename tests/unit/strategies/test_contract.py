@@ -20,6 +20,7 @@ import yaml
 from harness.game.match import Match
 from harness.game.rules import ACTIONS, Action, PayoffMatrix
 from harness.players.strategies import INFINITE_MEMORY, STRATEGIES, Strategy, make_spec
+from harness.players.strategies.base import UNSET, shown_default
 from harness.players.strategies.play import play_strategies
 from tests.unit.strategies.versus import NoDraws, build, scripted
 
@@ -243,8 +244,6 @@ def test_the_memory_search_is_exhaustive() -> None:
 def test_a_parameter_left_out_is_shown_as_what_it_plays_and_plays_as_that(name: str) -> None:
     """A parameter whose default is None (so that stored runs without it keep their meaning) declares what leaving
     it out means; `pdbench strategies` shows that, and giving that value explicitly plays the same game."""
-    from harness.players.strategies.base import UNSET, shown_default
-
     for key, field in STRATEGIES[name].Params.model_fields.items():
         shown = shown_default(field)
         assert shown != "None", f"{name}.{key}: say what leaving it out plays (json_schema_extra UNSET)"
