@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import overload
 
 from harness.game.rules import Action
 from harness.players.model.parsing import words
@@ -102,22 +102,70 @@ _MARKED_STRUCK_RE = re.compile(
 _CYRILLIC_C_RE = re.compile(r"(?<![^\W\d_])С(?=[ \t]*(?:[.!,;)*_`\"'\n]|$))")
 
 
-@dataclass(frozen=True, slots=True)
-class Grammar:
-    """The label-dependent regexes for one set of labels."""
+class _Rule:
+    """One of a :class:`Grammar`'s regexes, compiled the first time a reply needs it.
 
-    lookup: dict[str, Action]  # token (see key) -> move
-    token: re.Pattern[str]  # a move token (any case)
-    whole: re.Pattern[str]  # a sentence that is one token: "C", "So, I cooperate", "Option D", "D it is"
-    alternative: re.Pattern[str]  # "/ D", " or defect": a second move right after the first
-    statements: tuple[re.Pattern[str], ...]  # "I will cooperate", "my move is D", "Coopero"
-    negated: re.Pattern[str]  # "I won't defect": the other move
-    verb_after: re.Pattern[str]  # Japanese and Korean, the verb after the move: "Cを選びます", "협력하겠습니다"
-    final: re.Pattern[str]  # "Final answer: X" anywhere in a line
-    answer_line: re.Pattern[str]  # "Answer: X" at a line or sentence start, "my move: X"
-    key_value: re.Pattern[str]  # a line that is only "Key: label"
-    mention: re.Pattern[str]  # a label anywhere, in its own case, for the failure reason
-    names: tuple[str, str]  # the labels as the prompt shows them
+    A grammar is ~0.4 s of compiling (its alternations hold every move word in every language), and most replies
+    are read by the first rules tried ("C", "Answer: D"): a process that reads a few replies, such as a short
+    ``pdbench eval``, should not pay for the rules it never reaches. A race between threads compiles twice and
+    keeps either result; both are the same pattern."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, grammar: None, owner: type) -> _Rule: ...
+    @overload
+    def __get__(self, grammar: Grammar, owner: type) -> re.Pattern[str]: ...
+    def __get__(self, grammar: Grammar | None, owner: type) -> _Rule | re.Pattern[str]:
+        if grammar is None:
+            return self
+        compiled = grammar._compiled.get(self.name)
+        if compiled is None:
+            source, flags = grammar._sources[self.name]
+            compiled = grammar._compiled[self.name] = re.compile(source, flags)
+        return compiled
+
+
+class Grammar:
+    """The label-dependent regexes for one set of labels (built by :func:`grammar`, compiled as they are used)."""
+
+    token = _Rule()  # a move token (any case)
+    whole = _Rule()  # a sentence that is one token: "C", "So, I cooperate", "Option D", "D it is"
+    alternative = _Rule()  # "/ D", " or defect": a second move right after the first
+    negated = _Rule()  # "I won't defect": the other move
+    verb_after = _Rule()  # Japanese and Korean, the verb after the move: "Cを選びます", "협력하겠습니다"
+    final = _Rule()  # "Final answer: X" anywhere in a line
+    answer_line = _Rule()  # "Answer: X" at a line or sentence start, "my move: X"
+    key_value = _Rule()  # a line that is only "Key: label"
+    mention = _Rule()  # a label anywhere, in its own case, for the failure reason
+
+    __slots__ = ("_compiled", "_sources", "_statement_sources", "_statements", "lookup", "names")
+
+    def __init__(
+        self,
+        *,
+        lookup: dict[str, Action],
+        names: tuple[str, str],
+        rules: dict[str, tuple[str, int]],
+        statements: tuple[tuple[str, int], ...],
+    ) -> None:
+        missing = {name for name, value in vars(Grammar).items() if isinstance(value, _Rule)} - set(rules)
+        if missing:
+            raise ValueError(f"a grammar needs every rule; missing {sorted(missing)}")
+        self.lookup = lookup  # token (see key) -> move
+        self.names = names  # the labels as the prompt shows them
+        self._sources = rules
+        self._compiled: dict[str, re.Pattern[str]] = {}
+        self._statement_sources = statements
+        self._statements: tuple[re.Pattern[str], ...] | None = None
+
+    @property
+    def statements(self) -> tuple[re.Pattern[str], ...]:
+        """ "I will cooperate", "my move is D", "Coopero": tried together, so compiled together."""
+        if self._statements is None:
+            self._statements = tuple(re.compile(source, flags) for source, flags in self._statement_sources)
+        return self._statements
 
 
 def key(token: str) -> str:
@@ -206,20 +254,20 @@ def grammar(
     keys = list(lookup)
     subjects = rf"(?<!{_W})(?:(?P<would>{'|'.join(words.WOULD_SUBJECTS)})|(?:{'|'.join(words.SUBJECTS)}))"
     subject = rf"(?:{subjects}(?:\s+to)?|{'|'.join(words.CJK_SUBJECTS)})\s*:?\s*{words.OPTION}[*_`'\"“(\[]*"
-    statements = [re.compile(subject + _token(keys, "tok", prose=True), _I)]
+    statements = [(subject + _token(keys, "tok", prose=True), _I)]
     refusal = rf"(?<!{_W})(?:{'|'.join(words.NEGATED_SUBJECTS)})\s*{words.OPTION}[*_`'\"“(\[]*"
-    negated = re.compile(refusal + _token(keys, "tok", prose=True), _I)
+    negated = (refusal + _token(keys, "tok", prose=True), _I)
     if cooperate_words or defect_words:
         english = [key(w) for w in (*cooperate_words, *defect_words)]
         statements.append(  # "I cooperate." at the end of a sentence
-            re.compile(
+            (
                 rf"(?<!{_W})i\s+{_token(english, 'tok')}(?:\s+(?:with\s+)?(?:them|him|her|the\s+other\s+player))?"
                 r"(?:(?:\s+(?:again|now|here|this\s+(?:round|time)|today))"
                 r"(?=[ \t]*(?:[.!,;\n]|$))|(?=[ \t]*(?:[.!\n]|$)))",
                 _I,
             )
         )
-        statements.append(re.compile(_token([key(w) for w in words.SELF_STATEMENTS], "tok"), _I))
+        statements.append((_token([key(w) for w in words.SELF_STATEMENTS], "tok"), _I))
     final_keys = "|".join(words.FINAL_KEYS)
     line_start = (
         rf"(?:^[ \t>#*_\-+•`]*(?:\d+[.)][ \t]*)?|(?<=[.!?;:])[ \t]+"
@@ -227,34 +275,37 @@ def grammar(
     )
     return Grammar(
         lookup=lookup,
-        token=re.compile(_token(keys, "tok"), _I),
-        whole=re.compile(
-            rf"(?:{words.LEAD})?{words.PRONOUN_PREFIX}{_token(keys, 'tok')}"
-            rf"(?:{words.REJECTED}\s+{_token(keys, 'rejected')})?(?:{words.TRAIL})?",
-            _I,
-        ),
-        alternative=re.compile(_SEPARATOR + _token(keys, "alt"), _I),
-        statements=tuple(statements),
-        negated=negated,
-        verb_after=re.compile(
-            _token(keys, "tok", prose=True, suffix=True) + rf"(?=\s*(?:{words.CJK_VERBS_AFTER})|{words.VERBS_AFTER})",
-            _I,
-        ),
-        final=re.compile(
-            rf"(?:(?<!{_W})(?:{final_keys})[ \t]*[*_]*[ \t]*{words.FINAL_VERBS}|{words.CJK_FINAL_KEYS}[ \t]*[:=]?)"
-            r"(?P<value>[^\n]*)",
-            _I,
-        ),
-        answer_line=re.compile(
-            rf"(?:{line_start}(?:{words.POSSESSIVES}\s+)?[*_]*(?:{words.LINE_KEYS})|{words.CJK_LINE_KEYS})"
-            r"(?:\s+(?:for|in)\s+this\s+round|\s+this\s+round|\s+now|\s+here)?[*_]*[ \t]*[:=](?P<value>[^\n]*)",
-            _I | re.MULTILINE,
-        ),
-        key_value=re.compile(
-            rf"[ \t>#*_\-`]*(?:(?P<final>{final_keys})|(?:{words.POSSESSIVES}\s+)?(?:{words.LINE_KEYS}))"
-            rf"[ \t*_`]*[:=][ \t*_`]*{_token(keys, 'tok')}[ \t*_`.!]*",
-            _I,
-        ),
-        mention=re.compile(_token([normalize(cooperate), normalize(defect)], "tok")),
         names=(cooperate, defect),
+        statements=tuple(statements),
+        rules=dict(
+            token=(_token(keys, "tok"), _I),
+            whole=(
+                rf"(?:{words.LEAD})?{words.PRONOUN_PREFIX}{_token(keys, 'tok')}"
+                rf"(?:{words.REJECTED}\s+{_token(keys, 'rejected')})?(?:{words.TRAIL})?",
+                _I,
+            ),
+            alternative=(_SEPARATOR + _token(keys, "alt"), _I),
+            negated=negated,
+            verb_after=(
+                _token(keys, "tok", prose=True, suffix=True)
+                + rf"(?=\s*(?:{words.CJK_VERBS_AFTER})|{words.VERBS_AFTER})",
+                _I,
+            ),
+            final=(
+                rf"(?:(?<!{_W})(?:{final_keys})[ \t]*[*_]*[ \t]*{words.FINAL_VERBS}|{words.CJK_FINAL_KEYS}[ \t]*[:=]?)"
+                r"(?P<value>[^\n]*)",
+                _I,
+            ),
+            answer_line=(
+                rf"(?:{line_start}(?:{words.POSSESSIVES}\s+)?[*_]*(?:{words.LINE_KEYS})|{words.CJK_LINE_KEYS})"
+                r"(?:\s+(?:for|in)\s+this\s+round|\s+this\s+round|\s+now|\s+here)?[*_]*[ \t]*[:=](?P<value>[^\n]*)",
+                _I | re.MULTILINE,
+            ),
+            key_value=(
+                rf"[ \t>#*_\-`]*(?:(?P<final>{final_keys})|(?:{words.POSSESSIVES}\s+)?(?:{words.LINE_KEYS}))"
+                rf"[ \t*_`]*[:=][ \t*_`]*{_token(keys, 'tok')}[ \t*_`.!]*",
+                _I,
+            ),
+            mention=(_token([normalize(cooperate), normalize(defect)], "tok"), 0),
+        ),
     )
