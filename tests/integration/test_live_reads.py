@@ -27,9 +27,10 @@ from harness.store.catalog import Catalog
 from tests.support.cli import pdbench
 from tests.support.live_reader import INVARIANTS
 
-# Readers racing a writer with a clock (a game seen within 5 s, copies spaced in time) run alone, after the parallel
-# run, so another worker's load does not decide them: those tests are marked serial. The rest check what a reader
-# sees, not when, in their own results folders: they run in parallel.
+# Readers racing a writer with a clock (a game seen within 5 s, copies spaced in time) run after the parallel run,
+# so the suite's load does not decide them: those tests are marked serial, and this module's run one at a time
+# (beside only the dashboard's browser tests, a module to each of two workers). The rest check what a reader sees,
+# not when, in their own results folders: they run in parallel.
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVE_SUFFIXES = (".live", ".live-wanted")
