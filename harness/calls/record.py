@@ -11,12 +11,14 @@ from harness.states import CallOutcome
 
 
 class Reader(StrEnum):
-    """What decided a model's move in a round (the ``reader`` of the ``move_readers`` view). The first three
+    """What decided a model's move in a round (the ``reader`` of the ``move_readers`` view). The first four
     also name what read a call's move (``calls.reader``): a round's reader is its deciding call's, but
     ``re-ask`` when that call answered a re-ask, and ``fallback`` when no call gave a move."""
 
     PARSER = "parser"
     """The free-text parser read the reply."""
+    LAST_LINE = "last_line"
+    """The strict last-line reader read the reply (``parse.reader: last_line``, Payne & Alloui-Cros's rule)."""
     STRUCTURED = "structured"
     """The move was the structured reply's ``action`` field (``answer_format: structured``)."""
     JUDGE = "judge"
@@ -51,7 +53,7 @@ class CallRecord:
     purpose: str = "move"  # move | comprehension (see harness.players.model.comprehension) | judge (see parse.judge)
     option_order: str | None = None  # CD | DC: the order the two options were shown in; None when not shuffled
     answer_format: str | None = None  # free | json | label | structured: how the reply was asked for
-    reader: str | None = None  # parser | structured | judge: what read this call's move; None when none was read
+    reader: str | None = None  # parser | last_line | structured | judge: what read this call's move; None: none
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,7 +48,10 @@ Example: `pdbench evolve --players TFT,ALLD,ALLC,GRIM --counts 25,25,25,25 --gen
 
 A model is a player like any strategy (`--players TFT,ALLD,mock/tft`): its payoffs come from a tournament
 of the distinct players played through the engine first (`--replicates` games a pair; cached, recorded as run
-`<run id>_payoffs`, resumed when the same command runs again with the same `--run-id`).
+`<run id>_payoffs`, resumed when the same command runs again with the same `--run-id`). `--model-settings FILE`
+gives each model its settings, the keys of a model agent in an experiment file, e.g.
+`openai/gpt-4o-mini: {temperature: 0.7, max_tokens: 1000, parse: {reader: last_line, max_retries: 0}}`;
+they are checked before anything runs and stored with the run's settings.
 
 Sweeps: `--sweep noise=0,0.05,0.1 --seeds 20` runs every cell × seed (in `--workers` processes, or on a Ray
 cluster with `--ray ADDRESS`), each its own run `<sweep id>_c<cell>_s<seed>`; `pdbench report <sweep id>`
@@ -95,6 +98,13 @@ def evolve(
     mutation: Annotated[float | None, typer.Option(help="Probability that an offspring is another type.")] = None,
     k: Annotated[int | None, typer.Option("--k", help="Individuals replaced per generation (trust).")] = None,
     seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same run.")] = 0,
+    model_settings: Annotated[
+        Path | None,
+        typer.Option(
+            help="YAML file mapping each model player to its settings (prompts, temperature, max_tokens, parse, "
+            "...), as a model agent of an experiment file."
+        ),
+    ] = None,
     sweep: Annotated[
         list[str] | None,
         typer.Option(help="KEY=V1,V2,... : run the grid of these values (repeat for more keys)."),
@@ -116,6 +126,7 @@ def evolve(
     prices: PricesOpt = None,
 ) -> None:
     from harness.cli.play import EngineFlags, chosen_run_id
+    from harness.config.loading import load_model_settings
     from harness.config.run_settings import results_dir
     from harness.engine.evolution.options import EvolutionOptions, parse_sweep
     from harness.engine.interrupts import StopFlag, graceful_interrupt
@@ -139,6 +150,7 @@ def evolve(
         mutation,
         k,
         seed,
+        model_settings=None if model_settings is None else load_model_settings(model_settings),
     )
     flags = EngineFlags(max_cost, no_cache, prices)
     rid = chosen_run_id(run_id)

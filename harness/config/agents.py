@@ -21,7 +21,7 @@ from harness.calls.limits import LimitSettings
 from harness.config.sections import Label
 from harness.errors import ConfigError
 from harness.players.model.prompts.context import PromptSettings
-from harness.players.model.settings import ComprehensionSettings, ParsePolicy
+from harness.players.model.settings import ComprehensionSettings, ParsePolicy, ReplyReader
 from harness.players.strategies import StrategySpec, get_strategy, make_spec
 from harness.providers.registry import PROVIDERS, is_offline, parse_model_name
 from harness.providers.structured import ReplySchema
@@ -197,6 +197,15 @@ class ModelAgentConfig(BaseModel):
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         return value
+
+    @model_validator(mode="after")
+    def _reader(self) -> ModelAgentConfig:
+        if self.structured and self.parse.reader is not ReplyReader.FREE_TEXT:
+            raise ValueError(
+                f"parse.reader: {self.parse.reader.value} reads a reply in free text, and answer_format: structured "
+                "asks for a JSON reply read from its action field: drop one of the two"
+            )
+        return self
 
     @model_validator(mode="after")
     def _persona(self) -> ModelAgentConfig:

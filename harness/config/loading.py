@@ -183,25 +183,45 @@ def parse_experiment(
     return config
 
 
-def load_experiment(path: str | Path) -> ExperimentConfig:
-    """Read and validate an experiment YAML file."""
-    path = Path(path)
+def _read_yaml(path: Path, what: str, start_from: str) -> Any:
+    """The data of a user's YAML file, or a one-paragraph :class:`ConfigError` saying why it cannot be had."""
     try:
-        text = read_user_file(path, "config file")
+        text = read_user_file(path, what)
     except FileNotFoundError:
-        raise ConfigError(
-            f"config file not found: {path.resolve()}. Check the path, or start from configs/experiment.yaml."
-        ) from None
+        raise ConfigError(f"{what} not found: {path.resolve()}. Check the path, or {start_from}.") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {_yaml_msg(exc)}") from None
+        raise ConfigError(f"cannot read {what} {path}: {_yaml_msg(exc)}") from None
     try:
-        data = load_yaml(text)
+        return load_yaml(text)
     except (yaml.composer.ComposerError, yaml.constructor.ConstructorError) as exc:  # well-formed, but refused
         raise ConfigError(f"{path} cannot be read: {_yaml_msg(exc)}.") from None
     except yaml.YAMLError as exc:
         raise ConfigError(
             f"{path} is not valid YAML: {_yaml_msg(exc)}. Fix the syntax (indentation, colons, quotes) and try again."
         ) from None
+
+
+def load_experiment(path: str | Path) -> ExperimentConfig:
+    """Read and validate an experiment YAML file."""
+    path = Path(path)
+    data = _read_yaml(path, "config file", "start from configs/experiment.yaml")
     return parse_experiment(
         data, source=str(path), base_dir=path.parent, fix_hint=f"fix them and check with `pdbench validate {path}`"
     )
+
+
+MODEL_SETTINGS_EXAMPLE = "openai/gpt-4o-mini: {temperature: 0.7, max_tokens: 1000, parse: {max_retries: 0}}"
+
+
+def load_model_settings(path: str | Path) -> dict[str, Any]:
+    """Read the model players' settings of ``pdbench evolve --model-settings FILE``: a YAML mapping from each model
+    player (as ``--players`` names it) to its settings, the keys of a model agent in an experiment file. Only
+    the file's shape is checked here; the settings are validated with the evolution settings, as a whole."""
+    path = Path(path)
+    data = _read_yaml(path, "model settings file", f"write one such as {{{MODEL_SETTINGS_EXAMPLE}}}")
+    if not isinstance(data, dict) or not data:
+        raise ConfigError(
+            f"{path} must map each model player to its settings, e.g. {MODEL_SETTINGS_EXAMPLE}; "
+            f"it holds {type(data).__name__ if data is not None else 'nothing'}"
+        )
+    return data

@@ -145,6 +145,13 @@ class EvolutionSettings(BaseModel):
     seed: int = Field(0, ge=0, le=MAX_SEED)
     payoff_mode: PayoffMode = PayoffMode.exact
     replicates: int = Field(50, ge=1, le=MAX_REPLICATES, description="matches per pair for estimated payoffs")
+    # Left out of the stored settings when empty, so runs stored before it existed keep their config_json.
+    model_settings: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        exclude_if=lambda given: not given,
+        description="each model player's settings (prompts, temperature, max_tokens, parse, ...), the keys of a "
+        "model agent in an experiment file, by the player's name",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -313,6 +320,10 @@ class EvolutionSettings(BaseModel):
         """The players that are language models (their payoffs must be supplied to :func:`evolve`)."""
         return [p for p in self.players if is_model(p)]
 
+    def model_agent(self, player: str) -> dict[str, Any]:
+        """Model player ``player`` as an experiment file writes a model agent: its model and its settings."""
+        return {"model": player, **self.model_settings.get(player, {})}
+
 
 def is_model(player: str) -> bool:
     """A model is named ``provider/model``; no strategy name has a slash."""
@@ -411,11 +422,48 @@ def _population_problems(s: EvolutionSettings) -> list[str]:
         )
     if s.dynamics == Dynamics.squared_share:
         problems.extend(_squared_share_problems(s, size))
+    problems.extend(_model_settings_problems(s))
     if size is not None and 2 * s.k > size:
         problems.append(
             f"k = {s.k} replaces more than half of a population of {size}: the trust rule removes the k lowest "
             f"scorers and copies the k highest, so k must be at most {size // 2}"
         )
+    return problems
+
+
+def _model_settings_problems(s: EvolutionSettings) -> list[str]:
+    """Each model player's settings, validated as a model agent of an experiment file is (the same
+    :class:`~harness.config.ModelAgentConfig`), so a temperature of 5 fails here, before any game; and settings
+    for a player that is not a model of the population."""
+    from harness.config import ModelAgentConfig
+
+    problems: list[str] = []
+    for player, given in s.model_settings.items():
+        where = f"model_settings.{player}"
+        if player not in s.models:
+            models = f"its models are {', '.join(s.models)}" if s.models else "it has no model player"
+            problems.append(
+                f"{where}: {player!r} is not a model player of the population ({models}); name each model as "
+                "the players name it"
+            )
+            continue
+        fixed = [key for key in ("model", "name") if key in given]
+        if fixed:
+            problems.append(
+                f"{where}: {' and '.join(fixed)} cannot be set here: a model player is named by its model, the key "
+                "of its settings; remove " + ("it" if len(fixed) == 1 else "them")
+            )
+            continue
+        try:
+            ModelAgentConfig.model_validate(s.model_agent(player))
+        except ValidationError as exc:
+            for err in exc.errors():
+                key = ".".join(str(p) for p in err["loc"])
+                cause = err.get("ctx", {}).get("error")
+                message = str(cause) if cause is not None else err["msg"]
+                if err["type"] == "extra_forbidden":
+                    message = "is not a setting of a model player"
+                problems.append(f"{where}{'.' + key if key else ''}: {message}")
     return problems
 
 

@@ -43,8 +43,10 @@ def payoff_run_id(run_id: str) -> str:
 
 
 def _agent(player: str, settings: EvolutionSettings) -> dict[str, Any]:
+    """A player as the payoff tournament's config writes it: a model with its ``model_settings`` (prompts,
+    temperature, max_tokens, parse, ...), or a strategy with its parameters, named by its label."""
     if is_model(player):
-        return {"model": player}
+        return settings.model_agent(player)
     spec = settings.specs[settings.players.index(player)]
     assert spec is not None
     return {"policy": spec.name, **spec.params_dict(), "name": player}

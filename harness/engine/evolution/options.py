@@ -73,6 +73,7 @@ class EvolutionOptions:
     k: int | None = None
     seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    model_settings: dict[str, Any] | None = None  # --model-settings FILE, as read (see load_model_settings)
 
     def settings(self) -> EvolutionSettings:
         """The settings these options say; a :class:`ConfigError` listing every problem otherwise."""
@@ -82,6 +83,8 @@ class EvolutionOptions:
             data["counts"] = _numbers(self.counts, "--counts", int)
         if self.shares is not None:
             data["shares"] = _numbers(self.shares, "--shares", float)
+        if self.model_settings is not None:
+            data["model_settings"] = self.model_settings
         if (self.rounds, self.stop_prob, self.max_rounds) != (None, None, None):  # else the settings' default
             data["horizon"] = horizon_options(self.rounds, self.stop_prob, self.max_rounds, DEFAULT_MATCH_ROUNDS)
         for key, name in (

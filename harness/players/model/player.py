@@ -42,10 +42,11 @@ from harness.players.model.comprehension import (
 )
 from harness.players.model.judge import Judge, Verdict, judge_facts, judge_messages, read_verdict
 from harness.players.model.labels import ActionLabels
+from harness.players.model.parsing.last_line import read_last_line
 from harness.players.model.parsing.policy import ParseResult, fallback_action, parse_action
 from harness.players.model.prompts.builder import OptionOrder, PromptBuilder
 from harness.players.model.prompts.context import option_moves
-from harness.players.model.settings import ComprehensionSettings, ParsePolicy
+from harness.players.model.settings import ComprehensionSettings, ParsePolicy, ReplyReader
 from harness.providers.base import FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
 from harness.providers.structured import ReplySchema, ReplyViolation
 from harness.states import CallOutcome
@@ -59,6 +60,13 @@ def read_move(text: str, labels: ActionLabels, payoffs: PayoffMatrix | None = No
     by its payoffs ("the option where we both get 3") is read as the prompt meant it."""
     parsed = parse_action(text, labels, payoffs)
     return Reading(parsed, action=parsed.action, unreadable=None if parsed.ok else parsed.reason, reader=Reader.PARSER)
+
+
+def read_move_last_line(text: str, labels: ActionLabels) -> Reading[ParseResult]:
+    """A move answer read by the strict last-line rule (``parse.reader: last_line``; see
+    :mod:`harness.players.model.parsing.last_line`), recorded as its own reader."""
+    parsed = read_last_line(text, labels)
+    return Reading(parsed, action=parsed.action, unreadable=parsed.reason, reader=Reader.LAST_LINE)
 
 
 def as_seen_by(payoffs: PayoffMatrix, seat: str) -> PayoffMatrix:
@@ -168,7 +176,6 @@ class LLMAgent:
     async def act(self, view: RoundView) -> Decision:
         p = self.player
         settings = p.prompts.settings
-        labels = settings.labels
         shuffled = settings.shuffle_options
         drawn_for = "both" if settings.shared_order else self.seat  # one order for both seats (Akata et al.)
         order = option_order(self.game_seed, drawn_for, view.round) if shuffled else "CD"
@@ -186,11 +193,7 @@ class LLMAgent:
             answer_format=p.answer_format,
         )
         params = self.params if p.reply is None else replace(self.params, reply=p.reply)
-        read: Callable[[str], Reading[ParseResult]] = (
-            partial(read_move, labels=labels, payoffs=as_seen_by(view.payoffs, view.seat))
-            if p.reply is None
-            else partial(read_structured, reply=p.reply, labels=labels)
-        )
+        read = self._reader(view)
         attempt = 1
         judged = 0  # judge calls so far in this round: numbered 1, 2, ... apart from the move's
         for ask in range(p.parse.max_retries + 1):
@@ -208,7 +211,7 @@ class LLMAgent:
                 messages = [
                     *messages,
                     {"role": "assistant", "content": result.text},
-                    {"role": "user", "content": p.prompts.reask(parsed, order)},
+                    {"role": "user", "content": p.prompts.reask(parsed, order, p.parse.reader)},
                 ]
         fallback = fallback_action(p.parse, self.rng)
         if fallback is None:
@@ -218,6 +221,17 @@ class LLMAgent:
                 self.take_records(),
             )
         return Decision(fallback, flagged=True)
+
+    def _reader(self, view: RoundView) -> Callable[[str], Reading[ParseResult]]:
+        """What reads this player's move answers: the structured reply's field, or the free-text rule that
+        ``parse.reader`` names (the parser, which may read an option by its payoffs, or the last-line rule)."""
+        p = self.player
+        labels = p.prompts.settings.labels
+        if p.reply is not None:
+            return partial(read_structured, reply=p.reply, labels=labels)
+        if p.parse.reader is ReplyReader.LAST_LINE:
+            return partial(read_move_last_line, labels=labels)
+        return partial(read_move, labels=labels, payoffs=as_seen_by(view.payoffs, view.seat))
 
     async def _judge(
         self, judge: Judge, reply: str, round_no: int, order: OptionOrder, attempt: int

@@ -8,6 +8,7 @@ does, does not load either: a tournament of classic strategies never parses a re
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
@@ -15,11 +16,27 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 FailureMode = Literal["defect", "cooperate", "random", "fail"]
 
 
+class ReplyReader(StrEnum):
+    """Which rule reads a free-text reply (``parse.reader``). A protocol that cites a paper must read replies as
+    the paper's code did: a reply the free-text parser reads may be unreadable under the paper's rule."""
+
+    FREE_TEXT = "free_text"
+    """The free-text parser (:mod:`harness.players.model.parsing.policy`): labels, words, JSON, statements and
+    revisions anywhere in the reply, in fifteen languages."""
+    LAST_LINE = "last_line"
+    """Payne & Alloui-Cros (2025)'s rule (:mod:`harness.players.model.parsing.last_line`): at least two non-empty
+    lines, the last of which, stripped and upper-cased, is exactly one of the two labels; anything else is
+    unreadable."""
+
+
 class ParsePolicy(BaseModel):
     """How hard to try: ``max_retries`` re-asks after the first failed parse, then ``on_failure``.
 
     The default counts an unreadable reply as D and flags the round, which keeps a game
     going while letting analyses drop flagged rounds; ``fail`` stops the game instead.
+    ``reader`` chooses the rule that reads a free-text reply (:class:`ReplyReader`). ``parse: {reader:
+    last_line, max_retries: 0, on_failure: cooperate}`` is Payne & Alloui-Cros (2025)'s reading: an unreadable
+    reply is C, with no re-ask (flagged here, as every fallback move is).
     The same type is a model player's ``parse:`` setting in a config file.
     """
 
@@ -27,6 +44,10 @@ class ParsePolicy(BaseModel):
 
     max_retries: int = Field(2, ge=0, le=10)
     on_failure: FailureMode = "defect"
+    # Left out of the dump at its default, so a model's stored settings (games.params_a) read as before it existed.
+    reader: ReplyReader = Field(
+        ReplyReader.FREE_TEXT, strict=False, exclude_if=lambda reader: reader is ReplyReader.FREE_TEXT
+    )
 
 
 QuestionKind = Literal["payoff", "horizon", "last_move"]

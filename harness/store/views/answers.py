@@ -10,13 +10,13 @@ used for the move as if it had been sent. Calls that ``pdbench resume`` supersed
 ``move_readers`` says, for every round of a model seat, what decided its move (see
 :class:`harness.calls.record.Reader`), read from the round's calls: ``fallback`` for a flagged round, else
 ``judge`` when a judge call gave the move, ``re-ask`` when the move came from the answer to a re-ask (an
-earlier move call of the round was unreadable or refused), else what read the deciding call (``parser`` or
-``structured``). ``player_parsing`` and ``model_parsing`` count the rounds of each reader.
+earlier move call of the round was unreadable or refused), else what read the deciding call (``parser``,
+``last_line`` or ``structured``). ``player_parsing`` and ``model_parsing`` count the rounds of each reader.
 """
 
 from __future__ import annotations
 
-READERS = ("parser", "structured", "judge", "re-ask", "fallback")
+READERS = ("parser", "last_line", "structured", "judge", "re-ask", "fallback")
 """Every value of ``move_readers.reader``, in the order reports show them."""
 
 

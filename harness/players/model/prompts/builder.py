@@ -59,6 +59,7 @@ from harness.players.model.prompts.files import (
     template_dirs,
 )
 from harness.players.model.prompts.sandbox import RenderLimitError
+from harness.players.model.settings import ReplyReader
 from harness.providers.base import Message, PromptFacts, QuestionFacts
 
 __all__ = [
@@ -136,16 +137,19 @@ class PromptBuilder:
             ),
         )
 
-    def reask(self, result: ParseResult, order: OptionOrder = "CD") -> str:
+    def reask(self, result: ParseResult, order: OptionOrder = "CD", reader: ReplyReader = ReplyReader.FREE_TEXT) -> str:
         """The correction sent after an unreadable move: asks again in the configured reply format, naming
         the options in the order they were shown. The default (free text, options in the order C, D) is
-        the parser's own :func:`~harness.players.model.parsing.policy.correction_message`."""
+        the parser's own :func:`~harness.players.model.parsing.policy.correction_message`. Under the last-line
+        reader a one-letter reply is unreadable, so it asks for reasoning and then the label on the last line."""
         labels = self.settings.labels
         fmt = self.settings.answer_format
-        if fmt == "free" and order == "CD":
-            return correction_message(result, labels)
         first, second = (labels.label(m) for m in option_moves(order))
         head = f"I could not tell your move: {result.reason}." if result.reason else "I could not tell your move."
+        if reader is ReplyReader.LAST_LINE:
+            return f"{head} Give your reasoning first, then {first} or {second} alone on the last line."
+        if fmt == "free" and order == "CD":
+            return correction_message(result, labels)
         if fmt == "json":
             return f'{head} Reply with only a JSON object: {{"action": "{first}"}} or {{"action": "{second}"}}.'
         if fmt == "label":
