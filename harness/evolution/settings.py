@@ -469,14 +469,9 @@ def _model_settings_problems(s: EvolutionSettings) -> list[str]:
 
 def _squared_share_problems(s: EvolutionSettings, size: int | None) -> list[str]:
     """The settings the squared-share dynamics cannot honour: its fitness is the pooled points per round and its
-    update has no parameter, no draw and no mutation, and its matches are played afresh for every pair of agents."""
+    update has no parameter, no draw and no mutation, and its matches are played afresh for every pair of agents (a
+    language model's through the engine, each phase: see :mod:`harness.evolution.phases`)."""
     problems: list[str] = []
-    if s.models:
-        problems.append(
-            f"{', '.join(s.models)}: the squared_share dynamics does not take language models yet (their agents "
-            "must play one match per pair of agents in every phase, through the engine, which a later slice of "
-            "issue 21 builds); for now give it classic strategies only"
-        )
     ignored = [
         f"{name} {value}"
         for name, value, default in (
