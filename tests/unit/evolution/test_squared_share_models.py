@@ -192,7 +192,7 @@ def test_the_same_seed_replays_the_same_run(results: Path, played: Path) -> None
     same_run(results, "two", played)
 
 
-class _StopAfter(StopFlag):
+class StopAfter(StopFlag):
     """A stop flag that sets itself the ``n``-th time it is asked: a Ctrl-C in the middle of a phase run."""
 
     def __init__(self, n: int) -> None:
@@ -210,7 +210,7 @@ class _StopAfter(StopFlag):
 
 @pytest.mark.slow
 def test_a_phase_run_that_stopped_is_resumed_by_the_same_run_id(results: Path, played: Path) -> None:
-    stopped = play(results, "ev", stop=_StopAfter(3))
+    stopped = play(results, "ev", stop=StopAfter(3))
     assert stopped.status == RunStatus.INTERRUPTED and "phase 0" in (stopped.reason or "")
     [(status, done)] = query(
         results, "SELECT r.status, (SELECT count(*) FROM games g WHERE g.run_id = r.run_id AND g.status = 'complete') "
