@@ -44,6 +44,11 @@ A model's matches are played through the engine, one run a phase (`<run id>_phas
 resumed when the same command runs again with the same `--run-id`); matches of two strategies in process.
 `--selection`, `--fitness`, `--score`, `--mutation`, `--k` and `--payoffs estimated` are refused with it.
 
+`--suite payne2025 --players MODEL --stop-prob P` plays Payne & Alloui-Cros (2025)'s protocol: their ten
+strategies and the model, 2 agents each, squared_share with 4 updates, at most 30 rounds a match, P one of 0.1,
+0.25 or 0.75, their prompt templates, temperature 0.7, 1000 tokens, the last-line reader with an unreadable reply
+a flagged C; the options it fixes are refused, and the run stores `suite: payne2025`.
+
 Shows a bar per player while it runs; ends with the final shares, the winner or the fixation, and the run id.
 
 Example: `pdbench evolve --players TFT,ALLD,ALLC,GRIM --counts 25,25,25,25 --generations 100 --noise 0.05`
@@ -64,6 +69,7 @@ is resumed by the same command (with its `--run-id`): complete runs are kept, th
 
 @app.command(help=EVOLVE_HELP)
 def evolve(
+    ctx: typer.Context,
     players: Annotated[
         str, typer.Option(help="Comma-separated strategies (TFT, GTFT(p=0.3)) and models (provider/model).")
     ] = "TFT,ALLD,ALLC,GRIM",
@@ -100,6 +106,10 @@ def evolve(
     mutation: Annotated[float | None, typer.Option(help="Probability that an offspring is another type.")] = None,
     k: Annotated[int | None, typer.Option("--k", help="Individuals replaced per generation (trust).")] = None,
     seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same run.")] = 0,
+    suite: Annotated[
+        str | None,
+        typer.Option(help="A published protocol to reproduce: payne2025 (with --players MODEL and --stop-prob P)."),
+    ] = None,
     model_settings: Annotated[
         Path | None,
         typer.Option(
@@ -127,12 +137,21 @@ def evolve(
     no_cache: NoCacheOpt = False,
     prices: PricesOpt = None,
 ) -> None:
+    from harness.cli.experiments import _given
     from harness.cli.play import EngineFlags, chosen_run_id
     from harness.config.loading import load_model_settings
     from harness.config.run_settings import results_dir
     from harness.engine.evolution.options import EvolutionOptions, parse_sweep
     from harness.engine.interrupts import StopFlag, graceful_interrupt
 
+    if suite is not None:  # before anything else is read: the options it fixes are refused, not read
+        settings = _suite_settings(suite, _given(ctx), players, stop_prob, seed)
+        rid = chosen_run_id(run_id)
+        folder = results_dir(results)
+        stop = StopFlag()
+        with graceful_interrupt(stop):
+            _single(settings, rid, folder, overwrite, EngineFlags(max_cost, no_cache, prices), stop)
+        return
     options = EvolutionOptions(
         players,
         counts,
@@ -170,6 +189,25 @@ def evolve(
     stop = StopFlag()
     with graceful_interrupt(stop):
         _single(settings, rid, folder, overwrite, flags, stop)
+
+
+def _suite_settings(name: str, given: list[str], players: str, stop_prob: float | None, seed: int) -> EvolutionSettings:
+    """The settings of suite ``name`` for the models of ``--players``: every other option the suite fixes is
+    refused (all at once), and the settings store ``suite: NAME``."""
+    from harness.config.presets.evolve_suites import check_evolve_options, get_evolve_suite
+    from harness.config.presets.players import split_players
+    from harness.errors import ConfigError
+    from harness.evolution import EvolutionSettings
+
+    preset = get_evolve_suite(name)
+    check_evolve_options(preset, given)
+    if "--players" not in given:
+        raise ConfigError(
+            f"--suite {preset.name} needs the language models that join its strategies: give them with --players "
+            "(e.g. --players openai/gpt-4o-mini, or two separated by a comma)"
+        )
+    data = preset.settings_data(split_players(players), stop_prob, seed)
+    return EvolutionSettings.model_validate({**data, "suite": preset.name})
 
 
 def _refuse_sweep_only(**given: object) -> None:
