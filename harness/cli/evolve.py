@@ -19,6 +19,7 @@ from harness.cli.base import MaxCostOpt, NoCacheOpt, OverwriteOpt, PricesOpt, Re
 if TYPE_CHECKING:
     from harness.cli.play import EngineFlags
     from harness.engine.evolution.options import Cell, EvolutionOptions
+    from harness.engine.evolution.phases import PhaseGames
     from harness.engine.evolution.sweep import Job
     from harness.engine.interrupts import StopFlag
     from harness.evolution import EvolutionSettings, PayoffTable
@@ -39,17 +40,23 @@ one match (each its own length under `--stop-prob P --max-rounds M`), each strat
 (fitness / unweighted mean fitness)², rounded (halves to even) and nudged back to N; no draw, no mutation,
 extinction for good. `--generations` counts updates; one more phase is played on the last population (their 5
 phases = `--generations 4`). Each phase's points and rounds per strategy are stored (table `phase_scores`).
-Classic strategies only for now; `--selection`, `--fitness`, `--score`, `--mutation`, `--k` and
-`--payoffs estimated` are refused with it.
+A model's matches are played through the engine, one run a phase (`<run id>_phase<k>`: recorded, cached,
+resumed when the same command runs again with the same `--run-id`); matches of two strategies in process.
+`--selection`, `--fitness`, `--score`, `--mutation`, `--k` and `--payoffs estimated` are refused with it.
+
+`--suite payne2025 --players MODEL --stop-prob P` plays Payne & Alloui-Cros (2025)'s protocol: their ten
+strategies and the model, 2 agents each, squared_share with 4 updates, at most 30 rounds a match, P one of 0.1,
+0.25 or 0.75, their prompt templates, temperature 0.7, 1000 tokens, the last-line reader with an unreadable reply
+a flagged C; the options it fixes are refused, and the run stores `suite: payne2025`.
 
 Shows a bar per player while it runs; ends with the final shares, the winner or the fixation, and the run id.
 
 Example: `pdbench evolve --players TFT,ALLD,ALLC,GRIM --counts 25,25,25,25 --generations 100 --noise 0.05`
 
-A model is a player like any strategy (`--players TFT,ALLD,mock/tft`): its payoffs come from a tournament
-of the distinct players played through the engine first (`--replicates` games a pair; cached, recorded as run
-`<run id>_payoffs`, resumed when the same command runs again with the same `--run-id`). `--model-settings FILE`
-gives each model its settings, the keys of a model agent in an experiment file, e.g.
+A model is a player like any strategy (`--players TFT,ALLD,mock/tft`): under the other dynamics its payoffs
+come from a tournament of the distinct players played through the engine first (`--replicates` games a pair;
+cached, recorded as run `<run id>_payoffs`, resumed when the same command runs again with the same `--run-id`).
+`--model-settings FILE` gives each model its settings, the keys of a model agent in an experiment file, e.g.
 `openai/gpt-4o-mini: {temperature: 0.7, max_tokens: 1000, parse: {reader: last_line, max_retries: 0}}`;
 they are checked before anything runs and stored with the run's settings.
 
@@ -62,6 +69,7 @@ is resumed by the same command (with its `--run-id`): complete runs are kept, th
 
 @app.command(help=EVOLVE_HELP)
 def evolve(
+    ctx: typer.Context,
     players: Annotated[
         str, typer.Option(help="Comma-separated strategies (TFT, GTFT(p=0.3)) and models (provider/model).")
     ] = "TFT,ALLD,ALLC,GRIM",
@@ -98,6 +106,10 @@ def evolve(
     mutation: Annotated[float | None, typer.Option(help="Probability that an offspring is another type.")] = None,
     k: Annotated[int | None, typer.Option("--k", help="Individuals replaced per generation (trust).")] = None,
     seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same run.")] = 0,
+    suite: Annotated[
+        str | None,
+        typer.Option(help="A published protocol to reproduce: payne2025 (with --players MODEL and --stop-prob P)."),
+    ] = None,
     model_settings: Annotated[
         Path | None,
         typer.Option(
@@ -125,12 +137,21 @@ def evolve(
     no_cache: NoCacheOpt = False,
     prices: PricesOpt = None,
 ) -> None:
+    from harness.cli.experiments import _given
     from harness.cli.play import EngineFlags, chosen_run_id
     from harness.config.loading import load_model_settings
     from harness.config.run_settings import results_dir
     from harness.engine.evolution.options import EvolutionOptions, parse_sweep
     from harness.engine.interrupts import StopFlag, graceful_interrupt
 
+    if suite is not None:  # before anything else is read: the options it fixes are refused, not read
+        settings = _suite_settings(suite, _given(ctx), players, stop_prob, seed)
+        rid = chosen_run_id(run_id)
+        folder = results_dir(results)
+        stop = StopFlag()
+        with graceful_interrupt(stop):
+            _single(settings, rid, folder, overwrite, EngineFlags(max_cost, no_cache, prices), stop)
+        return
     options = EvolutionOptions(
         players,
         counts,
@@ -170,6 +191,25 @@ def evolve(
         _single(settings, rid, folder, overwrite, flags, stop)
 
 
+def _suite_settings(name: str, given: list[str], players: str, stop_prob: float | None, seed: int) -> EvolutionSettings:
+    """The settings of suite ``name`` for the models of ``--players``: every other option the suite fixes is
+    refused (all at once), and the settings store ``suite: NAME``."""
+    from harness.config.presets.evolve_suites import check_evolve_options, get_evolve_suite
+    from harness.config.presets.players import split_players
+    from harness.errors import ConfigError
+    from harness.evolution import EvolutionSettings
+
+    preset = get_evolve_suite(name)
+    check_evolve_options(preset, given)
+    if "--players" not in given:
+        raise ConfigError(
+            f"--suite {preset.name} needs the language models that join its strategies: give them with --players "
+            "(e.g. --players openai/gpt-4o-mini, or two separated by a comma)"
+        )
+    data = preset.settings_data(split_players(players), stop_prob, seed)
+    return EvolutionSettings.model_validate({**data, "suite": preset.name})
+
+
 def _refuse_sweep_only(**given: object) -> None:
     """Options of a sweep given without ``--sweep``: refused, rather than turning one evolution into a sweep
     of one cell (other run ids, other processes) without a word."""
@@ -199,20 +239,33 @@ def _single(
     settings: EvolutionSettings, rid: str | None, folder: Path, overwrite: bool, flags: EngineFlags, stop: StopFlag
 ) -> None:
     from harness.cli.evolve_view import LiveView, live, print_outcome
+    from harness.engine.evolution.phases import unfinished
     from harness.engine.evolution.run import run_evolution
     from harness.engine.runner import default_run_id
     from harness.errors import RunExistsError
+    from harness.evolution import Dynamics
     from harness.store.run_file import run_path
 
     rid = rid or default_run_id("evolution", folder)
-    if run_path(folder, rid).exists() and not overwrite:
+    phased = bool(settings.models) and settings.dynamics == Dynamics.squared_share
+    again = phased and not overwrite and unfinished(folder, rid, settings)
+    if run_path(folder, rid).exists() and not overwrite and not again:
         raise RunExistsError(
             f"a run with id {rid!r} already exists ({run_path(folder, rid)}). Choose another run id (--run-id), "
             "or pass --overwrite to replace it."
         )
     table: PayoffTable | None = None
     payoff_run: str | None = None
-    if settings.models:
+    phases: PhaseGames | None = None
+    if phased:
+        phases = _phase_games(settings, rid, folder, overwrite, flags, stop)
+        if again:
+            err.print(
+                f"Run {rid} stopped before its end: playing it again, its complete phase runs read as they are "
+                "and an unfinished one resumed.",
+                highlight=False,
+            )
+    elif settings.models:
         table, payoff_run = _model_payoffs(settings, rid, folder, overwrite, flags, stop)
     view = LiveView(settings, rid)
     with live(view, err):
@@ -220,15 +273,39 @@ def _single(
             settings,
             results_dir=folder,
             run_id=rid,
-            overwrite=overwrite,
+            overwrite=overwrite or again,
             stop=stop,
             on_generation=view.update,
             payoffs=table,
             payoff_run=payoff_run,
+            model_matches=phases,
         )
     print_outcome(out, err, outcome, settings)
     if outcome.status != "complete":
         raise typer.Exit(130)
+
+
+def _phase_games(
+    settings: EvolutionSettings, rid: str, folder: Path, overwrite: bool, flags: EngineFlags, stop: StopFlag
+) -> PhaseGames:
+    """Check the models' keys (on the games they will play), then what plays each phase's model matches."""
+    from harness.calls.pricing import PriceTable
+    from harness.engine.evolution.models import payoff_tournament
+    from harness.engine.evolution.phases import PhaseGames
+    from harness.engine.preflight import check_models, check_prices
+    from harness.engine.structured_probe import check_structured_replies
+
+    engine = flags.options(folder)
+    config = payoff_tournament(settings)  # every model agent, with its settings, as the phase runs will have them
+    check_models(config)
+    if engine.max_cost is not None:
+        check_prices(config, PriceTable.load(*engine.prices))
+    check_structured_replies(config, engine)
+    err.print(
+        f"The models' matches are played through the engine, one run a phase ({rid}_phase0, {rid}_phase1, ...).",
+        highlight=False,
+    )
+    return PhaseGames(settings, folder, rid, engine=engine, stop=stop, overwrite=overwrite)
 
 
 def _model_payoffs(
@@ -301,10 +378,19 @@ def _sweep(
     from harness.cli.evolve_view import sweep_done, sweep_line
     from harness.engine.evolution.sweep import JobResult, plan_sweep, resume_sweep, run_local, run_ray
     from harness.engine.runner import default_run_id
+    from harness.errors import ConfigError
+    from harness.evolution import Dynamics
     from harness.util.plural import plural
 
     sweep_id = rid or default_run_id("sweep", folder)
     planned = plan_sweep(options, cells, range(options.seed, options.seed + seeds), sweep_id)
+    first = planned[0].settings
+    if first.models and first.dynamics == Dynamics.squared_share:
+        raise ConfigError(
+            f"a sweep of squared_share with language models ({', '.join(first.models)}) is not built: each run plays "
+            "its models' matches through the engine phase by phase, so run each cell as its own `pdbench evolve` "
+            "(with its --run-id)"
+        )
     # The same command again resumes the sweep: complete runs are kept, unfinished ones played again.
     jobs, kept = (planned, []) if overwrite else resume_sweep(planned, folder, sweep_id)
     if not jobs:

@@ -22,7 +22,8 @@ longer length is drawn). Every other pair is *random*:
 
 The replicator reads a fixed table, so under it the exact mode is estimated as well. The squared-share
 dynamics plays one match per pair of *individuals* itself (:meth:`Payoffs.match`, through the same cache), so no
-pair is played ahead and its table is the mean of exactly the matches its phases played.
+pair is played ahead and its table is the mean of exactly the matches its phases played, a language model's
+matches (played through the engine and counted in with :meth:`Payoffs.count`) included.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ class Payoffs:
     """The table a generation reads (:meth:`at`, in match totals or per round) and, at the end, the table that
     was used (:meth:`table`)."""
 
-    def __init__(self, settings: EvolutionSettings, specs: list[StrategySpec], *, estimate: bool) -> None:
+    def __init__(self, settings: EvolutionSettings, specs: list[StrategySpec | None], *, estimate: bool) -> None:
+        """``specs``: each player's strategy, None for a language model (only under squared_share, which plays no
+        pair ahead and hands a model's matches to the engine)."""
         self.players = tuple(settings.players)
         self.specs = specs
         self.seed = settings.seed
@@ -85,14 +88,14 @@ class Payoffs:
         """The payoffs of ``settings``' players: the caller's table if given, else played here."""
         if supplied is not None:
             return _Supplied(settings, supplied)
-        if settings.models:
+        if settings.models and settings.dynamics != Dynamics.squared_share:
             what = "is a language model" if len(settings.models) == 1 else "are language models"
             raise ConfigError(
                 f"{', '.join(settings.models)} {what}, whose payoffs come from games played through the "
                 "engine (with its cache and records), not here: run the population with pdbench evolve, "
                 "or pass the payoff table to evolve(payoffs=...)"
             )
-        specs = [spec for spec in settings.specs if spec is not None]
+        specs = settings.specs
         estimate = settings.payoff_mode == PayoffMode.estimated or settings.dynamics == Dynamics.replicator
         return cls(settings, specs, estimate=estimate)
 
@@ -124,6 +127,11 @@ class Payoffs:
         self._add(i, j, a, b, rounds)
         return a, b, rounds
 
+    def count(self, i: int, j: int, a: float, b: float, rounds: int) -> None:
+        """Count one match of player i (seat a) against player j (seat b) played elsewhere (a language model's,
+        through the engine) into the table's means, as :meth:`match` counts its own."""
+        self._add(i, j, a, b, rounds)
+
     def table(self) -> PayoffTable:
         """The table the run used: every cell the mean of the matches played for it (see the module)."""
         if self.estimated:
@@ -140,11 +148,15 @@ class Payoffs:
 
     def _is_random(self, i: int, j: int) -> bool:
         """Whether the cell of i against j varies from match to match: its game does, or its length."""
-        return not is_deterministic(self.specs[i], self.specs[j], self.noise) or self.horizon.random_length
+        spec_a, spec_b = self.specs[i], self.specs[j]
+        assert spec_a is not None and spec_b is not None  # only squared_share takes models, and plays nothing ahead
+        return not is_deterministic(spec_a, spec_b, self.noise) or self.horizon.random_length
 
     def _play(self, i: int, j: int, seed: int) -> tuple[float, float, int]:
         """One match of player i (seat a) against player j (seat b), from ``seed``: both totals and its rounds."""
-        match, _ = self.games.play(self.specs[i], self.specs[j], self.game, self.horizon, self.noise, seed)
+        spec_a, spec_b = self.specs[i], self.specs[j]
+        assert spec_a is not None and spec_b is not None  # a model's matches are played through the engine
+        match, _ = self.games.play(spec_a, spec_b, self.game, self.horizon, self.noise, seed)
         return match.score_a, match.score_b, match.rounds_played
 
     def _add(self, i: int, j: int, a: float, b: float, rounds: int) -> None:

@@ -5,8 +5,14 @@ A phase is a round robin of *agents*, not of types: the agents are the populatio
 order (all of player 0, then player 1, ...), and every unordered pair ``i < j`` plays one match, agent i in seat a;
 no agent meets itself, two agents of one strategy do meet. Each match draws its own length from the settings'
 horizon (a geometric stop probability and its cap), from a seed made of the run seed, the phase and the two agents'
-places, so the same settings replay the same run. Matches are played through :meth:`Payoffs.match`, i.e. the
-runner's own games and the cache of deterministic games.
+places, so the same settings replay the same run. Matches between two strategies are played here, through
+:meth:`Payoffs.match`, i.e. the runner's own games and the cache of deterministic games.
+
+A match with a language model in either seat cannot be played here (this package does not call providers): the
+phase hands all of them at once, in agent order, to the caller's :data:`PlayMatches` (``pdbench evolve`` plays
+them as one recorded, cached, resumable engine run per phase: :mod:`harness.engine.evolution.phases`) and counts
+what it returns into the same tallies. Two agents of one model are two agents: they meet each other, as two
+copies of a strategy do.
 
 Each strategy's fitness is its *pooled* score: the points of all its agents over all their matches of the phase
 over those matches' rounds (:func:`~harness.evolution.squared_share.pooled_fitness`). That is not PDBench's
@@ -21,24 +27,63 @@ fixation: every phase is played, as theirs were.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from harness.errors import ConfigError
 from harness.evolution.payoffs import Payoffs
 from harness.evolution.selection import Record
-from harness.evolution.settings import EvolutionSettings
+from harness.evolution.settings import EvolutionSettings, is_model
 from harness.evolution.squared_share import next_counts, pooled_fitness
 from harness.evolution.trajectory import OnGeneration, PhaseScores, Trajectory
 from harness.game.seeds import derive_seed
 
 
-def run(settings: EvolutionSettings, payoffs: Payoffs, on_generation: OnGeneration | None) -> Trajectory:
+@dataclass(frozen=True, slots=True)
+class AgentMatch:
+    """One match of a phase that has a language model in at least one seat: agent ``i`` (seat a) against agent
+    ``j`` (seat b), by their places in the phase's population order (``i < j``), playing players ``a`` and ``b``
+    (indices into the settings' ``players``)."""
+
+    i: int
+    j: int
+    a: int
+    b: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """A match as played: each seat's total payoff and the rounds it lasted."""
+
+    score_a: float
+    score_b: float
+    rounds: int
+
+
+PlayMatches = Callable[[int, tuple[AgentMatch, ...]], Sequence[MatchResult]]
+"""Plays the model matches of phase ``generation`` (the first argument) and returns their results in the same
+order. Each match draws its own length from the settings' horizon and is played on the settings' game."""
+
+
+def run(
+    settings: EvolutionSettings,
+    payoffs: Payoffs,
+    on_generation: OnGeneration | None,
+    model_matches: PlayMatches | None = None,
+) -> Trajectory:
+    if settings.models and model_matches is None:
+        raise ConfigError(
+            f"{', '.join(settings.models)}: the matches of a language model are played through the engine, each "
+            "phase (pdbench evolve does this; in code, pass evolve(model_matches=...), e.g. "
+            "harness.engine.evolution.phases.PhaseGames)"
+        )
     counts = settings.initial_counts.copy()
     record = Record(settings, counts, on_generation)
     phases: list[PhaseScores] = []
     for generation in range(settings.generations + 1):
-        phase = play_phase(settings, payoffs, generation, counts)
+        phase = play_phase(settings, payoffs, generation, counts, model_matches)
         phases.append(phase)
         if generation == settings.generations:
             break
@@ -47,24 +92,48 @@ def run(settings: EvolutionSettings, payoffs: Payoffs, on_generation: OnGenerati
     return replace(record.trajectory(payoffs.table()), phases=tuple(phases))
 
 
-def play_phase(settings: EvolutionSettings, payoffs: Payoffs, generation: int, counts: np.ndarray) -> PhaseScores:
-    """Every unordered pair of the agents of ``counts`` plays one match: each player's pooled tallies."""
+def play_phase(
+    settings: EvolutionSettings,
+    payoffs: Payoffs,
+    generation: int,
+    counts: np.ndarray,
+    model_matches: PlayMatches | None = None,
+) -> PhaseScores:
+    """Every unordered pair of the agents of ``counts`` plays one match: each player's pooled tallies. Matches
+    between two strategies are played here; those with a model, by ``model_matches`` (all of the phase's at once)."""
     k = len(counts)
     agents = np.repeat(np.arange(k), counts).tolist()
+    model = [is_model(player) for player in settings.players]
     points = np.zeros(k)
     rounds = np.zeros(k, dtype=np.int64)
     matches = np.zeros(k, dtype=np.int64)
+    played: list[tuple[int, int, float, float, int]] = []
+    elsewhere: list[AgentMatch] = []
     for i, a in enumerate(agents):
         for j in range(i + 1, len(agents)):
             b = agents[j]
+            if model[a] or model[b]:
+                elsewhere.append(AgentMatch(i, j, a, b))
+                continue
             seed = derive_seed(settings.seed, "evolution", "phase", generation, i, j)
-            score_a, score_b, length = payoffs.match(a, b, seed)
-            points[a] += score_a
-            points[b] += score_b
-            rounds[a] += length
-            rounds[b] += length
-            matches[a] += 1
-            matches[b] += 1
+            played.append((a, b, *payoffs.match(a, b, seed)))
+    if elsewhere:
+        assert model_matches is not None  # run() refuses a population with a model and no way to play it
+        results = list(model_matches(generation, tuple(elsewhere)))
+        if len(results) != len(elsewhere):
+            raise ConfigError(
+                f"phase {generation}: {len(elsewhere)} model matches were to be played, {len(results)} came back"
+            )
+        for match, result in zip(elsewhere, results, strict=True):
+            payoffs.count(match.a, match.b, result.score_a, result.score_b, result.rounds)
+            played.append((match.a, match.b, result.score_a, result.score_b, result.rounds))
+    for a, b, score_a, score_b, length in played:
+        points[a] += score_a
+        points[b] += score_b
+        rounds[a] += length
+        rounds[b] += length
+        matches[a] += 1
+        matches[b] += 1
     for array in (points, rounds, matches):
         array.setflags(write=False)
     return PhaseScores(generation, points, rounds, matches)

@@ -152,6 +152,12 @@ class EvolutionSettings(BaseModel):
         description="each model player's settings (prompts, temperature, max_tokens, parse, ...), the keys of a "
         "model agent in an experiment file, by the player's name",
     )
+    # Left out of the stored settings when None, as model_settings.
+    suite: str | None = Field(
+        None,
+        exclude_if=lambda given: given is None,
+        description="the published protocol these settings follow (pdbench evolve --suite); checked to follow it",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -423,6 +429,8 @@ def _population_problems(s: EvolutionSettings) -> list[str]:
     if s.dynamics == Dynamics.squared_share:
         problems.extend(_squared_share_problems(s, size))
     problems.extend(_model_settings_problems(s))
+    if s.suite is not None and not problems:
+        problems.extend(_suite_problems(s))
     if size is not None and 2 * s.k > size:
         problems.append(
             f"k = {s.k} replaces more than half of a population of {size}: the trust rule removes the k lowest "
@@ -467,16 +475,36 @@ def _model_settings_problems(s: EvolutionSettings) -> list[str]:
     return problems
 
 
+def _suite_problems(s: EvolutionSettings) -> list[str]:
+    """Where settings that name a suite depart from it (:mod:`harness.config.presets.evolve_suites`), one problem
+    per setting, so a stored run cannot claim a protocol it did not play. The models, the seed and the stop
+    probability (among the suite's) are the user's."""
+    from harness.config.presets.evolve_suites import EVOLVE_SUITES
+
+    assert s.suite is not None
+    suite = EVOLVE_SUITES.get(s.suite)
+    if suite is None:
+        return [f"suite: {s.suite!r} is not a suite of pdbench evolve (the suites: {', '.join(EVOLVE_SUITES)})"]
+    horizon = s.game_horizon
+    stop_prob = horizon.stop_prob if isinstance(horizon, GeometricHorizon) else None
+    try:
+        wanted = EvolutionSettings.model_validate(suite.settings_data(s.models, stop_prob, s.seed))
+    except ConfigError as exc:
+        return [f"suite: {exc}"]
+    want, got = wanted.model_dump(mode="json"), s.model_dump(mode="json", exclude={"suite"})
+    return [
+        f"{key}: suite {s.suite} fixes {want.get(key)!r}, the settings have {got.get(key)!r}; follow the protocol "
+        f"or remove `suite: {s.suite}`"
+        for key in EvolutionSettings.model_fields
+        if want.get(key) != got.get(key)
+    ]
+
+
 def _squared_share_problems(s: EvolutionSettings, size: int | None) -> list[str]:
     """The settings the squared-share dynamics cannot honour: its fitness is the pooled points per round and its
-    update has no parameter, no draw and no mutation, and its matches are played afresh for every pair of agents."""
+    update has no parameter, no draw and no mutation, and its matches are played afresh for every pair of agents (a
+    language model's through the engine, each phase: see :mod:`harness.evolution.phases`)."""
     problems: list[str] = []
-    if s.models:
-        problems.append(
-            f"{', '.join(s.models)}: the squared_share dynamics does not take language models yet (their agents "
-            "must play one match per pair of agents in every phase, through the engine, which a later slice of "
-            "issue 21 builds); for now give it classic strategies only"
-        )
     ignored = [
         f"{name} {value}"
         for name, value, default in (

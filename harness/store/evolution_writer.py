@@ -447,3 +447,26 @@ def matchup_means(results_dir: Path, run_id: str) -> dict[tuple[str, str], tuple
             [run_id],
         )[1]
     return {(str(p), str(o)): (float(m), int(n), float(r)) for p, o, m, n, r in rows}
+
+
+def game_results(results_dir: Path, run_id: str) -> dict[str, tuple[str, float, float, int]]:
+    """Per condition of run ``run_id`` whose conditions are one game each (the phase runs of a squared_share
+    population with language models): its game's ``(status, score_a, score_b, rounds_played)``."""
+    with Catalog(results_dir, [run_id]) as cat:
+        if not cat.attached:
+            reason = cat.skipped[0][1] if cat.skipped else "unknown reason"
+            raise StoreError(f"cannot read run {run_id!r}: {reason}.")
+        rows = cat.query(
+            "SELECT condition, status, score_a, score_b, rounds_played FROM games WHERE run_id = ? AND replicate = 0",
+            [run_id],
+        )[1]
+    return {str(c): (str(s), float(a), float(b), int(n)) for c, s, a, b, n in rows}
+
+
+def stored_settings(results_dir: Path, run_id: str) -> tuple[str, EvolutionSettings] | None:
+    """``(status, settings)`` of evolution run ``run_id``; None if its file holds no readable evolution run."""
+    stored = stored_run(results_dir, run_id)
+    if stored is None or stored[0] != KIND:
+        return None
+    config = {k: v for k, v in json.loads(stored[2]).items() if k not in _EXTRA_KEYS}
+    return stored[1], EvolutionSettings.from_stored(config)

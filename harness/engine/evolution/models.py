@@ -42,9 +42,10 @@ def payoff_run_id(run_id: str) -> str:
     return check_run_id(f"{run_id}{SUFFIX}")
 
 
-def _agent(player: str, settings: EvolutionSettings) -> dict[str, Any]:
-    """A player as the payoff tournament's config writes it: a model with its ``model_settings`` (prompts,
-    temperature, max_tokens, parse, ...), or a strategy with its parameters, named by its label."""
+def agent_config(player: str, settings: EvolutionSettings) -> dict[str, Any]:
+    """A player as the payoff tournament's (and the phase runs') config writes it: a model with its
+    ``model_settings`` (prompts, temperature, max_tokens, parse, ...), or a strategy with its parameters, named by
+    its label."""
     if is_model(player):
         return settings.model_agent(player)
     spec = settings.specs[settings.players.index(player)]
@@ -57,7 +58,15 @@ def payoff_tournament(settings: EvolutionSettings) -> ExperimentConfig:
     in the population's game: its horizon, noise, payoff matrix and seed."""
     players = settings.players
     pairs = [(a, b) for i, a in enumerate(players) for b in players[i:]]
-    conditions = [{"agent_a": _agent(a, settings), "agent_b": _agent(b, settings)} for a, b in pairs]
+    conditions = [{"agent_a": agent_config(a, settings), "agent_b": agent_config(b, settings)} for a, b in pairs]
+    return population_games(settings, conditions, settings.replicates)
+
+
+def population_games(
+    settings: EvolutionSettings, conditions: list[dict[str, Any]], replicates: int
+) -> ExperimentConfig:
+    """A tournament of ``conditions`` in the population's game (its horizon, noise, payoff matrix and seed),
+    ``replicates`` games each."""
     rounds: int | None
     stop_prob: float | None
     max_rounds: int | None
@@ -70,7 +79,7 @@ def payoff_tournament(settings: EvolutionSettings) -> ExperimentConfig:
         rounds=rounds,
         stop_prob=stop_prob,
         max_rounds=max_rounds,
-        replicates=settings.replicates,
+        replicates=replicates,
         noise=settings.noise,
         seed=settings.seed,
         payoff_matrix=settings.payoff_matrix.to_mapping(),
@@ -99,6 +108,33 @@ def play_payoffs(
     result (None when a complete one was reused) and its run id. Check the models' keys first
     (:func:`harness.engine.preflight.check_models` on :func:`payoff_tournament`)."""
     config = payoff_tournament(settings)
+    result = play_stored(
+        config,
+        "this population's payoff games",
+        results_dir=results_dir,
+        run_id=run_id,
+        engine=engine,
+        stop=stop,
+        monitor=monitor,
+        overwrite=overwrite,
+    )
+    return result, run_id
+
+
+def play_stored(
+    config: ExperimentConfig,
+    what: str,
+    *,
+    results_dir: Path,
+    run_id: str,
+    engine: EngineOptions | None = None,
+    stop: StopFlag | None = None,
+    monitor: MonitorFactory | None = None,
+    overwrite: bool = False,
+) -> RunResult | None:
+    """Play run ``run_id`` of ``config`` (``what`` its games are, for an error), or resume it if it was
+    interrupted, or reuse it (None) if it is complete. A stored run of other games is refused (unless
+    ``overwrite``), so a run id never mixes two populations' games."""
     path = run_path(results_dir, run_id)
     if path.exists() and not overwrite:
         stored = stored_run(results_dir, run_id)
@@ -106,16 +142,15 @@ def play_payoffs(
         wanted["run"]["run_id"] = run_id
         if stored is None or stored[0] != "tournament" or json.loads(stored[2]) != wanted:
             raise StoreError(
-                f"{path} holds other games than this population's payoff games (another population, other game "
-                "settings, or not a tournament); choose another run id, or pass --overwrite to replace both runs"
+                f"{path} holds other games than {what} (another population, other game settings, or not a "
+                "tournament); choose another run id, or pass --overwrite to replace both runs"
             )
         if stored[1] == RunStatus.COMPLETE.value:
-            return None, run_id
-        return resume_run(results_dir, run_id, stop=stop, engine=engine, monitor=monitor), run_id
-    result = run_experiment(
+            return None
+        return resume_run(results_dir, run_id, stop=stop, engine=engine, monitor=monitor)
+    return run_experiment(
         config, results_dir=results_dir, run_id=run_id, overwrite=overwrite, stop=stop, engine=engine, monitor=monitor
     )
-    return result, run_id
 
 
 def payoffs_from_run(results_dir: Path, run_id: str, settings: EvolutionSettings) -> PayoffTable:

@@ -16,9 +16,19 @@ from typing import Any
 
 import numpy as np
 
+from harness.engine.evolution.phases import PhaseInterrupted
 from harness.engine.interrupts import StopFlag
 from harness.errors import ConfigError, DiskFull, PDBenchError, StoreError
-from harness.evolution import EvolutionSettings, Fixation, OnGeneration, PayoffTable, Trajectory, evolve
+from harness.evolution import (
+    Dynamics,
+    EvolutionSettings,
+    Fixation,
+    OnGeneration,
+    PayoffTable,
+    PlayMatches,
+    Trajectory,
+    evolve,
+)
 from harness.states import RunStatus
 from harness.store.evolution_writer import EvolutionWriter
 
@@ -69,15 +79,26 @@ def run_evolution(
     payoff_run: str | None = None,
     sweep_id: str | None = None,
     sweep_cell: dict[str, Any] | None = None,
+    model_matches: PlayMatches | None = None,
 ) -> EvolutionOutcome:
     """Run ``settings`` into ``results_dir/<run_id>.duckdb`` and say how it ended.
 
     ``payoffs``: a table obtained elsewhere (a population with language models needs one: see
     :mod:`harness.engine.evolution.models`), stored at once with ``payoff_run``, the run whose games gave it.
+    Under squared_share, a population with language models needs ``model_matches`` instead, which plays each
+    phase's model matches (:class:`~harness.engine.evolution.phases.PhaseGames`); a phase run that stops ends
+    this run ``interrupted``.
     ``stop``: checked after every generation; when set, the run ends ``interrupted`` with what it played.
     ``on_generation`` sees every generation after it is handed to the writer (a live view, a chart).
     """
-    if settings.models and payoffs is None:
+    if settings.models and settings.dynamics == Dynamics.squared_share:
+        if model_matches is None:
+            raise ConfigError(
+                f"the population has language models ({', '.join(settings.models)}): under squared_share their "
+                "matches are played through the engine each phase (pdbench evolve does this; in code, pass "
+                "model_matches=harness.engine.evolution.phases.PhaseGames(...))"
+            )
+    elif settings.models and payoffs is None:
         raise ConfigError(
             f"the population has language models ({', '.join(settings.models)}): their payoffs come from games "
             "played through the engine first (pdbench evolve does this; in code, harness.engine.evolution.models)"
@@ -108,9 +129,11 @@ def run_evolution(
     try:
         if payoffs is not None:
             writer.write_payoffs(payoffs, source_run=payoff_run)
-        trajectory = evolve(settings, payoffs=payoffs, on_generation=record)
+        trajectory = evolve(settings, payoffs=payoffs, on_generation=record, model_matches=model_matches)
     except _Stopped:
         status, reason = RunStatus.INTERRUPTED, (stop.reason if stop is not None else None) or "interrupted"
+    except PhaseInterrupted as exc:
+        status, reason = RunStatus.INTERRUPTED, str(exc)
     except DiskFull as exc:
         status, reason = RunStatus.INTERRUPTED, str(exc)
     except BaseException as exc:

@@ -110,13 +110,6 @@ def test_the_same_seed_replays_the_same_run() -> None:
     assert [p.rounds.tolist() for p in other.phases] != [p.rounds.tolist() for p in one.phases]
 
 
-def test_a_model_player_is_refused_for_now() -> None:
-    with pytest.raises(ConfigError) as caught:
-        _settings(players=["TFT", "mock/tft"], counts=[2, 2])
-    message = str(caught.value)
-    assert "mock/tft" in message and "language model" in message and "later slice" in message
-
-
 @pytest.mark.parametrize(
     ("change", "named"),
     [
