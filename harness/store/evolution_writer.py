@@ -463,6 +463,20 @@ def game_results(results_dir: Path, run_id: str) -> dict[str, tuple[str, float, 
     return {str(c): (str(s), float(a), float(b), int(n)) for c, s, a, b, n in rows}
 
 
+def run_cost(results_dir: Path, run_id: str) -> float:
+    """Dollars run ``run_id`` spent on calls, those of games played again included (what a budget counts)."""
+    with Catalog(results_dir, [run_id]) as cat:
+        if not cat.attached:
+            reason = cat.skipped[0][1] if cat.skipped else "unknown reason"
+            raise StoreError(f"cannot read run {run_id!r}: {reason}.")
+        rows = cat.query(
+            "SELECT coalesce(sum(cost_usd), 0) FROM (SELECT cost_usd FROM calls WHERE run_id = ? "
+            "UNION ALL SELECT cost_usd FROM superseded_calls WHERE run_id = ?)",
+            [run_id, run_id],
+        )[1]
+    return float(rows[0][0]) if rows else 0.0
+
+
 def stored_settings(results_dir: Path, run_id: str) -> tuple[str, EvolutionSettings] | None:
     """``(status, settings)`` of evolution run ``run_id``; None if its file holds no readable evolution run."""
     stored = stored_run(results_dir, run_id)

@@ -80,3 +80,42 @@ def test_the_same_command_continues_a_run_that_stopped_and_refuses_a_complete_on
     assert run["status"] == "complete"
     code, _, err = pdbench(*args)
     assert code != 0 and "already exists" in err  # a complete run is not played again without --overwrite
+
+
+@pytest.mark.slow
+def test_max_cost_is_the_whole_evolutions_budget_not_each_phase_runs(
+    llm_server: FakeLLMServer, results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serve_to_the_cli(monkeypatch, llm_server)
+    # Everyone cooperates, so every strategy scores alike and the model keeps its agents into phase 1.
+    llm_server.configure(responder=lambda provider, request: "Thinking it over.\nC")
+    settings, prices = tmp_path / "models.yaml", tmp_path / "prices.yaml"
+    settings.write_text(SETTINGS)
+    prices.write_text("openai/*: {input: 1000.0, output: 1000.0}\n")
+    args = ["evolve", "--players", "TFT,ALLC,openai/test-model", "--counts", "2,2,2", "--dynamics", "squared_share",
+            "--stop-prob", "0.5", "--max-rounds", "4", "--generations", "1", "--seed", "5", "--no-cache",
+            "--model-settings", settings, "--prices", prices, "--results", results]  # fmt: skip
+    code, _, err = pdbench(*args, "--run-id", "free")
+    assert code == 0, err
+    cost = (
+        "SELECT run_id, sum(cost_usd) AS usd, max(cost_usd) AS most FROM calls WHERE run_id LIKE '{}_phase%' GROUP BY 1"
+    )
+    free = {r["run_id"]: r for r in sql_json(results, cost.format("free"))}
+    phase0, phase1 = free["free_phase0"]["usd"], free["free_phase1"]["usd"]
+    # Enough for phase 0 and half of phase 1. A budget given to each phase run whole would let phase 1 finish too
+    # (it costs less than this), so the evolution would end complete.
+    cap = phase0 + phase1 / 2
+    assert phase1 < cap
+
+    code, _, err = pdbench(*args, "--run-id", "capped", "--max-cost", f"{cap:.6f}")
+
+    assert code != 0 and "Traceback" not in err, err
+    runs = {
+        r["run_id"]: r for r in sql_json(results, "SELECT run_id, status, error FROM runs WHERE run_id LIKE 'capped%'")
+    }
+    assert runs["capped_phase0"]["status"] == "complete"
+    assert runs["capped_phase1"]["status"] == "interrupted" and "cost limit" in runs["capped_phase1"]["error"]
+    assert runs["capped"]["status"] != "complete"
+    spent = sum(r["usd"] for r in sql_json(results, cost.format("capped")))
+    most = max(r["most"] for r in free.values())
+    assert phase0 < spent <= cap + 8 * most  # at most the calls already in flight when the limit was reached

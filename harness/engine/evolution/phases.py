@@ -17,11 +17,15 @@ Alloui-Cros's prompt states it), never the number of rounds.
 
 Two agents of one model are two agents: they meet each other (the model in both seats), and each draw of the model
 has its own sampling seed (the condition, replicate and seat), so two agents that see the same prompt draw apart.
+
+A budget (``--max-cost``) is the whole evolution's, not each phase run's: each phase run may spend what the phase
+runs before it left (their calls' cost read from their files, so a run continued by the same command counts what
+its earlier phases spent), and a phase run that reaches it stops the evolution as ``interrupted``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +36,7 @@ from harness.engine.interrupts import StopFlag
 from harness.errors import PDBenchError, StoreError
 from harness.evolution import AgentMatch, EvolutionSettings, MatchResult
 from harness.states import GameStatus, RunStatus
-from harness.store.evolution_writer import game_results
+from harness.store.evolution_writer import game_results, run_cost
 
 if TYPE_CHECKING:
     from harness.engine.model_games import MonitorFactory
@@ -94,7 +98,7 @@ class PhaseGames:
             f"phase {generation}'s model matches of this population",
             results_dir=self.results_dir,
             run_id=rid,
-            engine=self.engine,
+            engine=self._engine_left(),
             stop=self.stop,
             monitor=self.monitor,
             overwrite=self.overwrite,
@@ -116,6 +120,14 @@ class PhaseGames:
                 f"{rid} --retry-failed`, then run the same command again"
             )
         return [MatchResult(games[name][1], games[name][2], games[name][3]) for name in names]
+
+    def _engine_left(self) -> EngineOptions | None:
+        """The engine options of the next phase run: the budget less what the phase runs before it spent (a phase
+        run resumed counts its own earlier spending itself)."""
+        if self.engine is None or self.engine.max_cost is None:
+            return self.engine
+        spent = sum(run_cost(self.results_dir, rid) for rid in self.runs)
+        return replace(self.engine, max_cost=max(0.0, self.engine.max_cost - spent))
 
 
 def unfinished(results_dir: Path, run_id: str, settings: EvolutionSettings) -> bool:
