@@ -434,46 +434,49 @@ def stored_run(results_dir: Path, run_id: str) -> tuple[str, str, str] | None:
     return (str(rows[0][0]), str(rows[0][1]), str(rows[0][2])) if rows else None
 
 
-def matchup_means(results_dir: Path, run_id: str) -> dict[tuple[str, str], tuple[float, int, float]]:
-    """Per (player, opponent) of a tournament run: the mean total payoff of the player's complete games against
-    the opponent (a self-play pair: over both seats), the number of those games, and the mean over them of each
-    game's payoff per round (the ``matchups`` view)."""
+def _run_rows(results_dir: Path, run_id: str, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` over run ``run_id`` alone; a StoreError saying why if its file cannot be read."""
     with Catalog(results_dir, [run_id]) as cat:
         if not cat.attached:
             reason = cat.skipped[0][1] if cat.skipped else "unknown reason"
             raise StoreError(f"cannot read run {run_id!r}: {reason}.")
-        rows = cat.query(
-            "SELECT player, opponent, mean_total, games, mean_payoff_per_round FROM matchups WHERE run_id = ?",
-            [run_id],
-        )[1]
+        return cat.query(sql, params)[1]
+
+
+def matchup_means(results_dir: Path, run_id: str) -> dict[tuple[str, str], tuple[float, int, float]]:
+    """Per (player, opponent) of a tournament run: the mean total payoff of the player's complete games against
+    the opponent (a self-play pair: over both seats), the number of those games, and the mean over them of each
+    game's payoff per round (the ``matchups`` view)."""
+    rows = _run_rows(
+        results_dir,
+        run_id,
+        "SELECT player, opponent, mean_total, games, mean_payoff_per_round FROM matchups WHERE run_id = ?",
+        [run_id],
+    )
     return {(str(p), str(o)): (float(m), int(n), float(r)) for p, o, m, n, r in rows}
 
 
 def game_results(results_dir: Path, run_id: str) -> dict[str, tuple[str, float, float, int]]:
     """Per condition of run ``run_id`` whose conditions are one game each (the phase runs of a squared_share
     population with language models): its game's ``(status, score_a, score_b, rounds_played)``."""
-    with Catalog(results_dir, [run_id]) as cat:
-        if not cat.attached:
-            reason = cat.skipped[0][1] if cat.skipped else "unknown reason"
-            raise StoreError(f"cannot read run {run_id!r}: {reason}.")
-        rows = cat.query(
-            "SELECT condition, status, score_a, score_b, rounds_played FROM games WHERE run_id = ? AND replicate = 0",
-            [run_id],
-        )[1]
+    rows = _run_rows(
+        results_dir,
+        run_id,
+        "SELECT condition, status, score_a, score_b, rounds_played FROM games WHERE run_id = ? AND replicate = 0",
+        [run_id],
+    )
     return {str(c): (str(s), float(a), float(b), int(n)) for c, s, a, b, n in rows}
 
 
 def run_cost(results_dir: Path, run_id: str) -> float:
     """Dollars run ``run_id`` spent on calls, those of games played again included (what a budget counts)."""
-    with Catalog(results_dir, [run_id]) as cat:
-        if not cat.attached:
-            reason = cat.skipped[0][1] if cat.skipped else "unknown reason"
-            raise StoreError(f"cannot read run {run_id!r}: {reason}.")
-        rows = cat.query(
-            "SELECT coalesce(sum(cost_usd), 0) FROM (SELECT cost_usd FROM calls WHERE run_id = ? "
-            "UNION ALL SELECT cost_usd FROM superseded_calls WHERE run_id = ?)",
-            [run_id, run_id],
-        )[1]
+    rows = _run_rows(
+        results_dir,
+        run_id,
+        "SELECT coalesce(sum(cost_usd), 0) FROM (SELECT cost_usd FROM calls WHERE run_id = ? "
+        "UNION ALL SELECT cost_usd FROM superseded_calls WHERE run_id = ?)",
+        [run_id, run_id],
+    )
     return float(rows[0][0]) if rows else 0.0
 
 

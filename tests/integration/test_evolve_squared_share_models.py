@@ -12,14 +12,7 @@ import pytest
 from harness.store.evolution_writer import read_evolution
 from tests.support.cli import pdbench, sql_json
 from tests.support.llm_server import FakeLLMServer, serve_to_the_cli
-
-SETTINGS = """\
-openai/test-model:
-  temperature: 0.7
-  max_tokens: 1000
-  prompts: {template_dir: prompts/suites/payne2025}
-  parse: {reader: last_line, max_retries: 0, on_failure: cooperate}
-"""
+from tests.support.model_settings import PAYNE_SETTINGS as SETTINGS
 
 
 def reasoned(provider: str, request: dict[str, object]) -> str:
