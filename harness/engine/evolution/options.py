@@ -5,7 +5,7 @@ anything runs, and reported by :class:`~harness.evolution.EvolutionSettings` in 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.config import horizon_options
@@ -72,7 +72,6 @@ class EvolutionOptions:
     mutation: float | None = None
     k: int | None = None
     seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
     model_settings: dict[str, Any] | None = None  # --model-settings FILE, as read (see load_model_settings)
 
     def settings(self) -> EvolutionSettings:
