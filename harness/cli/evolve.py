@@ -291,10 +291,11 @@ def _phase_games(
     """Check the models' keys (on the games they will play), then what plays each phase's model matches."""
     from harness.calls.pricing import PriceTable
     from harness.engine.evolution.models import payoff_tournament
-    from harness.engine.evolution.phases import PhaseGames
+    from harness.engine.evolution.phases import PhaseGames, phase_run_id
     from harness.engine.preflight import check_models, check_prices
     from harness.engine.structured_probe import check_structured_replies
 
+    phase_run_id(rid, settings.generations)  # the longest phase run id: too long is refused now, not in phase 0
     engine = flags.options(folder)
     config = payoff_tournament(settings)  # every model agent, with its settings, as the phase runs will have them
     check_models(config)
@@ -384,10 +385,12 @@ def _sweep(
 
     sweep_id = rid or default_run_id("sweep", folder)
     planned = plan_sweep(options, cells, range(options.seed, options.seed + seeds), sweep_id)
-    first = planned[0].settings
-    if first.models and first.dynamics == Dynamics.squared_share:
+    phased = next(
+        (j.settings for j in planned if j.settings.models and j.settings.dynamics == Dynamics.squared_share), None
+    )
+    if phased is not None:  # any cell: dynamics may be one of the swept keys
         raise ConfigError(
-            f"a sweep of squared_share with language models ({', '.join(first.models)}) is not built: each run plays "
+            f"a sweep of squared_share with language models ({', '.join(phased.models)}) is not built: each run plays "
             "its models' matches through the engine phase by phase, so run each cell as its own `pdbench evolve` "
             "(with its --run-id)"
         )

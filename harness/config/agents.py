@@ -205,6 +205,13 @@ class ModelAgentConfig(BaseModel):
                 f"parse.reader: {self.parse.reader.value} reads a reply in free text, and answer_format: structured "
                 "asks for a JSON reply read from its action field: drop one of the two"
             )
+        if self.parse.reader is ReplyReader.LAST_LINE and self.prompts.answer_format != "free":
+            raise ValueError(
+                f"parse.reader: last_line needs reasoning, then the label alone on the last line, and answer_format: "
+                f"{self.prompts.answer_format} asks for "
+                + ("the label alone" if self.prompts.answer_format == "label" else "a JSON object")
+                + ", which it would always refuse: use answer_format: free (the default) with it"
+            )
         return self
 
     @model_validator(mode="after")

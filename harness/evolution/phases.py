@@ -120,8 +120,8 @@ def play_phase(
     if elsewhere:
         assert model_matches is not None  # run() refuses a population with a model and no way to play it
         results = list(model_matches(generation, tuple(elsewhere)))
-        if len(results) != len(elsewhere):
-            raise ConfigError(
+        if len(results) != len(elsewhere):  # a broken PlayMatches, not the user's doing
+            raise RuntimeError(
                 f"phase {generation}: {len(elsewhere)} model matches were to be played, {len(results)} came back"
             )
         for match, result in zip(elsewhere, results, strict=True):

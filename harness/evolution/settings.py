@@ -9,6 +9,7 @@ also what seeds their matches, so the same population always plays the same game
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from enum import StrEnum
 from typing import Any, Self
 
@@ -214,8 +215,17 @@ class EvolutionSettings(BaseModel):
     def from_stored(cls, config: dict[str, Any]) -> Self:
         """The settings of a stored run (its ``config_json``, without the store's own keys). A run stored
         before the ``score`` setting existed scored whole-match totals, so it is read as
-        :attr:`Score.match_total`: it keeps the meaning it was run with."""
-        return cls.model_validate({"score": Score.match_total.value, **config})
+        :attr:`Score.match_total`: it keeps the meaning it was run with.
+
+        What was checked before the run is not checked again: the model players' settings (their templates are
+        found relative to the folder the run was started from) and the suite's conformance (a later PDBench may
+        correct a suite's value, and a run keeps the settings it played). Reading a run must not depend on where
+        it is read from or on today's suites."""
+        reading = _READING_STORED.set(True)  # a context var: pydantic calls our __init__, which drops a context
+        try:
+            return cls.model_validate({"score": Score.match_total.value, **config})
+        finally:
+            _READING_STORED.reset(reading)
 
     @field_validator("horizon", mode="before")
     @classmethod
@@ -283,7 +293,7 @@ class EvolutionSettings(BaseModel):
 
     @model_validator(mode="after")
     def _population(self) -> Self:
-        problems = _population_problems(self)
+        problems = _population_problems(self, stored=_READING_STORED.get())
         if problems:
             raise ConfigError(_HEAD.format(n=len(problems), s="s" if len(problems) > 1 else ""), problems)
         return self
@@ -331,6 +341,10 @@ class EvolutionSettings(BaseModel):
         return {"model": player, **self.model_settings.get(player, {})}
 
 
+_READING_STORED: ContextVar[bool] = ContextVar("reading_stored_evolution_settings", default=False)
+"""True while :meth:`EvolutionSettings.from_stored` validates a stored run's settings."""
+
+
 def is_model(player: str) -> bool:
     """A model is named ``provider/model``; no strategy name has a slash."""
     return "/" in player
@@ -368,7 +382,7 @@ def _config_error(exc: ValidationError) -> ConfigError:
     return ConfigError(_HEAD.format(n=len(problems), s="s" if len(problems) > 1 else ""), problems)
 
 
-def _population_problems(s: EvolutionSettings) -> list[str]:
+def _population_problems(s: EvolutionSettings, *, stored: bool = False) -> list[str]:
     """Every problem of the settings taken together: the population, k, mutation under the replicator
     (each field is valid by itself by now)."""
     problems: list[str] = []
@@ -428,9 +442,10 @@ def _population_problems(s: EvolutionSettings) -> list[str]:
         )
     if s.dynamics == Dynamics.squared_share:
         problems.extend(_squared_share_problems(s, size))
-    problems.extend(_model_settings_problems(s))
-    if s.suite is not None and not problems:
-        problems.extend(_suite_problems(s))
+    if not stored:  # checked before the run; see EvolutionSettings.from_stored
+        problems.extend(_model_settings_problems(s))
+        if s.suite is not None and not problems:
+            problems.extend(_suite_problems(s))
     if size is not None and 2 * s.k > size:
         problems.append(
             f"k = {s.k} replaces more than half of a population of {size}: the trust rule removes the k lowest "

@@ -14,7 +14,8 @@ import pytest
 
 from tests.e2e.conftest import Server
 
-# The dashboard tests' worker runs the module: it asks their server (one for the session), costly to start again.
+# It asks the dashboard tests' server (one for the session). The serial run gives each worker whole modules
+# (--dist loadfile): on the live readers' worker this module starts a server of its own (about 1.5 s).
 pytestmark = [pytest.mark.serial, pytest.mark.slow, pytest.mark.xdist_group("e2e-dashboard")]
 WEBSOCKET = "/_stcore/stream"
 

@@ -103,6 +103,8 @@ def test_max_cost_is_the_whole_evolutions_budget_not_each_phase_runs(
     code, _, err = pdbench(*args, "--run-id", "capped", "--max-cost", f"{cap:.6f}")
 
     assert code != 0 and "Traceback" not in err, err
+    assert f"the evolution's budget, --max-cost {float(f'{cap:.6f}'):g}, is spent" in " ".join(err.split()), err
+    assert "again with a higher --max-cost" in " ".join(err.split())
     runs = {
         r["run_id"]: r for r in sql_json(results, "SELECT run_id, status, error FROM runs WHERE run_id LIKE 'capped%'")
     }

@@ -303,3 +303,13 @@ def test_a_strategy_with_parameters_is_one_player_however_many_commas() -> None:
     assert len(settings.players) == 3
     with pytest.raises(ConfigError, match="gives the parameter 'p' twice"):
         EvolutionOptions("TFT,GTFT(p=0.3,p=0.4)", counts="2,2").settings()
+
+
+def test_a_sweep_that_would_make_any_cell_squared_share_with_a_model_is_refused_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    code, _, err = pdbench("evolve", "--players", "TFT,ALLD,mock/tft", "--counts", "2,2,2", "--sweep",
+                           "dynamics=generational,squared_share", "--seeds", "1", "--results", tmp_path)  # fmt: skip
+    assert code == 2 and "Traceback" not in err
+    assert "a sweep of squared_share with language models (mock/tft) is not built" in " ".join(err.split())
+    assert list(tmp_path.iterdir()) == []

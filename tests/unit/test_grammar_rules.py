@@ -11,9 +11,7 @@ import re
 import pytest
 
 from harness.players.model.labels import ActionLabels
-from harness.players.model.parsing.grammar import Grammar, grammar
-
-RULES = ("token", "whole", "alternative", "negated", "verb_after", "final", "answer_line", "key_value", "mention")
+from harness.players.model.parsing.grammar import RULES, Grammar, grammar
 
 
 @pytest.mark.parametrize(
@@ -23,6 +21,7 @@ RULES = ("token", "whole", "alternative", "negated", "verb_after", "final", "ans
 )
 def test_every_rule_compiles_and_reads_its_own_kind_of_reply(labels: ActionLabels) -> None:
     g = grammar(labels.cooperate, labels.defect, labels.cooperate_words, labels.defect_words)
+    assert len(RULES) == 9
     for rule in RULES:
         assert isinstance(getattr(g, rule), re.Pattern), rule
     assert g.statements and all(isinstance(p, re.Pattern) for p in g.statements)

@@ -101,6 +101,8 @@ def test_the_setting_is_an_enum_left_out_of_stored_settings_at_its_default() -> 
     [
         ({"reader": "last_lines"}, {}, "'free_text' or 'last_line'"),
         ({"reader": "last_line"}, {"answer_format": "structured"}, "answer_format: structured"),
+        ({"reader": "last_line"}, {"answer_format": "label"}, "answer_format: label asks for the label alone"),
+        ({"reader": "last_line"}, {"answer_format": "json"}, "answer_format: json asks for a JSON object"),
     ],
 )
 def test_a_bad_reader_setting_is_refused(parse: dict[str, Any], prompts: dict[str, Any], said: str) -> None:

@@ -13,6 +13,7 @@ the user's, and so does the one setting the paper varied (the stop probability, 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +86,7 @@ class EvolveSuite:
             "counts": [self.agents] * (len(self.strategies) + len(models)),
             "generations": self.generations,
             "horizon": {"type": "geometric", "stop_prob": stop_prob, "max_rounds": self.max_rounds},
-            "model_settings": {model: dict(self.model_settings) for model in models},
+            "model_settings": {model: copy.deepcopy(self.model_settings) for model in models},
             "seed": seed,
         }
 

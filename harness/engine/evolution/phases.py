@@ -104,10 +104,16 @@ class PhaseGames:
             overwrite=self.overwrite,
         )
         if result is not None and result.status != RunStatus.COMPLETE:
+            reason = result.reason or str(result.status)
+            cap = None if self.engine is None else self.engine.max_cost
+            if cap is not None and "cost limit" in reason:  # the phase had what the phases before it left
+                reason = f"the evolution's budget, --max-cost {cap:g}, is spent"
+                again = "run the same command again with a higher --max-cost to continue where they stopped"
+            else:
+                again = "run the same command again to continue where they stopped"
             raise PhaseInterrupted(
                 f"phase {generation}'s model matches (run {rid}) stopped after {result.games_done} of "
-                f"{result.games_planned} games ({result.reason or result.status}); run the same command again "
-                "to continue where they stopped"
+                f"{result.games_planned} games ({reason}); {again}"
             )
         self.runs.append(rid)
         games = game_results(self.results_dir, rid)

@@ -5,6 +5,7 @@ none, so stored runs keep their config), and given to the payoff tournament's mo
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,28 @@ def test_they_are_stored_with_the_run_settings_and_read_back_unchanged() -> None
     dumped = json.loads(json.dumps(given.model_dump(mode="json")))
     assert dumped["model_settings"] == {"mock/tft": PAYNE}
     assert EvolutionSettings.from_stored(dumped) == given
+
+
+def test_a_stored_run_reads_back_from_any_folder_and_whatever_the_suites_say_today(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its template folder is relative to where the run was started, and a later PDBench may correct a suite's
+    value: neither may make a stored run unreadable (reading is not running)."""
+    from harness.config.presets import evolve_suites
+
+    given = population({"mock/tft": PAYNE})
+    suite = evolve_suites.PAYNE_2025
+    played = EvolutionSettings.model_validate(
+        {**suite.settings_data(["mock/tft"], 0.25, 3), "suite": suite.name}
+    ).model_dump(mode="json")
+    dumped = json.loads(json.dumps(given.model_dump(mode="json")))
+    monkeypatch.chdir(tmp_path)  # prompts/suites/payne2025 is not here
+    with pytest.raises(ConfigError, match="template_dir"):
+        EvolutionSettings.model_validate(dumped)  # a new run from here is refused...
+    assert EvolutionSettings.from_stored(dumped) == given  # ...but the stored one reads back
+    monkeypatch.chdir(Path(__file__).resolve().parents[3])
+    monkeypatch.setattr(evolve_suites, "PAYNE_2025", replace(suite, max_rounds=31))  # a corrected suite
+    assert EvolutionSettings.from_stored(played).horizon.max_rounds == 30
 
 
 def test_without_them_the_stored_settings_are_what_they_were() -> None:

@@ -150,7 +150,7 @@ class Grammar:
         rules: dict[str, tuple[str, int]],
         statements: tuple[tuple[str, int], ...],
     ) -> None:
-        missing = {name for name, value in vars(Grammar).items() if isinstance(value, _Rule)} - set(rules)
+        missing = set(RULES) - set(rules)
         if missing:
             raise ValueError(f"a grammar needs every rule; missing {sorted(missing)}")
         self.lookup = lookup  # token (see key) -> move
@@ -166,6 +166,10 @@ class Grammar:
         if self._statements is None:
             self._statements = tuple(re.compile(source, flags) for source, flags in self._statement_sources)
         return self._statements
+
+
+RULES: tuple[str, ...] = tuple(name for name, value in vars(Grammar).items() if isinstance(value, _Rule))
+"""The names of a grammar's rules (each compiled on first use)."""
 
 
 def key(token: str) -> str:
