@@ -93,7 +93,11 @@ def evolve(
         typer.Option(help="exact (random pairs play afresh each generation) or estimated (once, --replicates M)."),
     ] = None,
     replicates: Annotated[
-        int | None, typer.Option(help="Matches per pair for estimated payoffs, and games per pair with a model.")
+        int | None,
+        typer.Option(
+            help="Matches per pair for estimated payoffs, and games per pair with a model (not used by "
+            "squared_share: one match a pair of agents a phase)."
+        ),
     ] = None,
     selection: Annotated[
         float | None, typer.Option(help="Selection intensity w (0: neutral drift). Default 1.")

@@ -143,7 +143,8 @@ def play_stored(
         if stored is None or stored[0] != "tournament" or json.loads(stored[2]) != wanted:
             raise StoreError(
                 f"{path} holds other games than {what} (another population, other game settings, or not a "
-                "tournament); choose another run id, or pass --overwrite to replace both runs"
+                "tournament); choose another run id, or pass --overwrite to replace the evolution run and the runs "
+                "it plays"
             )
         if stored[1] == RunStatus.COMPLETE.value:
             return None
