@@ -17,6 +17,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from harness.config.presets.suites import refuse_fixed
 from harness.errors import ConfigError
 
 # The evolve options a suite fixes (option -> what it sets), refused when given with --suite.
@@ -148,13 +149,13 @@ def get_evolve_suite(name: str) -> EvolveSuite:
 def check_evolve_options(suite: EvolveSuite, given: list[str]) -> None:
     """Refuse the options that would change the protocol of ``suite`` (``given``: the options the user typed),
     all at once."""
-    refused = [o for o in given if o in PROTOCOL_OPTIONS]
-    if refused:
-        fixed = ", ".join(f"{o} ({PROTOCOL_OPTIONS[o]})" for o in refused)
-        raise ConfigError(
-            f"--suite {suite.name} fixes the protocol of {suite.paper}, so {fixed} cannot be given with it. Drop "
-            f"{'it' if len(refused) == 1 else 'them'}, or leave out --suite and set the population yourself. "
-            "--players (the language models), --stop-prob (one of "
-            f"{', '.join(f'{p:g}' for p in suite.stop_probs)}), --seed and the engine options (--max-cost, "
-            "--no-cache, --prices, --results, --run-id, --overwrite) are yours."
-        )
+    refuse_fixed(
+        suite.name,
+        suite.paper,
+        given,
+        PROTOCOL_OPTIONS,
+        "the population",
+        f"--players (the language models), --stop-prob (one of {', '.join(f'{p:g}' for p in suite.stop_probs)}), "
+        "--seed and the engine options (--max-cost, --no-cache, --prices, --results, --run-id, --overwrite) are "
+        "yours.",
+    )

@@ -303,11 +303,25 @@ def check_options(suite: Suite, given: list[str]) -> None:
     refused = [o for o in given if o in PROTOCOL_OPTIONS]
     if "--comprehension" in given and suite.max_tokens < MIN_ANSWER_TOKENS and not refused:
         raise ConfigError(_NO_COMPREHENSION.format(name=suite.name, tokens=suite.max_tokens))
+    refuse_fixed(
+        suite.name,
+        suite.paper,
+        given,
+        PROTOCOL_OPTIONS,
+        "the game",
+        "Engine options (--replicates, --seed, --concurrency, --rpm, --tpm, --max-cost, --no-cache, --results, "
+        "--run-id, --base-url) are allowed.",
+    )
+
+
+def refuse_fixed(name: str, paper: str, given: list[str], fixed: dict[str, str], what: str, yours: str) -> None:
+    """A suite's refusal of the options it fixes (``fixed``: option -> what it sets) among those ``given``, all at
+    once, for ``pdbench eval`` and ``pdbench evolve`` alike: ``what`` the user sets without the suite, and
+    ``yours``, the sentence naming the options that stay the user's."""
+    refused = [o for o in given if o in fixed]
     if refused:
-        fixed = ", ".join(f"{o} ({PROTOCOL_OPTIONS[o]})" for o in refused)
+        listed = ", ".join(f"{o} ({fixed[o]})" for o in refused)
         raise ConfigError(
-            f"--suite {suite.name} fixes the protocol of {suite.paper}, so {fixed} cannot be given with it. Drop "
-            f"{'it' if len(refused) == 1 else 'them'}, or leave out --suite and set the game yourself. Engine "
-            "options (--replicates, --seed, --concurrency, --rpm, --tpm, --max-cost, --no-cache, --results, "
-            "--run-id, --base-url) are allowed."
+            f"--suite {name} fixes the protocol of {paper}, so {listed} cannot be given with it. Drop "
+            f"{'it' if len(refused) == 1 else 'them'}, or leave out --suite and set {what} yourself. {yours}"
         )
