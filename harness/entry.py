@@ -2,23 +2,29 @@
 
 Importing the command line takes about a second (DuckDB, pydantic, Rich, Typer); a Ctrl-C in that
 second, or anywhere before a run installs its own handler (see :mod:`harness.engine.interrupts`), would
-otherwise end in a KeyboardInterrupt traceback. This module imports nothing heavy itself.
+otherwise end in a KeyboardInterrupt traceback, or, when Python swallows it inside an import's callback,
+be lost while the run goes ahead. This module imports nothing heavy itself.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+from typing import NoReturn
+
+from harness.engine.interrupts import LOST_CTRL_C, keep_swallowed_interrupts
 
 
 def main() -> None:
     """Run the command line; a Ctrl-C that nothing else handled exits with one line and code 130."""
+    keep_swallowed_interrupts()
     try:
         from harness.cli import INTERRUPTED
         from harness.cli import main as cli_main
     except KeyboardInterrupt:
-        print("pdbench: interrupted (Ctrl-C) while starting; nothing was done.", file=sys.stderr, flush=True)
-        raise SystemExit(130) from None
+        _interrupted_while_starting()
+    if LOST_CTRL_C.is_set():
+        _interrupted_while_starting()
     try:
         cli_main()
     except KeyboardInterrupt:
@@ -32,6 +38,11 @@ def main() -> None:
         # The command is over and its results saved: a Ctrl-C now would only kill the exiting interpreter
         # (Python restores the default action while it shuts down) and lose the exit code.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _interrupted_while_starting() -> NoReturn:
+    print("pdbench: interrupted (Ctrl-C) while starting; nothing was done.", file=sys.stderr, flush=True)
+    raise SystemExit(130) from None
 
 
 def _ctrl_c_caught_by_typer(exc: SystemExit) -> bool:

@@ -36,6 +36,35 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
+
+LOST_CTRL_C = threading.Event()
+"""Set when a Ctrl-C was swallowed by Python (see :func:`keep_swallowed_interrupts`); the next
+:func:`graceful_interrupt` or the console script's start-up acts on it."""
+
+
+def keep_swallowed_interrupts() -> None:
+    """Keep the Ctrl-Cs that Python would swallow, instead of losing them.
+
+    A KeyboardInterrupt raised inside a weak-reference callback or a ``__del__`` cannot propagate: Python
+    prints "Exception ignored in ..." with a traceback and goes on. Imports run such callbacks (the module
+    locks'), so a Ctrl-C in the second the command line takes to import was now and then printed as a
+    traceback and otherwise ignored: the run went ahead. This hook notes it in :data:`LOST_CTRL_C` instead,
+    and passes every other unraisable exception to Python's own hook.
+    """
+    previous = sys.unraisablehook
+
+    def hook(unraisable: UnraisableHookArgs) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            LOST_CTRL_C.set()
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+
 
 TERM_GRACE_S = 5.0
 """After SIGTERM or SIGHUP, how long the requests in flight may still be answered before they are abandoned."""
@@ -175,6 +204,9 @@ def graceful_interrupt(flag: StopFlag) -> Iterator[StopFlag]:
         signal.SIGTERM: signal.signal(signal.SIGTERM, on_termination),
         signal.SIGHUP: signal.signal(signal.SIGHUP, on_termination),
     }
+    if LOST_CTRL_C.is_set():  # a Ctrl-C before this handler existed, that Python swallowed
+        LOST_CTRL_C.clear()
+        on_sigint(signal.SIGINT, None)
     try:
         yield flag
     finally:
