@@ -119,10 +119,17 @@ class AnthropicProvider(SdkProvider):
                 raise TypeError(f"content is a {type(blocks).__name__}, not a list of blocks")
             text = reply_text(blocks) if params.reply is not None else _text(blocks)
             usage = response.usage
+            read, written = _cache_tokens(usage)
+            uncached = usage.input_tokens if usage is not None else None
             completion = Completion(
                 text=text,
-                input_tokens=usage.input_tokens if usage is not None else None,
+                # Anthropic counts cache reads and writes apart from input_tokens; the harness counts all input.
+                input_tokens=uncached
+                if uncached is None or not (read or written)
+                else uncached + (read or 0) + (written or 0),
                 output_tokens=usage.output_tokens if usage is not None else None,
+                cached_input_tokens=read,
+                cache_write_tokens=written,
                 model=response.model or self.model,
                 finish_reason=response.stop_reason,
                 # Withheld by the safety classifiers: an outcome of its own, not an empty answer.
@@ -131,6 +138,18 @@ class AnthropicProvider(SdkProvider):
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
         return well_formed(completion)
+
+
+def _cache_tokens(usage: Any) -> tuple[int | None, int | None]:
+    """(tokens read from the prompt cache, tokens written to it), None each where the answer did not say."""
+    if usage is None:
+        return None, None
+    read = getattr(usage, "cache_read_input_tokens", None)
+    written = getattr(usage, "cache_creation_input_tokens", None)
+    for value in (read, written):
+        if value is not None and not (type(value) is int and value >= 0):
+            raise TypeError(f"a cache token count is {value!r}, not a whole number")
+    return read, written
 
 
 def forced_tool(reply: ReplySchema) -> dict[str, Any]:

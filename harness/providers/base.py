@@ -154,7 +154,15 @@ class Completion:
     """The model's answer. ``refusal`` says why the provider withheld it (its content filter: OpenAI's
     ``finish_reason: content_filter`` or ``message.refusal``, Anthropic's ``stop_reason: refusal``), None
     when it answered: a refusal is an outcome of its own (``calls.outcome = 'refused'``), not an empty
-    answer, and ``text`` holds whatever came with it."""
+    answer, and ``text`` holds whatever came with it.
+
+    ``input_tokens`` counts every input token, whether read from the provider's prompt cache or not (OpenAI's
+    ``prompt_tokens``; Anthropic's ``input_tokens`` plus its cache reads and writes, which it reports apart),
+    so token counts mean the same across providers and runs. ``cached_input_tokens`` are those of them read
+    from the provider's prompt cache (OpenAI ``prompt_tokens_details.cached_tokens``, Anthropic
+    ``cache_read_input_tokens``) and ``cache_write_tokens`` those written to it (Anthropic
+    ``cache_creation_input_tokens``; OpenAI writes its cache for free and reports none); None when the
+    provider said nothing of its cache."""
 
     text: str
     input_tokens: int | None
@@ -162,6 +170,8 @@ class Completion:
     model: str
     finish_reason: str | None = None
     refusal: str | None = None
+    cached_input_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
 
 class MalformedResponse(Exception):
@@ -177,7 +187,12 @@ def well_formed(completion: Completion) -> Completion:
     floats, as some compatible servers send, become ints). The SDKs build their response objects
     without validating them, so a body of the wrong shape would otherwise reach the game as a number
     where the text belongs, or fail there as a bug instead of being asked again."""
-    tokens = (completion.input_tokens, completion.output_tokens)
+    tokens = (
+        completion.input_tokens,
+        completion.output_tokens,
+        completion.cached_input_tokens,
+        completion.cache_write_tokens,
+    )
     if not (
         isinstance(completion.text, str)
         and isinstance(completion.model, str)
@@ -188,7 +203,13 @@ def well_formed(completion: Completion) -> Completion:
         raise MalformedResponse(f"the answer has fields of the wrong type: {completion!r}"[:300])
     if any(type(t) is float for t in tokens):
         whole = [None if t is None else int(t) for t in tokens]
-        return replace(completion, input_tokens=whole[0], output_tokens=whole[1])
+        return replace(
+            completion,
+            input_tokens=whole[0],
+            output_tokens=whole[1],
+            cached_input_tokens=whole[2],
+            cache_write_tokens=whole[3],
+        )
     return completion
 
 

@@ -109,6 +109,7 @@ class OpenAIProvider(SdkProvider):
         try:
             text, finish_reason, refusal = read_choice(response.choices)
             usage = response.usage
+            details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
             completion = Completion(
                 text=text,
                 input_tokens=usage.prompt_tokens if usage is not None else None,
@@ -116,6 +117,8 @@ class OpenAIProvider(SdkProvider):
                 model=response.model or self.model,
                 finish_reason=finish_reason,
                 refusal=refusal,
+                # Compatible servers often leave the details out: then nothing is known of a cache.
+                cached_input_tokens=getattr(details, "cached_tokens", None) if details is not None else None,
             )
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
