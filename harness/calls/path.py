@@ -54,7 +54,15 @@ from harness.calls.request import (
     take_as_is,
 )
 from harness.calls.retry import AttemptFailed, RetryPolicy, RetrySettings, may_wait, verdict
-from harness.providers.base import Completion, Message, PromptFacts, Provider, SamplingParams, estimate_tokens
+from harness.providers.base import (
+    CacheHints,
+    Completion,
+    Message,
+    PromptFacts,
+    Provider,
+    SamplingParams,
+    estimate_tokens,
+)
 from harness.providers.keys import remember_environment_keys, scrub
 from harness.util.plural import plural
 
@@ -165,6 +173,8 @@ class CallPath:
         tag: CallTag,
         first_attempt: int,
         facts: PromptFacts | None = None,
+        *,
+        cache: CacheHints | None = None,
     ) -> CallResult[str]: ...
 
     @overload
@@ -179,6 +189,7 @@ class CallPath:
         facts: PromptFacts | None = None,
         *,
         read: Callable[[str], Reading[T]],
+        cache: CacheHints | None = None,
     ) -> CallResult[T]: ...
 
     async def request(
@@ -192,17 +203,19 @@ class CallPath:
         facts: PromptFacts | None = None,
         *,
         read: Callable[[str], Reading[Any]] = take_as_is,
+        cache: CacheHints | None = None,
     ) -> CallResult[Any]:
         """One answer for ``messages``, read by ``read``; raises CallFailed (records attached), BudgetExhausted
         or Stopped. ``first_attempt`` numbers the first record (a re-ask continues the round's numbering).
 
         ``facts`` go to the provider beside the messages, for stand-in models (see PromptFacts); they
-        restate the messages, so they are neither sent to a real model nor part of the cache key.
+        restate the messages, so they are neither sent to a real model nor part of the cache key; nor is
+        ``cache``, which tells the provider where the prompt's reusable prefixes end (see CacheHints).
 
         Always a checkpoint: it lets the other games run (and can be cancelled) even when the
         answer needs no waiting at all (a cache hit, a model that answers instantly).
         """
-        req = Request(provider, limiter, messages, params, tag, first_attempt, facts, read)
+        req = Request(provider, limiter, messages, params, tag, first_attempt, facts, read, cache)
         if offline(provider):  # computed here, free and the same every time: nothing to look up or keep
             await anyio.lowlevel.checkpoint()
             return await self._send(req)
@@ -333,7 +346,7 @@ class CallPath:
         """The provider's answer within a hard deadline, a second after the provider's own timeout (an
         SDK's timeout bounds each read, not the whole request)."""
         with anyio.fail_after(self.retry.timeout + 1.0):
-            return await req.provider.generate(req.messages, req.params, self.retry.timeout, req.facts)
+            return await req.provider.generate(req.messages, req.params, self.retry.timeout, req.facts, cache=req.cache)
 
     def _failed(
         self, req: Request[Any], exchange: _Exchange, exc: Exception, number: int, started: float

@@ -24,7 +24,16 @@ from typing import Generic, TypeVar
 from harness.calls.cache.keys import cache_key
 from harness.calls.limits import EndpointLimiter
 from harness.calls.record import CallRecord
-from harness.providers.base import FailureKind, Fault, Message, PromptFacts, Provider, Sample, SamplingParams
+from harness.providers.base import (
+    CacheHints,
+    FailureKind,
+    Fault,
+    Message,
+    PromptFacts,
+    Provider,
+    Sample,
+    SamplingParams,
+)
 from harness.providers.keys import key_in, scrub
 from harness.states import CallOutcome
 
@@ -162,6 +171,7 @@ class Request(Generic[T]):
     first_attempt: int
     facts: PromptFacts | None
     read: Callable[[str], Reading[T]]
+    cache: CacheHints | None = None  # where the prompt's reusable prefixes end; not part of the identity
     name: str = field(init=False)  # "provider/model"
     request_json: str = field(init=False)
     key: str = field(init=False)

@@ -24,6 +24,7 @@ from harness.config.sections import (
 )
 from harness.errors import ConfigError
 from harness.game.horizon import FixedHorizon
+from harness.players.model.prompts.context import PromptSettings
 from harness.providers.registry import is_offline
 from harness.util.plural import plural
 
@@ -118,6 +119,8 @@ class ExperimentConfig(Section):
         with different limits, of which the run applies the strictest)."""
         from harness.calls.limits.registry import limit_disagreements
 
+        prefixes: dict[str, str | None] = {}
+
         out = [f"game.payoff_matrix: {w}" for w in self.game.payoff_matrix.warnings()]
         models = []
         for i, cond in enumerate(self.experiment.conditions):
@@ -131,6 +134,8 @@ class ExperimentConfig(Section):
                     provider = agent.model.split("/", 1)[0]
                     where = f"experiment.conditions[{i}].{seat}"
                     models.append((where, provider, agent.base_url, agent.api_key_env, agent.limits))
+                    if self.suite is None and (problem := _prefix_problem(agent.prompts, prefixes)) is not None:
+                        out.append(f"{where}: {problem}")
         return out + limit_disagreements(models)
 
     def resolved_dict(self) -> dict[str, Any]:
@@ -155,6 +160,20 @@ class ExperimentConfig(Section):
             conds.append(c)
         data["experiment"] = {"replicates": self.experiment.replicates, "conditions": conds}
         return data
+
+
+def _prefix_problem(prompts: PromptSettings, known: dict[str, str | None]) -> str | None:
+    """Why a model player's prompts defeat provider prompt caching (see PromptBuilder.prefix_problem), once
+    per distinct prompt settings (a panel's conditions share them)."""
+    from harness.players.model.prompts.builder import PromptBuilder
+
+    key = prompts.model_dump_json()
+    if key not in known:
+        try:
+            known[key] = PromptBuilder(prompts).prefix_problem()
+        except ConfigError:  # a template that fails on a longer game than check() plays: the run will say so
+            known[key] = None
+    return known[key]
 
 
 def plan_size(config: ExperimentConfig, replicates: int | None = None) -> tuple[int, float]:

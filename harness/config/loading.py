@@ -146,6 +146,25 @@ def _unchecked_agents(data: dict[str, Any], locs: list[tuple[Any, ...]]) -> list
     return out
 
 
+def as_played(stored: Any) -> Any:
+    """A run's stored config (``runs.config_json``) as it was played. A model player stored before prompt
+    layouts existed (its ``prompts`` have no ``layout``) was played with the templates that are now the
+    classic layout; read without this, it would resume in today's default layout and its games would
+    change prompts halfway."""
+    if not isinstance(stored, dict):
+        return stored
+    conditions = (
+        (stored.get("experiment") or {}).get("conditions") if isinstance(stored.get("experiment"), dict) else None
+    )
+    for condition in conditions if isinstance(conditions, list) else []:
+        for seat in ("agent_a", "agent_b"):
+            agent = condition.get(seat) if isinstance(condition, dict) else None
+            prompts = agent.get("prompts") if isinstance(agent, dict) and "model" in agent else None
+            if isinstance(prompts, dict) and "layout" not in prompts:
+                prompts["layout"] = "classic"
+    return stored
+
+
 def parse_experiment(
     data: Any, source: str = "the config", base_dir: Path | None = None, fix_hint: str = "fix and try again"
 ) -> ExperimentConfig:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.config import ExperimentConfig, parse_experiment
+from harness.config.loading import as_played
 from harness.config.plan import GamePlan, iter_games, skip_games, summarize
 from harness.engine.interrupts import StopFlag, graceful_interrupt
 from harness.errors import DiskFull, RunNotFoundError, StoreError
@@ -147,7 +148,7 @@ def resume_run(
                 f"cannot be resumed (start it again with a new run id)."
             ) from None
         config = parse_experiment(
-            stored,
+            as_played(stored),
             source=f"the stored config of run {run_id}",
             fix_hint="restore the files it names (personas, templates), then resume",
         )

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 import logging
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import anthropic
 
 from harness.providers.base import (
     KEYLESS_PLACEHOLDER,
+    CacheHints,
+    CacheTtl,
     Completion,
     MalformedResponse,
     Message,
@@ -85,11 +88,17 @@ class AnthropicProvider(SdkProvider):
         )
 
     async def generate(
-        self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
+        self,
+        messages: list[Message],
+        params: SamplingParams,
+        timeout: float,
+        facts: PromptFacts | None = None,
+        *,
+        cache: CacheHints | None = None,
     ) -> Completion:
         """One Messages request; SDK exceptions propagate for :meth:`should_retry`. ``facts`` are for
-        stand-in models and are not sent."""
-        system, turns = to_messages_api(messages)
+        stand-in models and are not sent; ``cache`` places the prompt-cache breakpoints (see to_messages_api)."""
+        system, turns = to_messages_api(messages, cache)
         extra: dict[str, Any] = {"system": system} if system else {}
         if params.reply is not None:
             extra.update(forced_tool(params.reply))
@@ -176,23 +185,60 @@ def _text(blocks: list[Any]) -> str:
     return "".join(block.text for block in blocks if isinstance(block, anthropic.types.TextBlock))
 
 
-def to_messages_api(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
-    """Split chat messages into the Messages API's ``system`` text and alternating turns.
+def to_messages_api(
+    messages: list[Message], cache: CacheHints | None = None
+) -> tuple[str | list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split chat messages into the Messages API's ``system`` and alternating turns.
 
     Every system message goes to ``system`` (joined by blank lines, in order), wherever it
     stood; consecutive messages of one role are merged, since the API rejects two user turns
     in a row. Roles other than system/user/assistant are a harness bug, so they raise.
+
+    With ``cache``, the prompt is marked for Anthropic's prompt cache, which stores a prefix only where a
+    ``cache_control`` breakpoint ends it and, for a later request, looks for it at that request's
+    breakpoints and up to 20 content blocks before each. So the system prompt is one block with a breakpoint
+    (the rules: the same in every round of every game of the condition), and a message with ``breaks`` is cut
+    into text blocks there, one per round of the history: a breakpoint on the block that ends the rules and
+    one on the block that ends the history, so the next round, one block longer, finds this round's prefix
+    (three breakpoints in all: the API takes four).
     """
+    cuts: dict[int, list[int]] = {}
+    for index, offset in cache.breaks if cache is not None else ():
+        cuts.setdefault(index, []).append(offset)
     system: list[str] = []
-    turns: list[dict[str, str]] = []
-    for message in messages:
+    turns: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
         role, content = message["role"], message.get("content", "")
         if role == "system":
             system.append(content)
         elif role not in ("user", "assistant"):
             raise ValueError(f"the Anthropic Messages API has no {role!r} role (use system, user or assistant)")
         elif turns and turns[-1]["role"] == role:
-            turns[-1] = {"role": role, "content": f"{turns[-1]['content']}\n\n{content}"}
+            turns[-1] = {"role": role, "content": f"{_plain(turns[-1]['content'])}\n\n{content}"}
+        elif index in cuts and cache is not None:
+            turns.append({"role": role, "content": _blocks(content, cuts[index], cache.ttl)})
         else:
             turns.append({"role": role, "content": content})
-    return "\n\n".join(system), turns
+    text = "\n\n".join(system)
+    if cache is None or not text:
+        return text, turns
+    return [{"type": "text", "text": text, "cache_control": _control(cache.ttl)}], turns
+
+
+def _blocks(content: str, offsets: list[int], ttl: CacheTtl) -> list[dict[str, Any]]:
+    """``content`` cut at ``offsets`` into text blocks (their texts join to ``content``), with a breakpoint on
+    the first (the rules) and the last but one (the end of the history); the system prompt holds the other."""
+    edges = [0, *sorted({o for o in offsets if 0 < o < len(content)}), len(content)]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": content[start:end]} for start, end in pairwise(edges)]
+    if len(blocks) > 1:
+        for block in {id(b): b for b in (blocks[0], blocks[-2])}.values():
+            block["cache_control"] = _control(ttl)
+    return blocks
+
+
+def _control(ttl: CacheTtl) -> dict[str, str]:
+    return {"type": "ephemeral"} if ttl is CacheTtl.FIVE_MINUTES else {"type": "ephemeral", "ttl": ttl.value}
+
+
+def _plain(content: str | list[dict[str, Any]]) -> str:
+    return content if isinstance(content, str) else "".join(block["text"] for block in content)

@@ -149,6 +149,32 @@ class PromptFacts:
         return self.cooperate if action == "C" else self.defect
 
 
+class CacheTtl(StrEnum):
+    """How long a provider keeps a cached prompt prefix (Anthropic's ``ttl``): five minutes, or an hour for
+    rounds that come slowly (flex, batch). A write costs 1.25x the input price for five minutes, 2x for an hour."""
+
+    FIVE_MINUTES = "5m"
+    ONE_HOUR = "1h"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheHints:
+    """Where a prompt's reusable prefixes end, for the providers whose prompt caching must be told.
+
+    Each round's prompt repeats the last one's and adds to it (see ``prompts/round.j2``), so the provider can
+    read everything but the newest lines from its cache. OpenAI caches such prefixes by itself and only
+    routes by ``key`` (its ``prompt_cache_key``: one per game and seat, so that one game's requests reach
+    the machine that holds its prefix); Anthropic caches only up to the ``cache_control`` breakpoints it is
+    given, so ``breaks`` says where, as (index into the messages, character offset into that message's
+    content) pairs in increasing order: the end of the rules, then the end of each round of the history.
+    Like :class:`PromptFacts`, hints restate nothing and change no answer: they are not part of the cache key.
+    """
+
+    key: str | None = None
+    breaks: tuple[tuple[int, int], ...] = ()
+    ttl: CacheTtl = CacheTtl.FIVE_MINUTES
+
+
 @dataclass(frozen=True, slots=True)
 class Completion:
     """The model's answer. ``refusal`` says why the provider withheld it (its content filter: OpenAI's
@@ -298,10 +324,17 @@ class Provider(Protocol):
     endpoint: Endpoint
 
     async def generate(
-        self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
+        self,
+        messages: list[Message],
+        params: SamplingParams,
+        timeout: float,
+        facts: PromptFacts | None = None,
+        *,
+        cache: CacheHints | None = None,
     ) -> Completion:
         """The model's answer to ``messages``. ``facts`` is for stand-in models (see PromptFacts);
-        a provider that sends requests to a real model ignores it."""
+        a provider that sends requests to a real model ignores it. ``cache`` tells a provider whose prompt
+        caching needs it where the reusable prefixes end (see CacheHints); the others ignore it."""
         ...
 
     def should_retry(self, error: BaseException) -> RetryDecision: ...

@@ -41,6 +41,7 @@ import anyio
 
 from harness.errors import ConfigError
 from harness.providers.base import (
+    CacheHints,
     Completion,
     Endpoint,
     Message,
@@ -168,7 +169,13 @@ class MockProvider:
         return cls(model)
 
     async def generate(
-        self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
+        self,
+        messages: list[Message],
+        params: SamplingParams,
+        timeout: float,
+        facts: PromptFacts | None = None,
+        *,
+        cache: CacheHints | None = None,
     ) -> Completion:
         opts = self.options
         digest = hashlib.sha256(self._request_json(messages, params).encode()).digest()

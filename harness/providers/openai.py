@@ -14,6 +14,7 @@ import openai
 
 from harness.providers.base import (
     KEYLESS_PLACEHOLDER,
+    CacheHints,
     Completion,
     MalformedResponse,
     Message,
@@ -43,6 +44,10 @@ class OpenAIProvider(SdkProvider):
     ``max_tokens`` for its reasoning models and accepts ``max_completion_tokens`` for every chat
     model, while compatible servers widely understand only ``max_tokens``; so the default picks
     ``max_completion_tokens`` for api.openai.com and ``max_tokens`` everywhere else.
+
+    ``prompt_cache_key`` (the :class:`~harness.providers.base.CacheHints` key: one per game and seat) routes a
+    game's requests to where its prompt prefix is cached. It is sent to api.openai.com only, unless
+    ``send_cache_key`` says otherwise: a compatible server may refuse a field it does not know.
     """
 
     info = OPENAI
@@ -64,8 +69,10 @@ class OpenAIProvider(SdkProvider):
         base_url: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
         max_tokens_field: MaxTokensField | None = None,
+        send_cache_key: bool | None = None,
     ) -> None:
         super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client)
+        self.send_cache_key = self.url == OPENAI.default_base_url if send_cache_key is None else send_cache_key
         self.max_tokens_field: MaxTokensField = max_tokens_field or (
             "max_completion_tokens" if self.url == OPENAI.default_base_url else "max_tokens"
         )
@@ -83,11 +90,19 @@ class OpenAIProvider(SdkProvider):
         )
 
     async def generate(
-        self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
+        self,
+        messages: list[Message],
+        params: SamplingParams,
+        timeout: float,
+        facts: PromptFacts | None = None,
+        *,
+        cache: CacheHints | None = None,
     ) -> Completion:
         """One Chat Completions request; SDK exceptions propagate for :meth:`should_retry`. ``facts`` are
-        for stand-in models and are not sent."""
+        for stand-in models and are not sent; of ``cache``, only the key is (OpenAI finds prefixes itself)."""
         extra: dict[str, Any] = {self.max_tokens_field: params.max_tokens}
+        if cache is not None and cache.key is not None and self.send_cache_key:
+            extra["prompt_cache_key"] = cache.key
         if params.temperature is not None:
             extra["temperature"] = params.temperature
         if params.top_p is not None:

@@ -72,7 +72,13 @@ class EchoProvider:
         self.calls = 0
 
     async def generate(
-        self, messages: list[Message], params: SamplingParams, timeout: float, facts: object = None
+        self,
+        messages: list[Message],
+        params: SamplingParams,
+        timeout: float,
+        facts: object = None,
+        *,
+        cache: object = None,
     ) -> Completion:
         self.calls += 1
         if self.failures:
@@ -271,7 +277,13 @@ async def test_max_seconds_counts_from_the_first_attempt() -> None:
 
     class Slow(EchoProvider):
         async def generate(
-            self, messages: list[Message], params: SamplingParams, timeout: float, facts: object = None
+            self,
+            messages: list[Message],
+            params: SamplingParams,
+            timeout: float,
+            facts: object = None,
+            *,
+            cache: object = None,
         ) -> Completion:
             await anyio.sleep(0.15)
             return await super().generate(messages, params, timeout, facts)
@@ -381,7 +393,13 @@ async def test_a_failure_that_is_not_retryable_fails_at_once() -> None:
 async def test_a_provider_without_its_own_deadline_gets_one() -> None:
     class Hangs(EchoProvider):
         async def generate(
-            self, messages: list[Message], params: SamplingParams, timeout: float, facts: object = None
+            self,
+            messages: list[Message],
+            params: SamplingParams,
+            timeout: float,
+            facts: object = None,
+            *,
+            cache: object = None,
         ) -> Completion:
             await anyio.sleep(30)
             raise AssertionError("not reached")

@@ -20,7 +20,7 @@ from harness.game.match import Match, play_game
 from harness.game.rules import PayoffMatrix
 from harness.players.model.labels import ActionLabels
 from harness.players.model.player import LLMAgent, ModelPlayer
-from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
+from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptLayout, PromptSettings
 from harness.players.model.settings import ParsePolicy
 from harness.players.strategies import make_spec
 from harness.players.strategies.play import play_strategies
@@ -43,7 +43,8 @@ def golden_answers() -> dict[str, list[str]]:
     rng = random.Random(4)
     requests = []
     for fmt, labels, order in itertools.product(("free", "json", "label"), (ActionLabels(), NEUTRAL), ("CD", "DC")):
-        builder = PromptBuilder(PromptSettings(labels=labels, answer_format=fmt))
+        # The classic layout's prompts, as the answers were pinned with: what is pinned is how a request is hashed.
+        builder = PromptBuilder(PromptSettings(labels=labels, answer_format=fmt, layout=PromptLayout.CLASSIC))
         for _ in range(4):
             played = rng.randint(0, 8)
             own = "".join(rng.choice("CD") for _ in range(played))

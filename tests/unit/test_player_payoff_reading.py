@@ -18,7 +18,7 @@ from harness.players.model.player import LLMAgent, ModelPlayer, as_seen_by
 from harness.players.model.prompts.builder import PromptBuilder
 from harness.players.model.prompts.context import payoff_outcomes
 from harness.players.model.settings import ParsePolicy
-from harness.providers.base import Completion, Message, PromptFacts, Sample, SamplingParams
+from harness.providers.base import CacheHints, Completion, Message, PromptFacts, Sample, SamplingParams
 from harness.providers.mock import MockProvider
 
 # An asymmetric game: every payoff of A (3, 0, 5, 1) differs from every payoff of B (4, 1, 6, 2) but 1, so a
@@ -34,7 +34,13 @@ class Scripted(MockProvider):
         self.replies: Iterator[str] = iter(replies)
 
     async def generate(
-        self, messages: list[Message], params: SamplingParams, timeout: float, facts: PromptFacts | None = None
+        self,
+        messages: list[Message],
+        params: SamplingParams,
+        timeout: float,
+        facts: PromptFacts | None = None,
+        *,
+        cache: CacheHints | None = None,
     ) -> Completion:
         return Completion(next(self.replies), None, None, "scripted")
 

@@ -13,7 +13,7 @@ from harness.game.rules import PayoffMatrix
 from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing.policy import ParseResult, correction_message, parse_action
 from harness.players.model.player import option_order
-from harness.players.model.prompts.builder import PromptBuilder, PromptSettings
+from harness.players.model.prompts.builder import PromptBuilder, PromptLayout, PromptSettings
 from tests.unit.test_prompts import make_view
 
 NEUTRAL = ActionLabels(cooperate="J", defect="F")
@@ -66,8 +66,8 @@ def akata_view():  # round 3 of 10, seat a: it played J then F, the other F twic
     return make_view("CD", "DD", horizon=FixedHorizon(10), game=AKATA)
 
 
-def test_both_orders_list_everything_in_that_order() -> None:
-    builder = PromptBuilder(PromptSettings(labels=NEUTRAL, shuffle_options=True))
+def test_both_orders_list_everything_in_that_order_in_the_classic_layout() -> None:
+    builder = PromptBuilder(PromptSettings(labels=NEUTRAL, shuffle_options=True, layout=PromptLayout.CLASSIC))
     cd = builder.render(akata_view(), "CD")
     dc = builder.render(akata_view(), "DC")
     assert cd == [{"role": "system", "content": SYSTEM.format(a="J", b="F")}, {"role": "user", "content": ROUND_CD}]
@@ -80,8 +80,23 @@ def test_order_cd_is_the_prompt_without_shuffling() -> None:
     assert PromptBuilder(PromptSettings(labels=NEUTRAL, shuffle_options=True)).render(view, "CD") == plain
 
 
+def test_in_the_cached_layout_the_order_is_the_questions_and_the_rules_stay_put() -> None:
+    """The rules come first and are the same in every round (a provider's prompt cache reads them); this
+    round's option order is the question's, at the end."""
+    builder = PromptBuilder(PromptSettings(labels=NEUTRAL, shuffle_options=True))
+    cd = builder.render(akata_view(), "CD")
+    dc = builder.render(akata_view(), "DC")
+    assert cd[0] == dc[0] == {"role": "system", "content": SYSTEM.format(a="J", b="F")}
+    cd_lines, dc_lines = cd[1]["content"].splitlines(), dc[1]["content"].splitlines()
+    assert cd_lines[:-1] == dc_lines[:-1]
+    assert cd_lines[-1] == "What do you choose in round 3? Reply with exactly one of J or F."
+    assert dc_lines[-1] == "What do you choose in round 3? Reply with exactly one of F or J."
+    assert cd_lines[2:7] == ROUND_CD.splitlines()[2:7]  # the payoff lines, in the fixed order
+
+
 def test_with_words_the_order_moves_the_words_with_the_labels() -> None:
-    system = PromptBuilder(PromptSettings(shuffle_options=True)).render(akata_view(), "DC")[0]["content"]
+    settings = PromptSettings(shuffle_options=True, layout=PromptLayout.CLASSIC)
+    system = PromptBuilder(settings).render(akata_view(), "DC")[0]["content"]
     assert "one of two options, D (defect) or C (cooperate)." in system
     assert system.endswith("In every round, reply with exactly one of D or C.")
 
@@ -116,9 +131,16 @@ def test_the_option_order_is_a_seeded_draw_per_round_and_seat() -> None:
          "What do you choose in round 3? Reply with exactly one of F or J."),
     ],
 )  # fmt: skip
-def test_each_answer_format_is_asked_for_in_both_prompts(fmt: str, system_end: str, round_end: str) -> None:
-    builder = PromptBuilder(PromptSettings(labels=NEUTRAL, shuffle_options=True, answer_format=fmt))  # type: ignore[arg-type]
-    system, user = builder.render(akata_view(), "DC")
+@pytest.mark.parametrize("layout", list(PromptLayout))
+def test_each_answer_format_is_asked_for_in_both_prompts(
+    fmt: str, system_end: str, round_end: str, layout: PromptLayout
+) -> None:
+    """The question names the options in the order shown; so does the classic system prompt, while the cached
+    layout's names them in the fixed order (it is the same in every round)."""
+    settings = PromptSettings(labels=NEUTRAL, shuffle_options=True, answer_format=fmt, layout=layout)  # type: ignore[arg-type]
+    system, user = PromptBuilder(settings).render(akata_view(), "DC")
+    if layout is PromptLayout.CACHED:
+        system_end = system_end.replace('"F"} or {"action": "J"', '"J"} or {"action": "F"').replace("F or J", "J or F")
     assert system["content"].splitlines()[-1] == system_end
     assert user["content"].splitlines()[-1] == round_end
 

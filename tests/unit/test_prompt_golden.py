@@ -8,7 +8,8 @@ of what the models are asked, so it must be deliberate: regenerate the file with
 
     python -m tests.unit.test_prompt_golden
 
-and say in the commit why the prompts changed.
+and say in the commit why the prompts changed. Each layout has its own file: ``prompts.json`` holds the classic
+layout's prompts (PDBench 0.1's, unchanged since), ``prompts_cached.json`` the cached layout's (the default).
 """
 
 from __future__ import annotations
@@ -19,14 +20,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness.game.horizon import FixedHorizon, GeometricHorizon
 from harness.game.rules import PayoffMatrix
 from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing.policy import ParseResult
-from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptSettings
+from harness.players.model.prompts.builder import Ask, PromptBuilder, PromptLayout, PromptSettings
 from tests.unit.test_prompts import make_view
 
-GOLDEN = Path(__file__).parent / "golden" / "prompts.json"
+GOLDENS = {
+    PromptLayout.CLASSIC: Path(__file__).parent / "golden" / "prompts.json",
+    PromptLayout.CACHED: Path(__file__).parent / "golden" / "prompts_cached.json",
+}
 LABELS = {"CD": ActionLabels(), "JF": ActionLabels(cooperate="J", defect="F"),
           "words": ActionLabels(cooperate="Blue", defect="Red")}  # fmt: skip
 # Asymmetric, with fractions, so that the two seats see different points.
@@ -49,13 +55,15 @@ def _digest(messages: Any) -> str:
     return hashlib.sha256(json.dumps(messages, ensure_ascii=False).encode()).hexdigest()
 
 
-def cases() -> dict[str, Any]:
-    """Every case's messages (a list of chat messages, or a re-ask's text), by case name."""
+def cases(layout: PromptLayout) -> dict[str, Any]:
+    """Every case's messages (a list of chat messages, or a re-ask's text) in ``layout``, by case name."""
     out: dict[str, Any] = {}
     builders: dict[tuple[str, str, int | None, str | None], PromptBuilder] = {}
     for labels, fmt, window, persona in itertools.product(LABELS, ("free", "json", "label"), (None, 2),
                                                           (None, "cautious", "cooperative")):  # fmt: skip
-        settings = PromptSettings(labels=LABELS[labels], answer_format=fmt, history_window=window, persona=persona)
+        settings = PromptSettings(
+            labels=LABELS[labels], answer_format=fmt, history_window=window, persona=persona, layout=layout
+        )
         builders[(labels, fmt, window, persona)] = PromptBuilder(settings)
     for (labels, fmt, window, persona), builder in builders.items():
         for order, horizon, seat, played in itertools.product(("CD", "DC"), HORIZONS, ("a", "b"), PLAYED):
@@ -89,17 +97,18 @@ def _view(seat: str, horizon: str, played: int) -> Any:
     return make_view(own, opp, seat=seat, horizon=HORIZONS[horizon], game=GAME)
 
 
-def golden() -> dict[str, Any]:
-    rendered = cases()
+def golden(layout: PromptLayout) -> dict[str, Any]:
+    rendered = cases(layout)
     return {
         "digests": {name: _digest(messages) for name, messages in rendered.items()},
         "whole": {name: rendered[name] for name in sorted(WHOLE)},
     }
 
 
-def test_the_shipped_templates_render_the_golden_prompts() -> None:
-    expected = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    actual = golden()
+@pytest.mark.parametrize("layout", list(PromptLayout))
+def test_the_shipped_templates_render_the_golden_prompts(layout: PromptLayout) -> None:
+    expected = json.loads(GOLDENS[layout].read_text(encoding="utf-8"))
+    actual = golden(layout)
     assert actual["whole"] == expected["whole"]
     assert sorted(actual["digests"]) == sorted(expected["digests"])
     changed = [name for name, digest in actual["digests"].items() if expected["digests"][name] != digest]
@@ -107,7 +116,7 @@ def test_the_shipped_templates_render_the_golden_prompts() -> None:
 
 
 def test_the_golden_sweep_covers_every_wording_setting() -> None:
-    names = golden()["digests"]
+    names = golden(PromptLayout.CACHED)["digests"]
     assert len(names) > 1000
     for part in ("free", "json", "label", "DC", "window=2", "persona=cautious", "geometric", "|b|", "played=6",
                  "question|payoff", "question|horizon", "question|last_move", "reask|"):  # fmt: skip
@@ -116,6 +125,9 @@ def test_the_golden_sweep_covers_every_wording_setting() -> None:
 
 
 if __name__ == "__main__":
-    GOLDEN.parent.mkdir(exist_ok=True)
-    GOLDEN.write_text(json.dumps(golden(), indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {GOLDEN}")
+    for layout, path in GOLDENS.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(
+            json.dumps(golden(layout), indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        print(f"wrote {path}")

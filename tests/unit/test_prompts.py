@@ -25,6 +25,7 @@ from harness.players.model.prompts.builder import (
     round_context,
     synthetic_views,
 )
+from harness.players.model.prompts.context import CACHE_BREAK
 
 NEUTRAL = ActionLabels(cooperate="J", defect="F")
 
@@ -291,6 +292,7 @@ def test_round_context_is_built_from_the_view_only() -> None:
         "labels": {"cooperate": "J", "defect": "F"},
         "use_words": False,
         "options": [{"label": "J", "word": "cooperate"}, {"label": "F", "word": "defect"}],
+        "options_unshuffled": [{"label": "J", "word": "cooperate"}, {"label": "F", "word": "defect"}],
         "answer_format": "free",
         "horizon": {"kind": "fixed", "n_rounds": 50},
         "payoffs": [
@@ -313,6 +315,7 @@ def test_round_context_is_built_from_the_view_only() -> None:
         "their_score": "6",
         "question": None,
         "ask": None,
+        "cache_break": CACHE_BREAK,
     }
 
 

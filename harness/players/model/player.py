@@ -21,6 +21,7 @@ each asked in a side conversation before the move (see :mod:`harness.players.mod
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -44,10 +45,10 @@ from harness.players.model.judge import Judge, Verdict, judge_facts, judge_messa
 from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing.last_line import read_last_line
 from harness.players.model.parsing.policy import ParseResult, fallback_action, parse_action
-from harness.players.model.prompts.builder import OptionOrder, PromptBuilder
+from harness.players.model.prompts.builder import OptionOrder, Prompt, PromptBuilder
 from harness.players.model.prompts.context import option_moves
 from harness.players.model.settings import ComprehensionSettings, ParsePolicy, ReplyReader
-from harness.providers.base import FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
+from harness.providers.base import CacheHints, FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
 from harness.providers.structured import ReplySchema, ReplyViolation
 from harness.states import CallOutcome
 
@@ -182,7 +183,9 @@ class LLMAgent:
         recorded = order if shuffled else None  # calls.option_order: NULL when the order is not shuffled
         if p.comprehension is not None and view.round in p.comprehension.rounds:
             await self._check(view, order, recorded, p.comprehension)
-        messages = p.prompts.render(view, order)
+        prompt = p.prompts.prompt(view, order)
+        messages = prompt.messages
+        cache = self._cache_hints(prompt)
         facts = p.prompts.facts(view, order)
         tag = CallTag(
             game_id=self.game_id,
@@ -197,7 +200,7 @@ class LLMAgent:
         attempt = 1
         judged = 0  # judge calls so far in this round: numbered 1, 2, ... apart from the move's
         for ask in range(p.parse.max_retries + 1):
-            result = await self._ask(messages, tag, attempt, facts, read, params)
+            result = await self._ask(messages, tag, attempt, facts, read, params, cache)
             attempt += len(result.records)
             parsed = result.reading.value
             if parsed.action is not None:
@@ -221,6 +224,13 @@ class LLMAgent:
                 self.take_records(),
             )
         return Decision(fallback, flagged=True)
+
+    def _cache_hints(self, prompt: Prompt) -> CacheHints:
+        """Where ``prompt``'s reusable prefixes end, and the provider cache key of this game and seat (a digest
+        of the sample: the same draw of the same game is routed alike in every run, and nothing else is)."""
+        sample = self.sample
+        digest = hashlib.sha256(f"{sample.condition}\x00{sample.replicate}\x00{sample.seat}".encode()).hexdigest()
+        return CacheHints(key=f"pdbench-{digest[:24]}", breaks=prompt.breaks)
 
     def _reader(self, view: RoundView) -> Callable[[str], Reading[ParseResult]]:
         """What reads this player's move answers: the structured reply's field, or the free-text rule that
@@ -267,13 +277,14 @@ class LLMAgent:
         facts: PromptFacts,
         read: Callable[[str], Reading[T]],
         params: SamplingParams | None = None,
+        cache: CacheHints | None = None,
     ) -> CallResult[T]:
         """One request of this player; every attempt it made is kept for the round's record, failed or not.
         ``params``: the move's (with the reply schema of a structured answer); by default the player's own."""
         p = self.player
         try:
             result = await self.calls.request(
-                p.provider, p.limiter, messages, params or self.params, tag, attempt, facts, read=read
+                p.provider, p.limiter, messages, params or self.params, tag, attempt, facts, read=read, cache=cache
             )
         except CallFailed as failed:
             self.records.extend(failed.records)
@@ -300,9 +311,10 @@ class LLMAgent:
         )
         attempt = 1
         for question in questions(view, settings, labels, order):
-            messages = p.prompts.render_question(view, question.ask, order)
+            prompt = p.prompts.question_prompt(view, question.ask, order)
             facts = p.prompts.facts(view, order, question.ask)
-            result = await self._ask(messages, tag, attempt, facts, partial(read_question, question, labels=labels))
+            read = partial(read_question, question, labels=labels)
+            result = await self._ask(prompt.messages, tag, attempt, facts, read, cache=self._cache_hints(prompt))
             attempt += len(result.records)
             final = result.records[-1]
             answer = result.reading.value

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import dataclass
+from itertools import accumulate, pairwise
 from typing import Literal
 
 from jinja2 import Template, TemplateNotFound
@@ -37,10 +39,12 @@ from harness.game.rules import Action, PayoffMatrix
 from harness.game.view import RoundView
 from harness.players.model.parsing.policy import ParseResult, correction_message
 from harness.players.model.prompts.context import (
+    CACHE_BREAK,
     ORDERS,
     AnswerFormat,
     Ask,
     OptionOrder,
+    PromptLayout,
     PromptSettings,
     first_shown,
     number_text,
@@ -70,7 +74,9 @@ __all__ = [
     "AnswerFormat",
     "Ask",
     "OptionOrder",
+    "Prompt",
     "PromptBuilder",
+    "PromptLayout",
     "PromptSettings",
     "available_personas",
     "number_text",
@@ -80,6 +86,17 @@ __all__ = [
 ]
 
 CHECK_WINDOW = 3  # check() renders a history window this long: the template branches are the same for any
+PREFIX_ROUNDS = 6  # prefix_problem() plays this many rounds past any history window
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """The chat messages of one request and where in them a prefix that later rounds repeat ends: (index of
+    the message, character offset into its content), one per ``{{ cache_break }}`` the template wrote (see
+    :class:`~harness.providers.base.CacheHints`)."""
+
+    messages: list[Message]
+    breaks: tuple[tuple[int, int], ...] = ()
 
 
 class PromptBuilder:
@@ -87,7 +104,8 @@ class PromptBuilder:
 
     def __init__(self, settings: PromptSettings | None = None) -> None:
         self.settings = settings or PromptSettings()
-        self._template_dirs = template_dirs(self.settings.template_dir)
+        classic = self.settings.layout is PromptLayout.CLASSIC
+        self._template_dirs = template_dirs(self.settings.template_dir, classic=classic)
         self._persona_dirs = persona_dirs(self._template_dirs)
         self._env = prompt_environment(self._template_dirs, self._persona_dirs)
         self._system = self._load(self.settings.system_template)
@@ -99,23 +117,76 @@ class PromptBuilder:
     def render(self, view: RoundView, order: OptionOrder = "CD") -> list[Message]:
         """The system and user messages for ``view`` with the options in ``order``; identical inputs
         give identical messages."""
-        return self._messages(round_context(view, self.settings, order))
+        return self.prompt(view, order).messages
+
+    def prompt(self, view: RoundView, order: OptionOrder = "CD") -> Prompt:
+        """:meth:`render`'s messages, with where their reusable prefixes end."""
+        return self._prompt(round_context(view, self.settings, order))
 
     def render_question(self, view: RoundView, ask: Ask, order: OptionOrder = "CD") -> list[Message]:
         """The messages of one comprehension question: the system prompt and the round's prompt as the
         player sees it before its move, the question (``question.j2``) in place of the request for a move."""
+        return self.question_prompt(view, ask, order).messages
+
+    def question_prompt(self, view: RoundView, ask: Ask, order: OptionOrder = "CD") -> Prompt:
+        """:meth:`render_question`'s messages, with where their reusable prefixes end (the round's own)."""
         context = round_context(view, self.settings, order)
         context["ask"] = ask.context()
         context["question"] = self._render(self._question_template(), context)
-        return self._messages(context)
+        return self._prompt(context)
 
     def _messages(self, context: dict[str, object]) -> list[Message]:
+        return self._prompt(context).messages
+
+    def _prompt(self, context: dict[str, object]) -> Prompt:
         """The system message, then the user message; a system template that renders nothing sends no system
-        message, so a protocol that puts everything in one user message (Akata et al. 2023) is played as such."""
+        message, so a protocol that puts everything in one user message (Akata et al. 2023) is played as such.
+        The user message is cut where the template wrote ``{{ cache_break }}``; the marks are removed."""
         context["persona"] = self._render(self._persona, context) if self._persona is not None else None
-        system = self._render(self._system, context)
-        user: Message = {"role": "user", "content": self._render(self._round, context)}
-        return [{"role": "system", "content": system}, user] if system else [user]
+        system = self._render(self._system, context).replace(CACHE_BREAK, "")
+        parts = self._render(self._round, context).split(CACHE_BREAK)
+        user: Message = {"role": "user", "content": "".join(parts)}
+        messages: list[Message] = [{"role": "system", "content": system}, user] if system else [user]
+        end = len(user["content"])
+        index = len(messages) - 1
+        return Prompt(messages, tuple((index, at) for at in accumulate(len(p) for p in parts[:-1]) if 0 < at < end))
+
+    def prefix_problem(self) -> str | None:
+        """Why the prompts of consecutive rounds do not extend one another, or None when they do.
+
+        A provider's prompt cache reads only the start that a request shares with an earlier one. When each
+        round's prompt repeats the last one's and adds the newest round, that shared start grows every round;
+        this plays a synthetic game (past any history window) and says so when it stops growing, naming the
+        setting that stops it."""
+        window = self.settings.history_window or 0
+        rounds = window + PREFIX_ROUNDS
+        shuffled = self.settings.shuffle_options
+        views = game_views(rounds)
+        texts = [
+            "\n\n".join(m["content"] for m in self.render(view, ORDERS[view.round % 2] if shuffled else "CD"))
+            for view in views
+        ]
+        shared = [_shared_start(a, b) for a, b in pairwise(texts)]
+        if _grows(shared):
+            return None
+        if self.settings.layout is PromptLayout.CLASSIC:
+            cause = "the classic layout starts every round's prompt with the round number"
+        elif window and _grows(shared[:window]):
+            cause = f"the history window ({window} rounds) drops the oldest round from the history's start every round"
+        elif shuffled and not self._reads_alike_shuffled(views[-1]):
+            cause = "shuffle_options reorders the rules (the payoff lines or the system prompt), not only the question"
+        else:
+            cause = f"the round template ({self.settings.round_template!r}) changes its start from round to round"
+        return (
+            f"each round's prompt does not extend the last one's ({cause}), so a provider's prompt cache can read "
+            f"at most the first {min(shared):,} characters of a prompt; with prompts.layout: cached and no "
+            "history_window it reads all but the newest round"
+        )
+
+    def _reads_alike_shuffled(self, view: RoundView) -> bool:
+        """Whether the prompt before its last paragraph (the question) is the same in both option orders."""
+        one, other = (self.render(view, order)[-1]["content"].rsplit("\n\n", 1)[0] for order in ORDERS)
+        return one == other
 
     def facts(self, view: RoundView, order: OptionOrder = "CD", ask: Ask | None = None) -> PromptFacts:
         """What the prompt for ``view`` tells the model, for stand-in models (see PromptFacts)."""
@@ -284,6 +355,44 @@ class PromptBuilder:
             ) from exc
         except Exception as exc:
             raise ConfigError(f"prompt template {template.name or 'persona'!r} failed to render: {exc}") from exc
+
+
+def _grows(values: list[int]) -> bool:
+    return all(later > earlier for earlier, later in pairwise(values))
+
+
+def _shared_start(a: str, b: str) -> int:
+    """How many leading characters two texts share."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+def game_views(rounds: int) -> list[RoundView]:
+    """Rounds 1 to ``rounds`` of one synthetic fixed-length game, from seat a, every joint outcome in turn."""
+    cycle: tuple[Action, ...] = ("C", "C", "D", "D", "C")
+    cycle_opp: tuple[Action, ...] = ("C", "D", "C", "D", "C")
+    horizon = FixedHorizonInfo(n_rounds=rounds)
+    matrix = PayoffMatrix()
+    table = matrix.table()
+    own = tuple(cycle[i % len(cycle)] for i in range(rounds))
+    opp = tuple(cycle_opp[i % len(cycle_opp)] for i in range(rounds))
+    own_p = tuple(table[(a, b)][0] for a, b in zip(own, opp, strict=True))
+    opp_p = tuple(table[(a, b)][1] for a, b in zip(own, opp, strict=True))
+    return [
+        RoundView(
+            "a",
+            r,
+            horizon,
+            matrix,
+            own[: r - 1],
+            opp[: r - 1],
+            own_p[: r - 1],
+            opp_p[: r - 1],
+            sum(own_p[: r - 1]),
+            sum(opp_p[: r - 1]),
+        )
+        for r in range(1, rounds + 1)
+    ]
 
 
 def _mentions(text: str, label: str) -> bool:

@@ -10,6 +10,7 @@ say "cooperate" or "defect". The prompt settings live here too, as most of them 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
@@ -23,6 +24,24 @@ OptionOrder = Literal["CD", "DC"]
 AnswerFormat = Literal["free", "json", "label"]
 ORDERS: tuple[OptionOrder, OptionOrder] = ("CD", "DC")
 _WORDS = {"C": "cooperate", "D": "defect"}
+CACHE_BREAK = "\ue000"
+"""What ``{{ cache_break }}`` writes: a private-use character that the builder cuts the prompt at and removes.
+Each one marks where a prefix that later rounds repeat ends (see :class:`~harness.providers.base.CacheHints`)."""
+
+
+class PromptLayout(StrEnum):
+    """Which shipped templates word the prompt (a user's ``template_dir`` overrides either).
+
+    ``cached`` (the default): what is fixed comes first and is the same in every round (the rules, the
+    payoffs in a fixed order, the reply format), then the history, one line per round, only ever extended,
+    then what changes (the round number, the totals, the question with this round's option order). Each
+    round's prompt repeats the last one's, so a provider's prompt cache reads all but the newest lines.
+    ``classic``: the layout of PDBench 0.1 (``prompts/classic/``), which starts each prompt with "This is round
+    N" and so shares nothing but the system prompt with the round before; kept to replicate runs made with it.
+    Both show the same facts."""
+
+    CACHED = "cached"
+    CLASSIC = "classic"
 
 
 class PromptSettings(BaseModel):
@@ -31,6 +50,11 @@ class PromptSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    layout: PromptLayout = Field(
+        PromptLayout.CACHED,
+        description="cached (the default: each round's prompt extends the last, for provider prompt caching) or "
+        "classic (PDBench 0.1's prompts)",
+    )
     system_template: str = "system.j2"
     round_template: str = "round.j2"
     question_template: str = "question.j2"
@@ -87,6 +111,7 @@ def round_context(view: RoundView, settings: PromptSettings, order: OptionOrder 
         "labels": {"cooperate": labels.cooperate, "defect": labels.defect},
         "use_words": labels.uses_words,
         "options": [{"label": labels.label(m), "word": _WORDS[m]} for m in option_moves(order)],
+        "options_unshuffled": [{"label": labels.label(m), "word": _WORDS[m]} for m in option_moves("CD")],
         "answer_format": settings.answer_format,
         "horizon": _horizon(view.horizon),
         "payoffs": _payoff_rows(view.payoffs, view.seat, labels, order),
@@ -98,6 +123,7 @@ def round_context(view: RoundView, settings: PromptSettings, order: OptionOrder 
         "their_score": number_text(view.opponent_score),
         "question": None,
         "ask": None,
+        "cache_break": CACHE_BREAK,
     }
 
 

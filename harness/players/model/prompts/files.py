@@ -31,6 +31,7 @@ from harness.util.userfiles import read_user_file
 _ROOT = Path(__file__).resolve().parents[4]  # the checkout: harness/players/model/prompts/files.py
 PROMPTS_DIR = _ROOT / "prompts"
 PERSONAS_DIR = _ROOT / "personas"
+CLASSIC_DIR = PROMPTS_DIR / "classic"
 TEMPLATE_SUFFIX = ".j2"
 PERSONA_SUFFIX = ".md"
 SYSTEM_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
@@ -39,8 +40,9 @@ MAX_PERSONA_NAME = 100
 _PERSONA_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_PERSONA_NAME - 1}}}")
 
 
-def template_dirs(template_dir: str | None) -> list[Path]:
-    """The user's folder first (its templates override the shipped ones), then the repo's prompts/."""
+def template_dirs(template_dir: str | None, classic: bool = False) -> list[Path]:
+    """The user's folder first (its templates override the shipped ones), then, for the ``classic`` layout,
+    ``prompts/classic/`` (its templates override the default layout's), then the repo's prompts/."""
     dirs: list[Path] = []
     if template_dir is not None:
         user = Path(template_dir).expanduser()
@@ -57,6 +59,8 @@ def template_dirs(template_dir: str | None) -> list[Path]:
             )
         dirs.append(user)
     if PROMPTS_DIR.is_dir():
+        if classic:
+            dirs.append(CLASSIC_DIR)
         dirs.append(PROMPTS_DIR)
     elif not dirs:
         raise ConfigError(
@@ -68,7 +72,7 @@ def template_dirs(template_dir: str | None) -> list[Path]:
 
 def persona_dirs(template_folders: list[Path]) -> list[Path]:
     """The ``personas/`` folders of the template folders, then the repo's personas/."""
-    dirs = [d / "personas" for d in template_folders if (d / "personas").is_dir()]
+    dirs = [d / "personas" for d in template_folders if d != CLASSIC_DIR and (d / "personas").is_dir()]
     if PERSONAS_DIR.is_dir():
         dirs.append(PERSONAS_DIR)
     return dirs
