@@ -95,7 +95,7 @@ class KnownAnswers:
             model=completion.model,
             provider=req.provider.name,
             created_at=datetime.now(UTC),
-            raw=None if refusal is None else {REFUSAL: refusal},
+            raw=stored_extras(completion, refusal),
         )
         await self._cache_put(req.key, response, record, answer)
 
@@ -258,6 +258,18 @@ class KnownAnswers:
 
 REFUSAL = "refusal"
 """The key of a withheld answer's reason in the cache's ``raw`` extras."""
+
+
+def stored_extras(completion: Completion, refusal: str | None) -> dict[str, Any] | None:
+    """What the cache keeps of an answer beside its text and tokens (its ``raw``): why the provider withheld it
+    (``refusal``), and the input tokens it read from and wrote to its prompt cache when it said so. Those are
+    kept for the record only: an answer taken from the cache again costs nothing and reads no provider cache,
+    so its ``calls`` row has none (see :meth:`~harness.calls.path.CallPath._from_known`)."""
+    extras: dict[str, Any] = {} if refusal is None else {REFUSAL: refusal}
+    for name in ("cached_input_tokens", "cache_write_tokens"):
+        if (value := getattr(completion, name)) is not None:
+            extras[name] = value
+    return extras or None
 
 
 def cached_answer(stored: CachedResponse) -> Answer:

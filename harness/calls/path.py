@@ -371,10 +371,7 @@ class CallPath:
             completion = dataclasses.replace(completion, text=text)
         refusal = refusal_reason(completion.refusal) if completion.refusal is not None else None
         reading = self._read(req, completion.text, refusal)
-        cost = self.prices.cost(req.name, completion.input_tokens, completion.output_tokens)
-        self.stats.input_tokens += completion.input_tokens or 0
-        self.stats.output_tokens += completion.output_tokens or 0
-        self.stats.cost_usd += cost or 0.0
+        cost = self._count(req.name, completion)
         record = req.record(
             number,
             text=completion.text,
@@ -384,8 +381,31 @@ class CallPath:
             output_tokens=completion.output_tokens,
             cost_usd=cost,
             refusal=refusal,
+            cached_input_tokens=completion.cached_input_tokens,
+            cache_write_tokens=completion.cache_write_tokens,
         )
         exchange.records.append(record)
         if not offline(req.provider):
             await self.answers.keep(req, completion, record, refusal)
         return CallResult(text=completion.text, reading=reading, records=exchange.records, cached=False)
+
+    def _count(self, model: str, completion: Completion) -> float | None:
+        """A paid answer's cost (None: unknown), added to the counters with its tokens and, when the provider
+        reported its prompt cache, the tokens read from it and the dollars that saved."""
+        c = completion
+        cached, written = c.cached_input_tokens, c.cache_write_tokens
+        cost = self.prices.cost(
+            model, c.input_tokens, c.output_tokens, cached_input_tokens=cached, cache_write_tokens=written
+        )
+        stats = self.stats
+        stats.input_tokens += c.input_tokens or 0
+        stats.output_tokens += c.output_tokens or 0
+        stats.cost_usd += cost or 0.0
+        if cached is not None or written is not None:
+            stats.cache_reported = True
+            stats.cached_input_tokens += cached or 0
+            saving = self.prices.cache_saving(
+                model, c.input_tokens, c.output_tokens, cached_input_tokens=cached, cache_write_tokens=written
+            )
+            stats.cache_saved_usd += saving or 0.0
+        return cost

@@ -54,6 +54,11 @@ class CallRecord:
     option_order: str | None = None  # CD | DC: the order the two options were shown in; None when not shuffled
     answer_format: str | None = None  # free | json | label | structured: how the reply was asked for
     reader: str | None = None  # parser | last_line | structured | judge: what read this call's move; None: none
+    # Among input_tokens, those the provider read from its prompt cache and wrote to it; None when it said nothing
+    # of its cache, and on a response-cache hit (nothing was sent, so the provider's cache was not asked).
+    cached_input_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    prompt_layout: str | None = None  # the prompt layout (template version) the request was built with; None: unset
 
 
 @dataclass(frozen=True, slots=True)

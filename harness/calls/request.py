@@ -52,6 +52,13 @@ class CallStats:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    cached_input_tokens: int = 0
+    """Of ``input_tokens``, those the provider read from its prompt cache (never a response-cache hit)."""
+    cache_saved_usd: float = 0.0
+    """Dollars the provider's prompt cache saved against the same tokens at the input price (see
+    :meth:`~harness.calls.pricing.PriceTable.cache_saving`): negative while writes cost more than reads saved."""
+    cache_reported: bool = False
+    """Whether any answer said anything of the provider's prompt cache: the counters show it only then."""
 
 
 class CallFailed(Exception):
@@ -84,7 +91,8 @@ class Stopped(CallFailed):
 class CallTag:
     """Where a call belongs (game, round, seat), which draw of the model it is (``sample``), what it is
     for (a move, a comprehension question or a judgment), in which order the prompt showed the options and
-    how the reply was asked for (``answer_format``: free, json, label or structured)."""
+    how the reply was asked for (``answer_format``: free, json, label or structured); ``prompt_layout``: the
+    layout (template version) the prompt was built with, recorded as ``calls.prompt_layout`` (None: unset)."""
 
     game_id: int
     round: int
@@ -93,6 +101,7 @@ class CallTag:
     purpose: str = "move"
     option_order: str | None = None
     answer_format: str | None = None
+    prompt_layout: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +219,8 @@ class Request(Generic[T]):
         cost_usd: float | None = None,
         cached: bool = False,
         refusal: str | None = None,
+        cached_input_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
     ) -> CallRecord:
         """The ``calls`` row of one attempt (every row of a request is made here), its texts scrubbed of keys;
         ``refusal`` (see :func:`refusal_reason`) for an answer the provider withheld.
@@ -242,4 +253,7 @@ class Request(Generic[T]):
             purpose=t.purpose,
             option_order=t.option_order,
             answer_format=t.answer_format,
+            cached_input_tokens=cached_input_tokens,
+            cache_write_tokens=cache_write_tokens,
+            prompt_layout=t.prompt_layout,
         )

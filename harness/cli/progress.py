@@ -30,6 +30,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from harness.calls.request import CallStats
 from harness.engine.model_games import Monitor
 from harness.engine.scheduler import Progress
 from harness.util.plural import plural
@@ -120,10 +121,18 @@ def counters(m: Monitor, now: float | None = None) -> list[str]:
         f"cache hits {s.cached:,}",
         f"tokens in {s.input_tokens:,} out {s.output_tokens:,}",
         f"cost ${s.cost_usd:,.4f}",
+        *([prompt_cache_counter(s)] if s.cache_reported else []),
         f"retries {s.retries}",
         f"429s {max(limited, s.rate_limited)}",
         f"parse failures {s.parse_failures}",
     ]
+
+
+def prompt_cache_counter(s: CallStats) -> str:
+    """The share of paid input tokens the provider read from its prompt cache, and the dollars that saved against
+    the input price (shown once an answer reported the provider's cache)."""
+    share = s.cached_input_tokens / s.input_tokens if s.input_tokens else 0.0
+    return f"prompt cache {share:.0%} of input, saved ${s.cache_saved_usd:,.4f}"
 
 
 def summary_line(m: Monitor, *, with_pauses: bool = True, now: float | None = None) -> str:

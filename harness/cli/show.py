@@ -12,6 +12,7 @@ from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
 from harness.analysis.sfem import sfem_by_condition
 from harness.cli.base import out
+from harness.cli.prompt_cache import prompt_cache_lines
 from harness.cli.render import (
     answers_table,
     comprehension_table,
@@ -27,7 +28,7 @@ from harness.engine.runner import RunResult
 from harness.states import RunStatus
 from harness.store.browse import leaderboard, matchups
 from harness.store.catalog import Catalog
-from harness.store.run_summary import call_totals, seat_a_overall
+from harness.store.run_summary import call_totals, prompt_cache_totals, seat_a_overall
 from harness.util.plural import plural
 
 Show = Callable[[Catalog, RunResult], int]
@@ -42,6 +43,13 @@ def print_report(cat: Catalog, run_id: str) -> None:
     accuracy = comprehension_accuracy(cat, run_id)
     if accuracy:
         out.print(comprehension_table(accuracy))
+    print_prompt_cache(cat, run_id)
+
+
+def print_prompt_cache(cat: Catalog, run_id: str) -> None:
+    """A line per model whose calls reported the provider's prompt cache (nothing for any other run)."""
+    for line in prompt_cache_lines(prompt_cache_totals(cat, run_id)):
+        out.print(line)
 
 
 def print_sfem(cat: Catalog, run_id: str) -> None:
@@ -88,6 +96,7 @@ def show_scorecard(cat: Catalog, result: RunResult) -> int:
     answers = model_answers(cat, run_id)
     out.print(Scorecard(run_row, summaries))
     out.print(scorecard_summary(overall, totals, answers))
+    print_prompt_cache(cat, run_id)
     _checks_and_profile(cat, run_row)
     model = {s.seats[0].name for s in summaries}
     fits = sfem_by_condition(cat, run_id, pooled=True, players=model)

@@ -5,7 +5,8 @@ Why a real server: the ``openai`` 3.x and ``anthropic`` 2.x SDKs are built on ht
 both SDKs exactly as production does (headers, error classes, ``retry-after``, timeouts) and lets
 a test script the failures a rate limiter and a retry policy must survive: 429s from a rolling
 requests-per-minute window (or with any Retry-After), 500s, Anthropic's 529, answers that never
-arrive in time, and 200s whose body is not the API's JSON (corrupted, or a proxy's HTML page).
+arrive in time, and 200s whose body is not the API's JSON (corrupted, or a proxy's HTML page). With
+``prompt_cache=True`` it accounts for prompt caching as each provider does (:mod:`tests.support.prompt_cache`).
 
 In-process (uvicorn on a background thread)::
 
@@ -55,6 +56,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from tests.support.prompt_cache import AnthropicCache, OpenAICache
 
 HOST = "127.0.0.1"  # never anything else: this server has no business being reachable off-machine
 PROVIDERS = ("openai", "anthropic")
@@ -216,6 +219,12 @@ class ServerConfig:
     ratelimit_headers: bool = False  # send the provider's rate-limit headers (limit, remaining, reset) of rpm_limit
     require_key: bool = True  # False: answer requests without a key too, as local servers (vLLM, Ollama) do
     structured: bool = True  # False: refuse a JSON-schema response_format / a forced tool with a 400, as old servers do
+    # Prompt caching as each provider accounts for it (tests.support.prompt_cache); off: usage as always, no cache.
+    prompt_cache: bool = False
+    openai_cache_min: int = 1024  # OpenAI caches prefixes of at least this many tokens ...
+    openai_cache_step: int = 128  # ... in steps of this many
+    anthropic_cache_min: int = 1024  # Anthropic writes a breakpoint's prefix of at least this many tokens
+    anthropic_lookback: int = 20  # block boundaries before a breakpoint where Anthropic looks for a hit
 
     def __post_init__(self) -> None:
         if not callable(self.responder):
@@ -230,6 +239,11 @@ class ServerConfig:
             raise ValueError("stray_429_rate must be between 0 and 1")
         if min(self.rate_window_s, self.timeout_s, self.retry_after_s) <= 0:
             raise ValueError("rate_window_s, timeout_s and retry_after_s must be > 0")
+        if (
+            min(self.openai_cache_min, self.openai_cache_step, self.anthropic_cache_min) < 1
+            or self.anthropic_lookback < 0
+        ):
+            raise ValueError("the cache minimums and step must be >= 1, the lookback >= 0")
 
     def to_json(self) -> dict[str, Any]:
         """Every setting but the responder, which is code, for the control API."""
@@ -285,6 +299,7 @@ class FakeLLM:
     timeout_s = _Setting()
     retry_after_s = _Setting()
     require_key = _Setting()
+    prompt_cache = _Setting()
 
     def __init__(self, config: ServerConfig | None = None, **changes: Any) -> None:
         self._lock = threading.Lock()
@@ -294,6 +309,8 @@ class FakeLLM:
         self._generation = 0  # bumped by reset(), so a straggler cannot overwrite a newer record
         self._failures: dict[str, deque[Failure]] = {p: deque() for p in PROVIDERS}
         self._windows: dict[str, deque[float]] = {p: deque() for p in PROVIDERS}
+        self._openai_cache = OpenAICache()
+        self._anthropic_cache = AnthropicCache()
         self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -323,9 +340,10 @@ class FakeLLM:
             self._failures[provider].extend(items)
 
     def reset(self) -> None:
-        """Forget requests, queued failures and rate windows, and reseed; settings are kept."""
+        """Forget requests, queued failures, rate windows and cached prompts, and reseed; settings are kept."""
         with self._lock:
             self._records.clear()
+            self._openai_cache, self._anthropic_cache = OpenAICache(), AnthropicCache()
             self._generation += 1
             for pending in (*self._failures.values(), *self._windows.values()):
                 pending.clear()
@@ -479,7 +497,21 @@ class FakeLLM:
             text = cfg.responder(provider, body)
         except Exception as exc:  # a broken responder is a test bug: say so in the answer
             return finish(error_response(provider, 500, f"The responder raised {exc!r}."), "responder")
-        return finish(JSONResponse(completion_json(provider, body, text, request_id)), fault, text)
+        usage = self._cached_usage(provider, body, cfg) if cfg.prompt_cache else None
+        return finish(JSONResponse(completion_json(provider, body, text, request_id, usage)), fault, text)
+
+    def _cached_usage(self, provider: str, body: dict[str, Any], cfg: ServerConfig) -> dict[str, Any]:
+        """The input usage of an answered request under the provider's prompt caching (``prompt_cache``),
+        which remembers it (see :mod:`tests.support.prompt_cache`)."""
+        with self._lock:
+            if provider == "openai":
+                cache = self._openai_cache
+                cache.minimum, cache.step = cfg.openai_cache_min, cfg.openai_cache_step
+                prompt, cached = cache.usage(body)
+                return {"prompt_tokens": prompt, "prompt_tokens_details": {"cached_tokens": cached}}
+            anthropic = self._anthropic_cache
+            anthropic.minimum, anthropic.lookback = cfg.anthropic_cache_min, cfg.anthropic_lookback
+            return anthropic.usage(body)
 
 
 # --------------------------------------------------------------------------- wire formats
@@ -535,12 +567,17 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-def completion_json(provider: str, body: dict[str, Any], text: str, request_id: str) -> dict[str, Any]:
-    """A successful answer in the provider's shape, with usage estimated from the text."""
+def completion_json(
+    provider: str, body: dict[str, Any], text: str, request_id: str, cached: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A successful answer in the provider's shape, with usage estimated from the text; ``cached``: the input
+    usage under prompt caching instead (:meth:`FakeLLM._cached_usage`)."""
     messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
     parts = [_text_of(body.get("system")), *(_text_of(m.get("content")) for m in messages)]
     prompt = "\n".join(part for part in parts if part)
     prompt_tokens, completion_tokens = estimate_tokens(prompt), estimate_tokens(text)
+    if cached is not None and provider == "openai":
+        prompt_tokens = cached["prompt_tokens"]
     if provider == "openai":
         return {
             "id": f"chatcmpl-{request_id}",
@@ -559,6 +596,7 @@ def completion_json(provider: str, body: dict[str, Any], text: str, request_id: 
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                **({"prompt_tokens_details": cached["prompt_tokens_details"]} if cached is not None else {}),
             },
         }
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
@@ -582,7 +620,7 @@ def completion_json(provider: str, body: dict[str, Any], text: str, request_id: 
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
+        "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens, **(cached or {})},
     }
 
 
@@ -895,6 +933,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--retry-after-s", type=float, default=1.0, help="retry-after of scripted and stray 429s")
     parser.add_argument("--stray-429-rate", type=float, default=0.0, help="share of requests refused 429 at random")
     parser.add_argument("--ratelimit-headers", action="store_true", help="send rate-limit headers of --rpm-limit")
+    parser.add_argument("--prompt-cache", action="store_true", help="account for prompt caching as each provider does")
     parser.add_argument("--reply", action="append", default=[], help="answer text; repeat to cycle through several")
     parser.add_argument("--garbage-first", type=int, default=0, help="unparseable answers before the real ones")
     args = parser.parse_args(argv)
@@ -909,6 +948,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         retry_after_s=args.retry_after_s,
         stray_429_rate=args.stray_429_rate,
         ratelimit_headers=args.ratelimit_headers,
+        prompt_cache=args.prompt_cache,
     )
     sock = _listen(args.port)
     print(f"LISTENING http://{HOST}:{sock.getsockname()[1]}", flush=True)

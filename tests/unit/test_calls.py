@@ -465,3 +465,47 @@ async def test_a_failed_request_says_what_kind_of_failure_it_was(provider: EchoP
 
 async def _no_sleep(seconds: float) -> None:
     return None
+
+
+class CachingProvider(EchoProvider):
+    """Answers as Anthropic's provider reports a prompt-cache read and write: all of them among the input."""
+
+    async def generate(
+        self, messages: list[Message], params: SamplingParams, timeout: float, facts: object = None
+    ) -> Completion:
+        self.calls += 1
+        return Completion(
+            text="C", input_tokens=4200, output_tokens=50, model=self.model, cached_input_tokens=3000,
+            cache_write_tokens=1000,
+        )  # fmt: skip
+
+
+async def test_prompt_cache_tokens_are_recorded_priced_and_counted_and_a_response_cache_hit_has_none(
+    tmp_path: Path,
+) -> None:
+    # echo/*: input 3, cached 0.30, write 3.75, output 15 $/Mtok (claude-sonnet-4's):
+    # 200 * 3 + 3000 * 0.3 + 1000 * 3.75 + 50 * 15 = 6000 micro-dollars; uncached 4200 * 3 + 750 = 13350.
+    prices = PriceTable([("echo/*", Price(input=3, output=15, cached_input=0.3, cache_write=3.75))])
+    layout_tag = CallTag(game_id=1, round=1, player="a", sample=TAG.sample, prompt_layout="v2")
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        calls = CallPath(cache=cache, prices=prices, ledger_run="r#1#t")
+        paid = (await calls.request(CachingProvider(), limiter(), MESSAGES, SamplingParams(), layout_tag, 1)).records
+        hit = (await calls.request(CachingProvider(), limiter(), MESSAGES, SamplingParams(), layout_tag, 1)).records
+        ledger = [record_from_ledger(text) for _key, text in cache.ledger("r#1#t")]
+    record = paid[0]
+    assert (record.input_tokens, record.cached_input_tokens, record.cache_write_tokens) == (4200, 3000, 1000)
+    assert record.cost_usd == pytest.approx(6000e-6) and record.prompt_layout == "v2"
+    assert ledger == [record]  # the ledger restores the new fields too
+    assert calls.stats.cache_reported and calls.stats.cached_input_tokens == 3000
+    assert calls.stats.cache_saved_usd == pytest.approx(7350e-6)
+    # A response-cache hit was not sent: free, and no read of the provider's cache.
+    assert hit[0].cached and hit[0].cost_usd == 0.0 and hit[0].input_tokens == 0
+    assert hit[0].cached_input_tokens is None and hit[0].cache_write_tokens is None
+    assert calls.stats.cached_input_tokens == 3000 and calls.stats.cache_saved_usd == pytest.approx(7350e-6)
+
+
+async def test_a_provider_silent_on_its_cache_leaves_the_counters_without_cache_figures() -> None:
+    calls = path()
+    record = (await calls.request(EchoProvider(), limiter(), MESSAGES, SamplingParams(), TAG, 1)).records[0]
+    assert record.cached_input_tokens is None and record.cache_write_tokens is None and record.prompt_layout is None
+    assert not calls.stats.cache_reported and calls.stats.cached_input_tokens == 0

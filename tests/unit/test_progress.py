@@ -191,3 +191,11 @@ def test_off_a_terminal_a_stop_is_printed_before_the_next_status_line() -> None:
         lines = out.getvalue().splitlines()
     assert lines == ["[r1] Stopping (interrupted by the user (Ctrl-C)): no new game, round or request starts; "
                      "saving what was recorded"]  # fmt: skip
+
+
+def test_the_prompt_cache_counter_shows_once_an_answer_reported_the_providers_cache() -> None:
+    m, _ = monitor([0.0])
+    m.stats.input_tokens = 4000
+    assert "prompt cache" not in summary_line(m)  # a provider silent on its cache: nothing new
+    m.stats.cache_reported, m.stats.cached_input_tokens, m.stats.cache_saved_usd = True, 3000, 0.0123
+    assert " | prompt cache 75% of input, saved $0.0123 | " in summary_line(m)  # 3,000 of 4,000 input tokens

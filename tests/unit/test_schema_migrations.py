@@ -27,6 +27,7 @@ OLD_FILES = [
     ("schema_v4", "schema_v4_eval"),
     ("schema_v4", "schema_v4_tournament"),
     ("schema_v5", "schema_v5_evolution"),
+    ("schema_v6", "schema_v6_eval"),
 ]
 
 
@@ -179,3 +180,21 @@ def test_a_v5_evolution_run_keeps_its_meaning_and_has_no_phase_scores(tmp_path: 
     run, trajectory = read_evolution(tmp_path, "schema_v5_evolution")
     assert trajectory.phases == () and run.generations == 6
     assert trajectory.population[0].tolist() == [3, 3, 3, 3]
+
+
+def test_a_v6_model_run_keeps_its_meaning_and_its_calls_say_nothing_of_a_prompt_cache(tmp_path: Path) -> None:
+    """Schema 7 adds the provider's prompt-cache tokens and the prompt layout to every call. A file written
+    before it recorded neither: every old column keeps its values, and the three new ones are NULL (unknown),
+    never 0 (which would claim the provider read nothing from its cache)."""
+    path = _migrated_copy(tmp_path, "schema_v6", "schema_v6_eval")
+    new = ("cached_input_tokens", "cache_write_tokens", "prompt_layout")
+    with duckdb.connect(str(path)) as con:
+        before = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in ("calls", "superseded_calls")}
+        assert migrate(con, str(path)) is True
+        for table, rows in before.items():
+            columns = [c for (c,) in con.execute(f"SELECT column_name FROM (DESCRIBE {table})").fetchall()]
+            assert columns[-3:] == list(new)
+            after = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+            assert [row[:-3] for row in after] == rows
+            assert all(row[-3:] == (None, None, None) for row in after)
+        assert len(before["calls"]) > 0
