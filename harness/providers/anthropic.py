@@ -19,7 +19,6 @@ import anthropic
 from harness.providers.base import (
     KEYLESS_PLACEHOLDER,
     CacheHints,
-    CacheTtl,
     Completion,
     MalformedResponse,
     Message,
@@ -32,6 +31,7 @@ from harness.providers.base import (
 from harness.providers.info import ANTHROPIC
 from harness.providers.sdk import SdkErrors, SdkProvider, structured_request
 from harness.providers.structured import TOOL_NAME, ReplySchema
+from harness.providers.tiers import CacheTtl
 
 if TYPE_CHECKING:
     import httpx2

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from harness.providers.ratelimit_headers import RateLimitHeaders, parse_rate_limit_headers
 from harness.providers.structured import ReplySchema
+from harness.providers.tiers import CacheTtl
 
 Message = dict[str, str]
 
@@ -147,14 +148,6 @@ class PromptFacts:
 
     def label(self, action: str) -> str:
         return self.cooperate if action == "C" else self.defect
-
-
-class CacheTtl(StrEnum):
-    """How long a provider keeps a cached prompt prefix (Anthropic's ``ttl``): five minutes, or an hour for
-    rounds that come slowly (flex, batch). A write costs 1.25x the input price for five minutes, 2x for an hour."""
-
-    FIVE_MINUTES = "5m"
-    ONE_HOUR = "1h"
 
 
 @dataclass(frozen=True, slots=True)

@@ -471,7 +471,13 @@ class CachingProvider(EchoProvider):
     """Answers as Anthropic's provider reports a prompt-cache read and write: all of them among the input."""
 
     async def generate(
-        self, messages: list[Message], params: SamplingParams, timeout: float, facts: object = None
+        self,
+        messages: list[Message],
+        params: SamplingParams,
+        timeout: float,
+        facts: object = None,
+        *,
+        cache: object = None,
     ) -> Completion:
         self.calls += 1
         return Completion(

@@ -194,6 +194,7 @@ class LLMAgent:
             sample=self.sample,
             option_order=recorded,
             answer_format=p.answer_format,
+            prompt_layout=p.prompts.layout_name,
         )
         params = self.params if p.reply is None else replace(self.params, reply=p.reply)
         read = self._reader(view)
@@ -308,6 +309,7 @@ class LLMAgent:
             purpose="comprehension",
             option_order=recorded,
             answer_format=p.prompts.settings.answer_format,
+            prompt_layout=p.prompts.layout_name,
         )
         attempt = 1
         for question in questions(view, settings, labels, order):

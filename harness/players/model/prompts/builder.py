@@ -27,7 +27,9 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate, pairwise
+from pathlib import Path
 from typing import Literal
 
 from jinja2 import Template, TemplateNotFound
@@ -112,6 +114,19 @@ class PromptBuilder:
         self._round = self._load(self.settings.round_template)
         self._question: Template | None = None  # loaded when first needed: most players are asked nothing
         self._persona = self._load_persona(self.settings.persona)
+
+    @cached_property
+    def layout_name(self) -> str:
+        """What ``calls.prompt_layout`` records of the prompts this builder renders: the layout (``cached`` or
+        ``classic``) when the shipped ``round.j2`` words them; the template's name when another shipped template
+        does (a suite's, ``suites/akata2023/round.j2``); ``own: <name>`` when the user's ``template_dir``
+        supplies it (its layout is whatever the user wrote)."""
+        filename = self._round.filename
+        shipped = filename is not None and Path(filename).resolve().is_relative_to(PROMPTS_DIR.resolve())
+        name = self.settings.round_template
+        if not shipped:
+            return f"own: {name}"
+        return self.settings.layout.value if name == "round.j2" else name
 
     # -- rendering ---------------------------------------------------------------------------
     def render(self, view: RoundView, order: OptionOrder = "CD") -> list[Message]:
