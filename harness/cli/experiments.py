@@ -257,6 +257,13 @@ def eval_(
             "constrained output: a JSON schema, or Anthropic's forced tool call)."
         ),
     ] = None,
+    prompt_layout: Annotated[
+        str | None,
+        typer.Option(
+            help="cached (default: each round's prompt extends the last one's, so the provider's prompt cache "
+            "reads all but the newest round) or classic (PDBench 0.1's prompts, rebuilt every round)."
+        ),
+    ] = None,
     seed: SeedOpt = 0,
     base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server (or $OPENAI_BASE_URL).")] = None,
     concurrency: Annotated[
@@ -306,6 +313,7 @@ def eval_(
             limits=limits,
             comprehension=checked,
             answer_format=answer_format,
+            prompt_layout=prompt_layout,
         )
     if (note := repeats_note(config)) is not None:
         err.print(f"[cyan]{note}[/cyan]", highlight=False)

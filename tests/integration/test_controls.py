@@ -53,10 +53,11 @@ def test_the_option_order_is_drawn_per_round_and_seat_recorded_and_shown(tmp_pat
         per_move[(c["game_id"], c["round"], c["player"])].add(c["option_order"])
         system, user = (m["content"] for m in request_messages(c))
         first, second = ("J", "F") if c["option_order"] == "CD" else ("F", "J")
-        # The order shown is the order recorded: the option list, the payoff lines and the reply instruction.
-        assert f"one of two options, {first} or {second}." in system
-        assert user.index(f"- If you choose {first} and the other player chooses {first},") < user.index(
-            f"- If you choose {second} and the other player chooses {second},"
+        # The order shown is the order recorded, in the question; in the (default) cached layout the rules list
+        # the options in the fixed order, the same in every round (the classic layout's are test_prompt_controls').
+        assert "one of two options, J or F." in system
+        assert user.index("- If you choose J and the other player chooses J,") < user.index(
+            "- If you choose F and the other player chooses F,"
         )
         assert user.endswith(f"Reply with exactly one of {first} or {second}.")
     assert all(len(orders) == 1 for orders in per_move.values())  # one order per round and seat

@@ -27,14 +27,16 @@ from harness.store.catalog import Catalog
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "schema_v3"
 
-# The commands that wrote the fixtures (tests/fixtures/schema_v3/README.md).
+# The commands that wrote the fixtures (tests/fixtures/schema_v3/README.md); the eval's prompts were those that are
+# now the classic layout (the mock's answers are drawn from the prompt, so another layout draws others).
 COMMANDS = {
     "schema_v3_tournament": ["tournament", "--players", "ALLC,ALLD,TFT,GRIM,GTFT,WSLS,RAND,ALT", "--rounds", "12",
                              "--replicates", "3", "--seed", "7"],
     "schema_v3_noisy": ["tournament", "--players", "TFT,ALLD,GRIM,GTFT,WSLS", "--stop-prob", "0.15", "--max-rounds",
                         "30", "--replicates", "3", "--noise", "0.1", "--seed", "11"],
     "schema_v3_eval": ["eval", "--model", "mock/random?p=0.6&unparseable=0.2", "--opponents", "TFT,ALLD", "--rounds",
-                       "6", "--replicates", "2", "--noise", "0.1", "--comprehension", "1,3", "--seed", "5"],
+                       "6", "--replicates", "2", "--noise", "0.1", "--comprehension", "1,3", "--seed", "5",
+                       "--prompt-layout", "classic"],
 }  # fmt: skip
 
 # What differs between two runs of one command by nature: when, how long, and by which version (a later version

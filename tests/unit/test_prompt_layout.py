@@ -122,3 +122,16 @@ def test_validate_warns_of_prompts_that_defeat_a_providers_cache_and_only_for_pa
     assert not [w for w in parse_experiment(_config({"model": "openai/gpt-4o-mini"})).warnings() if "prompt" in w]
     mock = parse_experiment(_config({"model": "mock/tft", "prompts": {"history_window": 3}}))
     assert not [w for w in mock.warnings() if "prompt" in w]  # the offline mock has no cache to defeat
+
+
+def test_eval_takes_the_layout_and_refuses_an_unknown_one_in_a_sentence() -> None:
+    from harness.config.presets.evaluation import eval_config
+    from harness.errors import ConfigError
+
+    config = eval_config("mock/tft", opponents=["TFT"], rounds=3, prompt_layout="classic")
+    assert config.experiment.conditions[0].agent_a.prompts.layout is PromptLayout.CLASSIC  # type: ignore[union-attr]
+    assert eval_config("mock/tft", opponents=["TFT"], rounds=3).experiment.conditions[0].agent_a.prompts.layout is (  # type: ignore[union-attr]
+        PromptLayout.CACHED
+    )
+    with pytest.raises(ConfigError, match=r"--prompt-layout is cached .* or classic .*; got 'bogus'"):
+        eval_config("mock/tft", opponents=["TFT"], rounds=3, prompt_layout="bogus")

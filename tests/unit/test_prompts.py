@@ -20,6 +20,7 @@ from harness.players.model.prompts import builder as prompts
 from harness.players.model.prompts import files as prompt_files
 from harness.players.model.prompts.builder import (
     PromptBuilder,
+    PromptLayout,
     PromptSettings,
     available_personas,
     round_context,
@@ -361,6 +362,8 @@ def jinja_persona(folders: tuple[str, ...], text: str) -> Template:
 def jinja_messages(settings: PromptSettings, view: RoundView) -> list[dict[str, str]]:
     """The messages as plain Jinja renders the templates as written: the reference for the builder."""
     folders = (str(Path(settings.template_dir)),) if settings.template_dir else ()
+    if settings.layout is PromptLayout.CLASSIC:
+        folders = (*folders, str(prompt_files.CLASSIC_DIR))
     env = jinja_environment(folders)
     context = round_context(view, settings)
     persona = None
@@ -368,9 +371,9 @@ def jinja_messages(settings: PromptSettings, view: RoundView) -> list[dict[str, 
         path = prompts.PERSONAS_DIR / f"{settings.persona}.md"
         persona = jinja_persona(folders, path.read_text(encoding="utf-8")).render(context).strip()
     context["persona"] = persona
-    return [
-        {"role": "system", "content": env.get_template(settings.system_template).render(context).strip()},
-        {"role": "user", "content": env.get_template(settings.round_template).render(context).strip()},
+    return [  # the cache breaks the cached layout's template writes are cut out (see test_prompt_layout)
+        {"role": role, "content": env.get_template(name).render(context).strip().replace(CACHE_BREAK, "")}
+        for role, name in (("system", settings.system_template), ("user", settings.round_template))
     ]
 
 
@@ -384,10 +387,11 @@ def games(n_rounds: int, seed: int) -> list[list[tuple[str, str]]]:
 @pytest.mark.parametrize("persona", [None, "cautious"])
 @pytest.mark.parametrize("labels", [ActionLabels(), NEUTRAL])
 @pytest.mark.parametrize("window", [None, 1, 4])
+@pytest.mark.parametrize("layout", list(PromptLayout))
 def test_the_shipped_templates_render_as_jinja_does(
-    persona: str | None, labels: ActionLabels, window: int | None
+    persona: str | None, labels: ActionLabels, window: int | None, layout: PromptLayout
 ) -> None:
-    settings = PromptSettings(persona=persona, labels=labels, history_window=window)
+    settings = PromptSettings(persona=persona, labels=labels, history_window=window, layout=layout)
     builder = PromptBuilder(settings)
     game = PayoffMatrix(cc=(3.0, 3.0), cd=(-0.5, 5.25), dc=(5.25, -0.5), dd=(1.0, 1.0))
     for horizon in (FixedHorizon(12), GeometricHorizon(0.1)):

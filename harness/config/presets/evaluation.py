@@ -8,6 +8,7 @@ from harness.config import ExperimentConfig, GameOptions, options_config
 from harness.config.presets.panels import DEFAULT_PANEL
 from harness.config.presets.players import check_players
 from harness.errors import ConfigError
+from harness.players.model.prompts.context import PromptLayout
 
 
 def eval_config(
@@ -26,10 +27,12 @@ def eval_config(
     limits: dict[str, Any] | None = None,
     comprehension: list[int] | None = None,
     answer_format: str | None = None,
+    prompt_layout: str | None = None,
 ) -> ExperimentConfig:
     """The model as player A against each opponent, ``replicates`` games each; with ``comprehension``, the
     model is asked the rules before its move in those rounds (see harness.players.model.comprehension);
-    ``answer_format`` is its ``prompts.answer_format`` (free, json, label or structured)."""
+    ``answer_format`` is its ``prompts.answer_format`` (free, json, label or structured), ``prompt_layout`` its
+    ``prompts.layout`` (cached or classic)."""
     panel = list(opponents or DEFAULT_PANEL)
     check_players(panel, option="--opponents", models=False)
     agent: dict[str, Any] = {"model": model}
@@ -40,8 +43,14 @@ def eval_config(
         agent["limits"] = limits
     if comprehension:
         agent["comprehension"] = {"rounds": comprehension}
-    if answer_format is not None:
-        agent["prompts"] = {"answer_format": answer_format}
+    if prompt_layout is not None and prompt_layout not in {layout.value for layout in PromptLayout}:
+        raise ConfigError(
+            f"--prompt-layout is cached (each round's prompt extends the last one's) or classic (PDBench 0.1's "
+            f"prompts); got {prompt_layout!r}"
+        )
+    prompts = {k: v for k, v in (("answer_format", answer_format), ("layout", prompt_layout)) if v is not None}
+    if prompts:
+        agent["prompts"] = prompts
     conditions = [{"name": f"vs_{o.strip().upper()}", "agent_a": dict(agent), "agent_b": {"policy": o}} for o in panel]
     options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed)
     return options_config(

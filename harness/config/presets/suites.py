@@ -33,6 +33,7 @@ PROTOCOL_OPTIONS = {
     "--persona": "the prompt",
     "--temperature": "the sampling temperature",
     "--answer-format": "the reply format",
+    "--prompt-layout": "the prompt",
 }
 
 MIN_ANSWER_TOKENS = 16  # a comprehension answer ("8, 0") needs a few tokens; a suite replying in fewer asks none
