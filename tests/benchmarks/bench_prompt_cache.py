@@ -35,6 +35,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+# The server answers in turn from a cycle of moves, so that games differ from one another as a sampled model's do:
+# a constant answer against deterministic opponents would make many games identical, and one game's prompts would
+# then be read from the cache by the others (real, on OpenAI, whose cache an organisation's requests share; but
+# not what the layout earns).
+REPLIES = [arg for move in ("C", "C", "D", "C", "D", "D", "C") for arg in ("--reply", move)]
 TARGET = 0.60  # share of input tokens read from the provider's cache, in the cached layout
 PLAYED = {"openai": "openai/gpt-4o-mini", "anthropic": "anthropic/claude-sonnet-4-5"}
 PRICED = {  # the models priced from each provider's recorded tokens (the loopback server counts alike for all)
@@ -46,7 +51,7 @@ PRICED = {  # the models priced from each provider's recorded tokens (the loopba
 def start_server() -> tuple[subprocess.Popen[str], str]:
     """The loopback server in a process of its own, accounting for prompt caching; its base URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.llm_server", "--prompt-cache"],
+        [sys.executable, "-m", "tests.support.llm_server", "--prompt-cache", *REPLIES],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
