@@ -115,6 +115,13 @@ SeedOpt = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Master seed.")]
 MaxCostOpt = Annotated[
     float | None, typer.Option(min=0.0, max=MAX_COST_USD, help="Stop starting paid calls at this cost (USD).")
 ]
+DespiteEstimateOpt = Annotated[
+    bool,
+    typer.Option(
+        "--despite-estimate",
+        help="Start the run although its estimate is above --max-cost (it stops starting calls at the limit).",
+    ),
+]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")]
 PricesOpt = Annotated[Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")]
 OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing run with the same id.")]

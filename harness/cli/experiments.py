@@ -14,6 +14,7 @@ import typer
 
 from harness.cli.base import (
     AllowKeyToOpt,
+    DespiteEstimateOpt,
     MaxCostOpt,
     MaxRoundsOpt,
     NoCacheOpt,
@@ -94,6 +95,7 @@ def run(
     max_cost: MaxCostOpt = None,
     no_cache: NoCacheOpt = False,
     prices: PricesOpt = None,
+    despite_estimate: DespiteEstimateOpt = False,
     allow_key_to: AllowKeyToOpt = None,
 ) -> None:
     """Play every condition × replicate of an experiment and store it in DuckDB.
@@ -112,19 +114,26 @@ def run(
     _warn(config)
     folder = results_dir(results, config)
     rid = chosen_run_id(run_id or None, config)  # an empty --run-id leaves the config's (tournament and eval refuse it)
+    flags = EngineFlags(max_cost, no_cache, prices, despite_estimate)
     if dry_run:
         _print_plan(file, config, replicates, folder, rid)
+        _dry_run_estimate(config, replicates, folder, flags)
         return
     rid = rid or default_run_id(run_id_prefix(file.stem), folder)
-    play(
-        config,
-        folder=folder,
-        run_id=rid,
-        replicates=replicates,
-        overwrite=overwrite,
-        flags=EngineFlags(max_cost, no_cache, prices),
-        show=show_report,
-    )
+    play(config, folder=folder, run_id=rid, replicates=replicates, overwrite=overwrite, flags=flags, show=show_report)
+
+
+def _dry_run_estimate(config: ExperimentConfig, replicates: int | None, folder: Path, flags: EngineFlags) -> None:
+    """The estimate under the plan; exit 1 when the run would not start (a key is missing) or, under
+    ``--max-cost``, would be refused (estimated above it)."""
+    from harness.calls.pricing import PriceTable
+    from harness.cli.estimate_view import print_estimate, refuse_over_budget
+
+    table = PriceTable.load(*flags.options(folder).prices)
+    if not print_estimate(config, replicates, table):
+        raise typer.Exit(1)
+    if flags.max_cost is not None and not flags.despite_estimate:
+        refuse_over_budget(config, replicates, table, flags.max_cost)
 
 
 def _print_plan(file: Path, config: ExperimentConfig, replicates: int | None, folder: Path, rid: str | None) -> None:
@@ -272,8 +281,13 @@ def eval_(
     rpm: Annotated[float | None, typer.Option(min=MIN_RPM, max=MAX_RPM, help="Requests per minute allowed.")] = None,
     tpm: Annotated[float | None, typer.Option(min=MIN_TPM, max=MAX_TPM, help="Tokens per minute allowed.")] = None,
     max_cost: MaxCostOpt = None,
+    despite_estimate: DespiteEstimateOpt = False,
     no_cache: NoCacheOpt = False,
     prices: PricesOpt = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the plan and its estimate (calls, tokens, cost, time); play nothing."),
+    ] = False,
     run_id: Annotated[str | None, typer.Option(help="Run id (default `eval_<timestamp>`).")] = None,
     overwrite: OverwriteOpt = False,
     results: ResultsOpt = None,
@@ -315,9 +329,17 @@ def eval_(
             answer_format=answer_format,
             prompt_layout=prompt_layout,
         )
+    flags = EngineFlags(max_cost, no_cache, prices, despite_estimate)
+    if dry_run:
+        from harness.config.run_settings import results_dir
+
+        folder = results_dir(results, config)
+        _print_plan(Path(f"pdbench eval --model {model}"), config, None, folder, run_id)
+        _dry_run_estimate(config, None, folder, flags)
+        return
     if (note := repeats_note(config)) is not None:
         err.print(f"[cyan]{note}[/cyan]", highlight=False)
-    _play_built_in(config, "eval", results, run_id, overwrite, EngineFlags(max_cost, no_cache, prices))
+    _play_built_in(config, "eval", results, run_id, overwrite, flags)
 
 
 def _play_built_in(

@@ -33,11 +33,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class EngineFlags:
-    """The options ``--max-cost``, ``--no-cache`` and ``--prices`` every playing command takes."""
+    """The options ``--max-cost``, ``--no-cache`` and ``--prices`` every playing command takes; and
+    ``--despite-estimate`` (run and eval), which starts a run estimated above ``--max-cost``."""
 
     max_cost: float | None = None
     no_cache: bool = False
     prices: Path | None = None
+    despite_estimate: bool = False
 
     def __post_init__(self) -> None:
         # A price table the user names is read at once, needed or not: a wrong file (a typo, another file
@@ -122,7 +124,12 @@ def _play(
         engine = flags.options(folder)
         check_models(config)
         if engine.max_cost is not None:
-            check_prices(config, PriceTable.load(*engine.prices))
+            table = PriceTable.load(*engine.prices)
+            check_prices(config, table)
+            if not flags.despite_estimate:
+                from harness.cli.estimate_view import refuse_over_budget
+
+                refuse_over_budget(config, replicates, table, engine.max_cost)
         check_structured_replies(config, engine)
         return run_experiment(
             config,

@@ -189,7 +189,17 @@ def test_orders_and_answers_are_identical_on_resume(tmp_path: Path, results: Pat
     config = write(tmp_path / "checked.yaml", CHECKED.format(prompts=NEUTRAL_SHUFFLED, comprehension=CHECK))
     prices = write(tmp_path / "prices.yaml", PRICES)
     code, _, err = pdbench(
-        "run", config, "--results", results, "--run-id", "cut", "--prices", prices, "--max-cost", "3"
+        "run",
+        config,
+        "--results",
+        results,
+        "--run-id",
+        "cut",
+        "--prices",
+        prices,
+        "--max-cost",
+        "3",
+        "--despite-estimate",
     )
     assert code == 130, err
     code, _, err = pdbench("resume", "cut", "--results", results, "--prices", prices)

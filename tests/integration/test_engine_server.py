@@ -114,7 +114,9 @@ def test_unreadable_answers_are_asked_again(server: FakeLLMServer, results: Path
 def test_max_cost_stops_a_paid_run(server: FakeLLMServer, tmp_path: Path, results: Path) -> None:
     prices = tmp_path / "p.yaml"
     prices.write_text("openai/test-model: {input: 100.0, output: 100.0}\n")
-    code, _, err = evaluate(results, "budget", "--prices", str(prices), "--max-cost", "0.05", "--concurrency", "1")
+    code, _, err = evaluate(
+        results, "budget", "--prices", str(prices), "--max-cost", "0.05", "--despite-estimate", "--concurrency", "1"
+    )
     assert code == 130, err
     run = sql_json(results, "select status, error from runs")[0]
     assert run["status"] == "interrupted" and "cost limit" in run["error"]

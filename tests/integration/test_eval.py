@@ -141,7 +141,7 @@ def test_max_cost_stops_the_run_and_resume_finishes_it_without_paying_twice(
     prices.write_text("openai/*: {input: 1000.0, output: 1000.0}\n")
     base = ["--model", "openai/test-model", "--opponents", "TFT,ALLD", "--rounds", "10", "--replicates", "2",
             "--seed", "9", "--results", results, "--prices", prices]  # fmt: skip
-    code, _, err = pdbench("eval", *base, "--run-id", "capped", "--max-cost", "5")
+    code, _, err = pdbench("eval", *base, "--run-id", "capped", "--max-cost", "5", "--despite-estimate")
     assert code == 130, err
     run = sql_json(results, "select status, error from runs where run_id = 'capped'")[0]
     assert run["status"] == "interrupted" and "cost limit" in run["error"]

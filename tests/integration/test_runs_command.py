@@ -116,7 +116,7 @@ def test_the_cost_counts_the_calls_a_resume_replaced(tmp_path: Path, results: Pa
     prices.write_text(PRICES)
     base = ["--model", "mock/random", "--opponents", "TFT,ALLD", "--rounds", "10", "--replicates", "2",
             "--seed", "9", "--results", results, "--prices", prices]  # fmt: skip
-    assert pdbench("eval", *base, "--run-id", "capped", "--max-cost", "5")[0] == 130
+    assert pdbench("eval", *base, "--run-id", "capped", "--max-cost", "5", "--despite-estimate")[0] == 130
     assert pdbench("resume", "capped", "--results", results, "--prices", prices)[0] == 0
     # Derived from the tokens and the price (1,000 dollars per million tokens either way), not from cost_usd.
     paid = "select input_tokens, output_tokens from {} where not cached"

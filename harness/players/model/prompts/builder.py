@@ -382,22 +382,30 @@ def _shared_start(a: str, b: str) -> int:
     return next((i for i in range(n) if a[i] != b[i]), n)
 
 
-def game_views(rounds: int) -> list[RoundView]:
-    """Rounds 1 to ``rounds`` of one synthetic fixed-length game, from seat a, every joint outcome in turn."""
+def game_views(
+    rounds: int,
+    *,
+    matrix: PayoffMatrix | None = None,
+    horizon: HorizonInfo | None = None,
+    seat: Literal["a", "b"] = "a",
+) -> list[RoundView]:
+    """Rounds 1 to ``rounds`` of one synthetic game (by default: fixed-length, seat a, the default payoffs),
+    every joint outcome in turn."""
     cycle: tuple[Action, ...] = ("C", "C", "D", "D", "C")
     cycle_opp: tuple[Action, ...] = ("C", "D", "C", "D", "C")
-    horizon = FixedHorizonInfo(n_rounds=rounds)
-    matrix = PayoffMatrix()
+    info = horizon or FixedHorizonInfo(n_rounds=rounds)
+    matrix = matrix or PayoffMatrix()
     table = matrix.table()
     own = tuple(cycle[i % len(cycle)] for i in range(rounds))
     opp = tuple(cycle_opp[i % len(cycle_opp)] for i in range(rounds))
-    own_p = tuple(table[(a, b)][0] for a, b in zip(own, opp, strict=True))
-    opp_p = tuple(table[(a, b)][1] for a, b in zip(own, opp, strict=True))
+    pairs = [table[(a, b)] if seat == "a" else table[(b, a)][::-1] for a, b in zip(own, opp, strict=True)]
+    own_p = tuple(p[0] for p in pairs)
+    opp_p = tuple(p[1] for p in pairs)
     return [
         RoundView(
-            "a",
+            seat,
             r,
-            horizon,
+            info,
             matrix,
             own[: r - 1],
             opp[: r - 1],

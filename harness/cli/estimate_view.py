@@ -1,0 +1,101 @@
+"""The pre-run estimate as ``--dry-run`` prints it, and ``--max-cost``'s refusal of a run estimated above it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.cli.base import err, out
+from harness.errors import ConfigError
+from harness.util.plural import plural
+
+if TYPE_CHECKING:
+    from harness.calls.pricing import PriceTable
+    from harness.config import ExperimentConfig
+
+
+def print_estimate(config: ExperimentConfig, replicates: int | None, prices: PriceTable) -> bool:
+    """Per model: calls, tokens, cost in each mode with and without the provider's prompt cache, time; then
+    whether the keys a run needs are set. Returns whether they are."""
+    from harness.engine.estimate import estimate
+    from harness.providers.registry import is_offline
+    from harness.providers.tiers import ServiceTier
+
+    estimates = estimate(config, replicates)
+    if not estimates:
+        return True
+    out.print("Estimate (nothing sent; prompts counted at about 4 characters a token, output at a typical reply):")
+    for est in estimates:
+        reask = f" (up to {est.calls + est.reask_calls:,.0f} if every move were re-asked)" if est.reask_calls else ""
+        out.print(f"  {est.model}: {est.calls:,.0f} calls{reask}", highlight=False)
+        cached = f", {est.cached_tokens:,.0f} of them from the provider's cache" if est.cached_tokens else ""
+        written = f" ({est.written_tokens:,.0f} written to it)" if est.written_tokens else ""
+        out.print(
+            f"    input {est.input_tokens:,.0f} tokens{cached}{written}; output about {est.output_tokens:,.0f} "
+            f"(at most {est.output_tokens_max:,.0f} at max_tokens)",
+            highlight=False,
+        )
+        if is_offline(est.model):
+            out.print("    cost: nothing (it plays offline, on this machine)", highlight=False)
+            continue
+        rows = []
+        for tier in ServiceTier:
+            plain, cache = est.cost(prices, tier, cached=False), est.cost(prices, tier, cached=True)
+            rows.append(f"{tier.value} {_dollars(plain)}" + (f" / {_dollars(cache)}" if cache != plain else ""))
+        most = est.cost(prices, ServiceTier.STANDARD, cached=True, most=True)
+        out.print(
+            f"    cost (without / with the prompt cache): {'; '.join(rows)}; at most {_dollars(most)} standard",
+            highlight=False,
+        )
+        out.print(f"    time: at least {_duration(est.seconds())} at the configured limits", highlight=False)
+    return _keys_set(config)
+
+
+def refuse_over_budget(config: ExperimentConfig, replicates: int | None, prices: PriceTable, max_cost: float) -> None:
+    """Refuse, before any call, a run whose estimated cost (standard tier, the prompt cache as the layout allows,
+    typical output) exceeds ``max_cost``; ``--despite-estimate`` starts it anyway (it stops at the limit). The
+    estimate assumes nothing is in the response cache; ``--max-cost 0``, which plays from the cache alone, is
+    never refused."""
+    if max_cost == 0:
+        return
+    from harness.engine.estimate import estimate
+    from harness.providers.tiers import ServiceTier
+
+    costs = [(est, est.cost(prices, ServiceTier.STANDARD, cached=True)) for est in estimate(config, replicates)]
+    total = sum(c for _, c in costs if c is not None)
+    if total > max_cost:
+        parts = ", ".join(f"{est.model} {_dollars(c)}" for est, c in costs if c)
+        raise ConfigError(
+            f"this run is estimated at {_dollars(total)} ({parts}), above --max-cost ${max_cost:g}, so it would stop "
+            "partway with games unplayed. `--dry-run` shows the estimate; raise --max-cost, play fewer games, or "
+            "add --despite-estimate to start it anyway (it stops starting calls at the limit; answers already in "
+            "the response cache, which the estimate does not count, cost nothing)"
+        )
+
+
+def _keys_set(config: ExperimentConfig) -> bool:
+    from harness.engine.preflight import check_models
+
+    try:
+        check_models(config)
+    except ConfigError as exc:
+        problems = exc.problems or [str(exc)]
+        err.print(f"[red]A run would not start:[/red] {plural(len(problems), 'problem')} with the models' keys:")
+        for problem in problems:
+            err.print(f"  - {problem}", highlight=False)
+        return False
+    out.print("Keys: every model's key is set (whether it is accepted shows at the first call).")
+    return True
+
+
+def _dollars(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"${value:,.2f}" if value >= 1 else f"${value:,.4f}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
