@@ -64,6 +64,7 @@ from harness.providers.base import (
     estimate_tokens,
 )
 from harness.providers.keys import remember_environment_keys, scrub
+from harness.providers.tiers import ServiceTier
 from harness.util.plural import plural
 
 __all__ = [
@@ -141,7 +142,8 @@ class CallPath:
         self.retry = retry or RetrySettings()
         self.max_cost = max_cost
         self.stats = CallStats()
-        self._policy = RetryPolicy(self.retry, sleep or self._sleep_unless_stopped, self._count_retry)
+        self._sleep = sleep or self._sleep_unless_stopped
+        self._policies: dict[ServiceTier | None, tuple[RetrySettings, RetryPolicy]] = {}
         # Requests in flight; the event is made only when a second caller waits for the same key.
         self._in_flight: dict[str, anyio.Event | None] = {}
 
@@ -162,6 +164,15 @@ class CallPath:
 
     def _count_retry(self) -> None:
         self.stats.retries += 1
+
+    def _bounds(self, req: Request[Any]) -> tuple[RetrySettings, RetryPolicy]:
+        """The retry bounds of the request's tier (:meth:`RetrySettings.for_tier`: flex waits longer) and the
+        loop built from them, made once per tier."""
+        tier = req.tier
+        if tier not in self._policies:
+            settings = self.retry.for_tier(tier) if tier is not None else self.retry
+            self._policies[tier] = settings, RetryPolicy(settings, self._sleep, self._count_retry)
+        return self._policies[tier]
 
     @overload
     async def request(
@@ -279,7 +290,8 @@ class CallPath:
         """Answer the request from the shared cache, or send it while holding the cache's claim on it, so that
         another process asking the same waits for this answer; or take that process's answer, when it held
         the claim first."""
-        lease = self.retry.max_seconds + self.retry.timeout + CLAIM_MARGIN_S
+        bounds = self._bounds(req)[0]
+        lease = bounds.max_seconds + bounds.timeout + CLAIM_MARGIN_S
         if (known := await self.answers.claim(req, lease)) is not None:
             return self._from_known(req, known)
         try:
@@ -293,7 +305,7 @@ class CallPath:
         carries every attempt's record and says what kind of failure it was."""
         exchange = _Exchange(req.first_attempt, req.first_attempt)
         try:
-            return await self._policy.attempts()(self._attempt, req, exchange)
+            return await self._bounds(req)[1].attempts()(self._attempt, req, exchange)
         except AttemptFailed as failed:
             why = (
                 f"{failed.reason} (gave up after {plural(exchange.made, 'attempt')})" if failed.retry else failed.reason
@@ -331,10 +343,11 @@ class CallPath:
             except Exception as exc:
                 failed = self._failed(req, exchange, exc, number, started)
                 decision = failed.decision
-                if decision.rate_limited:
-                    # Only the pattern of refusals pauses the endpoint (see harness.calls.limits.adaptation).
+                if decision.rate_limited and not decision.no_capacity:
+                    # Only the pattern of refusals pauses the endpoint (see harness.calls.limits.adaptation); a
+                    # tier without capacity (flex's "resource unavailable") says nothing of the endpoint's rate.
                     spent = time.monotonic() - exchange.started
-                    waits = failed.retry and may_wait(self.retry, exchange.made, spent)
+                    waits = failed.retry and may_wait(self._bounds(req)[0], exchange.made, spent)
                     limiter.on_rate_limited(decision.retry_after, permit=permit, waits=waits, limits=decision.limits)
                 raise failed from exc
             tokens = (completion.input_tokens or 0) + (completion.output_tokens or 0)
@@ -344,9 +357,10 @@ class CallPath:
 
     async def _generate(self, req: Request[Any]) -> Completion:
         """The provider's answer within a hard deadline, a second after the provider's own timeout (an
-        SDK's timeout bounds each read, not the whole request)."""
-        with anyio.fail_after(self.retry.timeout + 1.0):
-            return await req.provider.generate(req.messages, req.params, self.retry.timeout, req.facts, cache=req.cache)
+        SDK's timeout bounds each read, not the whole request); the timeout is the request's tier's."""
+        timeout = self._bounds(req)[0].timeout
+        with anyio.fail_after(timeout + 1.0):
+            return await req.provider.generate(req.messages, req.params, timeout, req.facts, cache=req.cache)
 
     def _failed(
         self, req: Request[Any], exchange: _Exchange, exc: Exception, number: int, started: float
@@ -354,7 +368,7 @@ class CallPath:
         """A failed attempt, its record kept with the request's others: the provider's decision and the call
         path's verdict."""
         decision = req.provider.should_retry(exc)
-        retry, reason = verdict(decision, self.retry)
+        retry, reason = verdict(decision, self._bounds(req)[0])
         self.stats.rate_limited += decision.rate_limited
         duration_ms = (time.perf_counter() - started) * 1000
         exchange.records.append(req.record(number, fault=decision.fault, error=reason, duration_ms=duration_ms))
@@ -371,7 +385,7 @@ class CallPath:
             completion = dataclasses.replace(completion, text=text)
         refusal = refusal_reason(completion.refusal) if completion.refusal is not None else None
         reading = self._read(req, completion.text, refusal)
-        cost = self._count(req.name, completion)
+        cost = self._count(req.name, completion, req.tier or ServiceTier.STANDARD)
         record = req.record(
             number,
             text=completion.text,
@@ -389,13 +403,13 @@ class CallPath:
             await self.answers.keep(req, completion, record, refusal)
         return CallResult(text=completion.text, reading=reading, records=exchange.records, cached=False)
 
-    def _count(self, model: str, completion: Completion) -> float | None:
-        """A paid answer's cost (None: unknown), added to the counters with its tokens and, when the provider
-        reported its prompt cache, the tokens read from it and the dollars that saved."""
+    def _count(self, model: str, completion: Completion, tier: ServiceTier) -> float | None:
+        """A paid answer's cost at its tier's prices (None: unknown), added to the counters with its tokens and,
+        when the provider reported its prompt cache, the tokens read from it and the dollars that saved."""
         c = completion
         cached, written = c.cached_input_tokens, c.cache_write_tokens
         cost = self.prices.cost(
-            model, c.input_tokens, c.output_tokens, cached_input_tokens=cached, cache_write_tokens=written
+            model, c.input_tokens, c.output_tokens, cached_input_tokens=cached, cache_write_tokens=written, tier=tier
         )
         stats = self.stats
         stats.input_tokens += c.input_tokens or 0
@@ -405,7 +419,12 @@ class CallPath:
             stats.cache_reported = True
             stats.cached_input_tokens += cached or 0
             saving = self.prices.cache_saving(
-                model, c.input_tokens, c.output_tokens, cached_input_tokens=cached, cache_write_tokens=written
+                model,
+                c.input_tokens,
+                c.output_tokens,
+                cached_input_tokens=cached,
+                cache_write_tokens=written,
+                tier=tier,
             )
             stats.cache_saved_usd += saving or 0.0
         return cost

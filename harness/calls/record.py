@@ -59,6 +59,9 @@ class CallRecord:
     cached_input_tokens: int | None = None
     cache_write_tokens: int | None = None
     prompt_layout: str | None = None  # the prompt layout (template version) the request was built with; None: unset
+    # The service tier (standard, flex) the attempt was sent at, its price tier; None when nothing was bought: a
+    # response-cache hit, an offline (mock) answer, and every row written before the tier was recorded.
+    service_tier: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from harness.providers.base import (
     SamplingParams,
 )
 from harness.providers.keys import key_in, scrub
+from harness.providers.tiers import ServiceTier
 from harness.states import CallOutcome
 
 T = TypeVar("T", covariant=True)  # a Reading of a move is a Reading of an object
@@ -182,6 +183,7 @@ class Request(Generic[T]):
     read: Callable[[str], Reading[T]]
     cache: CacheHints | None = None  # where the prompt's reusable prefixes end; not part of the identity
     name: str = field(init=False)  # "provider/model"
+    tier: ServiceTier | None = field(init=False)  # the tier it is bought at; None: nothing is bought (offline)
     request_json: str = field(init=False)
     key: str = field(init=False)
     created_at: datetime = field(init=False)
@@ -202,7 +204,15 @@ class Request(Generic[T]):
                 "for a key pasted into them or a file they include"
             )
         key = cache_key(provider.name, provider.model, provider.endpoint.base_url, messages, all_params, sample)
-        for attribute, value in (("name", name), ("request_json", request_json), ("key", key), ("created_at", _now())):
+        # Not part of the identity: an answer is the same draw at any tier (and a cache hit costs nothing).
+        tier = None if getattr(provider, "offline", False) else provider.service_tier
+        for attribute, value in (
+            ("name", name),
+            ("tier", tier),
+            ("request_json", request_json),
+            ("key", key),
+            ("created_at", _now()),
+        ):
             object.__setattr__(self, attribute, value)
 
     def record(
@@ -256,4 +266,5 @@ class Request(Generic[T]):
             cached_input_tokens=cached_input_tokens,
             cache_write_tokens=cache_write_tokens,
             prompt_layout=t.prompt_layout,
+            service_tier=None if cached or self.tier is None else self.tier.value,
         )

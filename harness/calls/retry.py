@@ -32,6 +32,10 @@ from tenacity import (
 )
 
 from harness.providers.base import RetryDecision
+from harness.providers.tiers import ServiceTier
+
+FLEX_TIMEOUT_S = 900.0
+"""The least per-attempt timeout of a flex request (OpenAI's advice: flex answers slowly, up to 15 minutes)."""
 
 MAX_JITTER_S = 1.0
 """The most a Retry-After is lengthened by its jitter (a tenth of it, drawn at random)."""
@@ -50,6 +54,17 @@ class RetrySettings(BaseModel):
     timeout: float = Field(60.0, gt=0, description="per-attempt timeout in seconds")
     backoff_initial: float = Field(1.0, ge=0)
     backoff_max: float = Field(60.0, ge=0)
+
+    def for_tier(self, tier: ServiceTier) -> RetrySettings:
+        """The bounds for requests bought at ``tier``. Flex answers slowly: unless the user set them
+        (``PDBENCH_TIMEOUT``, ``PDBENCH_RETRY_SECONDS``), an attempt may take :data:`FLEX_TIMEOUT_S` and a
+        request twice that, so that one slow attempt leaves time to ask again."""
+        if tier is not ServiceTier.FLEX:
+            return self
+        given = self.model_fields_set
+        timeout = self.timeout if "timeout" in given else max(self.timeout, FLEX_TIMEOUT_S)
+        total = self.max_seconds if "max_seconds" in given else max(self.max_seconds, 2 * timeout)
+        return self.model_copy(update={"timeout": timeout, "max_seconds": total})
 
 
 class AttemptFailed(Exception):

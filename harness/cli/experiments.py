@@ -275,6 +275,13 @@ def eval_(
     ] = None,
     seed: SeedOpt = 0,
     base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server (or $OPENAI_BASE_URL).")] = None,
+    service_tier: Annotated[
+        str | None,
+        typer.Option(
+            help="standard (default) or flex: OpenAI's half-price, slower tier (900 s timeout; its 'resource "
+            "unavailable' 429s are retried)."
+        ),
+    ] = None,
     concurrency: Annotated[
         int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Max requests in flight to the endpoint.")
     ] = None,
@@ -294,7 +301,7 @@ def eval_(
 ) -> None:
     from harness.cli.play import EngineFlags
     from harness.cli.repeats import repeats_note
-    from harness.config.presets.evaluation import comprehension_rounds, eval_config
+    from harness.config.presets.evaluation import checked_tier, comprehension_rounds, eval_config
     from harness.config.presets.players import parse_players
 
     limits = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
@@ -308,7 +315,13 @@ def eval_(
                 "asked for its move; leave --answer-format out, or drop --suite and set the game yourself"
             )
         config = preset.config(
-            model, replicates=replicates, seed=seed, base_url=base_url, limits=limits, comprehension=checked
+            model,
+            replicates=replicates,
+            seed=seed,
+            base_url=base_url,
+            limits=limits,
+            comprehension=checked,
+            service_tier=None if service_tier is None else checked_tier(service_tier),
         )
     else:
         panel = parse_players(opponents, option="--opponents")
@@ -328,7 +341,9 @@ def eval_(
             comprehension=checked,
             answer_format=answer_format,
             prompt_layout=prompt_layout,
+            service_tier=service_tier,
         )
+    _warn(config)  # e.g. flex for a model the price table gives no flex price
     flags = EngineFlags(max_cost, no_cache, prices, despite_estimate)
     if dry_run:
         from harness.config.run_settings import results_dir

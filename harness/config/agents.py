@@ -23,8 +23,9 @@ from harness.errors import ConfigError
 from harness.players.model.prompts.context import PromptSettings
 from harness.players.model.settings import ComprehensionSettings, ParsePolicy, ReplyReader
 from harness.players.strategies import StrategySpec, get_strategy, make_spec
-from harness.providers.registry import PROVIDERS, is_offline, parse_model_name
+from harness.providers.registry import PROVIDERS, is_offline, parse_model_name, tier_problem
 from harness.providers.structured import ReplySchema
+from harness.providers.tiers import ServiceTier
 
 STRUCTURED = "structured"
 """``prompts.answer_format`` of a move asked for through the provider's constrained output."""
@@ -124,6 +125,12 @@ class ModelAgentConfig(BaseModel):
     comprehension: ComprehensionSettings | None = Field(
         None, description="questions about the rules, asked before the move in set rounds (off by default)"
     )
+    service_tier: ServiceTier = Field(
+        ServiceTier.STANDARD,
+        strict=False,
+        exclude_if=lambda tier: tier is ServiceTier.STANDARD,  # configs without it keep their stored form
+        description="standard, or flex (OpenAI's half-price, slower tier: service_tier=flex)",
+    )
     # Written as prompts.answer_format: structured, prompts.reasoning and parse.judge (see _lift); kept here.
     structured: bool = Field(False, exclude=True)
     reasoning: bool = Field(False, exclude=True)
@@ -212,6 +219,14 @@ class ModelAgentConfig(BaseModel):
                 + ("the label alone" if self.prompts.answer_format == "label" else "a JSON object")
                 + ", which it would always refuse: use answer_format: free (the default) with it"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _tier(self) -> ModelAgentConfig:
+        """Flex on a provider without it, or batch (not built yet): refused before anything runs."""
+        problem = tier_problem(self.model.partition("/")[0], self.service_tier)
+        if problem is not None:
+            raise ValueError(f"{self.model}: {problem}")
         return self
 
     @model_validator(mode="after")

@@ -120,6 +120,7 @@ class ExperimentConfig(Section):
         from harness.calls.limits.registry import limit_disagreements
 
         prefixes: dict[str, str | None] = {}
+        flex_priced: dict[str, bool] = {}
 
         out = [f"game.payoff_matrix: {w}" for w in self.game.payoff_matrix.warnings()]
         models = []
@@ -133,6 +134,8 @@ class ExperimentConfig(Section):
                 if isinstance(agent, ModelAgentConfig) and not is_offline(agent.model):
                     provider = agent.model.split("/", 1)[0]
                     where = f"experiment.conditions[{i}].{seat}"
+                    if (unpriced := _flex_unpriced(agent, flex_priced)) is not None:
+                        out.append(f"{where}.service_tier: {unpriced}")
                     models.append((where, provider, agent.base_url, agent.api_key_env, agent.limits))
                     if self.suite is None and (problem := _prefix_problem(agent.prompts, prefixes)) is not None:
                         out.append(f"{where}: {problem}")
@@ -160,6 +163,25 @@ class ExperimentConfig(Section):
             conds.append(c)
         data["experiment"] = {"replicates": self.experiment.replicates, "conditions": conds}
         return data
+
+
+def _flex_unpriced(agent: ModelAgentConfig, known: dict[str, bool]) -> str | None:
+    """A warning for a flex player whose model the shipped price table prices at no flex price (once per
+    model): allowed, for it may be a compatible server or a model the table lacks, but its cost is unknown."""
+    from harness.calls.pricing import DEFAULT_PRICES, PriceTable
+    from harness.providers.tiers import ServiceTier
+
+    if agent.service_tier is not ServiceTier.FLEX or agent.model in known:
+        return None
+    price = PriceTable.load(DEFAULT_PRICES).price(agent.model.strip())
+    known[agent.model] = price is not None and price.flex is not None
+    if known[agent.model]:
+        return None
+    return (
+        f"flex for {agent.model}, but {DEFAULT_PRICES.name} has no flex price for it: its calls will be recorded "
+        "with an unknown cost (NULL), and --max-cost cannot count them; add a flex: price to a --prices file if "
+        "you know it"
+    )
 
 
 def _prefix_problem(prompts: PromptSettings, known: dict[str, str | None]) -> str | None:

@@ -117,7 +117,7 @@ class ModelPlayers:
         settings = ProviderSettings(
             base_url=cfg.base_url, api_key_env=cfg.api_key_env, key_only_to_configured=bool(cfg.key_only_to_configured)
         )
-        provider = make_provider(cfg.model, settings, http_client=self.http_client)
+        provider = make_provider(cfg.model, settings, http_client=self.http_client, service_tier=cfg.service_tier)
         limiter = self.limiters.get(
             provider.endpoint.provider, provider.endpoint.base_url, provider.endpoint.key_id, cfg.limits
         )

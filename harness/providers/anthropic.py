@@ -31,7 +31,7 @@ from harness.providers.base import (
 from harness.providers.info import ANTHROPIC
 from harness.providers.sdk import SdkErrors, SdkProvider, structured_request
 from harness.providers.structured import TOOL_NAME, ReplySchema
-from harness.providers.tiers import CacheTtl
+from harness.providers.tiers import CacheTtl, ServiceTier
 
 if TYPE_CHECKING:
     import httpx2
@@ -73,8 +73,9 @@ class AnthropicProvider(SdkProvider):
         api_key: str | None,
         base_url: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
+        service_tier: ServiceTier = ServiceTier.STANDARD,
     ) -> None:
-        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client)
+        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client, service_tier=service_tier)
         # No key (a base URL the key may not go to): no credential from the environment either. The
         # placeholder keeps the SDK from looking for one; every request leaves its header out.
         self._no_credentials = (

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from harness.providers.ratelimit_headers import RateLimitHeaders, parse_rate_limit_headers
 from harness.providers.structured import ReplySchema
-from harness.providers.tiers import CacheTtl
+from harness.providers.tiers import CacheTtl, ServiceTier
 
 Message = dict[str, str]
 
@@ -289,6 +289,9 @@ class RetryDecision:
     retry_after: float | None = None
     limits: RateLimitHeaders | None = None
     """What the answer's rate-limit headers said (a 429's), for the limiter to tell a spent budget from an overload."""
+    no_capacity: bool = False
+    """A 429 that says the provider has no capacity for the tier asked (OpenAI flex's "resource unavailable"),
+    not that this endpoint sent too much: retried like any 429, but it tells the limiter nothing of the rate."""
 
     @property
     def retry(self) -> bool:
@@ -315,6 +318,8 @@ class Provider(Protocol):
     name: str
     model: str
     endpoint: Endpoint
+    service_tier: ServiceTier
+    """The tier its requests are bought at (recorded and priced per call; not part of the cache key)."""
 
     async def generate(
         self,
@@ -392,12 +397,30 @@ def status_fault(status: int) -> Fault:
 def decide_status(status: int, headers: Mapping[str, str] | None, body: object, message: str) -> RetryDecision:
     """The decision for an HTTP error status (see :func:`status_fault`), with the server's requested wait."""
     fault = status_fault(status)
+    rate_limited = fault is Fault.RATE_LIMITED
     return RetryDecision(
         fault=fault,
         reason=f"HTTP {status}: {message}"[:500],
         retry_after=retry_after_seconds(headers, body) if fault.retryable else None,
-        limits=parse_rate_limit_headers(headers) if fault is Fault.RATE_LIMITED else None,
+        limits=parse_rate_limit_headers(headers) if rate_limited else None,
+        no_capacity=rate_limited and resource_unavailable(body, message),
     )
+
+
+RESOURCE_UNAVAILABLE = "resource_unavailable"
+"""The ``error.code`` of OpenAI's 429 to a flex request it has no capacity for."""
+
+
+def resource_unavailable(body: object, message: str) -> bool:
+    """Whether a 429 says the provider has no capacity for the request's tier (OpenAI flex: ``code:
+    resource_unavailable``, or a message saying "resource unavailable"), in any case, not that a limit was hit."""
+    error = body.get("error", body) if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    said = error.get("message") if isinstance(error, dict) else None
+    if isinstance(code, str) and code.lower() == RESOURCE_UNAVAILABLE:
+        return True
+    words = RESOURCE_UNAVAILABLE.replace("_", " ")
+    return any(isinstance(text, str) and words in text.lower() for text in (said, message))
 
 
 def estimate_tokens(messages: list[Message]) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
 from harness.errors import ConfigError
+from harness.providers.tiers import ServiceTier
 
 if TYPE_CHECKING:
     import httpx2
@@ -26,7 +27,13 @@ class ProviderFactory(Protocol):
     """How a provider class is made: its ``create`` classmethod, given what the registry resolved."""
 
     def __call__(
-        self, model: str, *, api_key: str | None, base_url: str | None, http_client: httpx2.AsyncClient | None
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        http_client: httpx2.AsyncClient | None,
+        service_tier: ServiceTier = ServiceTier.STANDARD,
     ) -> Provider: ...
 
 
@@ -45,7 +52,8 @@ class ProviderInfo:
     ``sdk_version``: the package it needs, named when that import fails. ``check_model``: raises
     :class:`ConfigError` for a model name (after ``provider/``) it cannot serve, offline. ``key_hint``: said
     after a missing key, with ``{key_env}`` filled in. ``model_prefixes``: how bare model names that suggest
-    this provider begin (``gpt`` for openai).
+    this provider begin (``gpt`` for openai). ``tiers``: the service tiers its requests may be bought at
+    (:class:`ServiceTier`; flex is OpenAI's alone).
     """
 
     name: str
@@ -59,6 +67,7 @@ class ProviderInfo:
     check_model: Callable[[str], object] = _any_model
     key_hint: str = ""
     model_prefixes: tuple[str, ...] = ()
+    tiers: frozenset[ServiceTier] = frozenset({ServiceTier.STANDARD})
 
     @property
     def needs_key(self) -> bool:
@@ -93,6 +102,7 @@ OPENAI = ProviderInfo(
         "OPENAI_BASE_URL (or --base-url) to its URL and {key_env} to any placeholder, e.g. {key_env}=none."
     ),
     model_prefixes=("gpt", "chatgpt", "o1", "o3", "o4"),
+    tiers=frozenset({ServiceTier.STANDARD, ServiceTier.FLEX}),
 )
 ANTHROPIC = ProviderInfo(
     name="anthropic",

@@ -53,6 +53,7 @@ from harness.providers.base import (
     local_decision,
 )
 from harness.providers.info import ProviderInfo
+from harness.providers.tiers import ServiceTier
 
 if TYPE_CHECKING:
     import httpx2
@@ -153,6 +154,7 @@ class MockProvider:
     offline = MOCK.offline
     """Its answers are computed here, free and the same every time: the call path neither caches nor looks
     them up (a run of 100,000 mock games would otherwise fill the shared cache with what costs nothing)."""
+    service_tier = ServiceTier.STANDARD  # nothing is bought: its calls record no tier
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -163,9 +165,15 @@ class MockProvider:
 
     @classmethod
     def create(
-        cls, model: str, *, api_key: str | None, base_url: str | None, http_client: httpx2.AsyncClient | None
+        cls,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        http_client: httpx2.AsyncClient | None,
+        service_tier: ServiceTier = ServiceTier.STANDARD,
     ) -> MockProvider:
-        """The provider the registry makes: it talks to no server, so it needs no key, URL or client."""
+        """The provider the registry makes: it talks to no server, so it needs no key, URL, client or tier."""
         return cls(model)
 
     async def generate(

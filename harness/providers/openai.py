@@ -27,6 +27,7 @@ from harness.providers.base import (
 from harness.providers.info import OPENAI
 from harness.providers.sdk import SdkErrors, SdkProvider, structured_request
 from harness.providers.structured import SCHEMA_NAME, ReplySchema
+from harness.providers.tiers import ServiceTier
 
 if TYPE_CHECKING:
     import httpx2
@@ -48,6 +49,9 @@ class OpenAIProvider(SdkProvider):
     ``prompt_cache_key`` (the :class:`~harness.providers.base.CacheHints` key: one per game and seat) routes a
     game's requests to where its prompt prefix is cached. It is sent to api.openai.com only, unless
     ``send_cache_key`` says otherwise: a compatible server may refuse a field it does not know.
+
+    ``service_tier`` flex sends ``service_tier="flex"`` (to any server: the user asked for it); standard sends
+    nothing, so that compatible servers see the requests they always did.
     """
 
     info = OPENAI
@@ -70,8 +74,9 @@ class OpenAIProvider(SdkProvider):
         http_client: httpx2.AsyncClient | None = None,
         max_tokens_field: MaxTokensField | None = None,
         send_cache_key: bool | None = None,
+        service_tier: ServiceTier = ServiceTier.STANDARD,
     ) -> None:
-        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client)
+        super().__init__(model, api_key=api_key, base_url=base_url, http_client=http_client, service_tier=service_tier)
         self.send_cache_key = self.url == OPENAI.default_base_url if send_cache_key is None else send_cache_key
         self.max_tokens_field: MaxTokensField = max_tokens_field or (
             "max_completion_tokens" if self.url == OPENAI.default_base_url else "max_tokens"
@@ -101,6 +106,8 @@ class OpenAIProvider(SdkProvider):
         """One Chat Completions request; SDK exceptions propagate for :meth:`should_retry`. ``facts`` are
         for stand-in models and are not sent; of ``cache``, only the key is (OpenAI finds prefixes itself)."""
         extra: dict[str, Any] = {self.max_tokens_field: params.max_tokens}
+        if self.service_tier is ServiceTier.FLEX:
+            extra["service_tier"] = ServiceTier.FLEX.value
         if cache is not None and cache.key is not None and self.send_cache_key:
             extra["prompt_cache_key"] = cache.key
         if params.temperature is not None:

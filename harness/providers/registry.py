@@ -38,6 +38,7 @@ from harness.providers.base import URL_EXAMPLE, Provider, url_problem
 from harness.providers.info import ANTHROPIC, OPENAI, ProviderInfo
 from harness.providers.keys import check_key, remember_key
 from harness.providers.mock import BEHAVIOURS, MOCK
+from harness.providers.tiers import ServiceTier
 
 if TYPE_CHECKING:
     import httpx2
@@ -244,16 +245,36 @@ def make_provider(
     settings: ProviderSettings | None = None,
     environ: Mapping[str, str] = os.environ,
     http_client: httpx2.AsyncClient | None = None,
+    *,
+    service_tier: ServiceTier = ServiceTier.STANDARD,
 ) -> Provider:
-    """The provider for a model name, with credentials resolved; raises :class:`ConfigError`.
+    """The provider for a model name, with credentials resolved, buying at ``service_tier``; raises
+    :class:`ConfigError`.
 
     ``http_client`` is handed to the SDK (tests use it for mock transports) and stays the caller's
     to close; the mock provider ignores it.
     """
     provider, model = parse_model_name(name)
+    if (problem := tier_problem(provider, service_tier)) is not None:
+        raise ConfigError(f"{name}: {problem}")
     api_key, base_url = resolve_credentials(provider, settings, environ, model=name)
     create = PROVIDERS[provider].factory(name)
-    return create(model, api_key=api_key, base_url=base_url, http_client=http_client)
+    return create(model, api_key=api_key, base_url=base_url, http_client=http_client, service_tier=service_tier)
+
+
+def tier_problem(provider: str, tier: ServiceTier) -> str | None:
+    """Why ``provider`` cannot be asked for ``tier`` (a sentence for the config's error), or None."""
+    if tier is ServiceTier.BATCH:
+        return "service_tier: batch is not available yet (batch mode is not built); use standard or flex"
+    info = PROVIDERS.get(provider)
+    if info is None or tier in info.tiers:
+        return None
+    if tier is ServiceTier.FLEX:
+        return (
+            f'service_tier: flex is an OpenAI tier (service_tier="flex"), and {provider} has none; use flex with '
+            "openai/... models only, or leave service_tier out (standard)"
+        )
+    return f"service_tier: {tier.value} is not offered by {provider}"
 
 
 def settings_for(

@@ -28,6 +28,7 @@ from harness.providers.base import (
 )
 from harness.providers.keys import Scrubber, scrub
 from harness.providers.structured import REFUSED_HINT
+from harness.providers.tiers import ServiceTier
 
 if TYPE_CHECKING:
     import httpx2
@@ -88,9 +89,17 @@ class SdkProvider:
     _client: SdkClient
 
     def __init__(
-        self, model: str, *, api_key: str | None, base_url: str | None, http_client: httpx2.AsyncClient | None
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        http_client: httpx2.AsyncClient | None,
+        service_tier: ServiceTier = ServiceTier.STANDARD,
     ) -> None:
+        assert service_tier in self.info.tiers, f"{self.info.name} has no {service_tier} tier"  # refused in the config
         self.model = model
+        self.service_tier = service_tier
         url = base_url or self.info.default_base_url
         assert url is not None, f"{self.info.name} has no endpoint of its own"
         self.url = url.rstrip("/")  # where requests go: the given base URL, else the provider's own endpoint
@@ -100,10 +109,16 @@ class SdkProvider:
 
     @classmethod
     def create(
-        cls, model: str, *, api_key: str | None, base_url: str | None, http_client: httpx2.AsyncClient | None
+        cls,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        http_client: httpx2.AsyncClient | None,
+        service_tier: ServiceTier = ServiceTier.STANDARD,
     ) -> Self:
-        """The provider the registry makes, with the key and base URL it resolved."""
-        return cls(model, api_key=api_key, base_url=base_url, http_client=http_client)
+        """The provider the registry makes, with the key and base URL it resolved and the agent's tier."""
+        return cls(model, api_key=api_key, base_url=base_url, http_client=http_client, service_tier=service_tier)
 
     def __repr__(self) -> str:
         # Spelled out so that no debugger or log line ever shows the client (and its key).

@@ -237,15 +237,18 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "7: calls record the input tokens the provider read from its prompt cache (cached_input_tokens) and wrote "
         "to it (cache_write_tokens), both among input_tokens, and the prompt layout the request was built with "
-        "(prompt_layout). Older rows are NULL in all three: the provider's cache was not recorded, and the layout "
-        "was the one layout there was.",
+        "(prompt_layout), and the service tier it was bought at (service_tier: standard or flex; NULL when nothing "
+        "was bought: a response-cache hit, a mock answer). Older rows are NULL in all four: the provider's cache "
+        "was not recorded, the layout was the one layout there was, and every paid call was standard.",
         (
             "ALTER TABLE calls ADD COLUMN cached_input_tokens INTEGER",
             "ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER",
             "ALTER TABLE calls ADD COLUMN prompt_layout VARCHAR",
+            "ALTER TABLE calls ADD COLUMN service_tier VARCHAR",
             "ALTER TABLE superseded_calls ADD COLUMN cached_input_tokens INTEGER",
             "ALTER TABLE superseded_calls ADD COLUMN cache_write_tokens INTEGER",
             "ALTER TABLE superseded_calls ADD COLUMN prompt_layout VARCHAR",
+            "ALTER TABLE superseded_calls ADD COLUMN service_tier VARCHAR",
         ),
     ),
 )

@@ -86,7 +86,7 @@ Responder = Callable[[str, dict[str, Any]], str]
 """``(provider, request_json) -> answer text``; called on the server's event loop, so keep it quick."""
 Failure = int | str
 """A scripted failure: an HTTP status (400-599) answered once, or one of :data:`FAULTS`."""
-FAULTS = ("timeout", "corrupt", "html", "no_choices", "empty_choices", "null_content", "refusal")
+FAULTS = ("timeout", "corrupt", "html", "no_choices", "empty_choices", "null_content", "refusal", "unavailable")
 """Scripted faults besides a status: ``timeout`` holds the answer back ``timeout_s``; ``corrupt`` answers
 200 with the completion's JSON corrupted (the colon after its first key replaced, so it is never valid
 JSON, with an honest content-length: the body arrives whole, unlike a dropped connection); ``html``
@@ -95,8 +95,9 @@ the answer in it: ``no_choices`` leaves OpenAI's ``choices`` (Anthropic's ``cont
 ``empty_choices`` sends ``choices: []``, ``null_content`` a message whose content is null (finish reason
 ``stop``; Anthropic: ``content: null``). ``refusal`` is the provider's content filter withholding the
 answer: OpenAI's null content with ``finish_reason: content_filter``, Anthropic's ``stop_reason: refusal``
-with no text."""
-_ANSWERLESS = frozenset(FAULTS[3:])
+with no text. ``unavailable`` is OpenAI's 429 to a flex request it has no capacity for (``code:
+resource_unavailable``, no Retry-After), on any request."""
+_ANSWERLESS = frozenset(FAULTS[3:7])
 
 
 # --------------------------------------------------------------------------- responders
@@ -225,6 +226,7 @@ class ServerConfig:
     openai_cache_step: int = 128  # ... in steps of this many
     anthropic_cache_min: int = 1024  # Anthropic writes a breakpoint's prefix of at least this many tokens
     anthropic_lookback: int = 20  # block boundaries before a breakpoint where Anthropic looks for a hit
+    flex_unavailable_rate: float = 0.0  # share of OpenAI flex requests answered 429 resource unavailable (seeded)
 
     def __post_init__(self) -> None:
         if not callable(self.responder):
@@ -237,6 +239,8 @@ class ServerConfig:
             raise ValueError("error_rate must be between 0 and 1")
         if not 0.0 <= self.stray_429_rate <= 1.0:
             raise ValueError("stray_429_rate must be between 0 and 1")
+        if not 0.0 <= self.flex_unavailable_rate <= 1.0:
+            raise ValueError("flex_unavailable_rate must be between 0 and 1")
         if min(self.rate_window_s, self.timeout_s, self.retry_after_s) <= 0:
             raise ValueError("rate_window_s, timeout_s and retry_after_s must be > 0")
         if (
@@ -300,6 +304,7 @@ class FakeLLM:
     retry_after_s = _Setting()
     require_key = _Setting()
     prompt_cache = _Setting()
+    flex_unavailable_rate = _Setting()
 
     def __init__(self, config: ServerConfig | None = None, **changes: Any) -> None:
         self._lock = threading.Lock()
@@ -469,6 +474,11 @@ class FakeLLM:
             failure: Failure | None = self._failures[provider].popleft() if self._failures[provider] else None
             if failure is None and cfg.error_rate and self._rng.random() < cfg.error_rate:
                 failure = "random"
+            flex = provider == "openai" and body.get("service_tier") == "flex"
+            if failure is None and flex and cfg.flex_unavailable_rate:
+                failure = "unavailable" if self._rng.random() < cfg.flex_unavailable_rate else None
+        if failure == "unavailable":
+            return finish(unavailable_response(provider), "unavailable")
 
         fault = None
         if failure == "timeout":
@@ -598,6 +608,7 @@ def completion_json(
                 "total_tokens": prompt_tokens + completion_tokens,
                 **({"prompt_tokens_details": cached["prompt_tokens_details"]} if cached is not None else {}),
             },
+            "service_tier": body.get("service_tier") or "default",  # the tier that served it, as OpenAI says
         }
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     stop_reason = "end_turn"
@@ -662,6 +673,17 @@ def error_response(
         kind = _ANTHROPIC_ERRORS.get(status, "api_error" if status >= 500 else "invalid_request_error")
         body = {"type": "error", "error": {"type": kind, "message": message, **(extra or {})}}
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def unavailable_response(provider: str) -> JSONResponse:
+    """OpenAI's 429 to a flex request it has no capacity for: ``code: resource_unavailable``, and no wait asked."""
+    message = "Resource unavailable: the flex tier has no capacity for this request right now. Please retry later."
+    response = error_response(provider, 429, message)
+    if provider == "openai":
+        body = json.loads(bytes(response.body))
+        body["error"].update(type="resource_unavailable", code="resource_unavailable")
+        response = JSONResponse(body, status_code=429)
+    return response
 
 
 def rate_limited_response(

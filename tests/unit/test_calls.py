@@ -32,6 +32,7 @@ from harness.providers.base import (
     Sample,
     SamplingParams,
 )
+from harness.providers.tiers import ServiceTier
 from harness.store.live import _call_row
 
 TAG = CallTag(game_id=3, round=7, player="a", sample=Sample(condition="vs_TFT", replicate=2, seat="a"))
@@ -64,6 +65,7 @@ class EchoProvider:
 
     name = "echo"
     unsupported_params = frozenset({"top_p"})
+    service_tier = ServiceTier.STANDARD
 
     def __init__(self, failures: list[BaseException] | None = None, model: str = "m") -> None:
         self.model = model

@@ -183,18 +183,18 @@ def test_a_v5_evolution_run_keeps_its_meaning_and_has_no_phase_scores(tmp_path: 
 
 
 def test_a_v6_model_run_keeps_its_meaning_and_its_calls_say_nothing_of_a_prompt_cache(tmp_path: Path) -> None:
-    """Schema 7 adds the provider's prompt-cache tokens and the prompt layout to every call. A file written
-    before it recorded neither: every old column keeps its values, and the three new ones are NULL (unknown),
-    never 0 (which would claim the provider read nothing from its cache)."""
+    """Schema 7 adds the provider's prompt-cache tokens, the prompt layout and the service tier to every call. A
+    file written before it recorded none of them: every old column keeps its values, and the four new ones are
+    NULL (unknown), never 0 (which would claim the provider read nothing from its cache)."""
     path = _migrated_copy(tmp_path, "schema_v6", "schema_v6_eval")
-    new = ("cached_input_tokens", "cache_write_tokens", "prompt_layout")
+    new = ("cached_input_tokens", "cache_write_tokens", "prompt_layout", "service_tier")
     with duckdb.connect(str(path)) as con:
         before = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in ("calls", "superseded_calls")}
         assert migrate(con, str(path)) is True
         for table, rows in before.items():
             columns = [c for (c,) in con.execute(f"SELECT column_name FROM (DESCRIBE {table})").fetchall()]
-            assert columns[-3:] == list(new)
+            assert columns[-4:] == list(new)
             after = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
-            assert [row[:-3] for row in after] == rows
-            assert all(row[-3:] == (None, None, None) for row in after)
+            assert [row[:-4] for row in after] == rows
+            assert all(row[-4:] == (None, None, None, None) for row in after)
         assert len(before["calls"]) > 0

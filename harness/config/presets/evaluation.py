@@ -9,6 +9,7 @@ from harness.config.presets.panels import DEFAULT_PANEL
 from harness.config.presets.players import check_players
 from harness.errors import ConfigError
 from harness.players.model.prompts.context import PromptLayout
+from harness.providers.tiers import ServiceTier
 
 
 def eval_config(
@@ -28,11 +29,12 @@ def eval_config(
     comprehension: list[int] | None = None,
     answer_format: str | None = None,
     prompt_layout: str | None = None,
+    service_tier: str | None = None,
 ) -> ExperimentConfig:
     """The model as player A against each opponent, ``replicates`` games each; with ``comprehension``, the
     model is asked the rules before its move in those rounds (see harness.players.model.comprehension);
     ``answer_format`` is its ``prompts.answer_format`` (free, json, label or structured), ``prompt_layout`` its
-    ``prompts.layout`` (cached or classic)."""
+    ``prompts.layout`` (cached or classic), ``service_tier`` its ``service_tier`` (standard or flex)."""
     panel = list(opponents or DEFAULT_PANEL)
     check_players(panel, option="--opponents", models=False)
     agent: dict[str, Any] = {"model": model}
@@ -48,6 +50,8 @@ def eval_config(
             f"--prompt-layout is cached (each round's prompt extends the last one's) or classic (PDBench 0.1's "
             f"prompts); got {prompt_layout!r}"
         )
+    if service_tier is not None:
+        agent["service_tier"] = checked_tier(service_tier)
     prompts = {k: v for k, v in (("answer_format", answer_format), ("layout", prompt_layout)) if v is not None}
     if prompts:
         agent["prompts"] = prompts
@@ -56,6 +60,15 @@ def eval_config(
     return options_config(
         "eval", conditions, options, default_rounds=20, source="the eval options", fix_hint="see `pdbench eval --help`"
     )
+
+
+def checked_tier(text: str) -> str:
+    """``--service-tier``: a tier's name (whether the model's provider offers it, the config checks)."""
+    if text not in {tier.value for tier in ServiceTier}:
+        raise ConfigError(
+            f"--service-tier is standard (the default) or flex (OpenAI's half-price, slower tier); got {text!r}"
+        )
+    return text
 
 
 def comprehension_rounds(text: str | None) -> list[int] | None:

@@ -116,7 +116,12 @@ class Suite:
         return PayoffMatrix.from_rstp(R=r, S=s, T=t, P=p)
 
     def model_agent(
-        self, model: str, base_url: str | None, limits: dict[str, Any] | None, comprehension: list[int] | None
+        self,
+        model: str,
+        base_url: str | None,
+        limits: dict[str, Any] | None,
+        comprehension: list[int] | None,
+        service_tier: str | None = None,
     ) -> dict[str, Any]:
         agent: dict[str, Any] = {"model": model, "prompts": dict(self.prompts), "max_tokens": self.max_tokens}
         if comprehension:
@@ -129,6 +134,8 @@ class Suite:
             agent["base_url"] = base_url
         if limits:
             agent["limits"] = limits
+        if service_tier is not None:  # how the calls are bought, not what the model is asked: no protocol's
+            agent["service_tier"] = service_tier
         return agent
 
     def config(
@@ -140,13 +147,14 @@ class Suite:
         base_url: str | None = None,
         limits: dict[str, Any] | None = None,
         comprehension: list[int] | None = None,
+        service_tier: str | None = None,
     ) -> ExperimentConfig:
         """The eval experiment of this protocol for ``model``: one condition per pairing (``vs_<opponent>``,
         ``<opponent>_vs_model``, ``self_play``). A comprehension check (``comprehension``: its rounds) may be
         added: it is asked aside and leaves the protocol's prompts as they are."""
         from harness.config import GameOptions, options_config
 
-        agent = self.model_agent(model, base_url, limits, comprehension)
+        agent = self.model_agent(model, base_url, limits, comprehension, service_tier)
 
         def seat(who: Opponent | None) -> dict[str, Any]:
             return dict(agent) if who is None else who.agent()
