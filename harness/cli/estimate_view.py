@@ -40,10 +40,12 @@ def print_estimate(config: ExperimentConfig, replicates: int | None, prices: Pri
         rows = []
         for tier in ServiceTier:
             plain, cache = est.cost(prices, tier, cached=False), est.cost(prices, tier, cached=True)
-            rows.append(f"{tier.value} {_dollars(plain)}" + (f" / {_dollars(cache)}" if cache != plain else ""))
-        most = est.cost(prices, ServiceTier.STANDARD, cached=True, most=True)
+            mark = " (this run's tier)" if tier is est.tier and tier is not ServiceTier.STANDARD else ""
+            rows.append(f"{tier.value}{mark} {_dollars(plain)}" + (f" / {_dollars(cache)}" if cache != plain else ""))
+        most = est.cost(prices, est.tier, cached=True, most=True)
         out.print(
-            f"    cost (without / with the prompt cache): {'; '.join(rows)}; at most {_dollars(most)} standard",
+            f"    cost (without / with the prompt cache): {'; '.join(rows)}; at most {_dollars(most)} "
+            f"{est.tier.value} if every answer took max_tokens",
             highlight=False,
         )
         out.print(f"    time: at least {_duration(est.seconds())} at the configured limits", highlight=False)
@@ -51,16 +53,15 @@ def print_estimate(config: ExperimentConfig, replicates: int | None, prices: Pri
 
 
 def refuse_over_budget(config: ExperimentConfig, replicates: int | None, prices: PriceTable, max_cost: float) -> None:
-    """Refuse, before any call, a run whose estimated cost (standard tier, the prompt cache as the layout allows,
+    """Refuse, before any call, a run whose estimated cost (at its tier, the prompt cache as the layout allows,
     typical output) exceeds ``max_cost``; ``--despite-estimate`` starts it anyway (it stops at the limit). The
     estimate assumes nothing is in the response cache; ``--max-cost 0``, which plays from the cache alone, is
     never refused."""
     if max_cost == 0:
         return
     from harness.engine.estimate import estimate
-    from harness.providers.tiers import ServiceTier
 
-    costs = [(est, est.cost(prices, ServiceTier.STANDARD, cached=True)) for est in estimate(config, replicates)]
+    costs = [(est, est.cost(prices, est.tier, cached=True)) for est in estimate(config, replicates)]
     total = sum(c for _, c in costs if c is not None)
     if total > max_cost:
         parts = ", ".join(f"{est.model} {_dollars(c)}" for est, c in costs if c)

@@ -68,6 +68,7 @@ class ModelEstimate:
     output_tokens_max: float = 0.0  # every answer at max_tokens
     longest_game: float = 0.0  # the most rounds one game is expected to take, played one after another
     limits: list[LimitSettings] = field(default_factory=list)
+    tier: ServiceTier = ServiceTier.STANDARD  # the tier the run buys at (its first seat's, should seats differ)
 
     def cost(self, prices: PriceTable, tier: ServiceTier, *, cached: bool, most: bool = False) -> float | None:
         """Dollars at ``tier`` (None: no price there); with the cache as the layout allows or without it; with
@@ -103,7 +104,7 @@ def estimate(config: ExperimentConfig, replicates: int | None = None) -> list[Mo
         for seat, agent in zip(seats, (cond.agent_a, cond.agent_b), strict=True):
             if not isinstance(agent, ModelAgentConfig):
                 continue
-            est = found.setdefault(agent.model, ModelEstimate(agent.model))
+            est = found.setdefault(agent.model, ModelEstimate(agent.model, tier=agent.service_tier))
             _add_seat(est, agent, plan.horizon, plan.game, seat, reps)
             if agent.limits not in est.limits:
                 est.limits.append(agent.limits)
