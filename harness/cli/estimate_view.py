@@ -52,6 +52,29 @@ def print_estimate(config: ExperimentConfig, replicates: int | None, prices: Pri
     return _keys_set(config)
 
 
+def warn_unpriced_cache(config: ExperimentConfig, prices: PriceTable) -> None:
+    """Warn of a paid model whose price has no cached-input price: the prompt cache's reads would be costed at
+    the full input price, so the recorded cost (and ``--max-cost``) would overstate what the provider bills."""
+    from harness.config.agents import ModelAgentConfig
+    from harness.providers.registry import is_offline
+
+    models = {
+        agent.model
+        for cond in config.experiment.conditions
+        for agent in (cond.agent_a, cond.agent_b)
+        if isinstance(agent, ModelAgentConfig) and not is_offline(agent.model)
+    }
+    for model in sorted(models):
+        price = prices.price(model)
+        if price is not None and price.cached_input is None:
+            err.print(
+                f"[yellow]warning:[/yellow] {model}: the price table gives no cached_input price, so tokens read "
+                "from the provider's prompt cache are costed at the full input price and the recorded cost "
+                "overstates the bill; add cached_input (dollars per million tokens) to its entry",
+                highlight=False,
+            )
+
+
 def refuse_over_budget(config: ExperimentConfig, replicates: int | None, prices: PriceTable, max_cost: float) -> None:
     """Refuse, before any call, a run whose estimated cost (at its tier, the prompt cache as the layout allows,
     typical output) exceeds ``max_cost``; ``--despite-estimate`` starts it anyway (it stops at the limit). The

@@ -127,9 +127,10 @@ def _dry_run_estimate(config: ExperimentConfig, replicates: int | None, folder: 
     """The estimate under the plan; exit 1 when the run would not start (a key is missing) or, under
     ``--max-cost``, would be refused (estimated above it)."""
     from harness.calls.pricing import PriceTable
-    from harness.cli.estimate_view import print_estimate, refuse_over_budget
+    from harness.cli.estimate_view import print_estimate, refuse_over_budget, warn_unpriced_cache
 
     table = PriceTable.load(*flags.options(folder).prices)
+    warn_unpriced_cache(config, table)
     if not print_estimate(config, replicates, table):
         raise typer.Exit(1)
     if flags.max_cost is not None and not flags.despite_estimate:

@@ -49,3 +49,17 @@ def test_run_dry_run_prints_the_estimate_per_model(tmp_path: Path) -> None:
     assert code == 0, err
     text = flat(out)
     assert "mock/tft: 20 calls" in text and "mock/grim: 20 calls" in text and "plays offline" in text
+
+
+def test_a_model_priced_without_a_cached_input_price_is_warned_of(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("openai/gpt-9*: {input: 1.0, output: 2.0}\n")
+    code, _out, err = pdbench("eval", "--model", "openai/gpt-9", "--opponents", "TFT", "--rounds", "3", "--dry-run",
+                              "--prices", prices, "--results", tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert "openai/gpt-9: the price table gives no cached_input price" in flat(err)
+    code, _out, err = pdbench(*EVAL, "--results", tmp_path)  # gpt-4o-mini has one: nothing said
+    assert "cached_input" not in flat(err)
