@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.calls.pricing import DEFAULT_PRICES, PriceTable
+from harness.providers.tiers import ServiceTier
 from harness.util.plural import plural
 
 
@@ -25,8 +26,9 @@ def prompt_cache_lines(totals: list[dict[str, Any]], prices: PriceTable | None =
         name = f"{row['provider']}/{row['model']}"
         read, written, total = row["cached_input_tokens"], row["cache_write_tokens"], row["input_tokens"] or 0
         share = f"{read / total:.1%}" if total else "none"
+        tier = ServiceTier(row["service_tier"]) if row.get("service_tier") else ServiceTier.STANDARD
         saving = table.cache_saving(
-            name, total, row["output_tokens"], cached_input_tokens=read, cache_write_tokens=written
+            name, total, row["output_tokens"], cached_input_tokens=read, cache_write_tokens=written, tier=tier
         )
         wrote = f", {plural(written, 'token')} written to it" if written else ""
         worth = f"saving ${saving:,.4f} against the input price" if saving is not None else "saving unknown (no price)"

@@ -60,12 +60,16 @@ def seat_a_overall(cat: Catalog, run_id: str) -> dict[str, Any]:
 def prompt_cache_totals(cat: Catalog, run_id: str) -> list[dict[str, Any]]:
     """Per model (``provider``, ``model``), the tokens of the run's paid calls (response-cache hits left out:
     nothing was sent) and, of their input, those the provider read from its prompt cache and wrote to it:
-    ``input_tokens``, ``output_tokens``, ``cached_input_tokens``, ``cache_write_tokens``. Only models of which
+    ``input_tokens``, ``output_tokens``, ``cached_input_tokens``, ``cache_write_tokens``, and the tier they were
+    bought at (``service_tier``; one of them, should a model's seats differ). Only models of which
     some call reported the provider's cache (none in a run of mock models or in a file from before schema 7),
     calls of games a resume replayed included."""
-    columns = "provider, model, cached, input_tokens, output_tokens, cached_input_tokens, cache_write_tokens"
+    columns = (
+        "provider, model, service_tier, cached, input_tokens, output_tokens, cached_input_tokens, cache_write_tokens"
+    )
     return cat.records(
-        "SELECT provider, model, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, "
+        "SELECT provider, model, any_value(service_tier) AS service_tier, sum(input_tokens) AS input_tokens, "
+        "sum(output_tokens) AS output_tokens, "
         "coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens, "
         "coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens "
         f"FROM (SELECT {columns} FROM calls WHERE run_id = ? "
