@@ -17,13 +17,14 @@ from harness.engine.interrupts import LOST_CTRL_C, keep_swallowed_interrupts
 
 def main() -> None:
     """Run the command line; a Ctrl-C that nothing else handled exits with one line and code 130."""
-    keep_swallowed_interrupts()
     try:
+        keep_swallowed_interrupts()
         from harness.cli import INTERRUPTED
         from harness.cli import main as cli_main
+
+        if LOST_CTRL_C.is_set():
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
-        _interrupted_while_starting()
-    if LOST_CTRL_C.is_set():
         _interrupted_while_starting()
     try:
         cli_main()
