@@ -5,7 +5,8 @@ Templates run in a bounded sandbox with ``StrictUndefined`` (:mod:`harness.playe
 misspelt variable is an error, and :meth:`PromptBuilder.check` renders every template against
 synthetic rounds when a config is validated: a typo fails before the first paid call, not in round
 37 of game 200. Each template is compiled once, when the builder is made, and rendered the ordinary
-way (``template.render(context)``).
+way (``template.render(context)``); in a game, the shipped cached layout's round prompt is instead extended a
+round at a time from its blocks (:class:`RunningPrompt`, :meth:`PromptBuilder.prompt`), to the same text.
 
 What the templates see is built in :mod:`harness.players.model.prompts.context`; which files they come from, in
 :mod:`harness.players.model.prompts.files`. Three prompt controls from the literature, each off by default:

@@ -21,7 +21,8 @@ namespace that a loop doubles is stopped at the ``~``, ``+`` or call that double
 Operations, calls and filters go through the sandbox's own hooks. Three things have none: a loop, a
 piece of output and ``~``; so as a template is compiled, each is routed through a filter of this module
 (:class:`_Bounds`), and nothing else of the template is changed. Templates are then rendered the
-ordinary way (``template.render(context)``); the built-in ones take well under a millisecond, and the limits
+ordinary way (``template.render(context)``), or a block at a time (:meth:`BoundedTemplate.render_block`, each
+render held to the limits afresh); the built-in ones take well under a millisecond, and the limits
 only ever stop a template that would otherwise hang the run or exhaust memory.
 """
 
