@@ -10,8 +10,9 @@ number) and hands it from step to step, each a method with one job:
   an offline provider's answers (the mock's) are computed again instead, never cached;
 * **one sender**: the same request in flight in this process is awaited, not sent twice; across
   processes, the shared cache's claim does the same;
-* **retry loop** (:mod:`harness.calls.retry`): every attempt runs inside one tenacity loop, bounded
-  in attempts and total time, waits never shorter than the server's Retry-After;
+* **retry loop** (:mod:`harness.calls.retry`): the first attempt is a plain await; after a failure that may
+  be retried, more attempts, bounded in attempts and total time, waits never shorter than the server's
+  Retry-After;
 * **attempt**: under the endpoint's limiter (concurrency, requests/min, tokens/min; paused and
   narrowed on a 429), with a deadline, the provider's failure classified by the provider;
 * **record** (:class:`~harness.calls.request.Request`): every attempt, failed ones included, becomes
@@ -305,7 +306,7 @@ class CallPath:
         carries every attempt's record and says what kind of failure it was."""
         exchange = _Exchange(req.first_attempt, req.first_attempt)
         try:
-            return await self._bounds(req)[1].attempts()(self._attempt, req, exchange)
+            return await self._bounds(req)[1].run(self._attempt, req, exchange)
         except AttemptFailed as failed:
             why = (
                 f"{failed.reason} (gave up after {plural(exchange.made, 'attempt')})" if failed.retry else failed.reason

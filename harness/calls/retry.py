@@ -16,23 +16,19 @@ another game plays meanwhile and a stray 429 costs its own request seconds, not 
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
+from typing import ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_after_delay,
-    wait_exponential,
-    wait_random,
-)
 
 from harness.providers.base import RetryDecision
 from harness.providers.tiers import ServiceTier
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 FLEX_TIMEOUT_S = 900.0
 """The least per-attempt timeout of a flex request (OpenAI's advice: flex answers slowly, up to 15 minutes)."""
@@ -97,46 +93,53 @@ def may_wait(settings: RetrySettings, attempts: int, seconds: float) -> bool:
 
 
 class RetryPolicy:
-    """The tenacity loop of one request, built from strategies made once per run."""
+    """The attempts of one request, one after another: the first is a plain await, and only after a failure that
+    may be retried do the bounds (:attr:`RetrySettings.max_attempts` attempts, :attr:`RetrySettings.max_seconds`
+    from the first attempt's start) and the waits come into play. Made once per run and tier; holds no state of a
+    request, so concurrent requests share it."""
 
     def __init__(
         self, settings: RetrySettings, sleep: Callable[[float], Awaitable[None]], on_retry: Callable[[], None]
     ) -> None:
+        self._settings = settings
         self._sleep = sleep
         self._on_retry = on_retry
         self._jitter = random.Random()
-        self._stop = stop_after_attempt(settings.max_attempts) | stop_after_delay(settings.max_seconds)
-        self._backoff = wait_exponential(multiplier=settings.backoff_initial, max=settings.backoff_max) + wait_random(
-            0, settings.backoff_initial
-        )
-        self._retry = retry_if_exception(lambda e: isinstance(e, AttemptFailed) and e.retry)
 
-    def _wait(self, state: RetryCallState) -> float:
-        """A 429's Retry-After and its jitter; otherwise the backoff, never shorter than a Retry-After."""
-        failed = state.outcome.exception() if state.outcome is not None else None
-        decision = failed.decision if isinstance(failed, AttemptFailed) else None
-        server_says = decision.retry_after if decision is not None else None
-        if decision is not None and decision.rate_limited and server_says:  # a wait of 0 is no wait: back off
+    async def run(self, attempt: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``attempt``'s answer; a failed attempt raises :class:`AttemptFailed`, and the last failure is raised
+        when it may not be retried or the bounds are spent. Other exceptions pass through at once."""
+        started = time.monotonic()
+        try:
+            return await attempt(*args, **kwargs)
+        except AttemptFailed as failed:
+            last = failed
+        made = 1
+        settings = self._settings
+        while last.retry and made < settings.max_attempts and time.monotonic() - started < settings.max_seconds:
+            wait = self._wait(last.decision, made)
+            self._on_retry()
+            await self._lend_and_sleep(wait)
+            try:
+                return await attempt(*args, **kwargs)
+            except AttemptFailed as failed:
+                last = failed
+            made += 1
+        raise last
+
+    def _wait(self, decision: RetryDecision, made: int) -> float:
+        """The wait after the ``made``-th attempt failed: a 429's Retry-After and its jitter; otherwise exponential
+        backoff (``backoff_initial`` doubled each attempt, at most ``backoff_max``) plus a jitter of up to
+        ``backoff_initial``, never shorter than a Retry-After."""
+        server_says = decision.retry_after
+        if decision.rate_limited and server_says:  # a wait of 0 is no wait: back off
             return server_says + self._jitter.uniform(0.0, min(server_says / 10, MAX_JITTER_S))
-        return max(self._backoff(state), server_says or 0.0)
+        initial = self._settings.backoff_initial
+        backoff = min(initial * 2.0 ** (made - 1), self._settings.backoff_max) + self._jitter.uniform(0.0, initial)
+        return max(backoff, server_says or 0.0)
 
     async def _lend_and_sleep(self, seconds: float) -> None:
         """The wait before the next attempt, its game's slot lent meanwhile (see :data:`LEND_SLOT`)."""
         lend = LEND_SLOT.get()
         with lend() if lend is not None else nullcontext():
             await self._sleep(seconds)
-
-    def _before_sleep(self, state: RetryCallState) -> None:
-        self._on_retry()
-
-    def attempts(self) -> AsyncRetrying:
-        """A fresh loop (tenacity keeps per-loop state, so concurrent requests cannot share one): every
-        attempt runs inside it, failed ones raise :class:`AttemptFailed`, the last failure is re-raised."""
-        return AsyncRetrying(
-            stop=self._stop,
-            wait=self._wait,
-            retry=self._retry,
-            before_sleep=self._before_sleep,
-            sleep=self._lend_and_sleep,
-            reraise=True,
-        )

@@ -21,7 +21,7 @@ from harness.calls.retry import AttemptFailed, RetryPolicy, RetrySettings, verdi
 from harness.config import ExperimentConfig, ModelAgentConfig
 from harness.config.engine_options import EngineOptions
 from harness.errors import ConfigError
-from harness.providers.base import Fault, Message, SamplingParams
+from harness.providers.base import Completion, Fault, Message, SamplingParams
 from harness.providers.registry import PROVIDERS, ProviderSettings, make_provider, origin, parse_model_name
 from harness.providers.sdk import StructuredRequestFailed
 from harness.providers.structured import ReplySchema, ReplyViolation
@@ -95,16 +95,18 @@ async def _send(probe: Probe, engine: EngineOptions) -> None:
         temperature=agent.temperature, top_p=agent.top_p, max_tokens=agent.max_tokens, reply=probe.schema
     )
     retry = probe_retry(engine.retry)
+
+    async def attempt() -> Completion:
+        try:
+            return await provider.generate(messages, params, retry.timeout)
+        except Exception as exc:
+            # The server's own words, not the hint a game's record gets (the paragraph says what to do).
+            decision = provider.should_retry(exc.cause if isinstance(exc, StructuredRequestFailed) else exc)
+            may_retry, reason = verdict(decision, retry)
+            raise AttemptFailed(decision, reason, may_retry) from None
+
     try:
-        async for attempt in RetryPolicy(retry, asyncio.sleep, _no_count).attempts():
-            with attempt:
-                try:
-                    completion = await provider.generate(messages, params, retry.timeout)
-                except Exception as exc:
-                    # The server's own words, not the hint a game's record gets (the paragraph says what to do).
-                    decision = provider.should_retry(exc.cause if isinstance(exc, StructuredRequestFailed) else exc)
-                    may_retry, reason = verdict(decision, retry)
-                    raise AttemptFailed(decision, reason, may_retry) from None
+        completion = await RetryPolicy(retry, asyncio.sleep, _no_count).run(attempt)
         read = probe.schema.read(completion.text)
         if isinstance(read, ReplyViolation):
             raise ConfigError(_ignored(probe, completion.text, read, completion.finish_reason))

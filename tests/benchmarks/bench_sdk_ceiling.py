@@ -13,14 +13,22 @@ process of its own, zero latency):
   against a panel of classic strategies, with everything recorded: every game, round and call
   in DuckDB, every answer in a fresh SQLite response cache (a miss and a write per request).
 
-The two alternate (bare, eval, bare, eval, ...) so that drift in the machine's load hits both
-alike; each reports calls/s (requests answered / wall time), the medians are compared, and the
-ratio eval / bare is the figure (target >= 0.75). The client process is pinned to one core and
-the server to another when the machine has two; the client's CPU use (process time / wall time)
-is printed with each run, since the ratio measures the client only when the client, not the
-server, is the bottleneck (client CPU near 100% in the bare loop).
+* **long**: the same eval with games of ``--long-rounds`` rounds (100) and as many fewer replicates, so the
+  same number of calls: what a longer history costs per call.
 
-Run (about a minute):
+The three alternate (bare, eval, long; then in the reverse order, ...) so that drift in the machine's load
+hits all alike. Two figures compare eval with bare, from the medians:
+
+* **calls per CPU-second** of the client (calls / the client's process time): eval / bare, target >= 0.8.
+  This is the harness's own cost per call, whatever the server does;
+* **calls/s** (requests answered / wall time): eval / bare, target >= 0.75 (the earlier figure); it measures
+  the client only when the client, not the server, is the bottleneck (client CPU near 100% in the bare loop).
+
+and one compares eval with long: the client's CPU per call at ``--long-rounds`` over that at ``--rounds``,
+target <= 1.2. The client process is pinned to one core and the server to another when the machine has
+two; the client's and the server's CPU use (process time / wall time) are printed with each run.
+
+Run (about two minutes):
 
     .venv/bin/python tests/benchmarks/bench_sdk_ceiling.py [--concurrency 16] [--repeats 5]
 """
@@ -42,7 +50,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 PANEL = ["ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS", "TF2T", "STFT"]
 MODEL = "openai/bench"
-TARGET = 0.75
+RATE_TARGET = 0.75  # eval / bare, calls per wall-clock second
+CPU_TARGET = 0.8  # eval / bare, calls per client CPU-second
+GROWTH_TARGET = 1.2  # client CPU per call, long games / short games
 
 
 def loopback_only() -> None:
@@ -107,7 +117,7 @@ def run_eval(workdir: Path, run_id: str, replicates: int, rounds: int, concurren
     if result.status != "complete" or ok != calls:
         raise SystemExit(f"the eval run {run_id} did not complete cleanly: {result.status}, {ok}/{calls} calls ok")
     return {"calls": calls, "cached": cached, "games": games, "wall_s": wall, "rate": calls / wall,
-            "cpu": cpu / wall, "requests": requests}  # fmt: skip
+            "cpu": cpu / wall, "cpu_ms": cpu / calls * 1000, "requests": requests}  # fmt: skip
 
 
 async def bare_loop(base_url: str, requests: list[dict[str, Any]], total: int, concurrency: int) -> dict[str, Any]:
@@ -133,24 +143,27 @@ async def bare_loop(base_url: str, requests: list[dict[str, Any]], total: int, c
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     finally:
         await client.close()
-    return {"calls": total, "wall_s": wall, "rate": total / wall, "cpu": cpu / wall}
+    return {"calls": total, "wall_s": wall, "rate": total / wall, "cpu": cpu / wall, "cpu_ms": cpu / total * 1000}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight (bare tasks, eval workers)")
-    parser.add_argument("--replicates", type=int, default=25, help="eval replicates per opponent (8 opponents)")
+    parser.add_argument("--replicates", type=int, default=20, help="eval replicates per opponent (8 opponents)")
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--repeats", type=int, default=5, help="bare/eval pairs; medians are reported")
+    parser.add_argument("--long-rounds", type=int, default=100, help="rounds of the long eval (same calls in all)")
+    parser.add_argument("--repeats", type=int, default=5, help="bare/eval/long triples; medians are reported")
     args = parser.parse_args()
+    if (args.replicates * args.rounds) % args.long_rounds:
+        parser.error("--replicates x --rounds must be a multiple of --long-rounds (the long eval makes as many calls)")
+    long_replicates = args.replicates * args.rounds // args.long_rounds
 
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from tests.support.llm_server import FakeLLMProcess
 
     loopback_only()
-    bare: list[dict[str, Any]] = []
-    evals: list[dict[str, Any]] = []
+    runs: dict[str, list[dict[str, Any]]] = {"bare": [], "eval": [], "long": []}
     client_cores, server_cores = cores()
     os.sched_setaffinity(0, server_cores)  # the server process inherits it ...
     with tempfile.TemporaryDirectory(prefix="pdbench_sdk_ceiling_") as tmp, FakeLLMProcess(latency_ms=0) as server:
@@ -163,38 +176,50 @@ def main() -> None:
         warm = run_eval(workdir, "warmup", max(1, args.replicates // 5), args.rounds, args.concurrency)
         requests = warm["requests"]
         total = len(PANEL) * args.replicates * args.rounds  # the calls of one eval run
+        kinds = {
+            "bare": lambda rep: asyncio.run(bare_loop(server.openai_base_url, requests, total, args.concurrency)),
+            "eval": lambda rep: run_eval(workdir, f"eval_{rep}", args.replicates, args.rounds, args.concurrency),
+            "long": lambda rep: run_eval(workdir, f"long_{rep}", long_replicates, args.long_rounds, args.concurrency),
+        }
         for rep in range(args.repeats):
-            # Alternating order (bare first, then eval first, ...): drift hits both alike.
-            for kind in ("bare", "eval") if rep % 2 == 0 else ("eval", "bare"):
+            # Alternating order (bare first, then long first, ...): drift hits all alike.
+            for kind in ("bare", "eval", "long") if rep % 2 == 0 else ("long", "eval", "bare"):
                 server.reset()
-                if kind == "bare":
-                    bare.append(measured(partial(asyncio.run, bare_loop(server.openai_base_url, requests, total,
-                                                                        args.concurrency))))  # fmt: skip
-                else:
-                    evals.append(measured(partial(run_eval, workdir, f"eval_{rep}", args.replicates, args.rounds,
-                                                  args.concurrency)))  # fmt: skip
-            b, e = bare[-1], evals[-1]
-            print(f"  repeat {rep + 1}/{args.repeats}: bare {b['rate']:,.0f} calls/s (CPU: client {b['cpu']:.0%}, "
-                  f"server {b['server_cpu']:.0%}); eval {e['rate']:,.0f} calls/s (CPU: client {e['cpu']:.0%}, "
-                  f"server {e['server_cpu']:.0%}; {e['calls']:,} calls, {e['cached']} cached)", flush=True)  # fmt: skip
+                runs[kind].append(measured(partial(kinds[kind], rep)))
+            last = ((kind, rows[-1]) for kind, rows in runs.items())
+            figures = [f"{kind} {r['rate']:,.0f} calls/s, {r['cpu_ms']:.2f} ms CPU a call "
+                       f"(CPU: client {r['cpu']:.0%}, server {r['server_cpu']:.0%})" for kind, r in last]  # fmt: skip
+            print(f"  repeat {rep + 1}/{args.repeats}: " + "; ".join(figures), flush=True)
 
-    bare_rate = statistics.median(r["rate"] for r in bare)
-    eval_rate = statistics.median(r["rate"] for r in evals)
-    pair_ratios = sorted(e["rate"] / b["rate"] for e, b in zip(evals, bare, strict=True))
-    ratio = eval_rate / bare_rate
+    bare, evals, long = runs["bare"], runs["eval"], runs["long"]
+    if any(r["calls"] != total for r in evals + long):
+        raise SystemExit(f"the eval runs did not all make {total:,} calls: {[r['calls'] for r in evals + long]}")
+
+    def median(rows: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(r[key] for r in rows)
+
+    def spread(rows: list[dict[str, Any]], key: str, fmt: str) -> str:
+        return f"(median; range {min(r[key] for r in rows):{fmt}}-{max(r[key] for r in rows):{fmt}})"
+
+    def verdict(met: bool) -> str:
+        return "MET" if met else "MISSED"
+
+    bare_ms, eval_ms, long_ms = median(bare, "cpu_ms"), median(evals, "cpu_ms"), median(long, "cpu_ms")
+    cpu_ratio, growth = bare_ms / eval_ms, long_ms / eval_ms
+    rate_ratio = median(evals, "rate") / median(bare, "rate")
     print(f"\nSDK ceiling: {MODEL} against the loopback server, concurrency {args.concurrency}, "
-          f"{evals[0]['calls']:,} calls per run, {args.repeats} alternating repeats")  # fmt: skip
-    print(f"  bare AsyncOpenAI loop          {bare_rate:8,.0f} calls/s (median; range "
-          f"{min(r['rate'] for r in bare):,.0f}-{max(r['rate'] for r in bare):,.0f})")  # fmt: skip
-    print(f"  pdbench eval (all recorded)    {eval_rate:8,.0f} calls/s (median; range "
-          f"{min(r['rate'] for r in evals):,.0f}-{max(r['rate'] for r in evals):,.0f})")  # fmt: skip
-    print(f"  ratio eval / bare              {ratio:8.2f} (per-pair ratios {pair_ratios[0]:.2f}-{pair_ratios[-1]:.2f}, "
-          f"median {statistics.median(pair_ratios):.2f}); target >= {TARGET}: "
-          f"{'MET' if ratio >= TARGET else 'MISSED'}")  # fmt: skip
-    bare_ms = statistics.median(r["cpu"] * r["wall_s"] / r["calls"] * 1000 for r in bare)
-    eval_ms = statistics.median(r["cpu"] * r["wall_s"] / r["calls"] * 1000 for r in evals)
-    print(f"  client CPU per call            bare {bare_ms:.2f} ms, eval {eval_ms:.2f} ms (median): with a core to "
-          f"itself the client would reach {bare_ms / eval_ms:.2f} of the bare loop's rate")  # fmt: skip
+          f"{total:,} calls per run, {args.repeats} alternating repeats")  # fmt: skip
+    rows = [("bare AsyncOpenAI loop", bare, bare_ms), (f"eval, {args.rounds}-round games", evals, eval_ms),
+            (f"eval, {args.long_rounds}-round games", long, long_ms)]  # fmt: skip
+    for name, runs_of, ms in rows:
+        print(f"  client CPU per call, {name:24} {ms:6.3f} ms {spread(runs_of, 'cpu_ms', '.3f')}")
+    print(f"  calls per CPU-second, eval / bare           {cpu_ratio:6.2f}; target >= {CPU_TARGET}: "
+          f"{verdict(cpu_ratio >= CPU_TARGET)}")  # fmt: skip
+    print(f"  CPU per call, {args.long_rounds} / {args.rounds} rounds              {growth:6.2f}; "
+          f"target <= {GROWTH_TARGET}: {verdict(growth <= GROWTH_TARGET)}")  # fmt: skip
+    print(f"  calls/s: bare {median(bare, 'rate'):,.0f}, eval {median(evals, 'rate'):,.0f}, long "
+          f"{median(long, 'rate'):,.0f}; eval / bare {rate_ratio:.2f}; target >= {RATE_TARGET}: "
+          f"{verdict(rate_ratio >= RATE_TARGET)}")  # fmt: skip
 
 
 if __name__ == "__main__":

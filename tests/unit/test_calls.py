@@ -1,5 +1,5 @@
 """The call path: what is recorded and cached is exactly what the plain encoders write, every attempt
-runs in one tenacity loop with its bounds and waits, an attempt's outcome follows from the provider's
+runs in one retry loop with its bounds and waits, an attempt's outcome follows from the provider's
 fault or the caller's reading, and a provider's own deadline is trusted."""
 
 from __future__ import annotations
@@ -241,10 +241,10 @@ async def test_a_request_is_a_checkpoint_even_when_nothing_waits() -> None:
     assert ticks >= 19
 
 
-# ---- retries: every attempt in one tenacity loop ---------------------------------------------
+# ---- retries: the first attempt a plain await, then one loop with its bounds and waits -------
 
 
-async def test_a_retryable_failure_is_retried_with_tenacitys_waits_and_records() -> None:
+async def test_a_retryable_failure_is_retried_with_its_waits_and_records() -> None:
     waits: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -259,6 +259,20 @@ async def test_a_retryable_failure_is_retried_with_tenacitys_waits_and_records()
     assert waits == [0.5, 0.0]  # never shorter than the server's Retry-After
     assert (calls.stats.calls, calls.stats.retries) == (3, 2)
     assert len({r.created_at for r in result.records}) == 1  # every attempt carries the request's time
+
+
+async def test_the_backoff_doubles_from_the_first_failure_up_to_its_cap_plus_a_jitter_of_up_to_the_first() -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    provider = EchoProvider([TimeoutError()] * 4)  # a timeout names no Retry-After
+    calls = path(retry=RetrySettings(backoff_initial=1.0, backoff_max=3.0), sleep=sleep)
+    await calls.request(provider, limiter(), MESSAGES, SamplingParams(), TAG, 1)
+    assert len(waits) == 4
+    for wait, backoff in zip(waits, (1.0, 2.0, 3.0, 3.0), strict=True):  # 1, 2, 4 -> 3 (the cap), 8 -> 3
+        assert backoff <= wait <= backoff + 1.0
 
 
 async def test_retries_stop_after_max_attempts_counting_the_first() -> None:

@@ -195,6 +195,19 @@ def test_the_count_starts_afresh_at_each_render() -> None:
         assert len(template.render()) == 900_000
 
 
+def test_one_block_rendered_alone_is_held_to_the_same_limits_and_counts_afresh() -> None:
+    template = env().from_string(
+        '{% block rules %}{% for i in range(n) %}{{ "x" * 100000 }}{% endfor %}{% endblock %}'
+        "{% for r in rows %}{% block line scoped %}{{ r }};{% endblock %}{% endfor %}"
+    )
+    assert template.render(n=2, rows=[1, 2]) == "x" * 200_000 + "1;2;"
+    for _ in range(2):
+        assert len(template.render_block("rules", {"n": 10})) == LIMIT  # type: ignore[attr-defined]
+    assert template.render_block("line", {"r": 3}) == "3;"  # type: ignore[attr-defined]
+    with pytest.raises(RenderLimitError, match="writes more than 1,000,000"):
+        template.render_block("rules", {"n": 11})  # type: ignore[attr-defined]
+
+
 def test_a_persona_file_is_bounded_like_a_template(tmp_path: Path) -> None:
     from harness.errors import ConfigError
     from harness.players.model.prompts.builder import PromptBuilder, PromptSettings

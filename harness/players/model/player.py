@@ -45,7 +45,7 @@ from harness.players.model.judge import Judge, Verdict, judge_facts, judge_messa
 from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing.last_line import read_last_line
 from harness.players.model.parsing.policy import ParseResult, fallback_action, parse_action
-from harness.players.model.prompts.builder import OptionOrder, Prompt, PromptBuilder
+from harness.players.model.prompts.builder import OptionOrder, Prompt, PromptBuilder, RunningPrompt
 from harness.players.model.prompts.context import option_moves
 from harness.players.model.settings import ComprehensionSettings, ParsePolicy, ReplyReader
 from harness.providers.base import CacheHints, FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
@@ -163,6 +163,7 @@ class LLMAgent:
         self.game_seed = game_seed  # the option order of each round derives from it (see option_order)
         self.records: list[CallRecord] = []
         self.answers: list[ComprehensionAnswer] = []
+        self.running = RunningPrompt()  # this game's prompt so far, extended a round at a time
 
     def take_records(self) -> list[CallRecord]:
         """The calls made since the last take (to be written with their round)."""
@@ -183,7 +184,7 @@ class LLMAgent:
         recorded = order if shuffled else None  # calls.option_order: NULL when the order is not shuffled
         if p.comprehension is not None and view.round in p.comprehension.rounds:
             await self._check(view, order, recorded, p.comprehension)
-        prompt = p.prompts.prompt(view, order)
+        prompt = p.prompts.prompt(view, order, self.running)
         messages = prompt.messages
         cache = self._cache_hints(prompt)
         facts = p.prompts.facts(view, order)

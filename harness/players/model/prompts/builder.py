@@ -5,7 +5,8 @@ Templates run in a bounded sandbox with ``StrictUndefined`` (:mod:`harness.playe
 misspelt variable is an error, and :meth:`PromptBuilder.check` renders every template against
 synthetic rounds when a config is validated: a typo fails before the first paid call, not in round
 37 of game 200. Each template is compiled once, when the builder is made, and rendered the ordinary
-way (``template.render(context)``).
+way (``template.render(context)``); in a game, the shipped cached layout's round prompt is instead extended a
+round at a time from its blocks (:class:`RunningPrompt`, :meth:`PromptBuilder.prompt`), to the same text.
 
 What the templates see is built in :mod:`harness.players.model.prompts.context`; which files they come from, in
 :mod:`harness.players.model.prompts.files`. Three prompt controls from the literature, each off by default:
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate, pairwise
@@ -64,7 +66,7 @@ from harness.players.model.prompts.files import (
     read_persona_file,
     template_dirs,
 )
-from harness.players.model.prompts.sandbox import RenderLimitError
+from harness.players.model.prompts.sandbox import BoundedTemplate, RenderLimitError
 from harness.players.model.settings import ReplyReader
 from harness.providers.base import Message, PromptFacts, QuestionFacts
 
@@ -80,6 +82,7 @@ __all__ = [
     "PromptBuilder",
     "PromptLayout",
     "PromptSettings",
+    "RunningPrompt",
     "available_personas",
     "number_text",
     "payoff_outcomes",
@@ -101,6 +104,16 @@ class Prompt:
     breaks: tuple[tuple[int, int], ...] = ()
 
 
+@dataclass(slots=True)
+class RunningPrompt:
+    """One game's round prompt so far, from one seat (its player owns it): the rules and the history lines up to
+    the last round it was rendered for (``rows`` lines), so that the next round adds one line, not the whole
+    history again (see :meth:`PromptBuilder.prompt`)."""
+
+    text: str = ""
+    rows: int = 0
+
+
 class PromptBuilder:
     """Loads the templates and persona once, then renders the chat messages for each round."""
 
@@ -114,6 +127,19 @@ class PromptBuilder:
         self._round = self._load(self.settings.round_template)
         self._question: Template | None = None  # loaded when first needed: most players are asked nothing
         self._persona = self._load_persona(self.settings.persona)
+        # The shipped cached layout, without a history window, is rendered a block at a time (see prompt).
+        self._extends = (
+            self._shipped
+            and self.settings.layout is PromptLayout.CACHED
+            and self.settings.round_template == "round.j2"
+            and self.settings.history_window is None
+        )
+
+    @cached_property
+    def _shipped(self) -> bool:
+        """Whether the round template is one PDBench ships (not the user's ``template_dir``'s)."""
+        filename = self._round.filename
+        return filename is not None and Path(filename).resolve().is_relative_to(PROMPTS_DIR.resolve())
 
     @cached_property
     def layout_name(self) -> str:
@@ -121,10 +147,8 @@ class PromptBuilder:
         ``classic``) when the shipped ``round.j2`` words them; the template's name when another shipped template
         does (a suite's, ``suites/akata2023/round.j2``); ``own: <name>`` when the user's ``template_dir``
         supplies it (its layout is whatever the user wrote)."""
-        filename = self._round.filename
-        shipped = filename is not None and Path(filename).resolve().is_relative_to(PROMPTS_DIR.resolve())
         name = self.settings.round_template
-        if not shipped:
+        if not self._shipped:
             return f"own: {name}"
         return self.settings.layout.value if name == "round.j2" else name
 
@@ -134,9 +158,16 @@ class PromptBuilder:
         give identical messages."""
         return self.prompt(view, order).messages
 
-    def prompt(self, view: RoundView, order: OptionOrder = "CD") -> Prompt:
-        """:meth:`render`'s messages, with where their reusable prefixes end."""
-        return self._prompt(round_context(view, self.settings, order))
+    def prompt(self, view: RoundView, order: OptionOrder = "CD", running: RunningPrompt | None = None) -> Prompt:
+        """:meth:`render`'s messages, with where their reusable prefixes end.
+
+        With ``running`` (the game's prompt so far, from this seat), the shipped cached layout is not rendered
+        whole each round: its ``round.j2`` is three blocks and nothing else (the rules, the history, the ending),
+        so its text is theirs joined; and the history block of one more round is the last one's with one more
+        ``history_line`` block. So the rules and history are rendered once, then extended by one line a round,
+        and only the ending is rendered anew: the same text (tests/unit/test_prompt_running.py compares them
+        byte for byte), at a cost that does not grow with the game. Any other template is rendered whole."""
+        return self._prompt(round_context(view, self.settings, order), running)
 
     def render_question(self, view: RoundView, ask: Ask, order: OptionOrder = "CD") -> list[Message]:
         """The messages of one comprehension question: the system prompt and the round's prompt as the
@@ -153,18 +184,32 @@ class PromptBuilder:
     def _messages(self, context: dict[str, object]) -> list[Message]:
         return self._prompt(context).messages
 
-    def _prompt(self, context: dict[str, object]) -> Prompt:
+    def _prompt(self, context: dict[str, object], running: RunningPrompt | None = None) -> Prompt:
         """The system message, then the user message; a system template that renders nothing sends no system
         message, so a protocol that puts everything in one user message (Akata et al. 2023) is played as such.
         The user message is cut where the template wrote ``{{ cache_break }}``; the marks are removed."""
         context["persona"] = self._render(self._persona, context) if self._persona is not None else None
         system = self._render(self._system, context).replace(CACHE_BREAK, "")
-        parts = self._render(self._round, context).split(CACHE_BREAK)
+        parts = self._user(context, running).split(CACHE_BREAK)
         user: Message = {"role": "user", "content": "".join(parts)}
         messages: list[Message] = [{"role": "system", "content": system}, user] if system else [user]
         end = len(user["content"])
         index = len(messages) - 1
         return Prompt(messages, tuple((index, at) for at in accumulate(len(p) for p in parts[:-1]) if 0 < at < end))
+
+    def _user(self, context: dict[str, object], running: RunningPrompt | None) -> str:
+        """The round template's text: whole, or from ``running`` extended to this round (see :meth:`prompt`)."""
+        if running is None or not self._extends:
+            return self._render(self._round, context)
+        played = context["rounds_played"]
+        history = context["history"]
+        assert isinstance(played, int) and isinstance(history, list)  # round_context's
+        if running.rows and played == running.rows + 1:  # the next round: one more line
+            running.text += self._render_block("history_line", {**context, "r": history[-1]})
+        elif played != running.rows or not running.rows:  # the first round rendered (a resumed game's too)
+            running.text = self._render_block("rules", context) + self._render_block("history", context)
+        running.rows = played
+        return (running.text + self._render_block("ending", context)).strip()
 
     def prefix_problem(self) -> str | None:
         """Why the prompts of consecutive rounds do not extend one another, or None when they do.
@@ -358,8 +403,17 @@ class PromptBuilder:
 
     def _render(self, template: Template, context: dict[str, object]) -> str:
         """Render, turning any template failure into a ConfigError that names template and cause."""
+        return self._rendered(template, lambda: template.render(context).strip(), context)
+
+    def _render_block(self, name: str, context: dict[str, object]) -> str:
+        """One block of the round template (see :meth:`prompt`), unstripped: it is joined to the others."""
+        template = self._round
+        assert isinstance(template, BoundedTemplate)  # the bounded environment's
+        return self._rendered(template, lambda: template.render_block(name, context), context)
+
+    def _rendered(self, template: Template, render: Callable[[], str], context: dict[str, object]) -> str:
         try:
-            return template.render(context).strip()
+            return render()
         except RenderLimitError as exc:
             raise ConfigError(f"prompt template {template.name or 'persona'!r} {exc}") from None
         except UndefinedError as exc:

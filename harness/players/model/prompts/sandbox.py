@@ -21,7 +21,8 @@ namespace that a loop doubles is stopped at the ``~``, ``+`` or call that double
 Operations, calls and filters go through the sandbox's own hooks. Three things have none: a loop, a
 piece of output and ``~``; so as a template is compiled, each is routed through a filter of this module
 (:class:`_Bounds`), and nothing else of the template is changed. Templates are then rendered the
-ordinary way (``template.render(context)``); the built-in ones take well under a millisecond, and the limits
+ordinary way (``template.render(context)``), or a block at a time (:meth:`BoundedTemplate.render_block`, each
+render held to the limits afresh); the built-in ones take well under a millisecond, and the limits
 only ever stop a template that would otherwise hang the run or exhaust memory.
 """
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from types import CodeType
 from typing import Any, Literal, TypeVar, overload
 
@@ -201,18 +203,36 @@ def _is_jinja_internal(value: Any) -> bool:
 
 
 class BoundedTemplate(Template):
-    """A template whose every render is held to the limits (see the module docstring)."""
+    """A template whose every render, whole or of one block, is held to the limits (see the module docstring)."""
 
     def render(self, *args: Any, **kwargs: Any) -> str:
-        saved = (_budget.deadline, _budget.written, _budget.built)
-        _budget.deadline = time.monotonic() + MAX_RENDER_SECONDS
-        _budget.written = _budget.built = 0
-        try:
+        with _limits():
             return super().render(*args, **kwargs)
-        except RecursionError:
-            raise RenderLimitError("calls itself too deeply (a macro or include that never stops)") from None
-        finally:
-            _budget.deadline, _budget.written, _budget.built = saved
+
+    def render_block(self, name: str, context: dict[str, Any]) -> str:
+        """The text of the template's block ``name`` alone, rendered with ``context`` and held to the same limits
+        as a whole render; a block inside a loop sees the loop's variables only when it is ``scoped`` and they are
+        in ``context``. (How the builder extends a game's prompt by one history line, see
+        :meth:`~harness.players.model.prompts.builder.PromptBuilder.prompt`.)"""
+        with _limits():
+            try:
+                return self.environment.concat(self.blocks[name](self.new_context(context)))
+            except Exception:
+                self.environment.handle_exception()
+
+
+@contextmanager
+def _limits() -> Iterator[None]:
+    """One render's budget: a fresh deadline and counts, the enclosing render's restored after."""
+    saved = (_budget.deadline, _budget.written, _budget.built)
+    _budget.deadline = time.monotonic() + MAX_RENDER_SECONDS
+    _budget.written = _budget.built = 0
+    try:
+        yield
+    except RecursionError:
+        raise RenderLimitError("calls itself too deeply (a macro or include that never stops)") from None
+    finally:
+        _budget.deadline, _budget.written, _budget.built = saved
 
 
 class BoundedEnvironment(SandboxedEnvironment):
