@@ -23,6 +23,7 @@ from contextvars import ContextVar
 from typing import ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential, wait_random
 
 from harness.providers.base import RetryDecision
 from harness.providers.tiers import ServiceTier
@@ -93,9 +94,10 @@ def may_wait(settings: RetrySettings, attempts: int, seconds: float) -> bool:
 
 
 class RetryPolicy:
-    """The attempts of one request, one after another: the first is a plain await, and only after a failure that
-    may be retried do the bounds (:attr:`RetrySettings.max_attempts` attempts, :attr:`RetrySettings.max_seconds`
-    from the first attempt's start) and the waits come into play. Made once per run and tier; holds no state of a
+    """The attempts of one request. The first is a plain await: most requests are answered at once and never
+    enter a retry loop. After a failure that may be retried, tenacity runs the rest within the bounds
+    (:attr:`RetrySettings.max_attempts` attempts in all, :attr:`RetrySettings.max_seconds` from the first
+    attempt's start), deciding on that first failure as on any. Made once per run and tier; holds no state of a
     request, so concurrent requests share it."""
 
     def __init__(
@@ -105,6 +107,10 @@ class RetryPolicy:
         self._sleep = sleep
         self._on_retry = on_retry
         self._jitter = random.Random()
+        self._backoff = wait_exponential(multiplier=settings.backoff_initial, max=settings.backoff_max) + wait_random(
+            0, settings.backoff_initial
+        )
+        self._retry = retry_if_exception(lambda e: isinstance(e, AttemptFailed) and e.retry)
 
     async def run(self, attempt: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
         """``attempt``'s answer; a failed attempt raises :class:`AttemptFailed`, and the last failure is raised
@@ -113,30 +119,41 @@ class RetryPolicy:
         try:
             return await attempt(*args, **kwargs)
         except AttemptFailed as failed:
-            last = failed
-        made = 1
-        settings = self._settings
-        while last.retry and made < settings.max_attempts and time.monotonic() - started < settings.max_seconds:
-            wait = self._wait(last.decision, made)
-            self._on_retry()
-            await self._lend_and_sleep(wait)
-            try:
-                return await attempt(*args, **kwargs)
-            except AttemptFailed as failed:
-                last = failed
-            made += 1
-        raise last
+            if not failed.retry:
+                raise
+            made: list[AttemptFailed] = [failed]
 
-    def _wait(self, decision: RetryDecision, made: int) -> float:
-        """The wait after the ``made``-th attempt failed: a 429's Retry-After and its jitter; otherwise exponential
-        backoff (``backoff_initial`` doubled each attempt, at most ``backoff_max``) plus a jitter of up to
-        ``backoff_initial``, never shorter than a Retry-After."""
-        server_says = decision.retry_after
-        if decision.rate_limited and server_says:  # a wait of 0 is no wait: back off
+        async def again() -> T:
+            if made:  # the attempt already made: tenacity decides on it, then waits, as after any failure
+                raise made.pop()
+            return await attempt(*args, **kwargs)
+
+        settings = self._settings
+
+        def spent(state: RetryCallState) -> bool:
+            return state.attempt_number >= settings.max_attempts or time.monotonic() - started >= settings.max_seconds
+
+        retrying = AsyncRetrying(
+            stop=spent,
+            wait=self._wait,
+            retry=self._retry,
+            before_sleep=self._before_sleep,
+            sleep=self._lend_and_sleep,
+            reraise=True,
+        )
+        return await retrying(again)
+
+    def _wait(self, state: RetryCallState) -> float:
+        """A 429's Retry-After and its jitter; otherwise the backoff, never shorter than a Retry-After."""
+        failed = state.outcome.exception() if state.outcome is not None else None
+        decision = failed.decision if isinstance(failed, AttemptFailed) else None
+        server_says = decision.retry_after if decision is not None else None
+        if decision is not None and decision.rate_limited and server_says:  # a wait of 0 is no wait: back off
             return server_says + self._jitter.uniform(0.0, min(server_says / 10, MAX_JITTER_S))
-        initial = self._settings.backoff_initial
-        backoff = min(initial * 2.0 ** (made - 1), self._settings.backoff_max) + self._jitter.uniform(0.0, initial)
-        return max(backoff, server_says or 0.0)
+        return max(self._backoff(state), server_says or 0.0)
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        self._on_retry()
 
     async def _lend_and_sleep(self, seconds: float) -> None:
         """The wait before the next attempt, its game's slot lent meanwhile (see :data:`LEND_SLOT`)."""
