@@ -135,3 +135,16 @@ def test_eval_takes_the_layout_and_refuses_an_unknown_one_in_a_sentence() -> Non
     )
     with pytest.raises(ConfigError, match=r"--prompt-layout is cached .* or classic .*; got 'bogus'"):
         eval_config("mock/tft", opponents=["TFT"], rounds=3, prompt_layout="bogus")
+
+
+def test_a_shipped_folder_named_as_template_dir_is_recorded_and_rendered_as_itself() -> None:
+    """The payne2025 suite's model settings name ``template_dir: prompts/suites/payne2025``: its round.j2 is shipped
+    but is not the cached layout's, so it is recorded by its path and rendered whole, never a block at a time."""
+    from harness.players.model.prompts.builder import RunningPrompt
+    from harness.players.model.prompts.files import PROMPTS_DIR
+
+    builder = PromptBuilder(PromptSettings(template_dir=str(PROMPTS_DIR / "suites" / "payne2025")))
+    assert builder.layout_name == "suites/payne2025/round.j2"
+    running = RunningPrompt()
+    views = game_views(3)
+    assert [builder.prompt(v, running=running).messages for v in views] == [builder.render(v) for v in views]

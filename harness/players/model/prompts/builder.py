@@ -128,18 +128,18 @@ class PromptBuilder:
         self._question: Template | None = None  # loaded when first needed: most players are asked nothing
         self._persona = self._load_persona(self.settings.persona)
         # The shipped cached layout, without a history window, is rendered a block at a time (see prompt).
-        self._extends = (
-            self._shipped
-            and self.settings.layout is PromptLayout.CACHED
-            and self.settings.round_template == "round.j2"
-            and self.settings.history_window is None
-        )
+        self._extends = self._shipped_as == "round.j2" and self.settings.history_window is None
 
     @cached_property
-    def _shipped(self) -> bool:
-        """Whether the round template is one PDBench ships (not the user's ``template_dir``'s)."""
+    def _shipped_as(self) -> str | None:
+        """The round template's path within the shipped ``prompts/`` (``round.j2``, ``classic/round.j2``,
+        ``suites/payne2025/round.j2``: a shipped folder may be named as ``template_dir`` too), or None when it is
+        the user's own."""
         filename = self._round.filename
-        return filename is not None and Path(filename).resolve().is_relative_to(PROMPTS_DIR.resolve())
+        if filename is None:
+            return None
+        path, shipped = Path(filename).resolve(), PROMPTS_DIR.resolve()
+        return path.relative_to(shipped).as_posix() if path.is_relative_to(shipped) else None
 
     @cached_property
     def layout_name(self) -> str:
@@ -147,10 +147,12 @@ class PromptBuilder:
         ``classic``) when the shipped ``round.j2`` words them; the template's name when another shipped template
         does (a suite's, ``suites/akata2023/round.j2``); ``own: <name>`` when the user's ``template_dir``
         supplies it (its layout is whatever the user wrote)."""
-        name = self.settings.round_template
-        if not self._shipped:
-            return f"own: {name}"
-        return self.settings.layout.value if name == "round.j2" else name
+        shipped = self._shipped_as
+        if shipped is None:
+            return f"own: {self.settings.round_template}"
+        return {"round.j2": PromptLayout.CACHED.value, "classic/round.j2": PromptLayout.CLASSIC.value}.get(
+            shipped, shipped
+        )
 
     # -- rendering ---------------------------------------------------------------------------
     def render(self, view: RoundView, order: OptionOrder = "CD") -> list[Message]:
