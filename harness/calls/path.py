@@ -65,7 +65,7 @@ from harness.providers.base import (
     estimate_tokens,
 )
 from harness.providers.keys import remember_environment_keys, scrub
-from harness.providers.tiers import ServiceTier
+from harness.providers.tiers import CacheTtl, ServiceTier
 from harness.util.plural import plural
 
 __all__ = [
@@ -386,7 +386,8 @@ class CallPath:
             completion = dataclasses.replace(completion, text=text)
         refusal = refusal_reason(completion.refusal) if completion.refusal is not None else None
         reading = self._read(req, completion.text, refusal)
-        cost = self._count(req.name, completion, req.tier or ServiceTier.STANDARD)
+        ttl = req.cache.ttl if req.cache is not None else CacheTtl.FIVE_MINUTES
+        cost = self._count(req.name, completion, req.tier or ServiceTier.STANDARD, ttl)
         record = req.record(
             number,
             text=completion.text,
@@ -404,13 +405,19 @@ class CallPath:
             await self.answers.keep(req, completion, record, refusal)
         return CallResult(text=completion.text, reading=reading, records=exchange.records, cached=False)
 
-    def _count(self, model: str, completion: Completion, tier: ServiceTier) -> float | None:
+    def _count(self, model: str, completion: Completion, tier: ServiceTier, ttl: CacheTtl) -> float | None:
         """A paid answer's cost at its tier's prices (None: unknown), added to the counters with its tokens and,
         when the provider reported its prompt cache, the tokens read from it and the dollars that saved."""
         c = completion
         cached, written = c.cached_input_tokens, c.cache_write_tokens
         cost = self.prices.cost(
-            model, c.input_tokens, c.output_tokens, cached_input_tokens=cached, cache_write_tokens=written, tier=tier
+            model,
+            c.input_tokens,
+            c.output_tokens,
+            cached_input_tokens=cached,
+            cache_write_tokens=written,
+            tier=tier,
+            ttl=ttl,
         )
         stats = self.stats
         stats.input_tokens += c.input_tokens or 0
@@ -426,6 +433,7 @@ class CallPath:
                 cached_input_tokens=cached,
                 cache_write_tokens=written,
                 tier=tier,
+                ttl=ttl,
             )
             stats.cache_saved_usd += saving or 0.0
         return cost

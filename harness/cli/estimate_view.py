@@ -8,6 +8,9 @@ from harness.cli.base import err, out
 from harness.errors import ConfigError
 from harness.util.plural import plural
 
+CACHE_5M_S = 300.0
+"""Anthropic's default prompt-cache lifetime: a prefix not read again within it is gone."""
+
 if TYPE_CHECKING:
     from harness.calls.pricing import PriceTable
     from harness.config import ExperimentConfig
@@ -18,7 +21,7 @@ def print_estimate(config: ExperimentConfig, replicates: int | None, prices: Pri
     whether the keys a run needs are set. Returns whether they are."""
     from harness.engine.estimate import estimate
     from harness.providers.registry import is_offline
-    from harness.providers.tiers import ServiceTier
+    from harness.providers.tiers import CacheTtl, ServiceTier
 
     estimates = estimate(config, replicates)
     if not estimates:
@@ -49,6 +52,16 @@ def print_estimate(config: ExperimentConfig, replicates: int | None, prices: Pri
             highlight=False,
         )
         out.print(f"    time: at least {_duration(est.seconds())} at the configured limits", highlight=False)
+        gap = est.round_gap()
+        slow = est.model.startswith("anthropic/") and est.cached_tokens and gap > CACHE_5M_S
+        if slow and est.ttl is CacheTtl.FIVE_MINUTES:
+            err.print(
+                f"[yellow]warning:[/yellow] {est.model}: at these limits a game's rounds come about "
+                f"{_duration(gap)} apart, longer than the 5 minutes Anthropic keeps a cached prefix, so the "
+                "cache would be written and not read; set cache_ttl: 1h on the model (writes cost 2x the input "
+                "price instead of 1.25x) or raise the limits",
+                highlight=False,
+            )
     return _keys_set(config)
 
 

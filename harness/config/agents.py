@@ -25,7 +25,7 @@ from harness.players.model.settings import ComprehensionSettings, ParsePolicy, R
 from harness.players.strategies import StrategySpec, get_strategy, make_spec
 from harness.providers.registry import PROVIDERS, is_offline, parse_model_name, tier_problem
 from harness.providers.structured import ReplySchema
-from harness.providers.tiers import ServiceTier
+from harness.providers.tiers import CacheTtl, ServiceTier
 
 STRUCTURED = "structured"
 """``prompts.answer_format`` of a move asked for through the provider's constrained output."""
@@ -131,6 +131,13 @@ class ModelAgentConfig(BaseModel):
         exclude_if=lambda tier: tier is ServiceTier.STANDARD,  # configs without it keep their stored form
         description="standard, or flex (OpenAI's half-price, slower tier: service_tier=flex)",
     )
+    cache_ttl: CacheTtl = Field(
+        CacheTtl.FIVE_MINUTES,
+        strict=False,
+        exclude_if=lambda ttl: ttl is CacheTtl.FIVE_MINUTES,  # configs without it keep their stored form
+        description="how long Anthropic keeps the prompt cache's prefixes: 5m (the default) or 1h, for games "
+        "whose rounds come more than five minutes apart (writes cost 2x the input price instead of 1.25x)",
+    )
     # Written as prompts.answer_format: structured, prompts.reasoning and parse.judge (see _lift); kept here.
     structured: bool = Field(False, exclude=True)
     reasoning: bool = Field(False, exclude=True)
@@ -227,6 +234,11 @@ class ModelAgentConfig(BaseModel):
         problem = tier_problem(self.model.partition("/")[0], self.service_tier)
         if problem is not None:
             raise ValueError(f"{self.model}: {problem}")
+        if self.cache_ttl is not CacheTtl.FIVE_MINUTES and self.model.partition("/")[0] != "anthropic":
+            raise ValueError(
+                f"{self.model}: cache_ttl is Anthropic's (how long its prompt cache keeps a prefix); other providers "
+                "keep their cache as they see fit: leave cache_ttl out"
+            )
         return self
 
     @model_validator(mode="after")

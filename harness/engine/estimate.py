@@ -39,7 +39,7 @@ from harness.players.model.prompts.context import PromptSettings
 from harness.players.model.settings import ReplyReader
 from harness.providers.base import Message
 from harness.providers.registry import is_offline
-from harness.providers.tiers import ServiceTier
+from harness.providers.tiers import CacheTtl, ServiceTier
 
 Seat = Literal["a", "b"]
 CHARS_PER_TOKEN = 4
@@ -69,6 +69,8 @@ class ModelEstimate:
     longest_game: float = 0.0  # the most rounds one game is expected to take, played one after another
     limits: list[LimitSettings] = field(default_factory=list)
     tier: ServiceTier = ServiceTier.STANDARD  # the tier the run buys at (its first seat's, should seats differ)
+    ttl: CacheTtl = CacheTtl.FIVE_MINUTES  # how long Anthropic keeps the cached prefixes (cache_ttl)
+    games: float = 0.0  # games with this model in a seat
 
     def cost(self, prices: PriceTable, tier: ServiceTier, *, cached: bool, most: bool = False) -> float | None:
         """Dollars at ``tier`` (None: no price there); with the cache as the layout allows or without it; with
@@ -81,10 +83,22 @@ class ModelEstimate:
             cached_input_tokens=round(self.cached_tokens) if cached else 0,
             cache_write_tokens=round(self.written_tokens) if cached else 0,
             tier=tier,
+            ttl=self.ttl,
         )
 
     def seconds(self) -> float:
         """The least time the calls take at the configured limits (see the module's docstring)."""
+        return max(self.calls / self._rate(), self.longest_game * LATENCY_S)
+
+    def round_gap(self) -> float:
+        """Seconds between two rounds of one game at the configured limits: the games in flight (about the
+        concurrency and a quarter, as the scheduler plays them) share the calls per second the limits allow."""
+        limits = self.limits[0] if self.limits else LimitSettings()
+        in_flight = min(self.games, 1.25 * (limits.concurrency or 1)) or 1.0
+        return max(in_flight / self._rate(), LATENCY_S)
+
+    def _rate(self) -> float:
+        """Calls per second the limits allow: the concurrency at LATENCY_S an answer, requests and tokens per minute."""
         limits = self.limits[0] if self.limits else LimitSettings()
         rates = [(limits.concurrency or 1) / LATENCY_S]
         if limits.rpm:
@@ -92,7 +106,7 @@ class ModelEstimate:
         tokens_per_call = (self.input_tokens + self.output_tokens) / self.calls if self.calls else 0
         if limits.tpm and tokens_per_call:
             rates.append(limits.tpm / 60 / tokens_per_call)
-        return max(self.calls / min(rates), self.longest_game * LATENCY_S)
+        return min(rates)
 
 
 def estimate(config: ExperimentConfig, replicates: int | None = None) -> list[ModelEstimate]:
@@ -104,7 +118,10 @@ def estimate(config: ExperimentConfig, replicates: int | None = None) -> list[Mo
         for seat, agent in zip(seats, (cond.agent_a, cond.agent_b), strict=True):
             if not isinstance(agent, ModelAgentConfig):
                 continue
-            est = found.setdefault(agent.model, ModelEstimate(agent.model, tier=agent.service_tier))
+            est = found.setdefault(
+                agent.model, ModelEstimate(agent.model, tier=agent.service_tier, ttl=agent.cache_ttl)
+            )
+            est.games += reps
             _add_seat(est, agent, plan.horizon, plan.game, seat, reps)
             if agent.limits not in est.limits:
                 est.limits.append(agent.limits)

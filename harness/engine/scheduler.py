@@ -131,6 +131,7 @@ class ModelPlayers:
             comprehension=cfg.comprehension,
             reply=cfg.reply_schema(),
             judge=None if cfg.judge is None else self._judge(cfg.judge, cfg, settings),
+            cache_ttl=cfg.cache_ttl,
         )
 
     def _judge(self, name: str, cfg: ModelAgentConfig, settings: ProviderSettings) -> Judge:

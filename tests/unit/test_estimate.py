@@ -75,3 +75,34 @@ def test_max_cost_refuses_a_run_estimated_above_it_before_any_call() -> None:
     with pytest.raises(ConfigError, match=r"estimated at \$0\.\d+ .*above --max-cost \$0\.01.*--despite-estimate"):
         refuse_over_budget(config, None, PRICES, 0.01)
     refuse_over_budget(config, None, PRICES, 5.0)  # well within: nothing said
+
+
+def test_cache_ttl_is_anthropics_and_prices_the_writes_at_an_hour() -> None:
+    from harness.config import parse_experiment
+    from harness.providers.tiers import CacheTtl
+
+    def config(agent: dict[str, object]) -> dict[str, object]:
+        return {"horizon": {"n_rounds": 100}, "experiment": {"replicates": 1, "conditions": [
+            {"name": "x", "agent_a": agent, "agent_b": {"policy": "TFT"}}]}}  # fmt: skip
+
+    with pytest.raises(ConfigError, match="cache_ttl is Anthropic's"):
+        parse_experiment(config({"model": "openai/gpt-4o-mini", "cache_ttl": "1h"}))
+    hour = parse_experiment(config({"model": "anthropic/claude-sonnet-4-5", "cache_ttl": "1h"}))
+    five = parse_experiment(config({"model": "anthropic/claude-sonnet-4-5"}))
+    assert hour.experiment.conditions[0].agent_a.cache_ttl is CacheTtl.ONE_HOUR  # type: ignore[union-attr]
+    (slow,), (fast,) = estimate(hour), estimate(five)
+    assert slow.written_tokens == fast.written_tokens > 0
+    # Sonnet: writes 3.75 (5 minutes) or 6.00 (an hour) dollars per million tokens; all else alike.
+    difference = slow.cost(PRICES, ServiceTier.STANDARD, cached=True) - fast.cost(
+        PRICES, ServiceTier.STANDARD, cached=True
+    )  # type: ignore[operator]
+    assert difference == pytest.approx(round(fast.written_tokens) * (6.00 - 3.75) / 1e6)
+
+
+def test_a_games_rounds_are_as_far_apart_as_the_games_in_flight_share_the_rate() -> None:
+    one_rpm = eval_config("anthropic/claude-sonnet-4-5", opponents=["TFT", "ALLD"], rounds=100, replicates=3,
+                          limits={"rpm": 1})  # fmt: skip
+    (est,) = estimate(one_rpm)
+    assert est.games == 6 and est.round_gap() == pytest.approx(6 / (1 / 60))  # 6 games, a call a minute: 6 min
+    (quick,) = estimate(eval_config("anthropic/claude-sonnet-4-5", opponents=["TFT"], rounds=10, replicates=1))
+    assert quick.round_gap() == pytest.approx(1.0)  # one game: an answer's latency

@@ -17,7 +17,7 @@ from harness.players.model.prompts.builder import PromptBuilder, PromptSettings,
 from harness.providers.anthropic import AnthropicProvider, to_messages_api
 from harness.providers.base import CacheHints, SamplingParams
 from harness.providers.openai import OpenAIProvider
-from harness.providers.tiers import CacheTtl
+from harness.providers.tiers import CacheTtl, ServiceTier
 from tests.support.llm_server import FakeLLMServer
 
 KEY = "sk-test-0123456789abcdef"
@@ -123,3 +123,35 @@ async def test_the_rounds_of_a_game_read_each_others_prefixes_from_the_providers
     assert all(later > earlier for earlier, later in pairwise(reads[2:])), usage  # grows each round
     share = sum(reads) / sum(total for total, _ in usage)
     assert share > 0.75, usage
+
+
+async def test_an_hour_long_cache_ttl_reaches_anthropics_breakpoints_and_is_priced_at_the_hour(
+    llm_server: FakeLLMServer,
+) -> None:
+    """A player with cache_ttl: 1h marks its breakpoints so, and the call path prices its writes at the 1-hour
+    write price (2x input against 1.25x)."""
+    from harness.calls.path import CallPath
+    from harness.calls.pricing import DEFAULT_PRICES, PriceTable
+
+    llm_server.configure(prompt_cache=True, anthropic_cache_min=64)
+    builder = PromptBuilder(PromptSettings())
+    provider = AnthropicProvider("claude-sonnet-4-6", api_key=KEY, base_url=llm_server.anthropic_base_url)
+    prices = PriceTable.load(DEFAULT_PRICES)
+    try:
+        for view in game_views(6):
+            prompt = builder.prompt(view)
+            hints = CacheHints(key="g", breaks=prompt.breaks, ttl=CacheTtl.ONE_HOUR)
+            completion = await provider.generate(prompt.messages, SamplingParams(), 5, cache=hints)
+    finally:
+        await provider.aclose()
+    body = llm_server.requests[-1].body
+    marks = [b.get("cache_control") for b in body["messages"][0]["content"] if "cache_control" in b]
+    assert marks and all(m == {"type": "ephemeral", "ttl": "1h"} for m in marks)
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    written = completion.cache_write_tokens or 0
+    assert written > 0
+    path = CallPath(cache=None, prices=prices)
+    hour = path._count("anthropic/claude-sonnet-4-6", completion, ServiceTier.STANDARD, CacheTtl.ONE_HOUR)
+    five = path._count("anthropic/claude-sonnet-4-6", completion, ServiceTier.STANDARD, CacheTtl.FIVE_MINUTES)
+    assert hour is not None and five is not None
+    assert hour - five == pytest.approx(written * (6.00 - 3.75) / 1e6)

@@ -50,6 +50,7 @@ from harness.players.model.prompts.context import option_moves
 from harness.players.model.settings import ComprehensionSettings, ParsePolicy, ReplyReader
 from harness.providers.base import CacheHints, FailureKind, Message, PromptFacts, Provider, Sample, SamplingParams
 from harness.providers.structured import ReplySchema, ReplyViolation
+from harness.providers.tiers import CacheTtl
 from harness.states import CallOutcome
 
 T = TypeVar("T")
@@ -121,6 +122,7 @@ class ModelPlayer:
     comprehension: ComprehensionSettings | None = None
     reply: ReplySchema | None = None  # answer_format: structured; None for a reply in free text
     judge: Judge | None = None  # parse.judge: reads a reply the parser refused, before any re-ask
+    cache_ttl: CacheTtl = CacheTtl.FIVE_MINUTES  # how long Anthropic keeps the prompt's cached prefixes
 
     @property
     def answer_format(self) -> str:
@@ -232,7 +234,7 @@ class LLMAgent:
         of the sample: the same draw of the same game is routed alike in every run, and nothing else is)."""
         sample = self.sample
         digest = hashlib.sha256(f"{sample.condition}\x00{sample.replicate}\x00{sample.seat}".encode()).hexdigest()
-        return CacheHints(key=f"pdbench-{digest[:24]}", breaks=prompt.breaks)
+        return CacheHints(key=f"pdbench-{digest[:24]}", breaks=prompt.breaks, ttl=self.player.cache_ttl)
 
     def _reader(self, view: RoundView) -> Callable[[str], Reading[ParseResult]]:
         """What reads this player's move answers: the structured reply's field, or the free-text rule that
