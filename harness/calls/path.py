@@ -426,14 +426,6 @@ class CallPath:
         if cached is not None or written is not None:
             stats.cache_reported = True
             stats.cached_input_tokens += cached or 0
-            saving = self.prices.cache_saving(
-                model,
-                c.input_tokens,
-                c.output_tokens,
-                cached_input_tokens=cached,
-                cache_write_tokens=written,
-                tier=tier,
-                ttl=ttl,
-            )
-            stats.cache_saved_usd += saving or 0.0
+            full = self.prices.cost(model, c.input_tokens, c.output_tokens, tier=tier)  # every input token as input
+            stats.cache_saved_usd += full - cost if full is not None and cost is not None else 0.0
         return cost

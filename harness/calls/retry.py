@@ -131,7 +131,7 @@ class RetryPolicy:
         settings = self._settings
 
         def spent(state: RetryCallState) -> bool:
-            return state.attempt_number >= settings.max_attempts or time.monotonic() - started >= settings.max_seconds
+            return not may_wait(settings, state.attempt_number, time.monotonic() - started)
 
         retrying = AsyncRetrying(
             stop=spent,

@@ -34,7 +34,7 @@ from harness.config.plan import condition_plans
 from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon
 from harness.game.rules import PayoffMatrix
 from harness.game.view import RoundView
-from harness.players.model.prompts.builder import Ask, PromptBuilder, game_views
+from harness.players.model.prompts.builder import Ask, PromptBuilder, game_views, shared_start
 from harness.players.model.prompts.context import PromptSettings
 from harness.players.model.settings import ReplyReader
 from harness.providers.base import Message
@@ -138,7 +138,7 @@ def _add_seat(
     views = game_views(probe, matrix=game, horizon=horizon.known_to_players(), seat=seat)
     texts = [_text(builder.render(view)) for view in views]
     sizes = [_tokens(t) for t in texts]
-    shared = [0.0] + [_common(a, b) / CHARS_PER_TOKEN for a, b in pairwise(texts)]
+    shared = [0.0] + [shared_start(a, b) / CHARS_PER_TOKEN for a, b in pairwise(texts)]
     size_at = _line(sizes)
     shared_at = _line(shared[1:], start=2) if probe > 1 else _line([0.0])
     provider = agent.model.partition("/")[0]
@@ -200,11 +200,6 @@ def _text(messages: list[Message]) -> str:
 def _tokens(text: str) -> float:
     """As the offline mock counts a prompt: its characters // 4 + 1."""
     return float(len(text) // CHARS_PER_TOKEN + 1)
-
-
-def _common(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    return next((i for i in range(n) if a[i] != b[i]), n)
 
 
 def _line(values: list[float], start: int = 1) -> Callable[[int], float]:

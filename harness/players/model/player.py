@@ -166,6 +166,10 @@ class LLMAgent:
         self.records: list[CallRecord] = []
         self.answers: list[ComprehensionAnswer] = []
         self.running = RunningPrompt()  # this game's prompt so far, extended a round at a time
+        # The provider cache key of this game and seat: a digest of the sample, so the same draw of the same game is
+        # routed alike in every run, and nothing else is.
+        digest = hashlib.sha256(f"{sample.condition}\x00{sample.replicate}\x00{sample.seat}".encode()).hexdigest()
+        self.cache_key = f"pdbench-{digest[:24]}"
 
     def take_records(self) -> list[CallRecord]:
         """The calls made since the last take (to be written with their round)."""
@@ -230,11 +234,8 @@ class LLMAgent:
         return Decision(fallback, flagged=True)
 
     def _cache_hints(self, prompt: Prompt) -> CacheHints:
-        """Where ``prompt``'s reusable prefixes end, and the provider cache key of this game and seat (a digest
-        of the sample: the same draw of the same game is routed alike in every run, and nothing else is)."""
-        sample = self.sample
-        digest = hashlib.sha256(f"{sample.condition}\x00{sample.replicate}\x00{sample.seat}".encode()).hexdigest()
-        return CacheHints(key=f"pdbench-{digest[:24]}", breaks=prompt.breaks, ttl=self.player.cache_ttl)
+        """Where ``prompt``'s reusable prefixes end, with this game and seat's cache key and the player's TTL."""
+        return CacheHints(key=self.cache_key, breaks=prompt.breaks, ttl=self.player.cache_ttl)
 
     def _reader(self, view: RoundView) -> Callable[[str], Reading[ParseResult]]:
         """What reads this player's move answers: the structured reply's field, or the free-text rule that

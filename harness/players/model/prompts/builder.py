@@ -87,6 +87,7 @@ __all__ = [
     "number_text",
     "payoff_outcomes",
     "round_context",
+    "shared_start",
     "synthetic_views",
 ]
 
@@ -228,7 +229,7 @@ class PromptBuilder:
             "\n\n".join(m["content"] for m in self.render(view, ORDERS[view.round % 2] if shuffled else "CD"))
             for view in views
         ]
-        shared = [_shared_start(a, b) for a, b in pairwise(texts)]
+        shared = [shared_start(a, b) for a, b in pairwise(texts)]
         if _grows(shared):
             return None
         if self.settings.layout is PromptLayout.CLASSIC:
@@ -432,7 +433,7 @@ def _grows(values: list[int]) -> bool:
     return all(later > earlier for earlier, later in pairwise(values))
 
 
-def _shared_start(a: str, b: str) -> int:
+def shared_start(a: str, b: str) -> int:
     """How many leading characters two texts share."""
     n = min(len(a), len(b))
     return next((i for i in range(n) if a[i] != b[i]), n)
