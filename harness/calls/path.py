@@ -37,6 +37,7 @@ import anyio
 import anyio.lowlevel
 
 from harness.calls.answers import KnownAnswers, record_from_ledger
+from harness.calls.batch import Batches, BatchItemFailed, BatchSettings, BatchStopped
 from harness.calls.cache.cache import ResponseCache
 from harness.calls.limits import EndpointLimiter, LimiterClosed
 from harness.calls.pricing import PriceTable
@@ -124,12 +125,15 @@ class CallPath:
         recorded: dict[tuple[str, str, str], Answer] | None = None,
         on_disk_full: Callable[[str], None] | None = None,
         key_variables: Iterable[str] = (),
+        batch: BatchSettings | None = None,
     ) -> None:
         """``ledger_run`` ("<absolute results file>#<run id>") has every paid answer written to the cache's
         ledger with its calls row; ``recorded`` answers requests (by provider, model and request JSON) from
         the run's own results file, for a resume whose cache lost them; ``on_disk_full`` stops the run.
         ``key_variables`` (the ``api_key_env`` of the run's players) hold keys too: with the environment's
-        provider keys, no request may carry them and nothing stored may hold them (see the module docstring)."""
+        provider keys, no request may carry them and nothing stored may hold them (see the module docstring).
+        ``batch``: when requests bought at ``service_tier: batch`` are submitted and polled (they need the cache,
+        where their batches are stored)."""
         remember_environment_keys(key_variables)
         self._should_stop = should_stop or (lambda: False)
         self.answers = KnownAnswers(
@@ -144,6 +148,9 @@ class CallPath:
         self.max_cost = max_cost
         self.stats = CallStats()
         self._sleep = sleep or self._sleep_unless_stopped
+        self.batches = (
+            None if cache is None else Batches(cache, batch or BatchSettings(), self._should_stop, self._sleep)
+        )
         self._policies: dict[ServiceTier | None, tuple[RetrySettings, RetryPolicy]] = {}
         # Requests in flight; the event is made only when a second caller waits for the same key.
         self._in_flight: dict[str, anyio.Event | None] = {}
@@ -322,11 +329,45 @@ class CallPath:
     async def _attempt(self, req: Request[T], exchange: _Exchange) -> CallResult[T]:
         """One attempt under the endpoint's limiter: the answer, recorded and kept, or an AttemptFailed."""
         self._may_send(exchange.records)
+        if req.tier is ServiceTier.BATCH:
+            number, completion, started = await self._in_batch(req, exchange)
+            result = await self._answered(req, exchange, number, completion, started)
+            assert self.batches is not None
+            await self.batches.collected(req.key)  # the answer is stored: its batch item is done with
+            return result
         try:
             number, completion, started = await self._under_limiter(req, exchange)
         except LimiterClosed:
             raise Stopped("the run was stopped before this request was sent", exchange.records) from None
         return await self._answered(req, exchange, number, completion, started)
+
+    async def _in_batch(self, req: Request[Any], exchange: _Exchange) -> tuple[int, Completion, float]:
+        """The answer from the request's provider batch (see :mod:`harness.calls.batch`), outside the endpoint's
+        limiter (a batch is one submission, however many requests it holds); an item without an answer is a
+        failed attempt, as a synchronous one would be."""
+        if self.batches is None:
+            raise CallFailed(
+                f"{req.name}: service_tier: batch needs the response cache, where batches are stored until they "
+                "are collected; run without --no-cache",
+                exchange.records,
+            )
+        number = exchange.next_attempt
+        exchange.next_attempt += 1
+        self.stats.calls += 1
+        started = time.perf_counter()
+        try:
+            with anyio.fail_after(self._bounds(req)[0].timeout + 1.0):
+                completion = await self.batches.answer(
+                    req.provider,
+                    req.key,
+                    lambda api: api.item(req.key, req.messages, req.params, req.cache),
+                    req.params,
+                )
+        except BatchStopped as exc:
+            raise Stopped(str(exc), exchange.records) from None
+        except Exception as exc:
+            raise self._failed(req, exchange, exc, number, started) from exc
+        return number, completion, started
 
     async def _under_limiter(self, req: Request[Any], exchange: _Exchange) -> tuple[int, Completion, float]:
         """Send the request once the limiter admits it, and tell the limiter how it went: the attempt's
@@ -366,9 +407,9 @@ class CallPath:
     def _failed(
         self, req: Request[Any], exchange: _Exchange, exc: Exception, number: int, started: float
     ) -> AttemptFailed:
-        """A failed attempt, its record kept with the request's others: the provider's decision and the call
-        path's verdict."""
-        decision = req.provider.should_retry(exc)
+        """A failed attempt, its record kept with the request's others: the provider's decision (a batch item's
+        own) and the call path's verdict."""
+        decision = exc.decision if isinstance(exc, BatchItemFailed) else req.provider.should_retry(exc)
         retry, reason = verdict(decision, self._bounds(req)[0])
         self.stats.rate_limited += decision.rate_limited
         duration_ms = (time.perf_counter() - started) * 1000

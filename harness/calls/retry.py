@@ -34,6 +34,9 @@ T = TypeVar("T")
 FLEX_TIMEOUT_S = 900.0
 """The least per-attempt timeout of a flex request (OpenAI's advice: flex answers slowly, up to 15 minutes)."""
 
+BATCH_TIMEOUT_S = 25 * 3600.0
+"""The most one batch attempt waits: the providers' 24-hour window, and an hour for the results to be fetched."""
+
 MAX_JITTER_S = 1.0
 """The most a Retry-After is lengthened by its jitter (a tenth of it, drawn at random)."""
 
@@ -55,7 +58,10 @@ class RetrySettings(BaseModel):
     def for_tier(self, tier: ServiceTier) -> RetrySettings:
         """The bounds for requests bought at ``tier``. Flex answers slowly: unless the user set them
         (``PDBENCH_TIMEOUT``, ``PDBENCH_RETRY_SECONDS``), an attempt may take :data:`FLEX_TIMEOUT_S` and a
-        request twice that, so that one slow attempt leaves time to ask again."""
+        request twice that, so that one slow attempt leaves time to ask again. A batch item may take the
+        batch's whole window (:data:`BATCH_TIMEOUT_S`), whatever was set for synchronous requests."""
+        if tier is ServiceTier.BATCH:
+            return self.model_copy(update={"timeout": BATCH_TIMEOUT_S, "max_seconds": 2 * BATCH_TIMEOUT_S})
         if tier is not ServiceTier.FLEX:
             return self
         given = self.model_fields_set

@@ -279,10 +279,18 @@ def eval_(
     service_tier: Annotated[
         str | None,
         typer.Option(
-            help="standard (default) or flex: OpenAI's half-price, slower tier (900 s timeout; its 'resource "
-            "unavailable' 429s are retried)."
+            help="standard (default); flex: OpenAI's half-price, slower tier (900 s timeout; its 'resource "
+            "unavailable' 429s are retried); batch: as --batch."
         ),
     ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="Buy the model's answers through its provider's batch API (OpenAI Batch, Anthropic Message "
+            "Batches) at half price: the games play in lock step, one batch per round, answered within 24 h.",
+        ),
+    ] = False,
     concurrency: Annotated[
         int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Max requests in flight to the endpoint.")
     ] = None,
@@ -307,6 +315,12 @@ def eval_(
 
     limits = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
     checked = comprehension_rounds(comprehension)
+    if batch:
+        if service_tier not in (None, "batch"):
+            raise ConfigError(
+                f"--batch buys at the batch tier and --service-tier {service_tier} at another: give one of them"
+            )
+        service_tier = "batch"
     if suite is not None:
         preset = get_suite(suite)
         check_options(preset, _given(ctx))

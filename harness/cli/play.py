@@ -119,11 +119,12 @@ def _play(
     if summary.has_models:  # the model path (and its settings) is loaded only for a run that has a model
         from harness.calls.pricing import PriceTable
         from harness.cli.estimate_view import warn_unpriced_cache
-        from harness.engine.preflight import check_models, check_prices
+        from harness.engine.preflight import check_batch, check_models, check_prices
         from harness.engine.structured_probe import check_structured_replies
 
         engine = flags.options(folder)
         check_models(config)
+        check_batch(config, engine)
         table = PriceTable.load(*engine.prices)
         warn_unpriced_cache(config, table)
         if engine.max_cost is not None:

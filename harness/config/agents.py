@@ -129,7 +129,8 @@ class ModelAgentConfig(BaseModel):
         ServiceTier.STANDARD,
         strict=False,
         exclude_if=lambda tier: tier is ServiceTier.STANDARD,  # configs without it keep their stored form
-        description="standard, or flex (OpenAI's half-price, slower tier: service_tier=flex)",
+        description="standard; flex (OpenAI's half-price, slower tier: service_tier=flex); or batch (OpenAI's Batch "
+        "API or Anthropic's Message Batches: half price, the games in lock step, answers within 24 h)",
     )
     cache_ttl: CacheTtl = Field(
         CacheTtl.FIVE_MINUTES,
@@ -230,7 +231,7 @@ class ModelAgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _tier(self) -> ModelAgentConfig:
-        """Flex on a provider without it, or batch (not built yet): refused before anything runs."""
+        """Flex or batch on a provider without it: refused before anything runs."""
         problem = tier_problem(self.model.partition("/")[0], self.service_tier)
         if problem is not None:
             raise ValueError(f"{self.model}: {problem}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.calls.batch import BatchSettings
 from harness.calls.path import RetrySettings
 from harness.calls.pricing import DEFAULT_PRICES
 
@@ -23,4 +24,5 @@ class EngineOptions:
     max_cost: float | None = None
     retry: RetrySettings = field(default_factory=RetrySettings)
     workers: int = 64  # at most this many games in flight, whatever the endpoints could serve
+    batch: BatchSettings = field(default_factory=BatchSettings)  # when batches are submitted and polled
     http_client: httpx2.AsyncClient | None = None  # tests inject a transport-level client

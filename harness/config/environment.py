@@ -37,3 +37,12 @@ class RetryEnvironment(_Environment):
     RETRY_SECONDS: float | None = Field(None, ge=0, le=MAX_SECONDS["RETRY_SECONDS"])
     TIMEOUT: float | None = Field(None, ge=0, le=MAX_SECONDS["TIMEOUT"])
     BACKOFF: float | None = Field(None, ge=0, le=MAX_SECONDS["BACKOFF"])
+
+
+class BatchEnvironment(_Environment):
+    """How batch mode gathers and polls: ``BATCH_GATHER``, the quiet seconds after the last request joined before
+    a batch is submitted; ``BATCH_POLL``, the seconds before the first poll of a batch (each later wait half as
+    long again, up to five minutes). Tests and local servers that answer at once set them low."""
+
+    BATCH_GATHER: float | None = Field(None, ge=0, le=600.0)
+    BATCH_POLL: float | None = Field(None, ge=0, le=3_600.0)

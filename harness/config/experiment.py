@@ -166,22 +166,37 @@ class ExperimentConfig(Section):
 
 
 def _flex_unpriced(agent: ModelAgentConfig, known: dict[str, bool]) -> str | None:
-    """A warning for a flex player whose model the shipped price table prices at no flex price (once per
-    model): allowed, for it may be a compatible server or a model the table lacks, but its cost is unknown."""
+    """A warning for a flex or batch player whose model the shipped price table prices at no price for its tier
+    (once per model and tier): allowed, for it may be a compatible server or a model the table lacks, but its
+    cost is unknown. And for an Anthropic batch player that keeps the 5-minute prompt cache: a batch's rounds
+    come minutes to hours apart, so only an hour's cache (``cache_ttl: 1h``) can be read again."""
     from harness.calls.pricing import DEFAULT_PRICES, PriceTable
-    from harness.providers.tiers import ServiceTier
+    from harness.providers.tiers import CacheTtl, ServiceTier
 
-    if agent.service_tier is not ServiceTier.FLEX or agent.model in known:
+    tier = agent.service_tier
+    if tier is ServiceTier.STANDARD or f"{agent.model}|{tier}" in known:
         return None
     price = PriceTable.load(DEFAULT_PRICES).price(agent.model.strip())
-    known[agent.model] = price is not None and price.flex is not None
-    if known[agent.model]:
-        return None
-    return (
-        f"flex for {agent.model}, but {DEFAULT_PRICES.name} has no flex price for it: its calls will be recorded "
-        "with an unknown cost (NULL), and --max-cost cannot count them; add a flex: price to a --prices file if "
-        "you know it"
+    priced = price is not None and price.at(tier) is not None
+    known[f"{agent.model}|{tier}"] = priced
+    short_cache = (
+        tier is ServiceTier.BATCH
+        and agent.model.strip().startswith("anthropic/")
+        and agent.cache_ttl is CacheTtl.FIVE_MINUTES
     )
+    problems = []
+    if not priced:
+        problems.append(
+            f"{tier.value} for {agent.model}, but {DEFAULT_PRICES.name} has no {tier.value} price for it: its calls "
+            f"will be recorded with an unknown cost (NULL), and --max-cost cannot count them; add a {tier.value}: "
+            "price to a --prices file if you know it"
+        )
+    if short_cache:
+        problems.append(
+            f"batch for {agent.model} with the 5-minute prompt cache: a batch's rounds come minutes to hours apart, "
+            "so its cached prefixes would be written and rarely read; set cache_ttl: 1h on the model"
+        )
+    return "; ".join(problems) or None
 
 
 def _prefix_problem(prompts: PromptSettings, known: dict[str, str | None]) -> str | None:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from harness.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:  # imported where used: the commands that only read results never load the engine
+    from harness.calls.batch import BatchSettings
     from harness.calls.path import RetrySettings
     from harness.config import ExperimentConfig
     from harness.config.engine_options import EngineOptions
@@ -54,6 +55,31 @@ def engine_options(
         prices=(prices, DEFAULT_PRICES) if prices else (DEFAULT_PRICES,),
         max_cost=max_cost,
         retry=retry_settings(),
+        batch=batch_settings(),
+    )
+
+
+def batch_settings() -> BatchSettings:
+    """When batches are submitted and polled: PDBENCH_BATCH_GATHER and PDBENCH_BATCH_POLL (seconds), else the
+    defaults (see :class:`~harness.calls.batch.BatchSettings`)."""
+    from harness.calls.batch import POLL_MAX_S, BatchSettings
+    from harness.config import environment
+
+    try:
+        given = environment.BatchEnvironment()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        var = str(error["loc"][0]) if error["loc"] else "BATCH_GATHER"
+        raise ConfigError(
+            f"PDBENCH_{var}={error.get('input')!r} in the environment is not usable: give a number of seconds "
+            "(BATCH_GATHER from 0 to 600, BATCH_POLL from 0 to 3,600)"
+        ) from None
+    defaults = BatchSettings()
+    poll = defaults.poll_first_s if given.BATCH_POLL is None else given.BATCH_POLL
+    return BatchSettings(
+        gather_s=defaults.gather_s if given.BATCH_GATHER is None else given.BATCH_GATHER,
+        poll_first_s=poll,
+        poll_max_s=max(POLL_MAX_S, poll),
     )
 
 

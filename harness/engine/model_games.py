@@ -27,6 +27,7 @@ from harness.config.plan import GamePlan, ModelPlan, condition_plans
 from harness.engine.interrupts import StopFlag
 from harness.engine.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
 from harness.providers.registry import is_offline
+from harness.providers.tiers import ServiceTier
 from harness.store import resume
 from harness.store.live import LiveRecorder
 from harness.store.writer import RunWriter
@@ -129,6 +130,7 @@ def play_models(
         recorded=recorded,
         on_disk_full=stop.set,
         key_variables=_key_variables(config),
+        batch=engine.batch,
     )
     calls.stats.cost_usd = resume.spent(writer)  # a resumed run's budget counts what was spent before
     limiters = LimiterRegistry()
@@ -144,7 +146,13 @@ def play_models(
         for seat in (cond.player_a, cond.player_b):
             if isinstance(seat, ModelPlan):
                 players.get(seat)  # every endpoint's limiter exists before the games start
-    workers = games_in_flight(limiters, engine.workers)
+    batched = any(
+        agent.service_tier is ServiceTier.BATCH
+        for cond in config.experiment.conditions
+        for agent in (cond.agent_a, cond.agent_b)
+        if isinstance(agent, ModelAgentConfig)
+    )
+    workers = games_in_flight(limiters, engine.workers, batched=batched)
     scheduler = Scheduler(
         recorder=recorder,
         calls=calls,

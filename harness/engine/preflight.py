@@ -7,8 +7,10 @@ from collections.abc import Iterator
 
 from harness.calls.pricing import PriceTable
 from harness.config import ExperimentConfig, ModelAgentConfig
+from harness.config.engine_options import EngineOptions
 from harness.errors import ConfigError
 from harness.providers.registry import ProviderSettings, check_credentials, key_destination_problem
+from harness.providers.tiers import ServiceTier
 
 
 def _model_settings(config: ExperimentConfig) -> Iterator[tuple[ModelAgentConfig, ProviderSettings]]:
@@ -79,4 +81,24 @@ def check_prices(config: ExperimentConfig, prices: PriceTable) -> None:
             f"{'has' if len(missing) == 1 else 'have'} none in the price table. Add a line such as "
             f"'{missing[0]}: {{input: 0.15, output: 0.60}}' (dollars per million tokens) to a YAML file and "
             f"pass it with --prices FILE."
+        )
+
+
+def check_batch(config: ExperimentConfig, engine: EngineOptions | None) -> None:
+    """Batch mode stores its batches in the response cache until they are collected, so that a killed run picks
+    them up rather than buying them again: ``--no-cache`` with a batch player is refused before anything starts."""
+    batched = sorted(
+        {
+            agent.model
+            for cond in config.experiment.conditions
+            for agent in (cond.agent_a, cond.agent_b)
+            if isinstance(agent, ModelAgentConfig) and agent.service_tier is ServiceTier.BATCH
+        }
+    )
+    if batched and (engine is None or engine.cache_path is None):
+        raise ConfigError(
+            f"{', '.join(batched)} {'plays' if len(batched) == 1 else 'play'} in batch mode (service_tier: batch), "
+            "which keeps each submitted batch in the response cache until its answers are recorded, so that a "
+            "run that is stopped or killed collects them instead of paying for them again. Leave out --no-cache, or "
+            "play at the standard tier."
         )

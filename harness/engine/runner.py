@@ -152,10 +152,11 @@ def resume_run(
             source=f"the stored config of run {run_id}",
             fix_hint="restore the files it names (personas, templates), then resume",
         )
-        from harness.engine.preflight import check_models
+        from harness.engine.preflight import check_batch, check_models
         from harness.engine.structured_probe import check_structured_replies
 
         check_models(config)  # keys and names, before anything is discarded
+        check_batch(config, engine)
         check_structured_replies(config, engine)
         done_by_condition = resume.finished_per_condition(writer, retry_failed=retry_failed)
         replayed = resume.discard_unfinished(writer, retry_failed=retry_failed)

@@ -150,7 +150,12 @@ class ModelPlayers:
                 await player.judge.provider.aclose()
 
 
-def games_in_flight(limiters: LimiterRegistry, cap: int) -> int:
+BATCH_GAMES = 1000
+"""How many games play at once when a model plays in batch mode: each round of every game in flight is one item
+of one batch, so the more games, the fewer batches (and waits) a run needs."""
+
+
+def games_in_flight(limiters: LimiterRegistry, cap: int, *, batched: bool = False) -> int:
     """How many games to play at once: what the endpoints can serve, not the size of the plan.
 
     A game waits for one answer at a time per model seat, so the endpoints' concurrency (summed over
@@ -158,8 +163,11 @@ def games_in_flight(limiters: LimiterRegistry, cap: int) -> int:
     busy while a game records a round and asks its next question. More would only leave games half
     played when the run is stopped, where these finish one replicate after another (the plan's order)
     so that an interrupted run keeps whole replicates. An endpoint without a concurrency limit leaves
-    ``cap`` (``EngineOptions.workers``) as the bound.
+    ``cap`` (``EngineOptions.workers``) as the bound. A run with a model in batch mode (``batched``) plays
+    :data:`BATCH_GAMES` at once (or ``cap``, if that is more): a batch is not limited by the endpoint's concurrency.
     """
+    if batched:
+        return max(cap, BATCH_GAMES)
     limits = [limiter.settings.concurrency for limiter in limiters.limiters().values()]
     if not limits or any(limit is None for limit in limits):
         return cap

@@ -36,6 +36,8 @@ from harness.providers.tiers import CacheTtl, ServiceTier
 if TYPE_CHECKING:
     import httpx2
 
+    from harness.providers.anthropic_batch import AnthropicBatch
+
 log = logging.getLogger(__name__)
 
 REFUSAL = "refusal"
@@ -99,10 +101,23 @@ class AnthropicProvider(SdkProvider):
     ) -> Completion:
         """One Messages request; SDK exceptions propagate for :meth:`should_retry`. ``facts`` are for
         stand-in models and are not sent; ``cache`` places the prompt-cache breakpoints (see to_messages_api)."""
+        with structured_request(params.reply is not None):
+            response = await self._client.messages.create(
+                timeout=timeout,
+                extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
+                **self.request_body(messages, params, cache),
+            )
+        return self.read_response(response, params)
+
+    def request_body(self, messages: list[Message], params: SamplingParams, cache: CacheHints | None) -> dict[str, Any]:
+        """The Messages request for ``messages``: what ``generate`` sends, and what a batch item's ``params`` hold
+        (:mod:`harness.providers.anthropic_batch`), so both ask the same question."""
         system, turns = to_messages_api(messages, cache)
-        extra: dict[str, Any] = {"system": system} if system else {}
+        body: dict[str, Any] = {"model": self.model, "max_tokens": params.max_tokens, "messages": turns}
+        if system:
+            body["system"] = system
         if params.reply is not None:
-            extra.update(forced_tool(params.reply))
+            body.update(forced_tool(params.reply))
         if not self._warned and (dropped := sorted(self.unsupported_params & params.as_dict().keys())):
             self._warned = True
             log.warning(
@@ -111,16 +126,11 @@ class AnthropicProvider(SdkProvider):
                 self.model,
                 ", ".join(dropped),
             )
-        with structured_request(params.reply is not None):
-            response = await self._client.messages.create(
-                model=self.model,
-                max_tokens=params.max_tokens,
-                messages=turns,  # type: ignore[arg-type]
-                timeout=timeout,
-                extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
-                **extra,
-            )
-        # A body of another shape (the SDK does not validate it) is a MalformedResponse, asked again.
+        return body
+
+    def read_response(self, response: Any, params: SamplingParams) -> Completion:
+        """The answer in a message (the SDK's object). A body of another shape (the SDK does not validate it) is a
+        MalformedResponse, asked again."""
         try:
             blocks = response.content
             if blocks is None:  # a damaged answer, not an empty one (an empty list is the model's own)
@@ -148,6 +158,12 @@ class AnthropicProvider(SdkProvider):
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
         return well_formed(completion)
+
+    def batch_api(self) -> AnthropicBatch:
+        """This model's batch endpoint (Message Batches), for ``service_tier: batch``."""
+        from harness.providers.anthropic_batch import AnthropicBatch
+
+        return AnthropicBatch(self, self._client, self._no_credentials)
 
 
 def _cache_tokens(usage: Any) -> tuple[int | None, int | None]:

@@ -102,7 +102,7 @@ OPENAI = ProviderInfo(
         "OPENAI_BASE_URL (or --base-url) to its URL and {key_env} to any placeholder, e.g. {key_env}=none."
     ),
     model_prefixes=("gpt", "chatgpt", "o1", "o3", "o4"),
-    tiers=frozenset({ServiceTier.STANDARD, ServiceTier.FLEX}),
+    tiers=frozenset({ServiceTier.STANDARD, ServiceTier.FLEX, ServiceTier.BATCH}),
 )
 ANTHROPIC = ProviderInfo(
     name="anthropic",
@@ -114,4 +114,5 @@ ANTHROPIC = ProviderInfo(
     sdk_version=">=2",
     key_hint=" Keys are created at https://console.anthropic.com/settings/keys.",
     model_prefixes=("claude",),
+    tiers=frozenset({ServiceTier.STANDARD, ServiceTier.BATCH}),
 )

@@ -32,6 +32,8 @@ from harness.providers.tiers import ServiceTier
 if TYPE_CHECKING:
     import httpx2
 
+    from harness.providers.openai_batch import OpenAIBatch
+
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 
 
@@ -105,29 +107,40 @@ class OpenAIProvider(SdkProvider):
     ) -> Completion:
         """One Chat Completions request; SDK exceptions propagate for :meth:`should_retry`. ``facts`` are
         for stand-in models and are not sent; of ``cache``, only the key is (OpenAI finds prefixes itself)."""
-        extra: dict[str, Any] = {self.max_tokens_field: params.max_tokens}
-        if self.service_tier is ServiceTier.FLEX:
-            extra["service_tier"] = ServiceTier.FLEX.value
-        if cache is not None and cache.key is not None and self.send_cache_key:
-            extra["prompt_cache_key"] = cache.key
-        if params.temperature is not None:
-            extra["temperature"] = params.temperature
-        if params.top_p is not None:
-            extra["top_p"] = params.top_p
-        if params.seed is not None:
-            extra["seed"] = params.seed
-        if params.reply is not None:
-            extra["response_format"] = response_format(params.reply)
         with structured_request(params.reply is not None):
             response = await self._client.chat.completions.create(
-                model=self.model,
-                messages=[dict(m) for m in messages],  # type: ignore[misc]
                 timeout=timeout,
                 extra_headers=self._no_credentials or None,  # type: ignore[arg-type]
-                **extra,
+                **self.request_body(messages, params, cache),
             )
-        # A body of another shape (the SDK does not validate it), or one without an answer in it, is a
-        # MalformedResponse, asked again (see read_choice); compatible servers may leave usage out.
+        return self.read_response(response)
+
+    def request_body(self, messages: list[Message], params: SamplingParams, cache: CacheHints | None) -> dict[str, Any]:
+        """The JSON body of the Chat Completions request for ``messages``: what ``generate`` sends, and what a
+        batch item holds (:mod:`harness.providers.openai_batch`), so both ask the same question."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in messages],
+            self.max_tokens_field: params.max_tokens,
+        }
+        if self.service_tier is ServiceTier.FLEX:
+            body["service_tier"] = ServiceTier.FLEX.value
+        if cache is not None and cache.key is not None and self.send_cache_key:
+            body["prompt_cache_key"] = cache.key
+        if params.temperature is not None:
+            body["temperature"] = params.temperature
+        if params.top_p is not None:
+            body["top_p"] = params.top_p
+        if params.seed is not None:
+            body["seed"] = params.seed
+        if params.reply is not None:
+            body["response_format"] = response_format(params.reply)
+        return body
+
+    def read_response(self, response: Any) -> Completion:
+        """The answer in a chat completion (the SDK's object). A body of another shape (the SDK does not validate
+        it), or one without an answer in it, is a MalformedResponse, asked again (see read_choice); compatible
+        servers may leave usage out."""
         try:
             text, finish_reason, refusal = read_choice(response.choices)
             usage = response.usage
@@ -145,6 +158,12 @@ class OpenAIProvider(SdkProvider):
         except (AttributeError, TypeError, IndexError, KeyError) as exc:
             raise shape_error(response, exc) from exc
         return well_formed(completion)
+
+    def batch_api(self) -> OpenAIBatch:
+        """This model's batch endpoint (the Batch API, through files), for ``service_tier: batch``."""
+        from harness.providers.openai_batch import OpenAIBatch
+
+        return OpenAIBatch(self, self._client, self._no_credentials)
 
 
 def response_format(reply: ReplySchema) -> dict[str, Any]:

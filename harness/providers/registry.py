@@ -264,8 +264,6 @@ def make_provider(
 
 def tier_problem(provider: str, tier: ServiceTier) -> str | None:
     """Why ``provider`` cannot be asked for ``tier`` (a sentence for the config's error), or None."""
-    if tier is ServiceTier.BATCH:
-        return "service_tier: batch is not available yet (batch mode is not built); use standard or flex"
     info = PROVIDERS.get(provider)
     if info is None or tier in info.tiers:
         return None
@@ -273,6 +271,12 @@ def tier_problem(provider: str, tier: ServiceTier) -> str | None:
         return (
             f'service_tier: flex is an OpenAI tier (service_tier="flex"), and {provider} has none; use flex with '
             "openai/... models only, or leave service_tier out (standard)"
+        )
+    if tier is ServiceTier.BATCH:
+        return (
+            f"service_tier: batch buys answers through a provider's batch API (OpenAI's Batch API, Anthropic's "
+            f"Message Batches), and {provider} has none; use batch with openai/... or anthropic/... models only, or "
+            "leave service_tier out (standard)"
         )
     return f"service_tier: {tier.value} is not offered by {provider}"
 

@@ -226,11 +226,9 @@ def test_flex_on_a_provider_without_it_is_refused_in_a_sentence(model: str) -> N
     assert "flex is an OpenAI tier" in str(refused.value) and model in str(refused.value)
 
 
-def test_batch_is_refused_as_not_built_yet() -> None:
-    with pytest.raises(ConfigError, match="batch is not available yet"):
-        _config({"model": "openai/o4-mini", "service_tier": "batch"})
-    with pytest.raises(ConfigError, match="batch is not available yet"):
-        eval_config("openai/o4-mini", service_tier="batch")
+def test_a_tier_the_provider_lacks_is_refused() -> None:
+    with pytest.raises(ConfigError, match="mock has none"):
+        _config({"model": "mock/tft", "service_tier": "batch"})
     with pytest.raises(ConfigError, match="--service-tier is standard"):
         eval_config("openai/o4-mini", service_tier="fast")
 

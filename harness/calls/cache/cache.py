@@ -24,7 +24,8 @@ from pathlib import Path
 
 import anyio.lowlevel
 
-from harness.calls.cache import claims, ledger, responses
+from harness.calls.cache import batches, claims, ledger, responses
+from harness.calls.cache.batches import BatchItem
 from harness.calls.cache.claims import Claim
 from harness.calls.cache.file import give_back_space, set_aside, to_us, transaction, utcnow
 from harness.calls.cache.ledger import LedgerEntry
@@ -95,6 +96,38 @@ class ResponseCache:
         """End this process's claim on ``key`` without an answer (the request failed or was abandoned)."""
         with self._storage.guard("write to"):
             claims.release(self._storage.waiting(), self.owner, key)
+
+    # ---- provider batches that are out (see harness.calls.cache.batches), from worker threads -------------
+
+    def add_batch(self, submission: str, endpoint: str, items: list[tuple[str, str]]) -> None:
+        """Store a submission before it is sent: its endpoint and its ``(key, custom id)`` items."""
+        with self._storage.guard("write to"):
+            batches.add_submission(self._storage.waiting(), submission, endpoint, items, to_us(utcnow()))
+
+    def batch_sent(self, submission: str, batch_id: str) -> None:
+        """The provider's id for a stored submission."""
+        with self._storage.guard("write to"):
+            batches.set_batch_id(self._storage.waiting(), submission, batch_id)
+
+    def batch_ended(self, submission: str, results: dict[str, str]) -> None:
+        """An ended batch's raw results, kept until each item's answer is stored."""
+        with self._storage.guard("write to"):
+            batches.set_results(self._storage.waiting(), submission, results)
+
+    def batch_item(self, key: str) -> BatchItem | None:
+        """The batch request ``key`` went into, if any is not yet collected."""
+        with self._storage.guard("read"):
+            return batches.find(self._storage.waiting(), key)
+
+    def forget_batch_items(self, keys: list[str]) -> None:
+        """Drop the batch items of ``keys`` (their answers are stored, or they failed and are asked again)."""
+        with self._storage.guard("write to"):
+            batches.forget_items(self._storage.waiting(), keys)
+
+    def forget_batch(self, submission: str) -> None:
+        """Drop a submission that was never created or that the provider refused as a whole."""
+        with self._storage.guard("write to"):
+            batches.forget_submission(self._storage.waiting(), submission)
 
     # ---- async reads and writes, grouped by turn of the event loop ---------------------------
 
@@ -203,6 +236,7 @@ class ResponseCache:
             ledger.forget_older(conn, cutoff)
             if cutoff is None:
                 claims.clear(conn)
+                batches.clear(conn)
             deleted = responses.delete(conn, cutoff)
         give_back_space(conn)
         return deleted

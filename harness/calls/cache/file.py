@@ -23,7 +23,7 @@ from pathlib import Path
 
 from harness.errors import CacheLost, DiskFull, StoreError
 
-SCHEMA_VERSION = 2  # 2: the ledger of paid answers, and claims on requests in flight
+SCHEMA_VERSION = 3  # 2: the ledger of paid answers, and claims on requests in flight; 3: provider batches
 BUSY_TIMEOUT_S = 30.0
 
 SCHEMA = """
@@ -56,6 +56,22 @@ CREATE TABLE IF NOT EXISTS claims (
     key           TEXT PRIMARY KEY,
     owner         TEXT NOT NULL,      -- the ResponseCache (process) that sends it
     expires_us    INTEGER NOT NULL
+) WITHOUT ROWID;
+-- Provider batches not yet collected (see batches.py): a submission is stored before the batch is created,
+-- its provider id once known, each item's raw result once the batch has ended; an item goes once its answer
+-- is in responses.
+CREATE TABLE IF NOT EXISTS batches (
+    submission    TEXT PRIMARY KEY,   -- this side's name for the batch
+    endpoint      TEXT NOT NULL,      -- provider, base URL, key id and model it was sent to
+    batch_id      TEXT,               -- the provider's id; NULL until the provider gave one
+    items         INTEGER NOT NULL,
+    created_us    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS batch_items (
+    key           TEXT PRIMARY KEY,   -- the request's cache key
+    submission    TEXT NOT NULL,
+    custom_id     TEXT NOT NULL,
+    result        TEXT                -- the item's raw result (provider JSON); NULL until the batch ended
 ) WITHOUT ROWID;
 """
 

@@ -66,7 +66,8 @@ def checked_tier(text: str) -> str:
     """``--service-tier``: a tier's name (whether the model's provider offers it, the config checks)."""
     if text not in {tier.value for tier in ServiceTier}:
         raise ConfigError(
-            f"--service-tier is standard (the default) or flex (OpenAI's half-price, slower tier); got {text!r}"
+            "--service-tier is standard (the default), flex (OpenAI's half-price, slower tier) or batch (OpenAI's "
+            f"Batch API or Anthropic's Message Batches: half price, answers within 24 h); got {text!r}"
         )
     return text
 
