@@ -51,6 +51,13 @@ def print_estimate(config: ExperimentConfig, replicates: int | None, prices: Pri
             f"{est.tier.value} if every answer took max_tokens",
             highlight=False,
         )
+        if est.tier is ServiceTier.BATCH:
+            out.print(
+                f"    time: {est.batches:,.0f} batches one after another (a round of every game each, one more in each "
+                "round with questions); a batch typically takes minutes, at most 24 h",
+                highlight=False,
+            )
+            continue
         out.print(f"    time: at least {_duration(est.seconds())} at the configured limits", highlight=False)
         gap = est.round_gap()
         slow = est.model.startswith("anthropic/") and est.cached_tokens and gap > CACHE_5M_S

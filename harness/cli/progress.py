@@ -30,6 +30,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from harness.calls.batch import BatchCounters
 from harness.calls.request import CallStats
 from harness.engine.model_games import Monitor
 from harness.engine.scheduler import Progress
@@ -122,6 +123,7 @@ def counters(m: Monitor, now: float | None = None) -> list[str]:
         f"tokens in {s.input_tokens:,} out {s.output_tokens:,}",
         f"cost ${s.cost_usd:,.4f}",
         *([prompt_cache_counter(s)] if s.cache_reported else []),
+        *([batch_counter(m.batches, now)] if m.batches is not None else []),
         f"retries {s.retries}",
         f"429s {max(limited, s.rate_limited)}",
         f"parse failures {s.parse_failures}",
@@ -133,6 +135,16 @@ def prompt_cache_counter(s: CallStats) -> str:
     the input price (shown once an answer reported the provider's cache)."""
     share = s.cached_input_tokens / s.input_tokens if s.input_tokens else 0.0
     return f"prompt cache {share:.0%} of input, saved ${s.cache_saved_usd:,.4f}"
+
+
+def batch_counter(b: BatchCounters, now: float | None = None) -> str:
+    """Batch mode: the batches submitted (resumed ones included), in progress and done, and the time the run has
+    waited with a batch out (a batch takes minutes to hours: this, not the calls per second, says where it is)."""
+    failed = f", {b.failed} failed" if b.failed else ""
+    return (
+        f"batches {b.submitted} submitted, {b.in_progress} in progress, {b.ended} done{failed}; "
+        f"waited {eta_text(b.waited(now))}"
+    )
 
 
 def summary_line(m: Monitor, *, with_pauses: bool = True, now: float | None = None) -> str:

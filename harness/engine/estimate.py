@@ -71,6 +71,7 @@ class ModelEstimate:
     tier: ServiceTier = ServiceTier.STANDARD  # the tier the run buys at (its first seat's, should seats differ)
     ttl: CacheTtl = CacheTtl.FIVE_MINUTES  # how long Anthropic keeps the cached prefixes (cache_ttl)
     games: float = 0.0  # games with this model in a seat
+    batches: float = 0.0  # batch mode: the batches one after another (a round each, and one more per question round)
 
     def cost(self, prices: PriceTable, tier: ServiceTier, *, cached: bool, most: bool = False) -> float | None:
         """Dollars at ``tier`` (None: no price there); with the cache as the layout allows or without it; with
@@ -147,6 +148,8 @@ def _add_seat(
     est.calls += moves * reps
     est.reask_calls += moves * agent.parse.max_retries * reps
     est.longest_game = max(est.longest_game, moves)
+    asked_rounds = len([r for r in agent.comprehension.rounds if r <= len(reach)]) if agent.comprehension else 0
+    est.batches = max(est.batches, moves + asked_rounds)
     growth = size_at(2) - size_at(1)
     for r, p in enumerate(reach, start=1):
         est.input_tokens += p * size_at(r) * reps

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from harness.calls.batch import BatchCounters
 from harness.calls.cache.cache import ResponseCache
 from harness.calls.limits import LimiterRegistry
 from harness.calls.path import CallPath, CallStats, record_from_ledger
@@ -42,6 +43,7 @@ class Monitor:
     stats: CallStats
     limiters: LimiterRegistry
     stop: StopFlag | None = None  # set once the run was asked to stop: the display says what it waits for
+    batches: BatchCounters | None = None  # a run with a model in batch mode: its batches out and done
 
 
 MonitorFactory = Callable[[Monitor], AbstractContextManager[object]]
@@ -169,7 +171,12 @@ def play_models(
         finally:
             await players.aclose()
 
-    view = monitor(Monitor(writer.run_id, prog, calls.stats, limiters, stop)) if monitor else contextlib.nullcontext()
+    counters = calls.batches.counters if batched and calls.batches is not None else None
+    view = (
+        monitor(Monitor(writer.run_id, prog, calls.stats, limiters, stop, counters))
+        if monitor
+        else contextlib.nullcontext()
+    )
     try:
         with _display(view):
             anyio.run(main)

@@ -199,3 +199,23 @@ def test_the_prompt_cache_counter_shows_once_an_answer_reported_the_providers_ca
     assert "prompt cache" not in summary_line(m)  # a provider silent on its cache: nothing new
     m.stats.cache_reported, m.stats.cached_input_tokens, m.stats.cache_saved_usd = True, 3000, 0.0123
     assert " | prompt cache 75% of input, saved $0.0123 | " in summary_line(m)  # 3,000 of 4,000 input tokens
+
+
+def test_batch_mode_shows_its_batches_and_the_time_waited() -> None:
+    from harness.calls.batch import BatchCounters
+
+    now = [0.0]
+    m, _ = monitor(now)
+    assert "batches" not in summary_line(m, now=0.0)  # a run without batch mode says nothing of batches
+    b = m.batches = BatchCounters()
+    b.sent(40)
+    assert b.out_since is not None
+    start = b.out_since
+    b.sent(40)
+    assert "batches 2 submitted, 2 in progress, 0 done; waited 1m05s" in summary_line(m, now=start + 65)
+    b.finished(failed=False)
+    b.finished(failed=True)  # the last out: the wait ends
+    assert b.in_progress == 0 and b.out_since is None
+    waited = b.waited_s
+    assert "batches 2 submitted, 0 in progress, 1 done, 1 failed" in summary_line(m, now=start + 1e6)
+    assert b.waited(now=start + 1e6) == waited  # no batch out: the wait does not grow
