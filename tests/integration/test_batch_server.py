@@ -18,6 +18,7 @@ import pytest
 from tests.support.llm_server import FakeLLMProcess, FakeLLMServer, constrained, reply_schema
 
 KEY = "sk-test-batch-4242"
+MESSAGES = [{"role": "user", "content": "Round 1: C or D?"}]
 
 
 def echo(provider: str, request: dict[str, Any]) -> str:
@@ -83,9 +84,9 @@ async def test_an_openai_batch_goes_from_upload_to_results_with_the_synchronous_
 
     batch = await oai.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
                                      completion_window="24h", metadata={"run": "r1", "round": "1"})  # fmt: skip
-    assert batch.id.startswith("batch_") and batch.status == "validating"
-    assert batch.metadata == {"run": "r1", "round": "1"} and batch.output_file_id is None
-    seen = [batch.status]
+    assert batch.id.startswith("batch_") and batch.output_file_id is None
+    assert batch.metadata == {"run": "r1", "round": "1"}
+    seen: list[str] = [batch.status]
     while batch.status != "completed":
         batch = await oai.batches.retrieve(batch.id)
         seen.append(batch.status)
@@ -164,7 +165,8 @@ async def test_batch_items_count_prompt_caching_as_the_synchronous_endpoint_does
     llm_server.configure(prompt_cache=True, openai_cache_min=128, openai_cache_step=128, batch_polls=0)
     rules = "The rules of the game, the same every round. " * 30
     system = {"role": "system", "content": rules}
-    bodies = [{"model": "gpt-test", "messages": [system, {"role": "user", "content": f"Round {i}"}]} for i in range(3)]
+    bodies: list[Any] = [{"model": "gpt-test", "messages": [system, {"role": "user", "content": f"Round {i}"}]}
+                         for i in range(3)]  # fmt: skip
     batch = await submit(oai, openai_file(bodies))
     usage = {line["custom_id"]: line["response"]["body"]["usage"] for line in await lines(oai, batch.output_file_id)}
     llm_server.reset()  # a cold cache again, for the same prompts asked one by one in the same order
@@ -180,23 +182,28 @@ async def test_scripted_item_errors_and_expiries_land_in_each_providers_result_s
     llm_server.configure(batch_polls=0)
     llm_server.fail_batch_items("openai", {0: "error", 2: "expired"})
     llm_server.fail_batch_items("anthropic", {0: "error", 2: "expired"})
-    batch = await submit(oai, openai_file([chat_body(i) for i in range(3)]))
+    refused = {"model": "gpt-test", "messages": []}  # the endpoint answers it 400
+    batch = await submit(oai, openai_file([*(chat_body(i) for i in range(3)), refused]))
     assert batch.status == "completed" and batch.request_counts is not None
-    assert (batch.request_counts.completed, batch.request_counts.failed) == (1, 2)
+    assert (batch.request_counts.completed, batch.request_counts.failed) == (1, 3)
     assert [line["custom_id"] for line in await lines(oai, batch.output_file_id)] == ["game-1"]
     errors = {line["custom_id"]: line for line in await lines(oai, batch.error_file_id)}
     assert errors["game-0"]["error"] is None and errors["game-0"]["response"]["status_code"] == 500
     assert errors["game-0"]["response"]["body"]["error"]["type"] == "server_error"
     assert errors["game-2"]["response"] is None and errors["game-2"]["error"]["code"] == "batch_expired"
+    assert errors["game-3"]["response"]["status_code"] == 400
+    assert errors["game-3"]["response"]["body"]["error"]["type"] == "invalid_request_error"
 
-    requests: Any = [{"custom_id": f"r{i}", "params": {**chat_body(i, "claude-test")}} for i in range(3)]
+    requests: Any = [{"custom_id": f"r{i}", "params": chat_body(i, "claude-test")} for i in range(3)]
+    requests.append({"custom_id": "r3", "params": {"model": "claude-test", "messages": MESSAGES}})  # no max_tokens
     ended = await claude.messages.batches.create(requests=requests)
     assert ended.processing_status == "ended"
     counts = ended.request_counts
-    assert (counts.succeeded, counts.errored, counts.expired) == (1, 1, 1)
+    assert (counts.succeeded, counts.errored, counts.expired) == (1, 2, 1)
     by_id = {r.custom_id: r.result async for r in await claude.messages.batches.results(ended.id)}
     assert by_id["r0"].type == "errored" and by_id["r0"].error.error.type == "api_error"
     assert by_id["r1"].type == "succeeded" and by_id["r2"].type == "expired"
+    assert by_id["r3"].type == "errored" and by_id["r3"].error.error.type == "invalid_request_error"
     assert llm_server.batch_stats("openai").items_answered == llm_server.batch_stats("anthropic").items_answered == 1
 
 
@@ -334,8 +341,9 @@ async def test_the_server_process_scripts_and_counts_batches_over_its_control_ap
         await client.close()
         proc.next_batch_outcome("anthropic", "failed")
         claude = anthropic.AsyncAnthropic(base_url=proc.anthropic_base_url, api_key=KEY, max_retries=0)
+        params: Any = chat_body(0, "claude-test")
         with pytest.raises(anthropic.BadRequestError):
-            await claude.messages.batches.create(requests=[{"custom_id": "a", "params": chat_body(0, "c")}])  # type: ignore[list-item]
+            await claude.messages.batches.create(requests=[{"custom_id": "a", "params": params}])
         await claude.close()
         assert [(b.provider, b.status, b.items) for b in proc.batches] == [("openai", "completed", 2)]
         stats = proc.batch_stats("openai")

@@ -18,7 +18,12 @@ Results (the OpenAI output and error files, Anthropic's results) come in a shuff
 download, never request order (two items or more): match them by ``custom_id``.
 
 Scripting (FakeLLM / FakeLLMProcess methods; ``/_control`` actions of the same names), each for the NEXT batch a
-provider creates, consumed by it; ``reset()`` forgets them with every batch, file and counter:
+provider creates, consumed by it; ``reset()`` forgets them with every batch, file and counter::
+
+    server.configure(batch_polls=0)                                 # every batch ends at creation
+    server.fail_batch_items("openai", {0: "error", 2: "expired"})   # items 0 and 2 of the next OpenAI batch
+    server.next_batch_outcome("anthropic", "expired")               # the next Anthropic batch: half expired
+    assert server.batch_stats("openai").batches == 1 and server.batches[0].status == "completed"
 
 * ``fail_batch_items(provider, {position: kind})``, positions 0-based in request order (beyond the batch: ignored):
   ``"error"``: OpenAI: a line in the error file ``{"id", "custom_id", "response": {"status_code": 500, "request_id",
@@ -176,7 +181,8 @@ class Batch:
     input_file_id: str = ""
     model: str | None = None
     errors: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # OpenAI validation errors
-    retrieves: int = 0
+    steps: int = 0  # retrieves that advanced it while in progress (its schedule)
+    retrieves: int = 0  # every retrieve of it
     stamps: dict[str, int] = dataclasses.field(default_factory=dict)  # "<phase>_at" -> unix time
     output_file_id: str | None = None
     error_file_id: str | None = None
@@ -352,6 +358,7 @@ class BatchStore:
         with self._lock:
             batch = self._batch(provider, batch_id)
             self._stats[provider].retrieves += 1
+            batch.retrieves += 1
             self._advance(batch)
             return self._render(batch)
 
@@ -396,12 +403,12 @@ class BatchStore:
         if batch.errors:
             self._end(batch, Phase.FAILED)
             return
-        batch.retrieves += 1
-        if batch.retrieves > batch.polls:
+        batch.steps += 1
+        if batch.steps > batch.polls:
             self._process(batch, batch.cap)
             self._end(batch, Phase.EXPIRED if batch.cap < len(batch.items) else Phase.COMPLETED)
             return
-        step, polls = batch.retrieves, batch.polls
+        step, polls = batch.steps, batch.polls
         self._enter(batch, Phase.IN_PROGRESS)
         if step == polls and polls >= 2:
             self._enter(batch, Phase.FINALIZING)

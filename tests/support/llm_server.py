@@ -470,7 +470,8 @@ class FakeLLM:
         auth-checked as the others, but never rate limited (batch APIs have their own limits) nor given scripted
         faults; an ApiError it raises is answered in the provider's error shape."""
         ticket, key = self._log(provider, request, body)
-        fault = None
+        fault: str | None = None
+        response: Response
         if not key and self._config.require_key:
             message = "Missing API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`."
             response, fault = error_response(provider, 401, message), "auth"
