@@ -7,6 +7,8 @@ a test script the failures a rate limiter and a retry policy must survive: 429s 
 requests-per-minute window (or with any Retry-After), 500s, Anthropic's 529, answers that never
 arrive in time, and 200s whose body is not the API's JSON (corrupted, or a proxy's HTML page). With
 ``prompt_cache=True`` it accounts for prompt caching as each provider does (:mod:`tests.support.prompt_cache`).
+Both providers' batch APIs (OpenAI files and batches, Anthropic Message Batches) are served too, with their
+scripting: :mod:`tests.support.batch_api`.
 
 In-process (uvicorn on a background thread)::
 
@@ -45,7 +47,7 @@ import time
 import urllib.request
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import FrameType
@@ -57,6 +59,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tests.support.batch_api import ApiError, BatchStats, BatchStore, BatchView, batch_routes
 from tests.support.prompt_cache import AnthropicCache, OpenAICache
 
 HOST = "127.0.0.1"  # never anything else: this server has no business being reachable off-machine
@@ -227,6 +230,7 @@ class ServerConfig:
     anthropic_cache_min: int = 1024  # Anthropic writes a breakpoint's prefix of at least this many tokens
     anthropic_lookback: int = 20  # block boundaries before a breakpoint where Anthropic looks for a hit
     flex_unavailable_rate: float = 0.0  # share of OpenAI flex requests answered 429 resource unavailable (seeded)
+    batch_polls: int = 2  # retrieves of a batch that still see it unfinished; 0: ended at creation (batch_api)
 
     def __post_init__(self) -> None:
         if not callable(self.responder):
@@ -241,6 +245,8 @@ class ServerConfig:
             raise ValueError("stray_429_rate must be between 0 and 1")
         if not 0.0 <= self.flex_unavailable_rate <= 1.0:
             raise ValueError("flex_unavailable_rate must be between 0 and 1")
+        if self.batch_polls < 0:
+            raise ValueError("batch_polls must be >= 0")
         if min(self.rate_window_s, self.timeout_s, self.retry_after_s) <= 0:
             raise ValueError("rate_window_s, timeout_s and retry_after_s must be > 0")
         if (
@@ -305,6 +311,7 @@ class FakeLLM:
     require_key = _Setting()
     prompt_cache = _Setting()
     flex_unavailable_rate = _Setting()
+    batch_polls = _Setting()
 
     def __init__(self, config: ServerConfig | None = None, **changes: Any) -> None:
         self._lock = threading.Lock()
@@ -316,6 +323,7 @@ class FakeLLM:
         self._windows: dict[str, deque[float]] = {p: deque() for p in PROVIDERS}
         self._openai_cache = OpenAICache()
         self._anthropic_cache = AnthropicCache()
+        self.batch_store = BatchStore(self)
         self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -345,7 +353,9 @@ class FakeLLM:
             self._failures[provider].extend(items)
 
     def reset(self) -> None:
-        """Forget requests, queued failures, rate windows and cached prompts, and reseed; settings are kept."""
+        """Forget requests, queued failures, rate windows, cached prompts, and batches, files and their scripting;
+        reseed; settings are kept."""
+        self.batch_store.reset()  # not under self._lock: the store calls answer(), which takes it
         with self._lock:
             self._records.clear()
             self._openai_cache, self._anthropic_cache = OpenAICache(), AnthropicCache()
@@ -372,6 +382,23 @@ class FakeLLM:
     def rate_limited_count(self) -> int:
         """How many requests were answered 429 (rpm limit or scripted), all providers."""
         return self.count(status=429)
+
+    def fail_batch_items(self, provider: str, items: Mapping[int, str]) -> None:
+        """Make items of ``provider``'s next batch fail: ``{position: "error" | "expired"}`` (batch_api)."""
+        self.batch_store.fail_items(provider, items)
+
+    def next_batch_outcome(self, provider: str, outcome: str) -> None:
+        """Make ``provider``'s next batch ``"failed"`` or ``"expired"`` (batch_api)."""
+        self.batch_store.next_outcome(provider, outcome)
+
+    def batch_stats(self, provider: str) -> BatchStats:
+        """``provider``'s batch counters: batches created, items answered, files uploaded, retrieves."""
+        return self.batch_store.stats(provider)
+
+    @property
+    def batches(self) -> list[BatchView]:
+        """Every batch, oldest first: provider, id, status (the provider's spelling), items, retrieves."""
+        return self.batch_store.views()
 
     # ----- serving
 
@@ -429,6 +456,60 @@ class FakeLLM:
             if generation == self._generation:
                 self._records[index] = dataclasses.replace(self._records[index], **changes)
 
+    def _log(self, provider: str, request: Request, body: Any) -> tuple[tuple[int, int], str]:
+        """Record a request as it arrives: (its ticket for :meth:`_update`, its API key)."""
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _AUTH_HEADERS}
+        key = _api_key(request)
+        record = RecordedRequest(provider, request.url.path, headers, body, time.time(), has_auth=bool(key))
+        with self._lock:
+            self._records.append(record)
+            return (self._generation, len(self._records) - 1), key
+
+    async def serve(self, provider: str, request: Request, body: Any, reply: Callable[[], Response]) -> Response:
+        """Answer a batch-API request (:mod:`tests.support.batch_api`) with ``reply()``: logged (with ``body``) and
+        auth-checked as the others, but never rate limited (batch APIs have their own limits) nor given scripted
+        faults; an ApiError it raises is answered in the provider's error shape."""
+        ticket, key = self._log(provider, request, body)
+        fault: str | None = None
+        response: Response
+        if not key and self._config.require_key:
+            message = "Missing API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`."
+            response, fault = error_response(provider, 401, message), "auth"
+        else:
+            try:
+                response = reply()
+            except ApiError as exc:
+                response, fault = error_response(provider, exc.status, exc.message), "invalid"
+        response.headers[_REQUEST_ID_HEADER[provider]] = f"req_{uuid.uuid4().hex[:24]}"
+        self._update(ticket, status=response.status_code, fault=fault)
+        return response
+
+    def answer(self, provider: str, body: Any, request_id: str) -> tuple[int, dict[str, Any], str | None]:
+        """(status, JSON, answer text) the synchronous endpoint gives ``body`` once admitted and with no fault
+        scripted: a 400 for a request the API would refuse, else the responder's answer (prompt caching counted when
+        on). Batch items are answered here, so they equal the synchronous answers."""
+        cfg = self._config
+        problem = _invalid(provider, body) or _unstructured(provider, body, cfg)
+        if problem:
+            return 400, error_json(provider, 400, problem), None
+        return self._reply(provider, body, request_id, cfg)
+
+    @staticmethod
+    def error_body(provider: str, status: int, message: str) -> dict[str, Any]:
+        """An error's JSON in the provider's shape (for batch result lines)."""
+        return error_json(provider, status, message)
+
+    def _reply(
+        self, provider: str, body: dict[str, Any], request_id: str, cfg: ServerConfig
+    ) -> tuple[int, dict[str, Any], str | None]:
+        """The responder's answer to a valid request, or a 500 if it raises (a test bug: the answer says so)."""
+        try:
+            text = cfg.responder(provider, body)
+        except Exception as exc:
+            return 500, error_json(provider, 500, f"The responder raised {exc!r}."), None
+        usage = self._cached_usage(provider, body, cfg) if cfg.prompt_cache else None
+        return 200, completion_json(provider, body, text, request_id, usage), text
+
     async def handle(self, provider: str, request: Request) -> Response:
         """Answer one API request: auth, rate window, validation, scripted faults, then the reply."""
         cfg = self._config
@@ -437,12 +518,7 @@ class FakeLLM:
             body: Any = json.loads(raw)
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _AUTH_HEADERS}
-        key = _api_key(request)
-        record = RecordedRequest(provider, request.url.path, headers, body, time.time(), has_auth=bool(key))
-        with self._lock:
-            self._records.append(record)
-            ticket = (self._generation, len(self._records) - 1)
+        ticket, key = self._log(provider, request, body)
         request_id = uuid.uuid4().hex[:24]
 
         def finish(response: Response, fault: str | None = None, text: str | None = None) -> Response:
@@ -503,12 +579,8 @@ class FakeLLM:
             return finish(Response(page, media_type="text/html"), "html")
         if failure in _ANSWERLESS:
             return finish(JSONResponse(answerless_json(provider, body, str(failure), request_id)), str(failure))
-        try:
-            text = cfg.responder(provider, body)
-        except Exception as exc:  # a broken responder is a test bug: say so in the answer
-            return finish(error_response(provider, 500, f"The responder raised {exc!r}."), "responder")
-        usage = self._cached_usage(provider, body, cfg) if cfg.prompt_cache else None
-        return finish(JSONResponse(completion_json(provider, body, text, request_id, usage)), fault, text)
+        status, reply, text = self._reply(provider, body, request_id, cfg)
+        return finish(JSONResponse(reply, status_code=status), fault if status == 200 else "responder", text)
 
     def _cached_usage(self, provider: str, body: dict[str, Any], cfg: ServerConfig) -> dict[str, Any]:
         """The input usage of an answered request under the provider's prompt caching (``prompt_cache``),
@@ -665,14 +737,17 @@ def error_response(
     extra: dict[str, Any] | None = None,
 ) -> JSONResponse:
     """An error in the provider's JSON shape, so the SDK raises the same class as in production."""
+    return JSONResponse(error_json(provider, status, message, extra), status_code=status, headers=headers)
+
+
+def error_json(provider: str, status: int, message: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The body of :func:`error_response`."""
     if provider == "openai":
         kind, code = _OPENAI_ERRORS.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
         error = {"message": message, "type": kind, "param": None, "code": code}
-        body: dict[str, Any] = {"error": {**error, **(extra or {})}}
-    else:
-        kind = _ANTHROPIC_ERRORS.get(status, "api_error" if status >= 500 else "invalid_request_error")
-        body = {"type": "error", "error": {"type": kind, "message": message, **(extra or {})}}
-    return JSONResponse(body, status_code=status, headers=headers)
+        return {"error": {**error, **(extra or {})}}
+    kind = _ANTHROPIC_ERRORS.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    return {"type": "error", "error": {"type": kind, "message": message, **(extra or {})}}
 
 
 def unavailable_response(provider: str) -> JSONResponse:
@@ -727,6 +802,14 @@ def create_app(fake: FakeLLM) -> Starlette:
                 fake.fail_next(payload["provider"], payload["failures"])
             elif action == "reset":
                 fake.reset()
+            elif action == "fail_batch_items":
+                fake.fail_batch_items(payload["provider"], {int(k): v for k, v in payload["items"].items()})
+            elif action == "next_batch_outcome":
+                fake.next_batch_outcome(payload["provider"], payload["outcome"])
+            elif action == "batches":
+                return JSONResponse([dataclasses.asdict(b) for b in fake.batches])
+            elif action == "batch_stats":
+                return JSONResponse(dataclasses.asdict(fake.batch_stats(request.query_params["provider"])))
             elif action == "requests":
                 return JSONResponse([dataclasses.asdict(r) for r in fake.requests])
             elif action == "count":
@@ -742,6 +825,7 @@ def create_app(fake: FakeLLM) -> Starlette:
     routes = [
         Route("/v1/chat/completions", openai, methods=["POST"]),
         Route("/v1/messages", anthropic, methods=["POST"]),
+        *batch_routes(fake.batch_store, fake.serve),
         Route("/_control/{action}", control, methods=["GET", "POST"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
@@ -931,6 +1015,23 @@ class FakeLLMProcess(_Endpoints):
         """How many requests were answered 429."""
         return self.count(status=429)
 
+    def fail_batch_items(self, provider: str, items: Mapping[int, str]) -> None:
+        """As FakeLLM.fail_batch_items."""
+        self._call("fail_batch_items", {"provider": provider, "items": {str(k): v for k, v in items.items()}})
+
+    def next_batch_outcome(self, provider: str, outcome: str) -> None:
+        """As FakeLLM.next_batch_outcome."""
+        self._call("next_batch_outcome", {"provider": provider, "outcome": outcome})
+
+    def batch_stats(self, provider: str) -> BatchStats:
+        """As FakeLLM.batch_stats."""
+        return BatchStats(**self._call("batch_stats", query=f"?provider={provider}"))
+
+    @property
+    def batches(self) -> list[BatchView]:
+        """As FakeLLM.batches."""
+        return [BatchView(**b) for b in self._call("batches")]
+
     def __enter__(self) -> Self:
         return self.start()
 
@@ -956,6 +1057,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--stray-429-rate", type=float, default=0.0, help="share of requests refused 429 at random")
     parser.add_argument("--ratelimit-headers", action="store_true", help="send rate-limit headers of --rpm-limit")
     parser.add_argument("--prompt-cache", action="store_true", help="account for prompt caching as each provider does")
+    parser.add_argument("--batch-polls", type=int, default=2, help="retrieves that see a batch unfinished (default 2)")
     parser.add_argument("--reply", action="append", default=[], help="answer text; repeat to cycle through several")
     parser.add_argument("--garbage-first", type=int, default=0, help="unparseable answers before the real ones")
     args = parser.parse_args(argv)
@@ -971,6 +1073,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         stray_429_rate=args.stray_429_rate,
         ratelimit_headers=args.ratelimit_headers,
         prompt_cache=args.prompt_cache,
+        batch_polls=args.batch_polls,
     )
     sock = _listen(args.port)
     print(f"LISTENING http://{HOST}:{sock.getsockname()[1]}", flush=True)
