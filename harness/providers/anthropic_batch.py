@@ -24,7 +24,7 @@ from harness.providers.base import (
     RetryDecision,
     SamplingParams,
 )
-from harness.providers.batch import BatchState, BatchStatus, ItemOutcome
+from harness.providers.batch import REQUEST_TIMEOUT_S, BatchState, BatchStatus, ItemOutcome
 
 if TYPE_CHECKING:
     import anthropic
@@ -63,17 +63,21 @@ class AnthropicBatch:
     ) -> None:
         self._provider = provider
         self._client = client
-        self._headers = headers or None  # a keyless client's credential headers, left out of every request
+        self._headers: Any = headers or None  # a keyless client's credential headers, left out of every request
 
     def item(self, custom_id: str, messages: list[Message], params: SamplingParams, cache: CacheHints | None) -> Any:
         return {"custom_id": custom_id, "params": self._provider.request_body(messages, params, cache)}
 
     async def submit(self, items: list[Any], submission: str) -> str:
-        batch = await self._client.messages.batches.create(requests=items, extra_headers=self._headers)  # type: ignore[arg-type]
+        batch = await self._client.messages.batches.create(
+            requests=items, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S
+        )
         return batch.id
 
     async def find(self, submission: str, created_after: float, items: int) -> str | None:
-        async for batch in self._client.messages.batches.list(limit=100, extra_headers=self._headers):  # type: ignore[arg-type]
+        async for batch in self._client.messages.batches.list(
+            limit=100, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S
+        ):
             created = batch.created_at.timestamp()
             counts = batch.request_counts
             total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
@@ -84,14 +88,18 @@ class AnthropicBatch:
         return None
 
     async def status(self, batch_id: str) -> BatchStatus:
-        batch = await self._client.messages.batches.retrieve(batch_id, extra_headers=self._headers)  # type: ignore[arg-type]
+        batch = await self._client.messages.batches.retrieve(
+            batch_id, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S
+        )
         counts = batch.request_counts
         done = counts.succeeded + counts.errored + counts.canceled + counts.expired
         state = BatchState.ENDED if batch.processing_status == "ended" else BatchState.PENDING
         return BatchStatus(state, done, done + counts.processing, batch.processing_status)
 
     async def results(self, batch_id: str) -> dict[str, str]:
-        decoder = await self._client.messages.batches.results(batch_id, extra_headers=self._headers)  # type: ignore[arg-type]
+        decoder = await self._client.messages.batches.results(
+            batch_id, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S
+        )
         return {result.custom_id: result.model_dump_json() async for result in decoder}
 
     def read(self, raw: str, params: SamplingParams) -> ItemOutcome:

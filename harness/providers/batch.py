@@ -17,6 +17,10 @@ from typing import Any, Protocol
 
 from harness.providers.base import CacheHints, Completion, Message, RetryDecision, SamplingParams
 
+REQUEST_TIMEOUT_S = 300.0
+"""The most one request of a batch API (an upload, a create, a poll, a download of results) may take: a stop waits
+for a submission in flight, so it must end."""
+
 
 class BatchState(StrEnum):
     """Where a submitted batch is, in the provider's lifecycle reduced to what the call path acts on."""

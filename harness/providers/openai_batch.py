@@ -26,7 +26,7 @@ from harness.providers.base import (
     decide_status,
     status_message,
 )
-from harness.providers.batch import BatchState, BatchStatus, ItemOutcome
+from harness.providers.batch import REQUEST_TIMEOUT_S, BatchState, BatchStatus, ItemOutcome
 
 if TYPE_CHECKING:
     import openai
@@ -58,7 +58,7 @@ class OpenAIBatch:
     def __init__(self, provider: ChatTranslation, client: openai.AsyncOpenAI, headers: dict[str, object]) -> None:
         self._provider = provider
         self._client = client
-        self._headers = headers or None  # a keyless client's credential headers, left out of every request
+        self._headers: Any = headers or None  # a keyless client's credential headers, left out of every request
 
     def item(self, custom_id: str, messages: list[Message], params: SamplingParams, cache: CacheHints | None) -> Any:
         body = self._provider.request_body(messages, params, cache)
@@ -70,19 +70,21 @@ class OpenAIBatch:
         uploaded = await self._client.files.create(
             file=(f"pdbench-{submission}.jsonl", lines, "application/jsonl"),
             purpose="batch",
-            extra_headers=self._headers,  # type: ignore[arg-type]
+            extra_headers=self._headers,
+            timeout=REQUEST_TIMEOUT_S,
         )
         batch = await self._client.batches.create(
             input_file_id=uploaded.id,
             endpoint=ENDPOINT,
             completion_window="24h",
             metadata={METADATA_KEY: submission},
-            extra_headers=self._headers,  # type: ignore[arg-type]
+            extra_headers=self._headers,
+            timeout=REQUEST_TIMEOUT_S,
         )
         return batch.id
 
     async def find(self, submission: str, created_after: float, items: int) -> str | None:
-        async for batch in self._client.batches.list(limit=100, extra_headers=self._headers):  # type: ignore[arg-type]
+        async for batch in self._client.batches.list(limit=100, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S):
             if (batch.metadata or {}).get(METADATA_KEY) == submission:
                 return batch.id
             if batch.created_at < created_after - LOOK_BACK_S:  # newest first: older ones cannot be it
@@ -90,7 +92,7 @@ class OpenAIBatch:
         return None
 
     async def status(self, batch_id: str) -> BatchStatus:
-        batch = await self._client.batches.retrieve(batch_id, extra_headers=self._headers)  # type: ignore[arg-type]
+        batch = await self._client.batches.retrieve(batch_id, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S)
         counts = batch.request_counts
         done = (counts.completed + counts.failed) if counts is not None else 0
         total = counts.total if counts is not None else 0
@@ -103,12 +105,12 @@ class OpenAIBatch:
         return BatchStatus(BatchState.FAILED, done, total, f"{batch.status}: {detail}")
 
     async def results(self, batch_id: str) -> dict[str, str]:
-        batch = await self._client.batches.retrieve(batch_id, extra_headers=self._headers)  # type: ignore[arg-type]
+        batch = await self._client.batches.retrieve(batch_id, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S)
         found: dict[str, str] = {}
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
-            content = await self._client.files.content(file_id, extra_headers=self._headers)  # type: ignore[arg-type]
+            content = await self._client.files.content(file_id, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S)
             for line in content.text.splitlines():
                 if line.strip():
                     custom_id = json.loads(line).get("custom_id")

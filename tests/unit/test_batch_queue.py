@@ -55,6 +55,7 @@ class Server:
     create_fails: int = 0  # the next creates raise a 500 (the batch is made all the same when made_anyway)
     made_anyway: bool = False
     die_on_read: bool = False  # the "process" is killed as it reads its first result
+    status_fails: int = 0  # the next status calls raise a 500 (the batch is still out there)
 
     def answer(self, item: dict[str, Any]) -> str:
         return f"answer to {item['prompt']}"
@@ -94,6 +95,9 @@ class FakeApi:
     async def status(self, batch_id: str) -> BatchStatus:
         s = self.server
         s.statuses += 1
+        if s.status_fails:
+            s.status_fails -= 1
+            raise RuntimeError("HTTP 500 on retrieve")
         batch = s.batches[batch_id]
         batch["polls"] += 1
         n = len(batch["items"])
@@ -330,3 +334,11 @@ async def test_a_stop_while_the_batch_is_out_leaves_it_stored_for_a_resume(tmp_p
 def test_batch_waits_the_whole_window_whatever_the_synchronous_timeout() -> None:
     settings = RetrySettings.model_validate({"timeout": 30.0}).for_tier(ServiceTier.BATCH)
     assert settings.timeout == 25 * 3600 and settings.max_seconds == 50 * 3600
+
+
+async def test_a_poll_that_fails_is_asked_again_and_the_batch_is_never_bought_twice(tmp_path: Path) -> None:
+    server = Server(polls=1, status_fails=3)
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        results = await ask_all(new_path(cache), BatchProvider(server), range(2))
+    assert len(server.batches) == 1 and server.statuses == 4
+    assert all(len(r.records) == 1 and r.records[0].outcome is CallOutcome.OK for r in results.values())
