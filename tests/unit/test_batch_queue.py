@@ -342,3 +342,27 @@ async def test_a_poll_that_fails_is_asked_again_and_the_batch_is_never_bought_tw
         results = await ask_all(new_path(cache), BatchProvider(server), range(2))
     assert len(server.batches) == 1 and server.statuses == 4
     assert all(len(r.records) == 1 and r.records[0].outcome is CallOutcome.OK for r in results.values())
+
+
+def test_a_cache_of_schema_2_opens_with_its_answers_and_gains_the_batch_tables(tmp_path: Path) -> None:
+    import sqlite3
+
+    from harness.calls.cache import file
+
+    path = tmp_path / "cache.sqlite"
+    conn = sqlite3.connect(path)
+    v2 = file.SCHEMA.split("-- Provider batches")[0]  # the schema as version 2 wrote it
+    conn.executescript(v2 + "PRAGMA user_version = 2;")
+    conn.execute(
+        "INSERT INTO responses (key, provider, model, text, input_tokens, output_tokens, raw_json, created_us) "
+        "VALUES ('k', 'openai', 'gpt-4o-mini', 'C', 10, 1, NULL, 1)"
+    )
+    conn.commit()
+    conn.close()
+    with ResponseCache(path) as cache:
+        assert cache.stats().entries == 1
+        assert cache.batch_item("k") is None
+        cache.add_batch("s", "openai - - m", [("k2", "k2")])
+        found = cache.batch_item("k2")
+        assert found is not None and (found.submission, found.batch_id, found.result) == ("s", None, None)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == file.SCHEMA_VERSION == 3
