@@ -132,7 +132,7 @@ def condition_summaries(catalog: Catalog, run_id: str, condition: str | None = N
         for v in [f"CASE WHEN isnan({m}::DOUBLE) THEN NULL ELSE {m}::DOUBLE END"]
     )
     rows = catalog.records(
-        f"SELECT condition, player, arg_min(player_name, game_id) AS player_name, count(*) AS games, "
+        f"SELECT condition, player, arg_min(player_label, game_id) AS player_name, count(*) AS games, "
         f"count(time_to_collapse) AS collapsed, min(min(game_id)) OVER (PARTITION BY condition) AS first_game, "
         f"{moments} FROM player_metrics WHERE run_id = ? AND status = 'complete'{only} "
         "GROUP BY condition, player ORDER BY first_game, player",

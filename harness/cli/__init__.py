@@ -7,7 +7,7 @@ One module per concern: :mod:`~harness.cli.base` (the app, its consoles and shar
 :mod:`~harness.cli.play` (how every playing command plays and exits), :mod:`~harness.cli.show`
 (what is printed under a run), and the commands by group: :mod:`~harness.cli.experiments`
 (validate, run, tournament, eval, resume), :mod:`~harness.cli.evolve` (evolve), :mod:`~harness.cli.browse`
-(sql, report, strategies),
+(sql, report, strategies), :mod:`~harness.cli.compare` (compare),
 :mod:`~harness.cli.runs` (runs), :mod:`~harness.cli.cache_commands` (cache) and :mod:`~harness.cli.dashboard` (ui).
 
 May import: errors, states, util, game, providers, calls, players, config, evolution, store, analysis,
@@ -28,6 +28,7 @@ from harness.cli import experiments  # noqa: F401
 from harness.cli import evolve  # noqa: F401
 from harness.cli import cache_commands  # noqa: F401
 from harness.cli import browse  # noqa: F401
+from harness.cli import compare  # noqa: F401
 from harness.cli import runs  # noqa: F401
 from harness.cli import dashboard  # noqa: F401
 # isort: on

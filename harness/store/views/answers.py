@@ -70,7 +70,7 @@ ANSWER_VIEWS: dict[str, str] = {
             FROM move_readers GROUP BY run_id, game_id, player
         )
         SELECT a.run_id, a.game_id, g.condition, g.replicate, g.status, a.player,
-               CASE a.player WHEN 'a' THEN g.player_a ELSE g.player_b END AS player_name,
+               CASE a.player WHEN 'a' THEN g.player_a ELSE g.player_b END AS player_name, l.player_label,
                a.requests, a.answers, a.unreadable,
                a.unreadable / NULLIF(a.answers, 0) AS parse_failure_rate,
                COALESCE(p.rounds, 0) AS rounds,
@@ -80,14 +80,17 @@ ANSWER_VIEWS: dict[str, str] = {
         FROM asked a
         JOIN games g ON g.run_id = a.run_id AND g.game_id = a.game_id
         LEFT JOIN played p ON p.run_id = a.run_id AND p.game_id = a.game_id
-        LEFT JOIN readers r ON r.run_id = a.run_id AND r.game_id = a.game_id AND r.player = a.player""",
-    # One row per run and model, pooled over its seats and games.
+        LEFT JOIN readers r ON r.run_id = a.run_id AND r.game_id = a.game_id AND r.player = a.player
+        JOIN player_labels l ON l.run_id = a.run_id AND l.game_id = a.game_id AND l.player = a.player""",
+    # One row per run and model player (its label: a model under two personas is two rows), pooled over its seats
+    # and games.
     "model_parsing": f"""
-        SELECT run_id, player_name, COUNT(DISTINCT game_id) AS games, SUM(requests) AS requests,
+        SELECT run_id, any_value(player_name) AS player_name, player_label, COUNT(DISTINCT game_id) AS games,
+               SUM(requests) AS requests,
                SUM(answers) AS answers,
                SUM(unreadable) AS unreadable, SUM(unreadable) / NULLIF(SUM(answers), 0) AS parse_failure_rate,
                SUM(rounds) AS rounds, SUM(fallback_rounds) AS fallback_rounds,
                SUM(fallback_rounds) / NULLIF(SUM(rounds), 0) AS fallback_rate, {_SUMS}
         FROM player_parsing
-        GROUP BY run_id, player_name""",
+        GROUP BY run_id, player_label""",
 }

@@ -169,6 +169,41 @@ VIEWS: dict[str, str] = {
     # row; a game stored a row a game is counted letter by letter in its row, without unfolding it (the same
     # values: each payoff total is a count of rounds times the payoff of their cell). ``cooperations``
     # counts played C; ``chosen_cooperations`` the chosen C among the ``rounds_chosen`` (not fallback) rounds.
+    # Per game and seat: the player's label, its name plus what tells it from other seats of the same name in the
+    # run (see the module docstring).
+    "player_labels": """
+        WITH seats AS (
+            SELECT run_id, game_id, 'a' AS player, player_a AS name, params_a AS params FROM games
+            UNION ALL
+            SELECT run_id, game_id, 'b' AS player, player_b AS name, params_b AS params FROM games
+        ), parts AS (
+            SELECT run_id, game_id, player, name,
+                   coalesce(json_extract_string(params, '$.persona'),
+                            json_extract_string(params, '$.prompts.persona')) AS persona,
+                   json_extract_string(params, '$.temperature') AS temperature,
+                   concat_ws('/', json_extract_string(params, '$.prompts.labels.cooperate'),
+                             json_extract_string(params, '$.prompts.labels.defect')) AS labels,
+                   nullif(concat_ws(' ', json_extract_string(params, '$.prompts.layout'),
+                                    json_extract_string(params, '$.prompts.answer_format'),
+                                    json_extract_string(params, '$.prompts.template_dir')), '') AS prompt
+            FROM seats
+        ), spread AS (
+            SELECT run_id, name,
+                   count(DISTINCT coalesce(temperature, '-')) > 1 AS by_temperature,
+                   count(DISTINCT coalesce(labels, '-')) > 1 AS by_labels,
+                   count(DISTINCT coalesce(prompt, '-')) > 1 AS by_prompt
+            FROM parts GROUP BY run_id, name
+        ), extras AS (
+            SELECT p.run_id, p.game_id, p.player, p.name,
+                   concat_ws(', ', p.persona,
+                             CASE WHEN s.by_temperature THEN 'temperature ' || coalesce(p.temperature, 'default') END,
+                             CASE WHEN s.by_labels THEN 'labels ' || coalesce(p.labels, 'default') END,
+                             CASE WHEN s.by_prompt THEN 'prompt ' || coalesce(p.prompt, 'default') END) AS extra
+            FROM parts p JOIN spread s ON s.run_id = p.run_id AND s.name = p.name
+        )
+        SELECT run_id, game_id, player, name AS player_name,
+               CASE WHEN extra = '' THEN name ELSE name || ' (' || extra || ')' END AS player_label
+        FROM extras""",
     "player_games": f"""
         WITH agg AS (
             SELECT run_id, game_id, COUNT(*) AS rounds,
@@ -202,14 +237,20 @@ VIEWS: dict[str, str] = {
         SELECT g.run_id, g.game_id, g.condition, g.replicate, g.status, 'a' AS player,
                g.player_a AS player_name, g.player_b AS opponent_name, agg.rounds,
                agg.payoff_a AS payoff_total, agg.payoff_b AS opp_payoff_total, agg.coop_a AS cooperations,
-               agg.chosen_a AS rounds_chosen, agg.chosen_coop_a AS chosen_cooperations
+               agg.chosen_a AS rounds_chosen, agg.chosen_coop_a AS chosen_cooperations,
+               la.player_label, lb.player_label AS opponent_label
         FROM agg JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id
+        JOIN player_labels la ON la.run_id = g.run_id AND la.game_id = g.game_id AND la.player = 'a'
+        JOIN player_labels lb ON lb.run_id = g.run_id AND lb.game_id = g.game_id AND lb.player = 'b'
         UNION ALL
         SELECT g.run_id, g.game_id, g.condition, g.replicate, g.status, 'b' AS player,
                g.player_b AS player_name, g.player_a AS opponent_name, agg.rounds,
                agg.payoff_b AS payoff_total, agg.payoff_a AS opp_payoff_total, agg.coop_b AS cooperations,
-               agg.chosen_b AS rounds_chosen, agg.chosen_coop_b AS chosen_cooperations
-        FROM agg JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id""",
+               agg.chosen_b AS rounds_chosen, agg.chosen_coop_b AS chosen_cooperations,
+               lb.player_label, la.player_label AS opponent_label
+        FROM agg JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id
+        JOIN player_labels la ON la.run_id = g.run_id AND la.game_id = g.game_id AND la.player = 'a'
+        JOIN player_labels lb ON lb.run_id = g.run_id AND lb.game_id = g.game_id AND lb.player = 'b'""",
     # Per game and player: the rounds after an opponent defection (``provoked``) and the player's D
     # in them, on chosen moves (fallback rounds left out) and on played moves. One window pass over
     # rounds serves both players.
@@ -270,7 +311,7 @@ VIEWS: dict[str, str] = {
                pr.retaliated_played / NULLIF(pr.provoked_played, 0) AS retaliation_rate_played,
                (pr.provoked_played - pr.retaliated_played) / NULLIF(pr.provoked_played, 0)
                    AS forgiveness_rate_played,
-               pr.provoked_played AS provocations_played
+               pr.provoked_played AS provocations_played, pg.player_label, pg.opponent_label
         FROM player_games pg
         JOIN player_reactions pr ON pr.run_id = pg.run_id AND pr.game_id = pg.game_id AND pr.player = pg.player
         LEFT JOIN game_collapse c ON c.run_id = pg.run_id AND c.game_id = pg.game_id""",

@@ -1,0 +1,240 @@
+"""``pdbench compare``: model players side by side, from one run or several (see :mod:`harness.analysis.compare`).
+
+Tables name the players by letter (A, B, ...) under a legend, so that a comparison of long labels fits an 80-column
+terminal; CSV and JSON carry every figure with its run id and the player's full label.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from harness.cli.base import Format, ResultsOpt, app, out
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from rich.table import Table
+
+    from harness.analysis.compare import Cell, Comparison
+    from harness.analysis.stats import Difference, Estimate
+    from harness.store.catalog import Catalog
+
+LATEST = "latest"
+
+_NAMES = {
+    "payoff_per_round": "payoff / round",
+    "cooperation_rate": "cooperation",
+    "retaliation_rate": "retaliation",
+    "forgiveness_rate": "forgiveness",
+    "nice": "nice",
+    "forgiving": "forgiving",
+    "retaliatory": "retaliatory",
+    "troublemaking": "troublemaking",
+    "emulative": "emulative",
+    "parse_failure_rate": "parse failures",
+    "fallback_rate": "fallback moves",
+    "cost_usd": "cost / game ¢",
+}
+
+
+@app.command()
+def compare(
+    targets: Annotated[
+        list[str],
+        typer.Argument(
+            help="Runs (an id, a unique prefix, or latest) and/or models (openai/gpt-4o-mini, or a label such as "
+            "'openai/gpt-4o-mini (cooperative)') found in the results folder.",
+            show_default=False,
+        ),
+    ],
+    results: ResultsOpt = None,
+    metric: Annotated[
+        str, typer.Option(help="The metric shown per opponent (payoff_per_round, cooperation_rate, ...).")
+    ] = "payoff_per_round",
+    format: Annotated[Format, typer.Option("--format", help="table for people; csv or json for scripts.")] = (
+        Format.table
+    ),
+) -> None:
+    """Compare model players (models, or one model's personas, prompts or temperatures) per opponent and overall:
+    payoff, cooperation, retaliation, forgiveness, the behaviour profile, parse failures, fallbacks and cost, each
+    with its 95% interval, and each player's difference from the first with its interval and test.
+
+    Example: `pdbench compare latest` (the models of the newest run), `pdbench compare eval_2026 eval_2027`,
+    `pdbench compare openai/gpt-4o-mini anthropic/claude-haiku-4-5`
+    """
+    from harness.analysis.compare import METRICS, compare, resolve_players
+    from harness.cli.render import print_rows, rows_json
+    from harness.config.run_settings import results_dir
+    from harness.errors import ConfigError
+    from harness.store.catalog import Catalog
+
+    if metric not in METRICS:
+        raise ConfigError(f"--metric {metric!r} is not one compare shows; give one of {', '.join(METRICS)}")
+    folder = results_dir(results)
+    with Catalog(folder) as cat:
+        runs = _run_ids(cat, folder, targets)
+        players = resolve_players(cat, targets, runs)
+        comparison = compare(cat, players)
+    if format is Format.table:
+        _print(comparison, metric)
+        return
+    rows = comparison.rows()
+    columns = list(rows[0])
+    values = [[r[c] for c in columns] for r in rows]
+    if format is Format.json:
+        out.file.write(rows_json(columns, values) + "\n")
+    else:
+        print_rows(out, "csv", columns, values)
+
+
+def _run_ids(cat: Catalog, folder: Path, targets: list[str]) -> dict[str, list[str]]:
+    """The targets that name a run (its id, ``latest``, or a unique prefix), each with the run it names."""
+    from harness.errors import ConfigError
+
+    ids = [r["run_id"] for r in cat.records("SELECT run_id FROM runs ORDER BY created_at, run_id")]
+    found: dict[str, list[str]] = {}
+    for target in targets:
+        if target == LATEST:
+            if not ids:
+                raise ConfigError(f"there is no run in {folder} to be the latest; `pdbench runs` lists runs")
+            found[target] = [ids[-1]]
+        elif target in ids:
+            found[target] = [target]
+        elif "/" not in target:
+            matches = [i for i in ids if i.startswith(target)]
+            if len(matches) == 1:
+                found[target] = matches
+            elif len(matches) > 1:
+                raise ConfigError(
+                    f"{target!r} is the start of {len(matches)} runs ({', '.join(matches[:6])}"
+                    f"{', ...' if len(matches) > 6 else ''}); give more of the run id"
+                )
+    return found
+
+
+def _print(c: Comparison, metric: str) -> None:
+    from rich.text import Text
+
+    letters = [chr(ord("A") + i) if i < 26 else f"P{i}" for i in range(len(c.players))]
+    legend = Text()
+    for letter, player, games in zip(letters, c.players, c.games, strict=True):
+        legend.append(f"{letter}", style="bold")
+        legend.append(f" = {player.shown} (run {player.run_id}, {games} games)\n")
+    out.print(legend, end="")
+    out.print(f"Opponents in common: {', '.join(c.opponents)}", highlight=False)
+    out.print(_overall(c, letters))
+    if len(c.players) > 2:
+        out.print(_differences(c, letters))
+    out.print(_per_opponent(c, letters, metric))
+    out.print(c.note, highlight=False)
+
+
+def _overall(c: Comparison, letters: list[str]) -> Table:
+    from rich import box
+    from rich.table import Table
+
+    two = len(c.players) == 2
+    table = Table(
+        title="Overall: mean ± 95% interval (rates in %, differences in points)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("metric", no_wrap=True)
+    for letter in letters:
+        table.add_column(letter, justify="right", no_wrap=True)
+    if two:
+        table.add_column("B − A", justify="right", no_wrap=True)
+        table.add_column("p Holm" if c.tests > 1 else "p", justify="right", no_wrap=True)
+    for metric, cells in c.overall.items():
+        row = [_NAMES[metric], *(_estimate(metric, cell.estimate) for cell in cells)]
+        if two:
+            row += [_difference(metric, cells[1].difference), _p(cells[1])]
+        table.add_row(*row)
+    return table
+
+
+def _differences(c: Comparison, letters: list[str]) -> Table:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title="Differences from A (95% interval; p Holm-adjusted)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("metric", no_wrap=True)
+    for letter in letters[1:]:
+        table.add_column(f"{letter} − A", justify="right", no_wrap=True)
+    for metric, cells in c.overall.items():
+        table.add_row(_NAMES[metric], *(f"{_difference(metric, cell.difference)} {_p(cell)}" for cell in cells[1:]))
+    return table
+
+
+def _per_opponent(c: Comparison, letters: list[str], metric: str) -> Table:
+    from rich import box
+    from rich.table import Table
+
+    two = len(c.players) == 2
+    table = Table(title=f"{_NAMES[metric]} per opponent", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("opponent", no_wrap=True)
+    for letter in letters:
+        table.add_column(letter, justify="right", no_wrap=True)
+    if two:
+        table.add_column("B − A", justify="right", no_wrap=True)
+    for opponent in c.opponents:
+        cells = c.by_opponent[opponent][metric]
+        row = [opponent, *(_estimate(metric, cell.estimate) for cell in cells)]
+        if two:
+            row.append(_difference(metric, cells[1].difference))
+        table.add_row(*row)
+    return table
+
+
+def _scale(metric: str) -> tuple[float, str, int]:
+    from harness.analysis.compare import RATE_METRICS
+
+    if metric in RATE_METRICS:
+        return 100.0, "%", 1
+    if metric == "cost_usd":
+        return 100.0, "", 2  # cents: a game of a small model costs about a cent
+    return 1.0, "", 2
+
+
+def _estimate(metric: str, e: Estimate) -> str:
+    if e.mean is None:
+        return "—"
+    scale, unit, digits = _scale(metric)
+    mean = f"{e.mean * scale:.{digits}f}{unit}"
+    if e.low is None or e.high is None:
+        return mean
+    if abs((e.mean - e.low) - (e.high - e.mean)) <= 1e-9 * max(1.0, abs(e.mean)):
+        return f"{mean} ±{(e.high - e.mean) * scale:.{digits}f}"
+    return f"{mean} [{_end(e.low * scale, digits)}, {_end(e.high * scale, digits)}]"  # cut at a bound
+
+
+def _difference(metric: str, d: Difference | None) -> str:
+    """The difference and its interval; of rates, in percentage points (the column's title says pp)."""
+    if d is None or d.mean is None:
+        return "—"
+    scale, _unit, digits = _scale(metric)
+    mean = f"{d.mean * scale:+.{digits}f}"
+    if d.low is None or d.high is None:
+        return mean
+    return f"{mean} [{_end(d.low * scale, digits, '+')}, {_end(d.high * scale, digits, '+')}]"
+
+
+def _end(value: float, digits: int, sign: str = "") -> str:
+    """An interval's end, without trailing zeros (``100``, ``-0.5``): an interval cut at a bound stays narrow."""
+    text = f"{value:{sign}.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _p(cell: Cell) -> str:
+    p = cell.p_holm if cell.p_holm is not None else (cell.difference.p if cell.difference is not None else None)
+    if p is None:
+        return "—"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
