@@ -29,8 +29,10 @@ import anyio
 from harness.calls.cache.batches import BatchItem
 from harness.calls.cache.cache import ResponseCache
 from harness.providers.base import Completion, Fault, Provider, RetryDecision, SamplingParams
-from harness.providers.batch import BatchApi, BatchState
+from harness.providers.batch import BatchApi, BatchState, CannotTell
 
+MIN_POLL_S = 0.05
+"""The least wait between two polls of a batch once the first came back unfinished (even with PDBENCH_BATCH_POLL=0)."""
 GATHER_S = 2.0
 """How long a queue waits, after the last request joined it, before it is submitted."""
 POLL_FIRST_S = 5.0
@@ -207,7 +209,7 @@ class Batches:
                     taken = queue.entries[: queue.api.max_items]
                     del queue.entries[: len(taken)]
                     with anyio.CancelScope(shield=True):  # a submission is stored and sent whole, or not at all
-                        await self._submit(queue, taken)
+                        await self._submit_or_fail(queue, taken)
         finally:
             if entry in queue.entries:  # cancelled or stopped before it was submitted
                 queue.entries.remove(entry)
@@ -215,6 +217,17 @@ class Batches:
             raise BatchItemFailed(entry.failure)
         assert entry.submission is not None
         return entry.submission
+
+    async def _submit_or_fail(self, queue: _Queue, entries: list[_Entry]) -> None:
+        """:meth:`_submit`, and should storing fail (the cache's file locked or full), every entry taken fails
+        with it, as a fault that passes: a submission stored before the failure is found again by its retry."""
+        try:
+            await self._submit(queue, entries)
+        except Exception as exc:
+            decision = RetryDecision(Fault.TRANSIENT, f"the batch could not be stored or sent: {exc}"[:500])
+            for entry in entries:
+                if entry.submission is None:
+                    entry.failure = decision
 
     async def _gather(self, queue: _Queue) -> None:
         """Wait until no request has joined for ``gather_s`` (or the batch is full)."""
@@ -237,10 +250,15 @@ class Batches:
             batch_id = await queue.api.submit([entry.item for entry in entries], name)
         except Exception as exc:
             decision = queue.provider.should_retry(exc)
-            # The answer to a create may be lost after the batch was made: look for it before giving up on it.
-            batch_id = await self._find(queue, submission) if decision.retry else None
+            try:
+                # The answer to a create may be lost after the batch was made: look for it before giving up on it.
+                batch_id = await self._find(queue, submission) if decision.retry else None
+            except CannotTell as unsure:  # kept stored: the retry looks for it again, and never sends it twice
+                decision = RetryDecision(Fault.TRANSIENT, f"{decision.reason}; {unsure}"[:500])
+            else:
+                if batch_id is None:
+                    await anyio.to_thread.run_sync(self.cache.forget_batch, name)
             if batch_id is None:
-                await anyio.to_thread.run_sync(self.cache.forget_batch, name)
                 for entry in entries:
                     entry.failure = decision
                 return
@@ -252,15 +270,15 @@ class Batches:
             entry.submission = submission
 
     async def _find(self, queue: _Queue, submission: _Submission) -> str | None:
-        """The id of ``submission`` at the provider, if it was created (None also when the provider cannot say)."""
-        try:
-            return await queue.api.find(submission.name, submission.created, submission.items)
-        except Exception:  # not found is the answer when the provider cannot be asked
-            return None
+        """The id of ``submission`` at the provider if it was created, None if it was not; raises
+        :class:`CannotTell` when the provider cannot say now (then nothing is forgotten or sent again)."""
+        known = await anyio.to_thread.run_sync(self.cache.batch_ids)
+        return await queue.api.find(submission.name, submission.created, submission.items, known)
 
     async def _adopt(self, queue: _Queue, found: BatchItem) -> _Submission | None:
         """The submission a stored item belongs to, picked up again (a resumed run); None if it was never created
-        (then it is forgotten, and the request joins a new batch)."""
+        (then it is forgotten, and the request joins a new batch). Raises :class:`BatchItemFailed` (a fault that
+        passes) when the provider cannot say whether it was created: the request asks again later."""
         if (submission := self._submissions.get(found.submission)) is not None:
             return submission
         submission = _Submission(
@@ -269,7 +287,12 @@ class Batches:
         self._submissions[found.submission] = submission
         async with submission.polling:
             if submission.batch_id is None:
-                submission.batch_id = await self._find(queue, submission)
+                try:
+                    submission.batch_id = await self._find(queue, submission)
+                except CannotTell as unsure:
+                    del self._submissions[found.submission]  # the next request asks the provider again
+                    submission.failure = RetryDecision(Fault.TRANSIENT, f"its batch cannot be found now: {unsure}")
+                    raise BatchItemFailed(submission.failure) from None
                 if submission.batch_id is None:  # never created: its requests join a new batch
                     del self._submissions[found.submission]
                     submission.failure = RetryDecision(Fault.TRANSIENT, "its batch was never created")
@@ -303,15 +326,17 @@ class Batches:
             await self._sleep(submission.wait_s)
         if self._should_stop():
             raise BatchStopped("the run was stopped while its batch was out; `pdbench resume` collects it")
-        submission.wait_s = min(max(submission.wait_s, self.settings.poll_first_s) * 1.5, self.settings.poll_max_s)
+        grown = max(submission.wait_s, self.settings.poll_first_s, MIN_POLL_S) * 1.5
+        submission.wait_s = min(grown, max(self.settings.poll_max_s, MIN_POLL_S))
         assert submission.batch_id is not None
         try:
             status = await queue.api.status(submission.batch_id)
             if status.state is BatchState.PENDING:
                 return
-            if status.state is BatchState.FAILED:
-                refused = f"the provider refused the batch ({status.detail})"
-                self._fail(submission, RetryDecision(Fault.REJECTED, refused[:500]))
+            if status.state is BatchState.FAILED:  # nothing in it was answered: it may be sent again if it passes
+                # At a limit that passes (RATE_LIMITED), the retry backs off as from any 429 before sending it again.
+                refused = f"the provider refused the batch ({status.detail})"[:500]
+                self._fail(submission, RetryDecision(status.fault, refused))
                 await anyio.to_thread.run_sync(self.cache.forget_batch, submission.name)
                 return
             results = await queue.api.results(submission.batch_id)

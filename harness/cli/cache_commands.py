@@ -30,10 +30,16 @@ def cache_stats(results: ResultsOpt = None) -> None:
         return
     with ResponseCache(path) as cache:
         st = cache.stats()
+        out_now = cache.batches_out()
     out.print(
         f"{st.path}: {plural(st.entries, 'answer')}, {st.size_bytes / 1e6:,.1f} MB"
         + (f", from {st.oldest:%Y-%m-%d %H:%M} to {st.newest:%Y-%m-%d %H:%M} UTC" if st.oldest else "")
     )
+    if out_now:
+        out.print(
+            f"  {plural(out_now, 'provider batch')} not yet collected (batch mode): `pdbench resume` of the run "
+            "that sent them collects their answers"
+        )
     for (provider, model), n in sorted(st.by_model.items()):
         out.print(f"  {model_name(provider, model)}: {n:,}")
 
@@ -52,7 +58,8 @@ def cache_clear(
         float | None, typer.Option(min=0.0, max=MAX_DAYS, help="Only answers older than this.")
     ] = None,
 ) -> None:
-    """Delete cached answers (all, or those older than N days). Runs already recorded keep their calls.
+    """Delete cached answers (all, or those older than N days). Runs already recorded keep their calls; provider
+    batches not yet collected are kept (they were paid for: `pdbench resume` collects them).
 
     Example: `pdbench cache clear --older-than-days 30`
     """

@@ -24,13 +24,13 @@ from harness.providers.base import (
     RetryDecision,
     SamplingParams,
 )
-from harness.providers.batch import REQUEST_TIMEOUT_S, BatchState, BatchStatus, ItemOutcome
+from harness.providers.batch import REQUEST_TIMEOUT_S, BatchState, BatchStatus, CannotTell, ItemOutcome
 
 if TYPE_CHECKING:
     import anthropic
 
-LOOK_AROUND_S = 120.0
-"""How far from the stored submission time a lost batch's creation time may be (clocks differ)."""
+CLOCK_SKEW_S = 60.0
+"""How far this machine's clock and the provider's may differ, when a lost batch is looked for by its time."""
 
 _ERROR_FAULTS = {
     "invalid_request_error": Fault.REJECTED,
@@ -74,18 +74,30 @@ class AnthropicBatch:
         )
         return batch.id
 
-    async def find(self, submission: str, created_after: float, items: int) -> str | None:
+    async def find(self, submission: str, created_after: float, items: int, known: frozenset[str]) -> str | None:
+        try:
+            found = await self._candidates(created_after, items, known)
+        except Exception as exc:  # the provider did not answer: it cannot say
+            raise CannotTell(f"Anthropic's batch list could not be read ({type(exc).__name__}: {exc})") from exc
+        if len(found) > 1:
+            raise CannotTell(f"{len(found)} batches created then hold {items} items ({', '.join(found)})")
+        return found[0] if found else None
+
+    async def _candidates(self, created_after: float, items: int, known: frozenset[str]) -> list[str]:
+        """The batches not stored for another submission, created from a little before the submission was stored
+        (clocks differ) to the end of its create call's time, with as many items."""
+        found = []
         async for batch in self._client.messages.batches.list(
             limit=100, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S
         ):
             created = batch.created_at.timestamp()
+            if created < created_after - CLOCK_SKEW_S:  # newest first: older ones cannot be it
+                break
             counts = batch.request_counts
             total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
-            if abs(created - created_after) <= LOOK_AROUND_S and total == items:
-                return batch.id
-            if created < created_after - LOOK_AROUND_S:  # newest first: older ones cannot be it
-                return None
-        return None
+            if created <= created_after + REQUEST_TIMEOUT_S + CLOCK_SKEW_S and total == items and batch.id not in known:
+                found.append(batch.id)
+        return found
 
     async def status(self, batch_id: str) -> BatchStatus:
         batch = await self._client.messages.batches.retrieve(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from harness.providers.base import CacheHints, Completion, Message, RetryDecision, SamplingParams
+from harness.providers.base import CacheHints, Completion, Fault, Message, RetryDecision, SamplingParams
 
 REQUEST_TIMEOUT_S = 300.0
 """The most one request of a batch API (an upload, a create, a poll, a download of results) may take: a stop waits
@@ -37,12 +37,20 @@ class BatchState(StrEnum):
 @dataclass(frozen=True, slots=True)
 class BatchStatus:
     """One poll's reading of a batch: its state, how many items have an outcome of the ``total``, and the
-    provider's own words for where it is (``in_progress``, ``finalizing``, or the errors of a failed one)."""
+    provider's own words for where it is (``in_progress``, ``finalizing``, or the errors of a failed one).
+    ``fault`` says what a failed batch's failure is: the request refused for good (``REJECTED``), or a limit that
+    passes (``RATE_LIMITED``: OpenAI's enqueued-token limit, which asks to try again once other batches end)."""
 
     state: BatchState
     done: int
     total: int
     detail: str
+    fault: Fault = Fault.REJECTED
+
+
+class CannotTell(Exception):
+    """The provider cannot say now whether a submission was created (it failed to answer, or more than one batch
+    could be it): its stored row is kept and asked about again, never sent again in the meantime."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +77,11 @@ class BatchApi(Protocol):
         API allows (OpenAI's metadata), so that :meth:`find` can recognise it."""
         ...
 
-    async def find(self, submission: str, created_after: float, items: int) -> str | None:
+    async def find(self, submission: str, created_after: float, items: int, known: frozenset[str]) -> str | None:
         """The id of a batch submitted as ``submission`` (at or after ``created_after``, Unix seconds, with
-        ``items`` items) whose id was never stored (the process died between submitting and storing), or None."""
+        ``items`` items) whose id was never stored (the process died between submitting and storing), or None when
+        the provider has no such batch. ``known``: the ids stored for other submissions, never it. Raises
+        :class:`CannotTell` when the provider cannot say (it failed to answer, or two batches could be it)."""
         ...
 
     async def status(self, batch_id: str) -> BatchStatus:

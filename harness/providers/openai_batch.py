@@ -26,7 +26,7 @@ from harness.providers.base import (
     decide_status,
     status_message,
 )
-from harness.providers.batch import REQUEST_TIMEOUT_S, BatchState, BatchStatus, ItemOutcome
+from harness.providers.batch import REQUEST_TIMEOUT_S, BatchState, BatchStatus, CannotTell, ItemOutcome
 
 if TYPE_CHECKING:
     import openai
@@ -36,7 +36,8 @@ METADATA_KEY = "pdbench_submission"
 LOOK_BACK_S = 120.0
 """How much earlier than the stored submission time a lost batch may say it was created (clocks differ)."""
 
-_PENDING = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
+TOKEN_LIMIT = "token_limit_exceeded"
+"""The error code of a batch failed at the enqueued-token limit ("try again once some batches have completed")."""
 _ENDED = frozenset({"completed", "expired", "cancelled"})
 
 
@@ -83,7 +84,13 @@ class OpenAIBatch:
         )
         return batch.id
 
-    async def find(self, submission: str, created_after: float, items: int) -> str | None:
+    async def find(self, submission: str, created_after: float, items: int, known: frozenset[str]) -> str | None:
+        try:
+            return await self._find(submission, created_after)
+        except Exception as exc:  # the provider did not answer: it cannot say
+            raise CannotTell(f"OpenAI's batch list could not be read ({type(exc).__name__}: {exc})") from exc
+
+    async def _find(self, submission: str, created_after: float) -> str | None:
         async for batch in self._client.batches.list(limit=100, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S):
             if (batch.metadata or {}).get(METADATA_KEY) == submission:
                 return batch.id
@@ -96,13 +103,16 @@ class OpenAIBatch:
         counts = batch.request_counts
         done = (counts.completed + counts.failed) if counts is not None else 0
         total = counts.total if counts is not None else 0
-        if batch.status in _PENDING:
-            return BatchStatus(BatchState.PENDING, done, total, batch.status)
         if batch.status in _ENDED:
             return BatchStatus(BatchState.ENDED, done, total, batch.status)
-        errors = [e.message or e.code or "" for e in (batch.errors.data or [])] if batch.errors is not None else []
-        detail = "; ".join(e for e in errors if e) or "no reason given"
-        return BatchStatus(BatchState.FAILED, done, total, f"{batch.status}: {detail}")
+        if batch.status != "failed":  # validating, in progress, finalizing, cancelling, or a status new to this code
+            return BatchStatus(BatchState.PENDING, done, total, batch.status)
+        errors = list(batch.errors.data or []) if batch.errors is not None else []
+        detail = "; ".join(m for e in errors if (m := e.message or e.code or "")) or "no reason given"
+        # The enqueued-token limit passes as other batches end: the batch may be sent again, later.
+        limited = any(e.code == TOKEN_LIMIT for e in errors)
+        fault = Fault.RATE_LIMITED if limited else Fault.REJECTED
+        return BatchStatus(BatchState.FAILED, done, total, f"{batch.status}: {detail}", fault)
 
     async def results(self, batch_id: str) -> dict[str, str]:
         batch = await self._client.batches.retrieve(batch_id, extra_headers=self._headers, timeout=REQUEST_TIMEOUT_S)

@@ -11,7 +11,7 @@ import pytest
 
 from harness.providers.anthropic import AnthropicProvider
 from harness.providers.base import Fault, Message, SamplingParams
-from harness.providers.batch import BatchState
+from harness.providers.batch import BatchState, CannotTell
 from harness.providers.openai import OpenAIProvider
 from harness.providers.tiers import ServiceTier
 from tests.support.llm_server import FakeLLMServer
@@ -65,8 +65,8 @@ async def test_a_batch_answers_as_generate_would_and_its_failed_items_are_faults
             failure = outcomes[failed].failure
             assert outcomes[failed].completion is None and failure is not None
             assert failure.fault is Fault.TRANSIENT  # a later batch asks it again
-        assert await api.find("submission-1", created_after, 4) == batch_id
-        assert await api.find("submission-0", created_after + 3600, 7) is None
+        assert await api.find("submission-1", created_after, 4, frozenset()) == batch_id
+        assert await api.find("submission-0", created_after + 3600, 7, frozenset()) is None
     finally:
         await model.aclose()
 
@@ -95,5 +95,23 @@ async def test_an_openai_batch_refused_as_a_whole_says_why(llm_server: FakeLLMSe
         batch_id = await api.submit([api.item("a", prompts(1)[0], PARAMS, None)], "s")
         status = await api.status(batch_id)
         assert status.state is BatchState.FAILED and "Enqueued token limit" in status.detail
+    finally:
+        await model.aclose()
+
+
+async def test_anthropic_cannot_tell_two_lost_batches_of_one_size_apart_unless_one_is_known(
+    llm_server: FakeLLMServer,
+) -> None:
+    llm_server.configure(batch_polls=1)
+    model = make(llm_server, "anthropic")
+    try:
+        api = model.batch_api()
+        created_after = time.time()
+        first = await api.submit([api.item("x0", prompts(1)[0], PARAMS, None)], "s1")
+        second = await api.submit([api.item("y0", prompts(1)[0], PARAMS, None)], "s2")
+        with pytest.raises(CannotTell, match="2 batches"):
+            await api.find("s2", created_after, 1, frozenset())
+        assert await api.find("s2", created_after, 1, frozenset({first})) == second
+        assert await api.find("s3", created_after, 1, frozenset({first, second})) is None
     finally:
         await model.aclose()

@@ -39,8 +39,8 @@ def synchronous(server: FakeLLMServer) -> list[str]:
     return [r.path for r in server.requests if r.path.rstrip("/") in ("/v1/chat/completions", "/v1/messages")]
 
 
-def eval_batch(results: Path, model: str, *extra: object) -> tuple[int, str, str]:
-    return pdbench("eval", "--model", model, "--batch", "--results", results, "--run-id", "b", *extra)
+def eval_batch(results: Path, model: str, *extra: object, run_id: str = "b") -> tuple[int, str, str]:
+    return pdbench("eval", "--model", model, "--batch", "--results", results, "--run-id", run_id, *extra)
 
 
 @pytest.mark.slow
@@ -106,15 +106,22 @@ def test_items_that_failed_or_expired_are_asked_again_in_a_later_batch(server: F
 
 
 @pytest.mark.slow
-def test_a_batch_refused_as_a_whole_fails_its_games(server: FakeLLMServer, results: Path) -> None:
-    server.next_batch_outcome("openai", "failed")
+def test_a_batch_refused_at_the_token_limit_is_sent_again_and_one_refused_for_good_fails_its_games(
+    server: FakeLLMServer, results: Path
+) -> None:
+    server.next_batch_outcome("openai", "failed")  # OpenAI's enqueued-token limit: it passes
     code, _out, err = eval_batch(results, "openai/gpt-4o-mini", "--opponents", "TFT,ALLD", "--rounds", "2",
                                  "--replicates", "1")  # fmt: skip
-    assert code == 1 and "2 × openai/gpt-4o-mini: the provider refused the batch" in err, err  # no scorecard to show
-    games = sql_json(results, "select status, failure, error from games")
+    assert code == 0, err
+    assert [b.items for b in server.batches] == [0, 2, 2]  # refused (the server then counts no items), again, round 2
+    limited = sql_json(results, "select error from calls where outcome = 'rate_limited'")
+    assert len(limited) == 2 and all("Enqueued token limit" in c["error"] for c in limited)
+    server.next_batch_outcome("anthropic", "failed")  # Anthropic refuses the create itself (400): for good
+    code, _out, err = eval_batch(results, "anthropic/claude-haiku-4-5", "--opponents", "TFT,ALLD", "--rounds", "2",
+                                 "--replicates", "1", run_id="refused")  # fmt: skip
+    assert code == 1, err  # every game failed: no scorecard to show
+    games = sql_json(results, "select status, failure from games where run_id = 'refused'")
     assert {(g["status"], g["failure"]) for g in games} == {("failed", "permanent")}
-    assert all("refused the batch" in g["error"] and "Enqueued token limit" in g["error"] for g in games)
-    assert len(server.batches) == 1
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ from harness.providers.base import (
     SamplingParams,
     local_decision,
 )
-from harness.providers.batch import BatchState, BatchStatus, ItemOutcome
+from harness.providers.batch import BatchState, BatchStatus, CannotTell, ItemOutcome
 from harness.providers.tiers import ServiceTier
 from harness.states import CallOutcome
 
@@ -56,6 +56,8 @@ class Server:
     made_anyway: bool = False
     die_on_read: bool = False  # the "process" is killed as it reads its first result
     status_fails: int = 0  # the next status calls raise a 500 (the batch is still out there)
+    cannot_tell: int = 0  # the next finds cannot say whether the batch exists
+    limit_next: bool = False  # the next batch fails at the enqueued-token limit (a fault that passes)
 
     def answer(self, item: dict[str, Any]) -> str:
         return f"answer to {item['prompt']}"
@@ -75,7 +77,9 @@ class FakeApi:
         batch_id = f"b{len(s.batches) + 1}"
         failing, s.fail_items = s.fail_items, set()
         refused, s.refuse_next = s.refuse_next, False
+        limited, s.limit_next = s.limit_next, False
         s.batches[batch_id] = {
+            "limited": limited,
             "items": items,
             "submission": submission,
             "polls": 0,
@@ -89,7 +93,10 @@ class FakeApi:
             raise RuntimeError("HTTP 500 on create")
         return batch_id
 
-    async def find(self, submission: str, created_after: float, items: int) -> str | None:
+    async def find(self, submission: str, created_after: float, items: int, known: frozenset[str]) -> str | None:
+        if self.server.cannot_tell:
+            self.server.cannot_tell -= 1
+            raise CannotTell("the list could not be read (HTTP 500)")
         return next((b for b, v in self.server.batches.items() if v["submission"] == submission), None)
 
     async def status(self, batch_id: str) -> BatchStatus:
@@ -103,6 +110,8 @@ class FakeApi:
         n = len(batch["items"])
         if batch["refused"]:
             return BatchStatus(BatchState.FAILED, 0, n, "failed: line 1 is not valid")
+        if batch["limited"]:
+            return BatchStatus(BatchState.FAILED, 0, n, "failed: Enqueued token limit reached", Fault.RATE_LIMITED)
         state = BatchState.ENDED if batch["polls"] >= s.polls else BatchState.PENDING
         return BatchStatus(state, n if state is BatchState.ENDED else 0, n, state.value)
 
@@ -164,9 +173,13 @@ def prompt(game: int) -> list[Message]:
     return [{"role": "user", "content": f"game {game}: C or D?"}]
 
 
+async def no_wait(seconds: float) -> None:
+    await anyio.lowlevel.checkpoint()
+
+
 def new_path(cache: ResponseCache, stop: list[bool] | None = None) -> CallPath:
     flag = stop if stop is not None else [False]
-    return CallPath(cache=cache, prices=PRICES, retry=FAST, batch=QUICK, should_stop=lambda: flag[0])
+    return CallPath(cache=cache, prices=PRICES, retry=FAST, batch=QUICK, should_stop=lambda: flag[0], sleep=no_wait)
 
 
 async def ask_all(path: CallPath, provider: BatchProvider, games: range) -> dict[int, Any]:
@@ -242,6 +255,7 @@ async def test_a_submission_whose_id_was_never_stored_is_found_at_the_provider(t
     provider = BatchProvider(server)
     key = key_of(provider, 7)
     server.batches["b1"] = {
+        "limited": False,
         "items": [{"custom_id": key, "prompt": prompt(7)[0]["content"]}],
         "submission": "lost-submission",
         "polls": 0,
@@ -366,3 +380,71 @@ def test_a_cache_of_schema_2_opens_with_its_answers_and_gains_the_batch_tables(t
         found = cache.batch_item("k2")
         assert found is not None and (found.submission, found.batch_id, found.result) == ("s", None, None)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == file.SCHEMA_VERSION == 3
+
+
+async def test_a_create_whose_fate_the_provider_cannot_tell_is_kept_and_found_later(tmp_path: Path) -> None:
+    """The create's answer was lost and the list could not be read either: the submission stays stored, the
+    request fails an attempt, and its retry finds the batch made by the first create: bought once."""
+    server = Server(polls=1, create_fails=1, made_anyway=True, cannot_tell=1)
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        results = await ask_all(new_path(cache), BatchProvider(server), range(2))
+    assert len(server.batches) == 1
+    for result in results.values():
+        assert [r.outcome for r in result.records] == [CallOutcome.ERROR, CallOutcome.OK]
+        assert "cannot" in (result.records[0].error or "").lower() or "could not" in (result.records[0].error or "")
+
+
+async def test_a_resume_that_cannot_tell_asks_again_and_never_sends_the_batch_twice(tmp_path: Path) -> None:
+    from harness.calls.batch import endpoint_name
+
+    server = Server(polls=1, cannot_tell=1)
+    provider = BatchProvider(server)
+    key = key_of(provider, 5)
+    server.batches["b1"] = {
+        "limited": False,
+        "items": [{"custom_id": key, "prompt": prompt(5)[0]["content"]}],
+        "submission": "lost",
+        "polls": 0,
+        "fail": set(),
+        "refused": False,
+    }
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        cache.add_batch("lost", endpoint_name(provider), [(key, key)])
+        results = await ask_all(new_path(cache), provider, range(5, 6))
+    assert len(server.batches) == 1
+    assert [r.outcome for r in results[5].records] == [CallOutcome.ERROR, CallOutcome.OK]
+
+
+async def test_a_store_that_fails_after_the_create_fails_the_batch_s_requests_and_they_find_it(tmp_path: Path) -> None:
+    server = Server(polls=1)
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        real = cache.batch_sent
+        calls = [0]
+
+        def fails_once(submission: str, batch_id: str) -> None:
+            calls[0] += 1
+            if calls[0] == 1:
+                raise OSError("database is locked")
+            real(submission, batch_id)
+
+        cache.batch_sent = fails_once  # type: ignore[method-assign]
+        results = await ask_all(new_path(cache), BatchProvider(server), range(3))
+    assert [len(b["items"]) for b in server.batches.values()] == [3]  # no empty batch, none sent twice
+    assert all([r.outcome for r in res.records] == [CallOutcome.ERROR, CallOutcome.OK] for res in results.values())
+
+
+async def test_a_batch_refused_at_the_enqueued_token_limit_is_sent_again(tmp_path: Path) -> None:
+    server = Server(polls=1, limit_next=True)
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        results = await ask_all(new_path(cache), BatchProvider(server), range(2))
+    assert len(server.batches) == 2  # the refused one (nothing in it answered), then the same requests again
+    for result in results.values():
+        assert [r.outcome for r in result.records] == [CallOutcome.RATE_LIMITED, CallOutcome.OK]
+
+
+def test_clearing_the_cache_keeps_the_batches_out(tmp_path: Path) -> None:
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        cache.add_batch("s", "e", [("k1", "k1"), ("k2", "k2")])
+        cache.batch_sent("s", "b1")
+        cache.clear()
+        assert cache.batches_out() == 1 and cache.batch_ids() == frozenset({"b1"})

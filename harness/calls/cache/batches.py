@@ -37,8 +37,11 @@ def add_submission(
     conn: sqlite3.Connection, submission: str, endpoint: str, items: list[tuple[str, str]], created_us: int
 ) -> None:
     """Store a submission about to be sent, with its ``(key, custom id)`` items (a key of an earlier batch that
-    failed it is moved to this one)."""
+    failed it is moved to this one). Items whose answers are stored already (a process killed between storing an
+    answer and dropping its item) go, with submissions left without items."""
     with transaction(conn):
+        conn.execute("DELETE FROM batch_items WHERE key IN (SELECT key FROM responses)")
+        conn.execute("DELETE FROM batches WHERE submission NOT IN (SELECT submission FROM batch_items)")
         conn.execute(
             "INSERT INTO batches (submission, endpoint, batch_id, items, created_us) VALUES (?, ?, NULL, ?, ?)",
             (submission, endpoint, len(items), created_us),
@@ -91,12 +94,11 @@ def forget_submission(conn: sqlite3.Connection, submission: str) -> None:
         conn.execute("DELETE FROM batches WHERE submission = ?", (submission,))
 
 
+def ids(conn: sqlite3.Connection) -> frozenset[str]:
+    """The provider ids of every stored submission."""
+    return frozenset(r[0] for r in conn.execute("SELECT batch_id FROM batches WHERE batch_id IS NOT NULL"))
+
+
 def out(conn: sqlite3.Connection) -> int:
-    """How many submissions are stored and not yet collected (``pdbench cache`` shows it)."""
+    """How many submissions are stored and not yet collected (``pdbench cache stats`` shows it)."""
     return int(conn.execute("SELECT count(*) FROM batches").fetchone()[0])
-
-
-def clear(conn: sqlite3.Connection) -> None:
-    """Forget every batch (``pdbench cache clear``: their answers, if any, are bought again)."""
-    conn.execute("DELETE FROM batch_items")
-    conn.execute("DELETE FROM batches")

@@ -119,6 +119,16 @@ class ResponseCache:
         with self._storage.guard("read"):
             return batches.find(self._storage.waiting(), key)
 
+    def batch_ids(self) -> frozenset[str]:
+        """The provider ids of every stored submission (a lost batch is never taken for one of these)."""
+        with self._storage.guard("read"):
+            return batches.ids(self._storage.waiting())
+
+    def batches_out(self) -> int:
+        """Stored submissions not yet collected (``pdbench cache stats`` shows them; ``clear`` keeps them)."""
+        with self._storage.guard("read"):
+            return batches.out(self._storage.waiting())
+
     def forget_batch_items(self, keys: list[str]) -> None:
         """Drop the batch items of ``keys`` (their answers are stored, or they failed and are asked again)."""
         with self._storage.guard("write to"):
@@ -235,8 +245,7 @@ class ResponseCache:
             conn = self._storage.waiting()
             ledger.forget_older(conn, cutoff)
             if cutoff is None:
-                claims.clear(conn)
-                batches.clear(conn)
+                claims.clear(conn)  # batches out are kept: they were paid for, and a resume collects them
             deleted = responses.delete(conn, cutoff)
         give_back_space(conn)
         return deleted
