@@ -209,7 +209,7 @@ def _estimate(metric: str, e: Estimate) -> str:
         return "—"
     scale, unit, digits = _scale(metric)
     mean = f"{e.mean * scale:.{digits}f}{unit}"
-    if e.low is None or e.high is None:
+    if e.low is None or e.high is None or e.low == e.high:  # no spread (one game, or every game alike)
         return mean
     if abs((e.mean - e.low) - (e.high - e.mean)) <= 1e-9 * max(1.0, abs(e.mean)):
         return f"{mean} ±{(e.high - e.mean) * scale:.{digits}f}"

@@ -10,6 +10,7 @@ import streamlit as st
 
 RUN = "🧪 Run Experiment"
 RESULTS = "📊 View Results"
+COMPARE = "⚖️ Compare"
 REPLAY = "🎬 Animated Replay"
 TOURNAMENT = "🏆 Tournament"
 EVOLUTION = "🧬 Evolution"
@@ -18,6 +19,7 @@ EVOLUTION = "🧬 Evolution"
 VIEWS: dict[str, str] = {
     RUN: "harness.ui.run_view",
     RESULTS: "harness.ui.results_view",
+    COMPARE: "harness.ui.compare_view",
     REPLAY: "harness.ui.replay_view",
     TOURNAMENT: "harness.ui.tournament_view",
     EVOLUTION: "harness.ui.evolution_view",

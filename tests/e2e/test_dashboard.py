@@ -14,19 +14,21 @@ import socket
 import struct
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from harness.config.presets.evaluation import eval_config
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import run_experiment
 from harness.store.evolution_writer import list_evolution_runs, read_evolution
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
 from harness.ui.evolution_setup import PRESETS_BY_KEY, same_settings
-from harness.ui.views import EVOLUTION, REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
+from harness.ui.views import COMPARE, EVOLUTION, REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
 from tests.e2e.conftest import Server, ui_command, ui_env
 from tests.support.running_run import running_copy
 
@@ -316,3 +318,22 @@ def test_results_follow_a_running_run_on_their_own(page: Any, server: Server, tm
     held.write_games(finished / "live.duckdb", upto=6, status="complete")  # and its writer closes the file
     expect(page.get_by_text(re.compile(r"is running"))).to_have_count(0, timeout=follow_s * 1000)
     expect(page.get_by_role("combobox", name="Run", exact=True)).to_have_value(re.compile(r"complete 6/6"))
+
+
+def test_compare_view_sets_two_models_side_by_side(page: Any, server: Server, screenshots: Path) -> None:
+    started = time.monotonic()
+    expect = _expect()
+    for model, run_id in (("mock/tft", "compare_tft"), ("mock/defector", "compare_alld")):
+        config = eval_config(model, opponents=["ALLC", "ALLD", "TFT"], rounds=6, replicates=2)
+        # Model runs start an event loop of their own: off Playwright's thread, whose loop is running.
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(run_experiment, config, results_dir=server.results, run_id=run_id).result()
+    page.goto(server.url)
+    settle(page)
+    open_view(page, COMPARE)
+    expect(page.get_by_text("compare_alld", exact=False).first).to_be_visible()  # the newest two runs, chosen
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()
+    expect(page.get_by_text(re.compile("paired by opponent and replicate")).first).to_be_visible()
+    settle(page)
+    screenshot(page, screenshots / "compare.png", started)
