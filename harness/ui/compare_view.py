@@ -115,7 +115,7 @@ def _text(metric: str, mean: float | None, low: float | None, high: float | None
     return f"{text} [{low * scale:{sign}.{digits}f}, {high * scale:{sign}.{digits}f}]"
 
 
-def _chart(c: Comparison, letters: list[str], metric: str) -> alt.LayerChart:
+def _chart(c: Comparison, letters: list[str], metric: str) -> Any:
     """The metric per opponent, a bar per player with its 95% interval."""
     rows = []
     for opponent in c.opponents:
