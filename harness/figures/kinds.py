@@ -58,21 +58,25 @@ def check_runs(kind: FigureKind, runs: dict[str, str]) -> None:
     if len(runs) > 1 and kind not in SEVERAL_RUNS:
         allowed = ", ".join(sorted(SEVERAL_RUNS))
         raise ConfigError(
-            f"a {kind} figure draws one run, and {len(runs)} were given ({', '.join(runs)}); draw each on its own, "
-            f"or use a kind that draws several ({allowed})."
+            f"{_a(str(kind))} figure draws one run, and {len(runs)} were given ({', '.join(runs)}); draw each on its "
+            f"own, or use a kind that draws several ({allowed})."
         )
     for run_id, run_kind in runs.items():
         wanted = ONLY_KIND.get(kind)
         if wanted is not None and run_kind != wanted:
             raise ConfigError(
-                f"run {run_id!r} is a {run_kind} run, and a {kind} figure draws a {wanted} run "
+                f"run {run_id!r} is {_a(run_kind)} run, and {_a(str(kind))} figure draws {_a(wanted)} run "
                 f"({WHAT[kind]}). For this run try --kind {_fitting(run_kind)}."
             )
         if wanted is None and run_kind == EVOLUTION:
             raise ConfigError(
-                f"run {run_id!r} is an evolution run: it has population shares, not games of its own, so a {kind} "
-                f"figure has nothing to draw. Try --kind evolution."
+                f"run {run_id!r} is an evolution run: it has population shares, not games of its own, so "
+                f"{_a(str(kind))} figure has nothing to draw. Try --kind evolution."
             )
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 def _fitting(run_kind: str) -> str:
