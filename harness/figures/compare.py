@@ -1,6 +1,8 @@
 """Players side by side: one panel per metric, a group of bars per opponent, one bar per player, each with its
-95% interval over games. Drawn from :class:`~harness.analysis.figures.PlayerValue` rows, whichever function made
-them (today the report's metrics, :func:`harness.analysis.figures.player_metrics`)."""
+95% interval over games (none where the report gives none); a missing bar is a measure that had nothing to
+measure (no defection to retaliate against or forgive). Drawn from :class:`~harness.analysis.figures.PlayerValue`
+rows, whichever function made them (today the report's metrics, :func:`harness.analysis.figures.player_metrics`;
+later ``pdbench compare``'s)."""
 
 from __future__ import annotations
 
@@ -40,7 +42,17 @@ def draw(values: list[PlayerValue]) -> Figure:
                     err_x.append(x)
                     lows.append(e.mean - e.low)
                     highs.append(e.high - e.mean)
-            bars = ax.bar(xs, heights, width * 0.9, color=colour(i), label=player if ax is axes[0] else None)
+            # Outlined, so that a value of 0 still shows (a line on the axis); no bar at all is a measure with
+            # nothing to measure (retaliation against a player that never defected).
+            bars = ax.bar(
+                xs,
+                heights,
+                width * 0.9,
+                color=colour(i),
+                edgecolor=colour(i),
+                linewidth=0.8,
+                label=player if ax is axes[0] else None,
+            )
             if err_x:
                 ax.errorbar(
                     err_x,

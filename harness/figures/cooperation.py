@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from harness.analysis.figures import CooperationSeries
-from harness.figures.style import BAND_ALPHA, WIDTH_IN, colour
+from harness.figures.style import BAND_ALPHA, WIDTH_IN, colour, line_style
 
 LEGEND_COLUMNS = 2
 LEGEND_ROW_IN = 0.16
@@ -27,6 +27,7 @@ def draw(series: list[CooperationSeries]) -> Figure:
             s.rounds,
             means,
             color=colour(i),
+            linestyle=line_style(i),
             marker="o" if len(s.rounds) <= MARKERS_UP_TO else None,
             label=f"{s.player} vs {s.opponent}" if several else s.opponent,
         )[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
-from harness.analysis.figures import PlayerValue, opponents_in_order
+from harness.analysis.figures import PROFILE_RATES, PlayerValue, opponents_in_order
 from harness.figures.style import WIDTH_IN, colour
 
 ROW_IN = 0.15  # height of one measure's row
@@ -46,6 +46,8 @@ def draw(values: list[PlayerValue]) -> Figure:
                 label=player if ax is axes[0] else None,
             )
             bars.lines[0].set_gid(f"series-{i}-{opponent}")  # one id a player and panel
+        if len(measures) > len(PROFILE_RATES):  # the report's rates above, Fontana et al.'s dimensions below
+            ax.axhline(len(PROFILE_RATES) - 0.5, color="0.6", linewidth=0.5, linestyle="--")
         ax.set_yticks(range(len(measures)), measures)
         ax.set_ylim(len(measures) - 0.5, -0.5)
         ax.set_xlim(-0.03, 1.03)

@@ -47,9 +47,18 @@ RC: dict[str, Any] = {
 METADATA = {".png": {"Software": None}, ".svg": {"Date": None}, ".pdf": {"CreationDate": None}}
 
 
+LINE_STYLES = ("-", "--", ":", "-.")
+
+
 def colour(i: int) -> str:
-    """The ``i``-th series' colour (the palette repeats beyond eight series)."""
+    """The ``i``-th series' colour (the palette repeats beyond eight series; see :func:`line_style`)."""
     return PALETTE[i % len(PALETTE)]
+
+
+def line_style(i: int) -> str:
+    """The ``i``-th series' line: solid for the first eight, then dashed, dotted, ..., so that two series that
+    share a colour never share a line as well."""
+    return LINE_STYLES[i // len(PALETTE) % len(LINE_STYLES)]
 
 
 @contextmanager
