@@ -16,11 +16,13 @@ from scipy import stats
 
 from harness.analysis.evolution import population_shares
 from harness.analysis.figures import cooperation_by_round, focal_seats
+from harness.config import parse_experiment
 from harness.evolution import EvolutionSettings, PayoffSource, PayoffTable, Trajectory
 from harness.figures import style
 from harness.states import RunStatus
 from harness.store.catalog import Catalog
 from harness.store.evolution_writer import EvolutionWriter
+from harness.store.writer import RunWriter
 from tests.conftest import write_games
 from tests.support.cli import pdbench
 
@@ -163,6 +165,35 @@ def test_a_figure_that_does_not_fit_is_one_paragraph(
     assert code != 0
     assert says in " ".join(err.split())
     assert "Traceback" not in err and not list(tmp_path.iterdir())
+
+
+def test_a_run_without_a_complete_game_has_nothing_to_draw(tmp_path: Path) -> None:
+    config = parse_experiment(
+        {"experiment": {"replicates": 1, "conditions": [{"name": "c", "agent_a": {"policy": "TFT"},
+                                                         "agent_b": {"policy": "ALLD"}}]}}
+    )  # fmt: skip
+    writer = RunWriter.create(tmp_path, "stopped")
+    writer.start_run(kind="experiment", config=config.resolved_dict(), seed=0, games_planned=1, collapse_k=10,
+                     collapse_threshold=0.2)  # fmt: skip
+    writer.finish(RunStatus.INTERRUPTED)
+    writer.close()
+    code, _, err = pdbench(
+        "plot", "stopped", "--kind", "cooperation", "--out", tmp_path / "f.png", "--results", tmp_path
+    )
+    assert code != 0 and "nothing to draw: stopped has no complete game" in " ".join(err.split())
+    assert not (tmp_path / "f.png").exists()
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".pdf", ".png"])
+def test_the_same_data_give_the_same_file(runs: Path, tmp_path: Path, suffix: str) -> None:
+    """No date, no random id in the file: a figure drawn again is byte for byte the one before (a paper's
+    sources in version control change only when the data do)."""
+    drawn = []
+    for name in ("first", "second"):
+        out = tmp_path / f"{name}{suffix}"
+        assert pdbench("plot", "evo", "--kind", "evolution", "--out", out, "--results", runs)[0] == 0
+        drawn.append(out.read_bytes())
+    assert drawn[0] == drawn[1]
 
 
 def test_an_unknown_kind_is_refused_with_the_kinds(runs: Path, tmp_path: Path) -> None:
