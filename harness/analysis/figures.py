@@ -136,7 +136,7 @@ def behaviour_profile(cat: Catalog, run_ids: list[str]) -> list[PlayerValue]:
     return out
 
 
-def player_metrics(cat: Catalog, run_ids: list[str]) -> list[PlayerValue]:
+def metrics_by_player(cat: Catalog, run_ids: list[str]) -> list[PlayerValue]:
     """Per focal player and opponent, the report's metrics of :data:`COMPARE_METRICS` with their 95% intervals
     over games: what the comparison figure draws."""
     return [

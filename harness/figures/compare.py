@@ -1,7 +1,7 @@
 """Players side by side: one panel per metric, a group of bars per opponent, one bar per player, each with its
 95% interval over games (none where the report gives none); a missing bar is a measure that had nothing to
 measure (no defection to retaliate against or forgive). Drawn from :class:`~harness.analysis.figures.PlayerValue`
-rows, whichever function made them (today the report's metrics, :func:`harness.analysis.figures.player_metrics`;
+rows, whichever function made them (today the report's metrics, :func:`harness.analysis.figures.metrics_by_player`;
 later ``pdbench compare``'s)."""
 
 from __future__ import annotations

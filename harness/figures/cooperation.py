@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from matplotlib.figure import Figure
@@ -13,6 +14,10 @@ from harness.figures.style import BAND_ALPHA, WIDTH_IN, colour, line_style
 LEGEND_COLUMNS = 2
 LEGEND_ROW_IN = 0.16
 MARKERS_UP_TO = 30  # rounds: fewer, and each round gets a marker (a short game's points stay visible)
+MIN_GAMES = 2
+"""A line stops at the last round this many of its games reached (under a geometric horizon the last rounds are
+one long game's moves, 0% or 100% with no interval, which would read as a trend); all of its rounds when no round
+has as many (a run of one replicate)."""
 
 
 def draw(series: list[CooperationSeries]) -> Figure:
@@ -21,14 +26,16 @@ def draw(series: list[CooperationSeries]) -> Figure:
     legend_rows = math.ceil(len(series) / LEGEND_COLUMNS)
     fig = Figure(figsize=(WIDTH_IN, 2.2 + LEGEND_ROW_IN * legend_rows), layout="constrained")
     ax = fig.add_subplot()
-    for i, s in enumerate(series):
+    shown = [_reached(s) for s in series]
+    markers = max((len(s.rounds) for s in shown), default=0) <= MARKERS_UP_TO
+    for i, s in enumerate(shown):
         means = [e.mean if e.mean is not None else float("nan") for e in s.estimates]
         line = ax.plot(
             s.rounds,
             means,
             color=colour(i),
             linestyle=line_style(i),
-            marker="o" if len(s.rounds) <= MARKERS_UP_TO else None,
+            marker="o" if markers else None,
             label=f"{s.player} vs {s.opponent}" if several else s.opponent,
         )[0]
         line.set_gid(f"series-{i}")
@@ -46,3 +53,10 @@ def draw(series: list[CooperationSeries]) -> Figure:
     # Under the axes, where it hides no line (several players' lines overlap wherever they agree).
     fig.legend(title=f"{title} vs" if title else None, loc="outside lower center", ncols=LEGEND_COLUMNS)
     return fig
+
+
+def _reached(s: CooperationSeries) -> CooperationSeries:
+    """``s`` up to the last round :data:`MIN_GAMES` of its games reached (see there)."""
+    need = min(MIN_GAMES, max((e.n for e in s.estimates), default=0))
+    last = max((k for k, e in enumerate(s.estimates) if e.n >= need), default=-1)
+    return dataclasses.replace(s, rounds=s.rounds[: last + 1], estimates=s.estimates[: last + 1])

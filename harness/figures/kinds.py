@@ -99,7 +99,7 @@ def render(cat: Catalog, run_ids: list[str], kind: FigureKind, out: Path) -> Non
         elif kind is FigureKind.profile:
             fig = profile.draw(_some(data.behaviour_profile(cat, run_ids), run_ids))
         elif kind is FigureKind.compare:
-            fig = compare.draw(_some(data.player_metrics(cat, run_ids), run_ids))
+            fig = compare.draw(_some(data.metrics_by_player(cat, run_ids), run_ids))
         elif kind is FigureKind.heatmap:
             fig = heatmap.draw(_some(matchups(cat, run_ids[0]), run_ids))
         else:

@@ -116,6 +116,23 @@ def test_a_condition_of_one_game_repeated_has_no_band(tmp_path: Path) -> None:
     assert all(e.low is None and e.high is None for e in series.estimates)
 
 
+def test_a_line_stops_at_the_last_round_two_games_reached() -> None:
+    """Under a geometric horizon the last rounds are one game's: 0% or 100%, no interval; the line ends before."""
+    from harness.analysis.figures import CooperationSeries
+    from harness.analysis.stats import Estimate
+    from harness.figures import cooperation
+
+    def series(counts: list[int]) -> CooperationSeries:
+        return CooperationSeries(
+            "m", "TFT", tuple(range(1, len(counts) + 1)), tuple(Estimate(1.0, None, None, n) for n in counts)
+        )
+
+    with style.applied():
+        long_run, one_replicate = cooperation.draw([series([4, 3, 2, 1, 1]), series([1, 1, 1])]).axes[0].get_lines()
+    assert list(long_run.get_xdata()) == [1, 2, 3]
+    assert list(one_replicate.get_xdata()) == [1, 2, 3]  # no round has two games: every round is shown
+
+
 def test_players_alike_in_two_runs_are_told_apart_by_run_id(tmp_path: Path) -> None:
     write_games(tmp_path, "one", [("CC", "DD")]).close()
     write_games(tmp_path, "two", [("DD", "DD")]).close()
@@ -206,13 +223,13 @@ def test_the_intervals_drawn_are_the_reports(runs: Path) -> None:
     """The compare figure's numbers are the report's own (the JSON of `pdbench report`), not a second computation."""
     import json
 
-    from harness.analysis.figures import player_metrics
+    from harness.analysis.figures import metrics_by_player
 
     code, stdout, err = pdbench("report", "ev_random", "--format", "json", "--results", runs)
     assert code == 0, err
     report = {r["condition"]: r for r in json.loads(stdout)}
     with Catalog(runs, ["ev_random"]) as cat:
-        values = player_metrics(cat, ["ev_random"])
+        values = metrics_by_player(cat, ["ev_random"])
     coop = {v.opponent: v.estimate for v in values if v.metric == "cooperation"}
     assert coop.keys() == {"TFT", "ALLD"}
     for opponent, e in coop.items():
