@@ -93,3 +93,28 @@ def sweep_summary(cat: Catalog, sweep_id: str, level: float = 0.95) -> list[Cell
 
 def _sortable(value: Any) -> tuple[int, float, str]:
     return (0, float(value), "") if isinstance(value, int | float) else (1, 0.0, str(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Shares:
+    """An evolution run's population shares (the ``population_shares`` view): ``shares[g][i]`` is player
+    ``players[i]``'s share at ``generations[g]``; players ordered by their final share, largest first."""
+
+    players: tuple[str, ...]
+    generations: tuple[int, ...]
+    shares: tuple[tuple[float, ...], ...]
+
+
+def population_shares(cat: Catalog, run_id: str) -> Shares:
+    """The shares of every player in every stored generation of evolution run ``run_id``."""
+    rows = cat.query(
+        "SELECT generation, player, share FROM population_shares WHERE run_id = ? ORDER BY generation, player",
+        [run_id],
+    )[1]
+    by_gen: dict[int, dict[str, float]] = {}
+    for generation, player, share in rows:
+        by_gen.setdefault(int(generation), {})[player] = float(share)
+    generations = tuple(sorted(by_gen))
+    last = by_gen[generations[-1]] if generations else {}
+    players = tuple(sorted({p for g in by_gen.values() for p in g}, key=lambda p: (-last.get(p, 0.0), p)))
+    return Shares(players, generations, tuple(tuple(by_gen[g].get(p, 0.0) for p in players) for g in generations))

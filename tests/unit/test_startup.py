@@ -16,7 +16,8 @@ import pytest
 
 # Never needed to parse options or print help: the statistics and data-frame stacks, the dashboard, the
 # provider SDKs (and the HTTP client under them), the engine's numeric and template libraries, the database.
-HEAVY = ("scipy", "pandas", "numpy", "streamlit", "altair", "openai", "anthropic", "httpx2", "jinja2", "duckdb")
+HEAVY = ("scipy", "pandas", "numpy", "matplotlib", "streamlit", "altair", "openai", "anthropic", "httpx2", "jinja2",
+         "duckdb")  # fmt: skip
 
 
 def loaded_after(code: str) -> set[str]:
