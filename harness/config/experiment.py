@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harness.config.agents import ModelAgentConfig
+from harness.config.agents import ModelAgentConfig, PolicyAgentConfig
 from harness.config.condition import ConditionConfig, condition_name
 from harness.config.cross_checks import (
     comprehension_problems,
@@ -29,6 +29,7 @@ from harness.config.sections import (
 )
 from harness.errors import ConfigError
 from harness.players.model.prompts.context import PromptSettings
+from harness.players.strategies.registry import renamed_parameters
 from harness.providers.registry import is_offline
 
 
@@ -112,6 +113,9 @@ class ExperimentConfig(Section):
                 ]
             for seat in ("agent_a", "agent_b"):
                 agent = getattr(cond, seat)
+                if isinstance(agent, PolicyAgentConfig):
+                    where = f"experiment.conditions[{i}].{seat}"
+                    out += [f"{where}: {w}" for w in renamed_parameters(agent.policy, agent.model_extra or {})]
                 if isinstance(agent, ModelAgentConfig) and not is_offline(agent.model):
                     provider = agent.model.split("/", 1)[0]
                     where = f"experiment.conditions[{i}].{seat}"
