@@ -59,7 +59,7 @@ def check_players(players: list[str], *, option: str, models: bool) -> None:
     unknown = [p for p in players if not (models and is_model(p)) and canonical_name(p) is None]
     if unknown:
         hint = " (a model is named provider/model, e.g. mock/tft)" if models else ""
-        raise ConfigError(f"{option}: {unknown_strategy(unknown[0])}{hint}")
+        raise ConfigError(f"{option}: {unknown_strategy(*unknown)}{hint}")
     if models:
         names = dict.fromkeys(p.strip() for p in players if is_model(p))
         bad = [problem for name in names if (problem := _model_problem(name))]
