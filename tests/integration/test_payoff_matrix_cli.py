@@ -71,6 +71,7 @@ def test_evolve_plays_and_records_the_matrix(results: Path) -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.slow  # three commands, about 2 s
 def test_a_game_that_is_not_a_dilemma_is_warned_of_on_each_command(results: Path) -> None:
     runs = [
         ("eval", "--model", "mock/tft", "--opponents", "ALLD", "--rounds", "2", "--replicates", "1", "--dry-run"),
