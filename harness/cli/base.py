@@ -15,6 +15,7 @@ from rich.markup import escape
 from typer.core import TyperGroup, TyperOption
 
 from harness import __version__
+from harness.config.presets.payoffs import PAYOFF_MATRIX_HELP
 from harness.errors import PDBenchError, QueryInterrupted
 from harness.game.rules import MAX_ROUNDS
 from harness.providers.keys import scrub
@@ -124,6 +125,7 @@ DespiteEstimateOpt = Annotated[
 ]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")]
 PricesOpt = Annotated[Path | None, typer.Option(help="Your own price table (YAML), read before the shipped one.")]
+PayoffMatrixOpt = Annotated[str | None, typer.Option(metavar="T,R,P,S|PRESET", help=PAYOFF_MATRIX_HELP)]
 OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing run with the same id.")]
 AllowKeyToOpt = Annotated[
     list[str] | None,

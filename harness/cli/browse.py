@@ -140,7 +140,7 @@ def _note_live(cat: Catalog) -> None:
 
 @app.command()
 def strategies() -> None:
-    """List the classic strategies, their names and parameters.
+    """List the classic strategies, their names (and the other names they are known by) and parameters.
 
     Example: `pdbench strategies`
     """
@@ -148,11 +148,14 @@ def strategies() -> None:
 
     from harness.players.strategies import STRATEGIES
     from harness.players.strategies.base import shown_default
+    from harness.players.strategies.registry import aliases_of
 
     table = Table(header_style="bold")
     for col in ("name", "", "strategy", "description", "parameters"):
         table.add_column(col)
     for name, cls in STRATEGIES.items():
         params = ", ".join(f"{k}={shown_default(f)}" for k, f in cls.Params.model_fields.items()) or "—"
-        table.add_row(name, cls.emoji, cls.display_name, cls.description, params)
+        aliases = aliases_of(name)  # The Evolution of Trust's and the Axelrod library's names for it
+        strategy = cls.display_name + (f" (also {', '.join(aliases)})" if aliases else "")
+        table.add_row(name, cls.emoji, strategy, cls.description, params)
     out.print(table)

@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.base import MaxCostOpt, NoCacheOpt, OverwriteOpt, PricesOpt, ResultsOpt, app, err, out
+from harness.cli.base import (
+    MaxCostOpt,
+    NoCacheOpt,
+    OverwriteOpt,
+    PayoffMatrixOpt,
+    PricesOpt,
+    ResultsOpt,
+    app,
+    err,
+    out,
+)
 
 if TYPE_CHECKING:
     from harness.cli.play import EngineFlags
@@ -42,7 +52,7 @@ extinction for good. `--generations` counts updates; one more phase is played on
 phases = `--generations 4`). Each phase's points and rounds per strategy are stored (table `phase_scores`).
 A model's matches are played through the engine, one run a phase (`<run id>_phase<k>`: recorded, cached,
 resumed when the same command runs again with the same `--run-id`); matches of two strategies in process.
-`--selection`, `--fitness`, `--score`, `--mutation`, `--k` and `--payoffs estimated` are refused with it.
+`--selection`, `--fitness`, `--score`, `--mutation`, `--k` and `--payoff-mode estimated` are refused with it.
 
 `--suite payne2025 --players MODEL --stop-prob P` plays Payne & Alloui-Cros (2025)'s protocol: their ten
 strategies and the model, 2 agents each, squared_share with 4 updates, at most 30 rounds a match, P one of 0.1,
@@ -88,10 +98,12 @@ def evolve(
     stop_prob: Annotated[float | None, typer.Option(help="Geometric horizon: per-round stop probability.")] = None,
     max_rounds: Annotated[int | None, typer.Option(help="Cap on a geometric match's length.")] = None,
     noise: Annotated[float | None, typer.Option(help="Probability that a move is flipped (miscommunication).")] = None,
-    payoffs: Annotated[
+    payoff_matrix: PayoffMatrixOpt = None,
+    payoff_mode: Annotated[
         str | None,
         typer.Option(help="exact (random pairs play afresh each generation) or estimated (once, --replicates M)."),
     ] = None,
+    payoffs: Annotated[str | None, typer.Option(hidden=True, help="The old name of --payoff-mode.")] = None,
     replicates: Annotated[
         int | None,
         typer.Option(
@@ -144,6 +156,7 @@ def evolve(
     from harness.cli.experiments import _given
     from harness.cli.play import EngineFlags, chosen_run_id
     from harness.config.loading import load_model_settings
+    from harness.config.presets.payoffs import payoff_matrix_option
     from harness.config.run_settings import results_dir
     from harness.engine.evolution.options import EvolutionOptions, parse_sweep
     from harness.engine.interrupts import StopFlag, graceful_interrupt
@@ -167,7 +180,7 @@ def evolve(
         stop_prob,
         max_rounds,
         noise,
-        payoffs,
+        _renamed_payoffs(payoff_mode, payoffs),
         replicates,
         selection,
         fitness,
@@ -176,7 +189,10 @@ def evolve(
         k,
         seed,
         model_settings=None if model_settings is None else load_model_settings(model_settings),
+        payoff_matrix=None if payoff_matrix is None else payoff_matrix_option(payoff_matrix),
     )
+    for warning in [] if options.payoff_matrix is None else options.payoff_matrix.warnings():
+        err.print(f"[yellow]warning:[/yellow] payoff_matrix: {warning}", highlight=False)
     flags = EngineFlags(max_cost, no_cache, prices)
     rid = chosen_run_id(run_id)
     if sweep:
@@ -212,6 +228,28 @@ def _suite_settings(name: str, given: list[str], players: str, stop_prob: float 
         )
     data = preset.settings_data(split_players(players), stop_prob, seed)
     return EvolutionSettings.model_validate({**data, "suite": preset.name})
+
+
+def _renamed_payoffs(payoff_mode: str | None, payoffs: str | None) -> str | None:
+    """``--payoff-mode`` as given, or as given by its old name ``--payoffs`` (with a warning): renamed because
+    teachers read it as the game's payoffs, which are ``--payoff-matrix``; given those, it says so."""
+    from harness.config.presets.payoffs import payoff_matrix_option
+    from harness.errors import ConfigError
+
+    if payoffs is None:
+        return payoff_mode
+    if payoff_mode is not None:
+        raise ConfigError("--payoffs is the old name of --payoff-mode: give --payoff-mode alone")
+    try:
+        payoff_matrix_option(payoffs)
+    except ConfigError:
+        err.print(f"[yellow]warning:[/yellow] --payoffs is now --payoff-mode: read as --payoff-mode {payoffs}")
+        return payoffs
+    raise ConfigError(
+        f"--payoffs {payoffs}: that is the game's payoffs, which are --payoff-matrix T,R,P,S (temptation, reward, "
+        f"punishment, sucker's payoff, e.g. --payoff-matrix 5,3,1,0) or a preset (axelrod, trust); --payoffs is "
+        "the old name of --payoff-mode, how matches are played (exact or estimated)"
+    )
 
 
 def _refuse_sweep_only(**given: object) -> None:

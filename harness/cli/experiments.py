@@ -20,6 +20,7 @@ from harness.cli.base import (
     NoCacheOpt,
     NoiseOpt,
     OverwriteOpt,
+    PayoffMatrixOpt,
     PricesOpt,
     ResultsOpt,
     SeedOpt,
@@ -178,6 +179,7 @@ def tournament(
         ),
     ] = 1,
     noise: NoiseOpt = 0.0,
+    payoff_matrix: PayoffMatrixOpt = None,
     seed: SeedOpt = 0,
     self_play: Annotated[
         bool,
@@ -201,9 +203,10 @@ def tournament(
     Scores within 1e-9 share a rank and its medal.
 
     Example: `pdbench tournament --players ALLC,ALLD,TFT,GRIM --rounds 200 --replicates 10 --noise 0.01`
-    (add a model as a player: `--players TFT,ALLD,mock/tft`)
+    (add a model as a player: `--players TFT,ALLD,mock/tft`; other payoffs: `--payoff-matrix trust`)
     """
     from harness.cli.play import EngineFlags
+    from harness.config.presets.payoffs import payoff_matrix_option
     from harness.config.presets.players import parse_players
     from harness.config.presets.tournament import tournament_config
 
@@ -216,7 +219,9 @@ def tournament(
         noise=noise,
         seed=seed,
         self_play=self_play,
+        payoff_matrix=None if payoff_matrix is None else payoff_matrix_option(payoff_matrix).to_mapping(),
     )
+    _warn(config)  # e.g. payoffs that are not a prisoner's dilemma
     _play_built_in(config, "tournament", results, run_id, overwrite, EngineFlags(max_cost, no_cache, prices))
 
 
@@ -251,6 +256,7 @@ def eval_(
     max_rounds: MaxRoundsOpt = None,
     replicates: Annotated[int, typer.Option(min=1, max=MAX_REPLICATES, help="Games per opponent.")] = 3,
     noise: NoiseOpt = 0.0,
+    payoff_matrix: PayoffMatrixOpt = None,
     persona: Annotated[str | None, typer.Option(help="A persona from personas/ (or a .md file).")] = None,
     temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0, help="Sampling temperature.")] = None,
     comprehension: Annotated[
@@ -311,6 +317,7 @@ def eval_(
     from harness.cli.play import EngineFlags
     from harness.cli.repeats import repeats_note
     from harness.config.presets.evaluation import checked_tier, comprehension_rounds, eval_config
+    from harness.config.presets.payoffs import payoff_matrix_option
     from harness.config.presets.players import parse_players
 
     limits = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
@@ -348,6 +355,7 @@ def eval_(
             max_rounds=max_rounds,
             replicates=replicates,
             noise=noise,
+            payoff_matrix=None if payoff_matrix is None else payoff_matrix_option(payoff_matrix).to_mapping(),
             persona=persona,
             temperature=temperature,
             seed=seed,

@@ -7,11 +7,16 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harness.config.agents import ModelAgentConfig
+from harness.config.agents import ModelAgentConfig, PolicyAgentConfig
 from harness.config.condition import ConditionConfig, condition_name
+from harness.config.cross_checks import (
+    comprehension_problems,
+    duplicate_name_problem,
+    plan_problem,
+    plan_rounds,
+    questions_asked,
+)
 from harness.config.sections import (
-    MAX_GAMES,
-    MAX_PLAN_ROUNDS,
     MAX_REPLICATES,
     RUN_ID_PATTERN,
     GameSection,
@@ -23,10 +28,9 @@ from harness.config.sections import (
     noise_shorthand,
 )
 from harness.errors import ConfigError
-from harness.game.horizon import FixedHorizon
 from harness.players.model.prompts.context import PromptSettings
+from harness.players.strategies.registry import renamed_parameters
 from harness.providers.registry import is_offline
-from harness.util.plural import plural
 
 
 class ExperimentSection(Section):
@@ -40,21 +44,14 @@ class ExperimentSection(Section):
         their parameters, and its own game, horizon or noise), so removing or reordering conditions
         never changes another condition's games. Two conditions that would share a name (the same
         spec twice, or a spec that spells another condition's name) are refused: name them."""
-        used: dict[str, int] = {}
+        names = []
         for i, cond in enumerate(self.conditions):
+            derived = cond.name is None
             if cond.name is None:
                 cond.name = condition_name(cond)
-                derived = " (named from its spec)"
-            else:
-                derived = ""
-            if cond.name in used:
-                first = used[cond.name]
-                raise ValueError(
-                    f"conditions[{i}] and conditions[{first}] are both called {cond.name!r}{derived}; condition "
-                    "names key the games' seeds and the reports, so each needs its own: give them distinct "
-                    "names (name: ...), or, to play the same condition more often, raise experiment.replicates"
-                )
-            used[cond.name] = i
+            names.append((i, cond.name, derived))
+        if (problem := duplicate_name_problem(names)) is not None:
+            raise ValueError(problem)
         return self
 
 
@@ -89,22 +86,7 @@ class ExperimentConfig(Section):
     def problems(self) -> list[str]:
         """What a valid config still gets wrong across its sections, with key paths: a comprehension round
         the game never reaches, a config that names a suite but does not follow its protocol."""
-        out: list[str] = []
-        for i, cond in enumerate(self.experiment.conditions):
-            horizon = (cond.horizon or self.horizon).to_horizon()
-            last = horizon.longest
-            for seat in ("agent_a", "agent_b"):
-                agent = getattr(cond, seat)
-                if not isinstance(agent, ModelAgentConfig) or agent.comprehension is None or last is None:
-                    continue
-                beyond = [r for r in agent.comprehension.rounds if r > last]
-                if beyond:
-                    rounds = plural(last, "round", grouped=False)
-                    length = rounds if isinstance(horizon, FixedHorizon) else f"at most {rounds} (max_rounds)"
-                    out.append(
-                        f"experiment.conditions[{i}].{seat}.comprehension.rounds: round {beyond[0]} is never "
-                        f"reached, the game has {length}; ask in rounds 1 to {last}"
-                    )
+        out = comprehension_problems(questions_asked(self.experiment.conditions, self.horizon))
         if self.suite is not None:
             from harness.config.presets.suites import SUITES
 
@@ -131,6 +113,9 @@ class ExperimentConfig(Section):
                 ]
             for seat in ("agent_a", "agent_b"):
                 agent = getattr(cond, seat)
+                if isinstance(agent, PolicyAgentConfig):
+                    where = f"experiment.conditions[{i}].{seat}"
+                    out += [f"{where}: {w}" for w in renamed_parameters(agent.policy, agent.model_extra or {})]
                 if isinstance(agent, ModelAgentConfig) and not is_offline(agent.model):
                     provider = agent.model.split("/", 1)[0]
                     where = f"experiment.conditions[{i}].{seat}"
@@ -215,24 +200,12 @@ def _prefix_problem(prompts: PromptSettings, known: dict[str, str | None]) -> st
 
 def plan_size(config: ExperimentConfig, replicates: int | None = None) -> tuple[int, float]:
     """Games and expected rounds of the plan (with ``replicates`` in place of the config's, if given)."""
-    reps = replicates or config.experiment.replicates
-    conditions = config.experiment.conditions
-    per_replicate = sum((c.horizon or config.horizon).to_horizon().expected_length() for c in conditions)
-    return len(conditions) * reps, per_replicate * reps
+    return plan_rounds(config.experiment.conditions, config.horizon, replicates or config.experiment.replicates)
 
 
 def plan_size_problem(config: ExperimentConfig, replicates: int | None = None) -> str | None:
     """Why the plan is too large to play (more than MAX_GAMES games or MAX_PLAN_ROUNDS rounds), or None."""
-    games, rounds = plan_size(config, replicates)
-    if games <= MAX_GAMES and rounds <= MAX_PLAN_ROUNDS:
-        return None
-    n = len(config.experiment.conditions)
-    reps = replicates or config.experiment.replicates
-    return (
-        f"the plan is {n:,} condition{'s' if n != 1 else ''} x {reps:,} replicates = {games:,} games of about "
-        f"{rounds:,.0f} rounds in all, more than PDBench plays in one run (at most {MAX_GAMES:,} games and "
-        f"{MAX_PLAN_ROUNDS:,} rounds): use fewer replicates, conditions or rounds, or split it into several runs"
-    )
+    return plan_problem(config.experiment.conditions, config.horizon, replicates or config.experiment.replicates)
 
 
 def check_run_id(run_id: str) -> str:

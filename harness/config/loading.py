@@ -9,9 +9,12 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from harness.config.agents import unchecked_model_problem
+from harness.config.cross_checks import partial_problems
 from harness.config.experiment import ExperimentConfig
+from harness.config.hints import quoted_number, unknown_key
 from harness.errors import ConfigError
 from harness.util.userfiles import load_yaml, read_user_file, yaml_message
 
@@ -58,8 +61,13 @@ def _without_union_tags(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _clean(msg: str) -> str:
-    return re.sub(r"^(Value|Assertion) error, ", "", msg)
+def _message(err: ErrorDetails) -> str:
+    """Pydantic's message in the user's terms: the key meant by a misspelt one, the fix for a quoted number."""
+    if err["type"] == "extra_forbidden":
+        return unknown_key(ExperimentConfig, tuple(err["loc"]))
+    if err["type"] not in ("literal_error", "enum", "string_type") and (fix := quoted_number(err["input"])):
+        return fix
+    return re.sub(r"^(Value|Assertion) error, ", "", err["msg"])
 
 
 def _resolve_refs(data: dict[str, Any], base_dir: Path, problems: list[str]) -> set[tuple[Any, ...]]:
@@ -185,14 +193,12 @@ def parse_experiment(
             loc = _without_union_tags(tuple(err["loc"]))
             if any(loc[: len(b)] == b for b in broken):
                 continue
-            msg = _clean(err["msg"])
-            if err["type"] == "extra_forbidden":
-                msg = "unknown key; check its spelling and section (see configs/experiment.yaml)"
-            found.append((loc, f"{_loc(loc)}: {msg}"))
+            found.append((loc, f"{_loc(loc)}: {_message(err)}"))
         for agent, problem in _unchecked_agents(data, [loc for loc, _ in found]):
             last = max(i for i, (loc, _) in enumerate(found) if loc[: len(agent)] == agent)
             found.insert(last + 1, (agent, problem))  # beside the agent's other problems
         problems += [text for _, text in found]
+        problems += partial_problems(data, [loc for loc, _ in found])
     if config is not None:
         problems += config.problems()
     problems = _merge_repeats(problems)

@@ -29,7 +29,8 @@ from harness.config.sections import MAX_SEED, HorizonSection
 from harness.errors import ConfigError, UnknownStrategyError
 from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon, HorizonKind
 from harness.game.rules import PayoffMatrix
-from harness.players.strategies import STRATEGIES, StrategySpec, parse_spec, spec_label
+from harness.players.strategies import StrategySpec, parse_spec, spec_label
+from harness.players.strategies.registry import unknown_strategy
 
 DEFAULT_MATCH_ROUNDS = 200  # a match's rounds when the settings name no horizon
 MAX_GENERATIONS = 10_000_000  # generations, or Moran steps (one birth and one death each)
@@ -278,8 +279,7 @@ class EvolutionSettings(BaseModel):
         if unknown:
             problems.insert(
                 0,
-                f"unknown strateg{'ies' if len(unknown) > 1 else 'y'} {', '.join(map(repr, unknown))}; known "
-                f"strategies: {', '.join(STRATEGIES)} (a language model is named provider/model, e.g. mock/tft)",
+                unknown_strategy(*unknown) + " (a language model is named provider/model, e.g. mock/tft)",
             )
         if problems:
             raise ValueError("; ".join(problems))

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.config.presets.payoffs import PAYOFF_PRESETS
 from harness.errors import ConfigError
 from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, Trajectory
 from harness.evolution.fixation import fixation_probability
@@ -28,10 +29,10 @@ MAX_COUNT = 50  # per player, on its slider
 MAX_GENERATIONS = 1000
 MAX_ROUNDS = 200
 
-# The Evolution of Trust's coins: cooperating costs you 1 and gives the other 3 (so R=2, S=-1, T=3, P=0).
-TRUST_PAYOFFS = {"C": {"C": [2.0, 2.0], "D": [-1.0, 3.0]}, "D": {"C": [3.0, -1.0], "D": [0.0, 0.0]}}
-AXELROD_PAYOFFS = {"C": {"C": [3.0, 3.0], "D": [0.0, 5.0]}, "D": {"C": [5.0, 0.0], "D": [1.0, 1.0]}}
-PAYOFFS: dict[str, dict[str, dict[str, list[float]]]] = {"trust": TRUST_PAYOFFS, "axelrod": AXELROD_PAYOFFS}
+# The presets of `--payoff-matrix` (The Evolution of Trust's coins: R=2, S=-1, T=3, P=0; Axelrod's 3, 0, 5, 1).
+PAYOFFS: dict[str, dict[str, dict[str, list[float]]]] = {
+    name: PAYOFF_PRESETS[name].to_mapping() for name in ("trust", "axelrod")
+}
 PAYOFF_LABELS = {
     "trust": "🪙 The Evolution of Trust: R 2, S −1, T 3, P 0",
     "axelrod": "📐 Axelrod: R 3, S 0, T 5, P 1",

@@ -77,7 +77,7 @@ def test_fontana2025_plays_and_stores_its_protocol(results: Path) -> None:
     config = stored_config(results, "fo")
     assert config["suite"] == "fontana2025" and config["horizon"]["n_rounds"] == 100
     conds = config["experiment"]["conditions"]
-    assert [c["agent_b"]["coop_prob"] for c in conds] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert [c["agent_b"]["p"] for c in conds] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
     assert {c["agent_b"]["policy"] for c in conds} == {"RAND"}
     assert [c["name"] for c in conds][:2] == ["vs_RAND(p=0.0)", "vs_RAND(p=0.1)"]
     for c in conds:

@@ -17,7 +17,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.evolution import Dynamics, EvolutionSettings, Trajectory, evolve
-from harness.ui.evolution_setup import MAX_INDIVIDUALS, PRESETS, PRESETS_BY_KEY, TRUST_PAYOFFS, Form, preset_of
+from harness.ui.evolution_setup import MAX_INDIVIDUALS, PAYOFFS, PRESETS, PRESETS_BY_KEY, Form, preset_of
 
 R, S, T, P = 2.0, -1.0, 3.0, 0.0
 MINE = {("C", "C"): R, ("C", "D"): S, ("D", "C"): T, ("D", "D"): P}
@@ -244,10 +244,10 @@ def test_k_only_binds_the_trust_rule() -> None:
 def test_trust_payoffs_are_the_games_coins() -> None:
     """Cooperating costs you 1 coin and gives the other 3 (ncase.me/trust)."""
     cost, gift = 1.0, 3.0
-    assert TRUST_PAYOFFS["C"]["C"] == [gift - cost, gift - cost]
-    assert TRUST_PAYOFFS["C"]["D"] == [-cost, gift]
-    assert TRUST_PAYOFFS["D"]["C"] == [gift, -cost]
-    assert TRUST_PAYOFFS["D"]["D"] == [0.0, 0.0]
+    assert PAYOFFS["trust"]["C"]["C"] == [gift - cost, gift - cost]
+    assert PAYOFFS["trust"]["C"]["D"] == [-cost, gift]
+    assert PAYOFFS["trust"]["D"]["C"] == [gift, -cost]
+    assert PAYOFFS["trust"]["D"]["D"] == [0.0, 0.0]
 
 
 def test_a_run_says_what_its_selection_read() -> None:

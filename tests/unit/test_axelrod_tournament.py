@@ -106,7 +106,7 @@ def test_the_fixture_is_the_17_shared_strategies_playing_with_the_same_parameter
     assert FIXTURE["game"] == {"R": game.R, "S": game.S, "T": game.T, "P": game.P}
     # GTFT's generosity for this game and RAND's p, exactly as axelrod played them.
     assert default_generosity(game) == FIXTURE["parameters"]["GTFT"]["p"] == 1 / 3 + 2**-54  # 1 - 2/3, an ulp over 1/3
-    assert STRATEGIES["RAND"].Params().coop_prob == FIXTURE["parameters"]["RAND"]["p"] == 0.5  # type: ignore[attr-defined]
+    assert STRATEGIES["RAND"].Params().p == FIXTURE["parameters"]["RAND"]["p"] == 0.5  # type: ignore[attr-defined]
     assert FIXTURE["tournaments"]["shared"]["players"] == SHARED
     assert FIXTURE["tournaments"]["deterministic"]["players"] == [n for n in SHARED if n not in ("GTFT", "RAND")]
 

@@ -63,7 +63,10 @@ extra_section: 1
     assert "horizon: a geometric horizon needs stop_prob" in text
     assert "noise.prob" in text
     assert "experiment.replicates" in text
-    assert "experiment.conditions[0].agent_a.policy: unknown strategy 'TFTT'; known strategies: ALLC, ALLD" in text
+    assert (
+        "experiment.conditions[0].agent_a.policy: unknown strategy 'TFTT' (did you mean TFT or TTFT or TF2T?); known "
+        "strategies: ALLC, ALLD" in text
+    )
     assert f"experiment.conditions[0].agent_b.ref: file not found: {tmp_path / 'agents' / 'missing.yaml'}" in text
     assert "experiment.conditions[1].agent_a: GTFT.generous_prob" in text
     assert "experiment.conditions[1].agent_b: ALLD has no parameter 'colour'" in text

@@ -57,12 +57,12 @@ def test_bad_parameters_are_named() -> None:
         make_spec("GTFT", {"generous_prob": 1.5})
     with pytest.raises(ConfigError, match=r"DONCE\.round: Input should be greater than or equal to 1"):
         make_spec("DONCE", {"round": 0})
-    with pytest.raises(ConfigError, match="RAND has no parameter 'q' \\(parameters: coop_prob \\(or p\\)\\)"):
+    with pytest.raises(ConfigError, match="RAND has no parameter 'q' \\(parameters: p\\)"):
         make_spec("RAND", {"q": 0.3})
 
 
 def test_parameters_round_trip_under_their_names() -> None:
-    assert make_spec("RAND", {"p": 0.3}).params_dict() == {"coop_prob": 0.3}
+    assert make_spec("RAND", {"p": 0.3}).params_dict() == {"p": 0.3}
     assert make_spec("GTFT").params_dict() == {}  # the payoff-derived default is not a setting
 
 

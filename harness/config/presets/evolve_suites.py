@@ -30,7 +30,9 @@ PROTOCOL_OPTIONS = {
     "--rounds": "the horizon",
     "--max-rounds": "the horizon",
     "--noise": "the noise",
-    "--payoffs": "how matches are played",
+    "--payoff-matrix": "the payoffs",
+    "--payoff-mode": "how matches are played",
+    "--payoffs": "how matches are played",  # --payoff-mode's old name
     "--replicates": "how matches are played",
     "--selection": "the selection rule",
     "--fitness": "the selection rule",

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from harness.config import ModelAgentConfig
 from harness.errors import ConfigError
-from harness.players.strategies import STRATEGIES
+from harness.players.strategies.registry import canonical_name, unknown_strategy
 
 
 def is_model(player: str) -> bool:
@@ -45,23 +45,21 @@ def split_players(text: str) -> list[str]:
 
 
 def parse_players(text: str, option: str = "--players") -> list[str]:
-    """The players of a comma-separated option, blanks dropped; at least one."""
+    """The players of a comma-separated option, blanks dropped; at least one. A strategy named by an alias
+    (``Copycat``, ``TitForTat``) is given by its short name (``TFT``), so it plays and is stored as TFT is."""
     players = split_players(text)
     if not players:
         raise ConfigError(f"{option} needs at least one strategy name, e.g. {option} ALLC,ALLD,TFT")
-    return players
+    return [p if is_model(p) else canonical_name(p) or p for p in players]
 
 
 def check_players(players: list[str], *, option: str, models: bool) -> None:
     """Refuse, before any config is built, an unknown strategy, an unusable model name (when ``models`` are
     allowed at all) and a player named twice; the message names the option the players came from."""
-    unknown = [p for p in players if not (models and is_model(p)) and p.strip().upper() not in STRATEGIES]
+    unknown = [p for p in players if not (models and is_model(p)) and canonical_name(p) is None]
     if unknown:
         hint = " (a model is named provider/model, e.g. mock/tft)" if models else ""
-        raise ConfigError(
-            f"{option}: unknown strateg{'ies' if len(unknown) > 1 else 'y'} {', '.join(map(repr, unknown))}; "
-            f"known strategies: {', '.join(STRATEGIES)}{hint}"
-        )
+        raise ConfigError(f"{option}: {unknown_strategy(*unknown)}{hint}")
     if models:
         names = dict.fromkeys(p.strip() for p in players if is_model(p))
         bad = [problem for name in names if (problem := _model_problem(name))]
@@ -80,7 +78,7 @@ def _identity(player: str) -> str:
     """What makes two players the same: strategy names ignore case, model names do not (``mock/TFT`` is
     not ``mock/tft``)."""
     name = player.strip()
-    return name if is_model(name) else name.upper()
+    return name if is_model(name) else canonical_name(name) or name.upper()
 
 
 def _model_problem(name: str) -> str | None:

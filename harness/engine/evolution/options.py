@@ -13,6 +13,7 @@ from harness.config.presets.players import split_players
 from harness.errors import ConfigError
 from harness.evolution import EvolutionSettings
 from harness.evolution.settings import DEFAULT_MATCH_ROUNDS
+from harness.game.rules import PayoffMatrix
 
 # What --sweep can vary: the option (as typed, with - or _) and how its values are read.
 SWEEPABLE: dict[str, type] = {
@@ -29,7 +30,7 @@ SWEEPABLE: dict[str, type] = {
     "dynamics": str,
     "fitness": str,
     "score": str,
-    "payoffs": str,
+    "payoff_mode": str,
 }
 MAX_CELLS = 10_000
 MAX_SEEDS = 100_000
@@ -64,7 +65,7 @@ class EvolutionOptions:
     stop_prob: float | None = None
     max_rounds: int | None = None
     noise: float | None = None
-    payoffs: str | None = None
+    payoff_mode: str | None = None
     replicates: int | None = None
     selection: float | None = None
     fitness: str | None = None
@@ -73,6 +74,7 @@ class EvolutionOptions:
     k: int | None = None
     seed: int = 0
     model_settings: dict[str, Any] | None = None  # --model-settings FILE, as read (see load_model_settings)
+    payoff_matrix: PayoffMatrix | None = None  # --payoff-matrix, as read (see payoff_matrix_option)
 
     def settings(self) -> EvolutionSettings:
         """The settings these options say; a :class:`ConfigError` listing every problem otherwise."""
@@ -91,7 +93,8 @@ class EvolutionOptions:
             ("generations", "generations"),
             ("dynamics", "dynamics"),
             ("noise", "noise"),
-            ("payoffs", "payoff_mode"),
+            ("payoff_mode", "payoff_mode"),
+            ("payoff_matrix", "payoff_matrix"),
             ("replicates", "replicates"),
             ("selection", "selection"),
             ("fitness", "fitness"),

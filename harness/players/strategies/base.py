@@ -44,8 +44,10 @@ class Strategy:
 
     Class attributes describe it for humans (``display_name``, ``description``,
     ``emoji``) and for cross-checks (``axelrod_name``: the Axelrod library class whose
-    moves it reproduces for the same history). ``Params`` validates the settings a
-    config may give, e.g. ``{policy: GTFT, generous_prob: 0.1}``; a subclass with
+    moves it reproduces for the same history). Both that class's name and ``aliases`` (The Evolution of
+    Trust's characters whose rules are exactly this strategy's) are accepted wherever a strategy is named,
+    and ``renamed_params`` maps a parameter's former name to its name (accepted, with a warning). ``Params``
+    validates the settings a config may give, e.g. ``{policy: GTFT, generous_prob: 0.1}``; a subclass with
     parameters narrows the ``params`` annotation to its own ``Params`` class, which
     :meth:`__init__` enforces.
 
@@ -71,6 +73,8 @@ class Strategy:
     counts_rounds: ClassVar[bool] = False
     stochastic: ClassVar[bool] = False
     axelrod_name: ClassVar[str | None] = None
+    aliases: ClassVar[tuple[str, ...]] = ()
+    renamed_params: ClassVar[dict[str, str]] = {}
     Params: ClassVar[type[BaseModel]] = NoParams
 
     __slots__ = ("game", "params", "rng")

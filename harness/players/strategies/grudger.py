@@ -17,7 +17,7 @@ class Grim(Strategy):
     description = "Cooperates until the opponent defects once, then defects for ever."
     emoji = "💀"
     memory_depth = INFINITE_MEMORY
-    axelrod_name = "Grudger"
+    axelrod_name = "Grudger"  # and The Evolution of Trust's Grudger (Logic_grudge)
 
     __slots__ = ("triggered",)
 

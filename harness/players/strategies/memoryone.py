@@ -55,6 +55,9 @@ class WinStayLoseShift(Strategy):
     emoji = "🔄"
     memory_depth = 1
     axelrod_name = "WinStayLoseShift"
+    # The Evolution of Trust's Logic_pavlov: C first, then its own last move as played, switched after the
+    # other's D: the default win=R_or_T (C exactly when both last moves were alike).
+    aliases = ("Simpleton",)
     Params: ClassVar[type[BaseModel]] = WinStayLoseShiftParams
     params: WinStayLoseShiftParams
 

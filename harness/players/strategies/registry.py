@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import random
 import re
@@ -27,16 +28,72 @@ STRATEGIES: dict[str, type[Strategy]] = {
 }
 
 
+def _key(name: str) -> str:
+    """How a name is looked up: case, spaces, hyphens and underscores aside (``Tit for Tat``, ``TitForTat``)."""
+    return re.sub(r"[\s_-]+", "", name).upper()
+
+
+ALIASES: dict[str, str] = {
+    alias: cls.name
+    for cls in STRATEGIES.values()
+    for alias in (*cls.aliases, *([cls.axelrod_name] if cls.axelrod_name else []))
+    if _key(alias) != _key(cls.name)
+}
+"""The other names a strategy is known by (The Evolution of Trust's characters, the Axelrod library's classes),
+each to the strategy whose rules it names exactly: see each class's ``aliases`` and ``axelrod_name``."""
+_BY_KEY: dict[str, str] = {
+    **{_key(cls.display_name): cls.name for cls in STRATEGIES.values() if re.fullmatch(r"[\w -]+", cls.display_name)},
+    **{_key(a): name for a, name in ALIASES.items()},
+    **{_key(n): n for n in STRATEGIES},
+}
+"""Every name a strategy may be given by, looked up as :func:`_key` writes it: its short name, its aliases and
+its display name (``Tit for Tat``), which is its own."""
+
+
 def known_names() -> list[str]:
     return list(STRATEGIES)
 
 
+def aliases_of(name: str) -> list[str]:
+    """The other names strategy ``name`` is known by, as they are written, but its display name's spellings."""
+    shown = _key(STRATEGIES[name].display_name)
+    return [alias for alias, canonical in ALIASES.items() if canonical == name and _key(alias) != shown]
+
+
+def canonical_name(name: str) -> str | None:
+    """The strategy's short name (``TFT``) for a name or alias in any case (``tft``, ``Copycat``, ``TitForTat``),
+    or None if it names none."""
+    if not isinstance(name, str):
+        return None
+    exact = name.strip().upper()
+    return exact if exact in STRATEGIES else _BY_KEY.get(_key(name))
+
+
+def unknown_strategy(*names: object) -> str:
+    """What to say of names that are no strategy's: each with the names it is closest to, then every short
+    name."""
+    written = {_key(n): n for n in (*STRATEGIES, *ALIASES)}
+    said = []
+    for name in names:
+        close = (
+            [k for k in difflib.get_close_matches(_key(name), list(_BY_KEY), n=3) if k in written]
+            if isinstance(name, str)
+            else []
+        )
+        said.append(f"{name!r}" + (f" (did you mean {' or '.join(written[k] for k in close)}?)" if close else ""))
+    return (
+        f"unknown strateg{'ies' if len(names) > 1 else 'y'} {', '.join(said)}; known strategies: "
+        f"{', '.join(STRATEGIES)}, and the other names `pdbench strategies` lists (The Evolution of Trust's, "
+        "the Axelrod library's)"
+    )
+
+
 def get_strategy(name: str) -> type[Strategy]:
-    """The class for a strategy name (case-insensitive), or a clear error listing the names."""
-    cls = STRATEGIES.get(name.strip().upper()) if isinstance(name, str) else None
-    if cls is None:
-        raise UnknownStrategyError(f"unknown strategy {name!r}; known strategies: {', '.join(STRATEGIES)}")
-    return cls
+    """The class for a strategy name or alias (any case), or a clear error listing the names."""
+    canonical = canonical_name(name)
+    if canonical is None:
+        raise UnknownStrategyError(unknown_strategy(name))
+    return STRATEGIES[canonical]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +119,15 @@ class StrategySpec:
 def make_spec(name: str, params: Mapping[str, Any] | None = None) -> StrategySpec:
     """Validate ``params`` for strategy ``name``; errors name the strategy and each bad setting."""
     cls = get_strategy(name)
+    given = dict(params or {})
+    for old, new in cls.renamed_params.items():
+        if old in given:
+            if new in given:
+                raise ConfigError(f"{cls.name} is given both {new} and {old}, its former name: give {new} alone")
+            given[new] = given.pop(old)  # the warning is the config's (see renamed_parameters)
     try:
         # strict: a boolean or a quoted number is not a number (``p: true`` is refused, not read as 1.0)
-        validated = cls.Params.model_validate(dict(params or {}), strict=True)
+        validated = cls.Params.model_validate(given, strict=True)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -78,8 +141,18 @@ def make_spec(name: str, params: Mapping[str, Any] | None = None) -> StrategySpe
     return StrategySpec(cls=cls, params=validated)
 
 
+def renamed_parameters(name: str, params: Mapping[str, Any]) -> list[str]:
+    """A warning for each parameter of strategy ``name`` given by its former name (read under its name)."""
+    cls = get_strategy(name)
+    return [
+        f"{old} is {cls.name}'s former name for {new}: read as {new}: {setting_text(params[old])}; write {new}"
+        for old, new in cls.renamed_params.items()
+        if old in params
+    ]
+
+
 def _parameter_names(params: type[BaseModel]) -> list[str]:
-    """Each parameter with the other names it may be given by: ``coop_prob (or p)``."""
+    """Each parameter with the other names it may be given by: ``generous_prob (or p)``."""
     out = []
     for key, field in params.model_fields.items():
         others = [field.alias] if field.alias else []
@@ -89,7 +162,7 @@ def _parameter_names(params: type[BaseModel]) -> list[str]:
     return out
 
 
-_SPEC_TEXT = re.compile(r"^\s*([A-Za-z0-9_]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_SPEC_TEXT = re.compile(r"^\s*([A-Za-z0-9_][A-Za-z0-9_ -]*?)\s*(?:\((.*)\))?\s*$", re.DOTALL)  # names: Always Cheat
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
 

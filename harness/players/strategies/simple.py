@@ -17,6 +17,7 @@ class AllC(Strategy):
     emoji = "🕊️"
     memory_depth = 0
     axelrod_name = "Cooperator"
+    aliases = ("Always Cooperate",)  # The Evolution of Trust (ncase.me/trust): Logic_all_c
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
         return "C"
@@ -29,6 +30,7 @@ class AllD(Strategy):
     emoji = "😈"
     memory_depth = 0
     axelrod_name = "Defector"
+    aliases = ("Always Cheat", "Cheater")  # The Evolution of Trust: Logic_all_d
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
         return "D"
@@ -49,9 +51,9 @@ class Alternator(Strategy):
 
 
 class RandomParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    coop_prob: float = Field(0.5, ge=0.0, le=1.0, alias="p", description="probability of cooperating each round")
+    p: float = Field(0.5, ge=0.0, le=1.0, description="probability of cooperating each round")
 
 
 class RandomPlayer(Strategy):
@@ -61,12 +63,13 @@ class RandomPlayer(Strategy):
     emoji = "🎲"
     memory_depth = 0
     stochastic = True
-    axelrod_name = "Random"
+    axelrod_name = "Random"  # and The Evolution of Trust's Random (Logic_random: 50/50, p's default)
+    renamed_params: ClassVar[dict[str, str]] = {"coop_prob": "p"}  # its former name, which runs stored
     Params: ClassVar[type[BaseModel]] = RandomParams
     params: RandomParams
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
-        return self.random_choice(self.params.coop_prob)
+        return self.random_choice(self.params.p)
 
 
 class DefectOnceParams(BaseModel):

@@ -18,6 +18,7 @@ class TitForTat(Strategy):
     emoji = "🪞"
     memory_depth = 1
     axelrod_name = "TitForTat"
+    aliases = ("Copycat",)  # The Evolution of Trust: Logic_tft, C first, then the other's last move as played
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
         return opp[-1] if opp else "C"
@@ -42,6 +43,7 @@ class TitFor2Tats(Strategy):
     emoji = "🐱"
     memory_depth = 2
     axelrod_name = "TitFor2Tats"
+    aliases = ("Copykitten",)  # The Evolution of Trust: Logic_tf2t, D only after two D's in a row by the other
 
     def move(self, own: list[Action], opp: list[Action]) -> Action:
         return "D" if len(opp) >= 2 and opp[-1] == "D" and opp[-2] == "D" else "C"

@@ -88,7 +88,7 @@ def test_every_problem_is_reported_at_once() -> None:
     err = refused(players=["TFT", "FOO", "BAR(p=1)"], counts=[1, 1, 1], noise=-0.1, mutation=1.5, selection=-1)
     text = str(err)
     assert text.startswith("the evolution settings have 4 problems; fix each and run again:")
-    assert "unknown strategies 'FOO', 'BAR(p=1)'; known strategies: ALLC, ALLD, TFT" in text
+    assert "unknown strategies 'FOO', 'BAR(p=1)'; known strategies: ALLC, ALLD, TFT" in text  # no near name
     assert "noise: Input should be greater than or equal to 0" in text
     assert "mutation: Input should be less than or equal to 1" in text
     assert "selection: Input should be greater than or equal to 0" in text
