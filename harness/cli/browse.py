@@ -57,7 +57,9 @@ def sql(
 
 @app.command()
 def report(
-    run_id: Annotated[str, typer.Argument(help="The run (or sweep) to summarise.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The run (or sweep) to summarise: its id, a unique prefix of it, or `latest`.")
+    ],
     results: ResultsOpt = None,
     format: Annotated[Format, typer.Option("--format", help="table, csv or json.")] = Format.table,
     sfem: Annotated[
@@ -83,11 +85,12 @@ def report(
     from harness.analysis.report import condition_summaries
     from harness.cli.render import print_rows, rows_json
     from harness.cli.show import print_report
-    from harness.config.run_settings import existing_run_id, results_dir
     from harness.store.catalog import open_run
+    from harness.store.run_ref import resolve_run_id
 
-    existing_run_id(run_id)
-    with open_run(results_dir(results), run_id) as cat:
+    folder = folder_of(results)
+    run_id = resolve_run_id(folder, run_id)
+    with open_run(folder, run_id) as cat:
         _note_live(cat)
         if sfem:
             _report_sfem(cat, run_id, format)

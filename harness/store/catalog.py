@@ -25,6 +25,7 @@ from harness.errors import QueryError, RunNotFoundError, StoreError
 from harness.states import RunStatus
 from harness.store import snapshot
 from harness.store.query_guard import guarded
+from harness.store.run_ref import not_found
 from harness.store.schema import (
     SCHEMA_VERSION,
     data_tables,
@@ -189,7 +190,7 @@ class Catalog:
             for run_id in self.run_ids:
                 path = self.results_dir / f"{run_id}.duckdb"
                 if not path.exists():
-                    raise RunNotFoundError(_not_found(run_id, self.results_dir))
+                    raise RunNotFoundError(not_found(run_id, self.results_dir))
                 paths.append(path)
             return paths
         return sorted(self.results_dir.glob("*.duckdb"))
@@ -318,7 +319,7 @@ class Catalog:
             for path, reason in self.skipped:
                 if path.name == f"{run_id}.duckdb":
                     raise StoreError(f"cannot read run {run_id!r}: {reason}.")
-            raise RunNotFoundError(_not_found(run_id, self.results_dir))
+            raise RunNotFoundError(not_found(run_id, self.results_dir))
         return {**rows[0], "status": self.shown_status(run_id, rows[0]["status"]).value}
 
     def close(self) -> None:
@@ -369,13 +370,6 @@ def _failed(exc: duckdb.Error) -> QueryError:
 
 def _sql_str(s: str) -> str:
     return s.replace("'", "''")
-
-
-def _not_found(run_id: str, results_dir: Path) -> str:
-    return (
-        f"no run {run_id!r} in {results_dir}. List the runs with "
-        f'`pdbench sql "select run_id, status, created_at from runs" --results {results_dir}`.'
-    )
 
 
 def open_run(results_dir: Path, run_id: str) -> Catalog:
