@@ -25,7 +25,6 @@ from harness.errors import QueryError, RunNotFoundError, StoreError
 from harness.states import RunStatus
 from harness.store import snapshot
 from harness.store.query_guard import guarded
-from harness.store.run_ref import not_found
 from harness.store.schema import (
     SCHEMA_VERSION,
     data_tables,
@@ -370,6 +369,17 @@ def _failed(exc: duckdb.Error) -> QueryError:
 
 def _sql_str(s: str) -> str:
     return s.replace("'", "''")
+
+
+LATEST = "latest"  # the run id that names the newest run (resolved by harness.store.run_ref)
+
+
+def not_found(ref: str, results_dir: Path) -> str:
+    """The one-paragraph error for a run that is not there, with how to list the runs that are."""
+    return (
+        f"no run {ref!r} in {results_dir}. List the runs with `pdbench runs --results {results_dir}`; a run is "
+        f"named by its id, by any prefix of it that no other run shares, or by `{LATEST}` (the newest run)."
+    )
 
 
 def open_run(results_dir: Path, run_id: str) -> Catalog:

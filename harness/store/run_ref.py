@@ -8,17 +8,9 @@ from pathlib import Path
 
 from harness.config.run_settings import existing_run_id
 from harness.errors import RunNotFoundError, StoreError
+from harness.store.catalog import LATEST, not_found
 
-LATEST = "latest"
 SHOWN_CANDIDATES = 12  # an ambiguous prefix lists at most this many of the runs it could mean
-
-
-def not_found(ref: str, results_dir: Path) -> str:
-    """The one-paragraph error for a run that is not there, with how to list the runs that are."""
-    return (
-        f"no run {ref!r} in {results_dir}. List the runs with `pdbench runs --results {results_dir}`; a run is "
-        f"named by its id, by any prefix of it that no other run shares, or by `{LATEST}` (the newest run)."
-    )
 
 
 def run_ids_in(results_dir: Path) -> list[str]:
