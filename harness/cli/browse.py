@@ -52,7 +52,7 @@ def sql(
         finally:  # after the query: it may have found a damaged file, and left it out
             for path, reason in cat.skipped:
                 err.print(f"[yellow]warning:[/yellow] skipped {path}: {reason}")
-    print_rows(out, format.value, columns, rows)
+    print_rows(out, format.value, columns, rows, round_floats=False)
 
 
 @app.command()
@@ -103,8 +103,8 @@ def report(
             raise StoreError(f"cannot read run {run_id!r}: {reason}.")
     if format is Format.table or sfem:
         return
-    dicts = [s.as_dict() for s in summaries]
-    columns = list(dicts[0]) if dicts else ["condition"]
+    dicts = [{"run_id": run_id, **s.as_dict()} for s in summaries]
+    columns = list(dicts[0]) if dicts else ["run_id", "condition"]
     rows = [[d.get(c) for c in columns] for d in dicts]
     if format is Format.json:
         out.file.write(rows_json(columns, rows) + "\n")
@@ -124,8 +124,8 @@ def _report_sfem(cat: Catalog, run_id: str, format: Format) -> None:
         return
     cat.require_run(run_id)
     fits = sfem_by_condition(cat, run_id) + sfem_by_condition(cat, run_id, pooled=True)
-    dicts = [f.as_dict() for f in fits]
-    columns = list(dicts[0]) if dicts else ["player_name"]
+    dicts = [{"run_id": run_id, **f.as_dict()} for f in fits]
+    columns = list(dicts[0]) if dicts else ["run_id", "player_name"]
     print_rows(out, format.value, columns, [[d.get(c) for c in columns] for d in dicts])
 
 

@@ -66,13 +66,43 @@ def rows_json(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     )
 
 
-def rows_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+RATE_DECIMALS = 4  # rates, payoffs, shares and the other measures in a CSV: 0.1234 (the table shows fewer)
+DOLLAR_DECIMALS = 6  # costs in US dollars: a millionth of a dollar, below any single call's price
+
+
+def decimals_for(column: str) -> int:
+    """How many decimals a CSV column's numbers keep: dollars to a millionth, every other measure to 4 places."""
+    return DOLLAR_DECIMALS if "cost" in column or "usd" in column else RATE_DECIMALS
+
+
+def rounded(value: float, decimals: int) -> str:
+    """``value`` to ``decimals`` places without trailing zeros (``0.1``, not ``0.10000000000000002``; ``3``, not
+    ``3.0``); no ``-0``. NaN and the infinities are left empty, as JSON makes them null."""
+    if not math.isfinite(value):
+        return ""
+    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{value:.0f}"
+    return "0" if text in ("-0", "") else text
+
+
+def rows_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, round_floats: bool = True) -> str:
+    """The rows as CSV, a header first. Floats are rounded (:func:`decimals_for`) unless ``round_floats`` is
+    False (``pdbench sql``, whose numbers are the user's own query's); JSON keeps full precision."""
+    places = [decimals_for(c) for c in columns]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
         writer.writerow(
-            ["" if v is None else _json_default(v) if not isinstance(v, (int, float, str)) else v for v in row]
+            [
+                ""
+                if v is None
+                else rounded(v, n)
+                if round_floats and isinstance(v, float)
+                else v
+                if isinstance(v, (int, float, str))
+                else _json_default(v)
+                for v, n in zip(row, places, strict=True)
+            ]
         )
     return buf.getvalue()
 
@@ -286,11 +316,14 @@ def answers_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-def print_rows(console: Console, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def print_rows(
+    console: Console, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, round_floats: bool = True
+) -> None:
+    """Rows as JSON (full precision), CSV (floats rounded, unless ``round_floats`` is False) or a table."""
     if fmt == "json":
         console.file.write(rows_json(columns, rows) + "\n")
     elif fmt == "csv":
-        console.file.write(rows_csv(columns, rows))
+        console.file.write(rows_csv(columns, rows, round_floats=round_floats))
     else:
         console.print(rows_table(columns, rows))
         console.print(f"[dim]{len(rows)} row{'s' if len(rows) != 1 else ''}[/dim]")
