@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.base import Format, ResultsOpt, app, err, out
+from harness.cli.base import Format, ResultsOpt, WidthOpt, app, err, laid_out, out
 
 DEFAULT_TIMEOUT_S = 300.0  # `pdbench sql`'s time limit: a runaway query (a cross join) ends on its own
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
@@ -70,12 +70,20 @@ def report(
             "(Dal Bó & Fréchette 2011), per condition and seat and pooled, with bootstrap standard errors.",
         ),
     ] = False,
+    width: WidthOpt = None,
 ) -> None:
     """Per-condition metrics of a run, with 95% confidence intervals over replicates; of a sweep
     (`pdbench evolve --sweep`), each player's final share per cell with a 95% confidence interval over seeds.
+    The run: its id, a prefix of it no other run shares, or `latest`.
 
-    Example: `pdbench report tournament_20261122_120000` (`--sfem`: the strategy frequency estimation)
+    Example: `pdbench report latest` (`--sfem`: the strategy frequency estimation; `--width 80`: laid out for 80
+    columns)
     """
+    with laid_out(width):
+        _report(run_id, results, format, sfem)
+
+
+def _report(run_id: str, results: str | None, format: Format, sfem: bool) -> None:
     from harness.cli.sweep_report import report_sweep
     from harness.config.run_settings import results_dir as folder_of
     from harness.errors import StoreError
@@ -142,20 +150,12 @@ def _note_live(cat: Catalog) -> None:
 
 
 @app.command()
-def strategies() -> None:
+def strategies(width: WidthOpt = None) -> None:
     """List the classic strategies, their names and parameters.
 
-    Example: `pdbench strategies`
+    Example: `pdbench strategies --width 80`
     """
-    from rich.table import Table
+    from harness.cli.strategy_list import StrategyList
 
-    from harness.players.strategies import STRATEGIES
-    from harness.players.strategies.base import shown_default
-
-    table = Table(header_style="bold")
-    for col in ("name", "", "strategy", "description", "parameters"):
-        table.add_column(col)
-    for name, cls in STRATEGIES.items():
-        params = ", ".join(f"{k}={shown_default(f)}" for k, f in cls.Params.model_fields.items()) or "—"
-        table.add_row(name, cls.emoji, cls.display_name, cls.description, params)
-    out.print(table)
+    with laid_out(width):
+        out.print(StrategyList())

@@ -14,7 +14,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.base import MaxCostOpt, NoCacheOpt, OverwriteOpt, PricesOpt, ResultsOpt, app, err, out
+from harness.cli.base import (
+    MaxCostOpt,
+    NoCacheOpt,
+    OverwriteOpt,
+    PricesOpt,
+    ResultsOpt,
+    WidthOpt,
+    app,
+    err,
+    laid_out,
+    out,
+)
 
 if TYPE_CHECKING:
     from harness.cli.play import EngineFlags
@@ -140,7 +151,9 @@ def evolve(
     max_cost: MaxCostOpt = None,
     no_cache: NoCacheOpt = False,
     prices: PricesOpt = None,
+    width: WidthOpt = None,
 ) -> None:
+    ctx.with_resource(laid_out(width))  # the result laid out for --width columns, until the command ends
     from harness.cli.experiments import _given
     from harness.cli.play import EngineFlags, chosen_run_id
     from harness.config.loading import load_model_settings

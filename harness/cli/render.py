@@ -8,11 +8,11 @@ import decimal
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich import box
-from rich.console import Console, ConsoleOptions
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -127,27 +127,6 @@ def label(name: str) -> str:
     return f"{cls.emoji} {name}" if cls else name
 
 
-def comprehension_table(rows: list[dict[str, Any]]) -> Table:
-    """Comprehension-check accuracy per player and question kind (rows of ``comprehension_accuracy``)."""
-    table = Table(
-        title="Comprehension check: right answers per model and question", header_style="bold", box=box.SIMPLE_HEAD
-    )
-    for col in ("player", "question", "asked", "readable", "right", "accuracy"):
-        table.add_column(col, justify="left" if col in ("player", "question") else "right")
-    last = None
-    for r in rows:
-        table.add_row(
-            label(r["player_name"]) if r["player_name"] != last else "",
-            r["kind"],
-            f"{r['questions']:,}",
-            f"{r['answered']:,}",
-            f"{r['correct']:,}",
-            f"{r['accuracy']:.1%}",
-        )
-        last = r["player_name"]
-    return table
-
-
 def profile_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> Table:
     """Per-condition means of a profile's columns (whatever they are), the condition first; — where a dimension
     had no chance to apply in any game of the condition (None)."""
@@ -242,80 +221,6 @@ def reader_shares(row: dict[str, Any], sep: str = ", ") -> str:
     return sep.join(parts)
 
 
-def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
-    table = Table(
-        title=f"Run {run['run_id']} ({run['status']}): mean ± 95% CI over replicates",
-        caption=behaviour_caption(summaries),
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-    )
-    for col in (
-        "condition",
-        "games",
-        "player",
-        "payoff/round",
-        "cooperation",
-        "retaliation",
-        "forgiveness",
-        "exploit. gap",
-        "collapse (round)",
-    ):
-        table.add_column(col, justify="left" if col in ("condition", "player") else "right")
-    for s in summaries:
-        for i, seat in enumerate(s.seats):
-            e = seat.estimates
-            collapse = e["time_to_collapse"].fmt(1)
-            collapse += f" ({seat.collapsed}/{s.games})"
-            table.add_row(
-                s.condition if i == 0 else "",
-                games_cell(s) if i == 0 else "",
-                f"{seat.player}: {label(seat.name)}",
-                e["payoff_per_round"].fmt(3),
-                e["cooperation_rate"].fmt(1, pct=True),
-                e["retaliation_rate"].fmt(1, pct=True),
-                e["forgiveness_rate"].fmt(1, pct=True),
-                e["exploitability_gap"].fmt(1),
-                collapse,
-            )
-    return table
-
-
-def answers_table(rows: list[dict[str, Any]]) -> Table:
-    """Each model's answers to move requests (the ``model_parsing`` view); strategies have no row."""
-    table = Table(
-        title="Model answers: how many could be read",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-        caption="Unreadable: answers no move could be read from (re-asks included). Fallback: rounds "
-        "whose move the harness chose after the last unreadable answer. Read by: what decided each round's move "
-        "(parser, structured reply, judge, re-ask, fallback), as shares of the rounds.",
-    )
-    columns = (
-        "model",
-        "games",
-        "answers",
-        "unreadable",
-        "parse failures",
-        "fallback rounds",
-        "fallback rate",
-        "read by",
-    )
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("model", "read by") else "right")
-    for r in rows:
-        table.add_row(
-            label(r["player_name"]),
-            str(r["games"]),
-            f"{r['answers']:,}",
-            f"{r['unreadable']:,}",
-            percent(r["parse_failure_rate"]),
-            f"{r['fallback_rounds']:,} of {r['rounds']:,}",
-            percent(r["fallback_rate"]),
-            reader_shares(r, sep="\n"),
-        )
-    return table
-
-
 def print_rows(
     console: Console, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, round_floats: bool = True
 ) -> None:
@@ -329,11 +234,26 @@ def print_rows(
         console.print(f"[dim]{len(rows)} row{'s' if len(rows) != 1 else ''}[/dim]")
 
 
-def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
+def fits(console: Console, options: ConsoleOptions, table: RenderableType) -> bool:
     """Whether ``table`` fits the width without wrapping a cell: its natural width (every cell on the lines it was
     given), measured as if the terminal had no edge, is at most the width there is."""
     unbounded = options.update_width(1_000_000)
     return Measurement.get(console, unbounded, table).maximum <= options.max_width
+
+
+def first_fitting(
+    console: Console,
+    options: ConsoleOptions,
+    layouts: Sequence[Callable[[], RenderableType]],
+    last: Callable[[], RenderableType],
+) -> RenderableType:
+    """The first of ``layouts`` (widest first, each made only when the one before does not fit) that fits the width
+    without wrapping a cell (:func:`fits`), else ``last``: the narrowest, which must fit any width it is used at."""
+    for layout in layouts:
+        shown = layout()
+        if fits(console, options, shown):
+            return shown
+    return last()
 
 
 SFEM_NOTE = (
