@@ -27,10 +27,11 @@ INTERRUPTED = (
     "`pdbench resume RUN_ID` continues it."
 )
 
-# Off a terminal (a pipe, a CI log) there is no width to read: reports are laid out for 100 columns (wider than
-# the 80 Rich would assume), or for `--width N`.
+# Off a terminal (a pipe, a CI log) Rich would wrap tables at 80 columns; give them room instead. The reports that
+# pick a layout for the width (report, runs, strategies, evolve's result) take 100 columns there, or `--width N`:
+# see laid_out.
+out = Console(width=None if sys.stdout.isatty() else 160)
 PIPED_WIDTH = 100
-out = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
@@ -151,11 +152,13 @@ WidthOpt = Annotated[
 
 @contextmanager
 def laid_out(width: int | None) -> Iterator[None]:
-    """Print to ``out`` for ``width`` columns (``--width``) within the block, then as before: a report picks its
-    layout from the width it is given (see harness.cli.report_view), so a script gets the layout it asks for."""
-    if width is None:
+    """Print to ``out`` for ``width`` columns (``--width``) within the block, then as before; without a width, for
+    the terminal's, or :data:`PIPED_WIDTH` off a terminal. A report picks its layout from the width it is given
+    (see harness.cli.report_view), so a script gets the layout it asks for."""
+    if width is None and out.is_terminal:
         yield
         return
+    width = width or PIPED_WIDTH
     before = out._width  # None on a terminal: its width is read at each print (Rich has no public getter for it)
     out.width = width
     try:
