@@ -8,7 +8,7 @@ import decimal
 import io
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -264,27 +264,64 @@ SFEM_NOTE = (
 )
 
 
-def sfem_table(fits: Sequence[PlayerSfem], title: str) -> Table:
+class SfemTable:
     """One row per fit: the player (and its condition and seat, when per condition), games, each strategy's share
-    and β, each with its bootstrap standard error under it."""
-    from harness.analysis.sfem import STRATEGIES
+    and β, each with its bootstrap standard error under it. Too wide for the width, the strategies are split over
+    as few tables as fit it, each with the players again: no name or number is cut."""
 
-    table = Table(title=title, caption=SFEM_NOTE, header_style="bold", box=box.SIMPLE_HEAD)
-    per_condition = any(f.condition is not None for f in fits)
-    if per_condition:
-        table.add_column("condition")
-    table.add_column("player")
-    table.add_column("games", justify="right")
-    for name in (*STRATEGIES, "β"):
-        table.add_column(name, justify="right", no_wrap=True)
-    for f in fits:
-        fit = f.fit
-        se = fit.share_se or (None,) * len(fit.shares)
-        cells = [_with_se(v, e) for v, e in zip(fit.shares, se, strict=True)]
-        who = f"{f.seat}: {label(f.player_name)}" if f.seat else label(f.player_name)
-        row = [who, str(fit.games), *cells, _with_se(fit.beta, fit.beta_se)]
-        table.add_row(*([f.condition or ""] if per_condition else []), *row)
-    return table
+    def __init__(self, fits: Sequence[PlayerSfem], title: str) -> None:
+        self.fits = fits
+        self.title = title
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[RenderableType]:
+        from harness.analysis.sfem import STRATEGIES
+
+        columns = [*range(len(STRATEGIES)), -1]  # the strategies by index, then β
+        whole = self._table(columns, 0, 1, stacked=False)
+        if fits(console, options, whole):
+            yield whole
+            return
+        for size in range(len(columns), 0, -1):
+            chunks = [columns[i : i + size] for i in range(0, len(columns), size)]
+            tables = [self._table(chunk, n, len(chunks), stacked=True) for n, chunk in enumerate(chunks)]
+            if size == 1 or all(fits(console, options, t) for t in tables):
+                yield from tables
+                return
+
+    def _table(self, columns: Sequence[int], part: int, parts: int, *, stacked: bool) -> Table:
+        """The fits with the strategies of ``columns`` (-1: β); ``stacked``, each condition on a row of its own
+        with its seats under it, rather than a column beside them."""
+        from harness.analysis.sfem import STRATEGIES
+
+        title = self.title if part == 0 else f"{self.title}, continued"
+        table = Table(
+            title=title,
+            caption=SFEM_NOTE if part == parts - 1 else None,
+            caption_justify="left",
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+        )
+        per_condition = any(f.condition is not None for f in self.fits)
+        beside = per_condition and not stacked
+        if beside:
+            table.add_column("condition", no_wrap=True)
+        table.add_column("condition\n  player" if per_condition and stacked else "player", no_wrap=True)
+        table.add_column("games", justify="right", no_wrap=True)
+        for i in columns:
+            table.add_column("β" if i < 0 else STRATEGIES[i], justify="right", no_wrap=True)
+        last = None
+        for f in self.fits:
+            fit = f.fit
+            se = fit.share_se or (None,) * len(fit.shares)
+            cells = [_with_se(fit.beta, fit.beta_se) if i < 0 else _with_se(fit.shares[i], se[i]) for i in columns]
+            who = f"{f.seat}: {label(f.player_name)}" if f.seat else label(f.player_name)
+            if per_condition and stacked:
+                if f.condition != last:
+                    table.add_row(f"[bold]{f.condition or ''}[/bold]", *([""] * (len(columns) + 1)))
+                who = f"  {who}"
+            last = f.condition
+            table.add_row(*([f.condition or ""] if beside else []), who, str(fit.games), *cells)
+        return table
 
 
 def _with_se(value: float, se: float | None) -> str:

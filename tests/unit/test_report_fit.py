@@ -16,8 +16,11 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from harness.analysis.report import ConditionSummary, SeatSummary
+from harness.analysis.sfem import STRATEGIES as SFEM_STRATEGIES
+from harness.analysis.sfem import PlayerSfem, SfemFit
 from harness.analysis.stats import Estimate
 from harness.cli.evolve_view import SharesTable
+from harness.cli.render import SfemTable
 from harness.cli.report_view import MEASURES, Comprehension, ModelAnswers, RunReport
 from harness.cli.run_list import RunList
 from harness.cli.strategy_list import StrategyList
@@ -158,3 +161,25 @@ def test_piped_the_commands_lay_out_for_100_columns_or_for_width(results: Path) 
         assert code == 0 and max(map(cell_len, out.splitlines())) <= width
     assert len(set(reports.values())) == 3  # a layout for each width
     assert max(map(cell_len, reports[200].splitlines())) > 100  # the wide one, one line a seat
+
+
+def sfem_fits() -> list[PlayerSfem]:
+    n = len(SFEM_STRATEGIES)
+    shares = tuple(round((i + 1) / (n * (n + 1) / 2), 4) for i in range(n))  # distinct, summing to 1
+    fit = SfemFit(3, shares, 0.8765, -12.5, tuple(0.0123 * (i + 1) for i in range(n)), 0.0456)
+    return [
+        PlayerSfem(name, condition, seat_, fit)
+        for condition in ("cooperative_vs_competitive_persona", "tft_vs_alld")
+        for seat_, name in (("a", LONG_A), ("b", LONG_B))
+    ]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_strategy_frequency_estimation_fits_split_over_tables(width: int) -> None:
+    fits = sfem_fits()
+    fit = fits[0].fit
+    numbers = [f"{v:.2f}" for v in (*fit.shares, fit.beta)] + [f"± {v:.2f}" for v in (*(fit.share_se or ()), 0.0456)]
+    lines = render(SfemTable(fits, "SFEM"), width)
+    assert_fits(lines, width, [LONG_A, LONG_B, "cooperative_vs_competitive_persona", *numbers])
+    headings = " ".join(lines)
+    assert all(f" {name} " in f" {headings} " for name in SFEM_STRATEGIES) and "β" in headings
