@@ -15,6 +15,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
+from harness.analysis.evolution import CellSummary
 from harness.analysis.report import ConditionSummary, SeatSummary
 from harness.analysis.sfem import STRATEGIES as SFEM_STRATEGIES
 from harness.analysis.sfem import PlayerSfem, SfemFit
@@ -24,6 +25,7 @@ from harness.cli.render import SfemTable
 from harness.cli.report_view import MEASURES, Comprehension, ModelAnswers, RunReport
 from harness.cli.run_list import RunList
 from harness.cli.strategy_list import StrategyList
+from harness.cli.sweep_report import SweepTable
 from harness.players.strategies import STRATEGIES
 from harness.store.browse import RunEntry
 from tests.conftest import write_games
@@ -183,3 +185,14 @@ def test_the_strategy_frequency_estimation_fits_split_over_tables(width: int) ->
     assert_fits(lines, width, [LONG_A, LONG_B, "cooperative_vs_competitive_persona", *numbers])
     headings = " ".join(lines)
     assert all(f" {name} " in f" {headings} " for name in SFEM_STRATEGIES) and "β" in headings
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_sweep_report_fits(width: int) -> None:
+    players = ("ALLD", "TFT", "GTFT(generous_prob=0.3333333333)", "RAND(p=0.25)", "WSLS", "GRIM")
+    cells = [
+        CellSummary({"selection": s}, 2, 0, {p: Estimate(0.225, 0.0, 1.0, 2) for p in players}, {"TFT": 2})
+        for s in (0.5, 1.0)
+    ]
+    words = [*players, "selection=0.5", "selection=1.0", "22.5% [0.0, 100.0]", "fixed in 2"]
+    assert_fits(render(SweepTable("sw1", cells), width), width, words)
