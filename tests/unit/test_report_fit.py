@@ -149,20 +149,29 @@ def test_the_runs_fit_with_every_model_whole(width: int) -> None:
     assert_fits(render(RunList(runs), width), width, [LONG_A, LONG_B, "experiment_20261129_164800", "$0.0123"])
 
 
-def test_piped_the_commands_lay_out_for_100_columns_or_for_width(results: Path) -> None:
+PIPED = (((), 100), (("--width", "80"), 80), (("--width", "200"), 200))
+
+
+def test_piped_report_lays_out_for_100_columns_or_for_width(results: Path) -> None:
     write_games(results, "a_run_with_a_rather_long_identifier", [("CDDC", "DCCD"), ("CCDD", "DDCC")]).close()
     reports = {}
-    for args, width in (((), 100), (("--width", "80"), 80), (("--width", "200"), 200)):
-        code, out, err = pdbench("report", "latest", "--results", results, *args)
+    for args, width in PIPED:
+        code, out, err = pdbench("report", "a_run_with_a_rather_long_identifier", "--results", results, *args)
         assert code == 0, err
         assert max(map(cell_len, out.splitlines())) <= width and "…" not in out
         reports[width] = out
+    assert len(set(reports.values())) == 3  # a layout for each width
+    assert max(map(cell_len, reports[200].splitlines())) > 100  # the wide one, one line a seat
+
+
+def test_piped_runs_and_strategies_lay_out_for_100_columns_or_for_width(results: Path) -> None:
+    write_games(results, "a_run_with_a_rather_long_identifier", [("CDDC", "DCCD")]).close()
+    for args, width in PIPED:
         code, out, _ = pdbench("strategies", *args)
         assert code == 0 and max(map(cell_len, out.splitlines())) <= width and "…" not in out
         code, out, _ = pdbench("runs", "--results", results, *args)
         assert code == 0 and max(map(cell_len, out.splitlines())) <= width
-    assert len(set(reports.values())) == 3  # a layout for each width
-    assert max(map(cell_len, reports[200].splitlines())) > 100  # the wide one, one line a seat
+        assert "a_run_with_a_rather_long_identifier" in out
 
 
 def sfem_fits() -> list[PlayerSfem]:
