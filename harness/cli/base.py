@@ -4,6 +4,8 @@ option types several commands share."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -26,8 +28,11 @@ INTERRUPTED = (
     "`pdbench resume RUN_ID` continues it."
 )
 
-# Off a terminal (a pipe, a CI log) Rich would wrap tables at 80 columns; give them room instead.
+# Off a terminal (a pipe, a CI log) Rich would wrap tables at 80 columns; give them room instead. The reports that
+# pick a layout for the width (report, runs, strategies, evolve's result) take 100 columns there, or `--width N`:
+# see laid_out.
 out = Console(width=None if sys.stdout.isatty() else 160)
+PIPED_WIDTH = 100
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
@@ -136,3 +141,29 @@ AllowKeyToOpt = Annotated[
         "file's that is neither the provider's own endpoint nor $OPENAI_BASE_URL/$ANTHROPIC_BASE_URL. Repeatable.",
     ),
 ]
+WidthOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--width",
+        min=40,
+        max=1000,
+        help=f"Lay the tables out for this many columns (default: the terminal's width; {PIPED_WIDTH} when piped).",
+    ),
+]
+
+
+@contextmanager
+def laid_out(width: int | None) -> Iterator[None]:
+    """Print to ``out`` for ``width`` columns (``--width``) within the block, then as before; without a width, for
+    the terminal's, or :data:`PIPED_WIDTH` off a terminal. A report picks its layout from the width it is given
+    (see harness.cli.report_view), so a script gets the layout it asks for."""
+    if width is None and out.is_terminal:
+        yield
+        return
+    width = width or PIPED_WIDTH
+    before = out._width  # None on a terminal: its width is read at each print (Rich has no public getter for it)
+    out.width = width
+    try:
+        yield
+    finally:
+        out._width = before

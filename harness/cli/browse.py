@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.base import Format, ResultsOpt, app, err, out
+from harness.cli.base import Format, ResultsOpt, WidthOpt, app, err, laid_out, out
 
 DEFAULT_TIMEOUT_S = 300.0  # `pdbench sql`'s time limit: a runaway query (a cross join) ends on its own
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
@@ -52,12 +52,14 @@ def sql(
         finally:  # after the query: it may have found a damaged file, and left it out
             for path, reason in cat.skipped:
                 err.print(f"[yellow]warning:[/yellow] skipped {path}: {reason}")
-    print_rows(out, format.value, columns, rows)
+    print_rows(out, format.value, columns, rows, round_floats=False)
 
 
 @app.command()
 def report(
-    run_id: Annotated[str, typer.Argument(help="The run (or sweep) to summarise.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The run (or sweep) to summarise: its id, a unique prefix of it, or `latest`.")
+    ],
     results: ResultsOpt = None,
     format: Annotated[Format, typer.Option("--format", help="table, csv or json.")] = Format.table,
     sfem: Annotated[
@@ -68,12 +70,20 @@ def report(
             "(Dal Bó & Fréchette 2011), per condition and seat and pooled, with bootstrap standard errors.",
         ),
     ] = False,
+    width: WidthOpt = None,
 ) -> None:
     """Per-condition metrics of a run, with 95% confidence intervals over replicates; of a sweep
     (`pdbench evolve --sweep`), each player's final share per cell with a 95% confidence interval over seeds.
+    The run: its id, a prefix of it no other run shares, or `latest`.
 
-    Example: `pdbench report tournament_20261122_120000` (`--sfem`: the strategy frequency estimation)
+    Example: `pdbench report latest` (`--sfem`: the strategy frequency estimation; `--width 80`: laid out for 80
+    columns)
     """
+    with laid_out(width):
+        _report(run_id, results, format, sfem)
+
+
+def _report(run_id: str, results: str | None, format: Format, sfem: bool) -> None:
     from harness.cli.sweep_report import report_sweep
     from harness.config.run_settings import results_dir as folder_of
     from harness.errors import StoreError
@@ -83,11 +93,12 @@ def report(
     from harness.analysis.report import condition_summaries
     from harness.cli.render import print_rows, rows_json
     from harness.cli.show import print_report
-    from harness.config.run_settings import existing_run_id, results_dir
     from harness.store.catalog import open_run
+    from harness.store.run_ref import resolve_run_id
 
-    existing_run_id(run_id)
-    with open_run(results_dir(results), run_id) as cat:
+    folder = folder_of(results)
+    run_id = resolve_run_id(folder, run_id)
+    with open_run(folder, run_id) as cat:
         _note_live(cat)
         if sfem:
             _report_sfem(cat, run_id, format)
@@ -100,8 +111,8 @@ def report(
             raise StoreError(f"cannot read run {run_id!r}: {reason}.")
     if format is Format.table or sfem:
         return
-    dicts = [s.as_dict() for s in summaries]
-    columns = list(dicts[0]) if dicts else ["condition"]
+    dicts = [{"run_id": run_id, **s.as_dict()} for s in summaries]
+    columns = list(dicts[0]) if dicts else ["run_id", "condition"]
     rows = [[d.get(c) for c in columns] for d in dicts]
     if format is Format.json:
         out.file.write(rows_json(columns, rows) + "\n")
@@ -121,8 +132,8 @@ def _report_sfem(cat: Catalog, run_id: str, format: Format) -> None:
         return
     cat.require_run(run_id)
     fits = sfem_by_condition(cat, run_id) + sfem_by_condition(cat, run_id, pooled=True)
-    dicts = [f.as_dict() for f in fits]
-    columns = list(dicts[0]) if dicts else ["player_name"]
+    dicts = [{"run_id": run_id, **f.as_dict()} for f in fits]
+    columns = list(dicts[0]) if dicts else ["run_id", "player_name"]
     print_rows(out, format.value, columns, [[d.get(c) for c in columns] for d in dicts])
 
 
@@ -139,23 +150,12 @@ def _note_live(cat: Catalog) -> None:
 
 
 @app.command()
-def strategies() -> None:
+def strategies(width: WidthOpt = None) -> None:
     """List the classic strategies, their names (and the other names they are known by) and parameters.
 
-    Example: `pdbench strategies`
+    Example: `pdbench strategies --width 80`
     """
-    from rich.table import Table
+    from harness.cli.strategy_list import StrategyList
 
-    from harness.players.strategies import STRATEGIES
-    from harness.players.strategies.base import shown_default
-    from harness.players.strategies.registry import aliases_of
-
-    table = Table(header_style="bold")
-    for col in ("name", "", "strategy", "description", "parameters"):
-        table.add_column(col)
-    for name, cls in STRATEGIES.items():
-        params = ", ".join(f"{k}={shown_default(f)}" for k, f in cls.Params.model_fields.items()) or "—"
-        aliases = aliases_of(name)  # The Evolution of Trust's and the Axelrod library's names for it
-        strategy = cls.display_name + (f" (also {', '.join(aliases)})" if aliases else "")
-        table.add_row(name, cls.emoji, strategy, cls.description, params)
-    out.print(table)
+    with laid_out(width):
+        out.print(StrategyList())

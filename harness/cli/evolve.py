@@ -21,8 +21,10 @@ from harness.cli.base import (
     PayoffMatrixOpt,
     PricesOpt,
     ResultsOpt,
+    WidthOpt,
     app,
     err,
+    laid_out,
     out,
 )
 
@@ -152,7 +154,9 @@ def evolve(
     max_cost: MaxCostOpt = None,
     no_cache: NoCacheOpt = False,
     prices: PricesOpt = None,
+    width: WidthOpt = None,
 ) -> None:
+    ctx.with_resource(laid_out(width))  # the result laid out for --width columns, until the command ends
     from harness.cli.experiments import _given
     from harness.cli.play import EngineFlags, chosen_run_id
     from harness.config.loading import load_model_settings

@@ -9,36 +9,81 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
-from rich.console import Console, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.live import Live
 from rich.markup import escape
 from rich.progress_bar import ProgressBar
 from rich.table import Table
+from rich.text import Text
 
 from harness.engine.evolution.run import EvolutionOutcome
 from harness.evolution import EvolutionSettings
 from harness.states import RunStatus
 from harness.util.plural import plural
 
-BAR_WIDTH = 40
+BAR_WIDTH = 40  # the longest bar, when the width allows
+MIN_BAR = 10  # the shortest; narrower than its name and numbers need, a name goes above its bar
 PLAIN_EVERY = 5.0  # seconds between status lines off a terminal
 
 
-def shares_table(players: tuple[str, ...], shares: np.ndarray, counts: np.ndarray | None, title: str) -> Table:
-    """A bar per player: its share of the population (and its individuals, for a finite population)."""
-    table = Table(title=title, title_justify="left", show_header=True, header_style="bold", box=None)
-    table.add_column("player", no_wrap=True)
-    table.add_column("share", no_wrap=True)
-    table.add_column("", justify="right", no_wrap=True)
-    if counts is not None:
-        table.add_column("individuals", justify="right", no_wrap=True)
-    for i, player in enumerate(players):
-        bar = ProgressBar(total=1.0, completed=float(shares[i]), width=BAR_WIDTH, complete_style="green")
-        row: list[RenderableType] = [escape(player), bar, f"{100 * float(shares[i]):5.1f}%"]
-        if counts is not None:
-            row.append(f"{int(counts[i]):,}")
-        table.add_row(*row)
-    return table
+class SharesTable:
+    """A bar per player: its share of the population (and its individuals, for a finite population). The bars are
+    as long as the width leaves room for, from :data:`MIN_BAR` to :data:`BAR_WIDTH`: the names and numbers are
+    never cut. A name too long even for the shortest bar goes on a line of its own, above its bar."""
+
+    def __init__(self, players: tuple[str, ...], shares: np.ndarray, counts: np.ndarray | None, title: str) -> None:
+        self.players = players
+        self.shares = shares
+        self.counts = counts
+        self.title = title
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[RenderableType]:
+        names = max((cell_len(p) for p in (*self.players, "player")), default=0)
+        counts = 0 if self.counts is None else max(len("individuals"), *(len(f"{int(c):,}") for c in self.counts))
+        # Columns: the name, the bar, the percentage (6), the individuals; a space of padding each side of each.
+        numbers = 6 + counts + 2 * (3 if counts else 2)  # the numbers' columns and the bar's padding
+        room = options.max_width - numbers - names - 2
+        if room >= MIN_BAR:
+            yield self._table(min(BAR_WIDTH, room), with_names=True)
+        else:
+            yield self._stacked(min(BAR_WIDTH, max(MIN_BAR, options.max_width - numbers)))
+
+    def _numbers(self, i: int) -> list[RenderableType]:
+        numbers: list[RenderableType] = [f"{100 * float(self.shares[i]):5.1f}%"]
+        if self.counts is not None:
+            numbers.append(f"{int(self.counts[i]):,}")
+        return numbers
+
+    def _bar(self, i: int, width: int) -> ProgressBar:
+        return ProgressBar(total=1.0, completed=float(self.shares[i]), width=width, complete_style="green")
+
+    def _table(self, bar_width: int, with_names: bool, only: int | None = None) -> Table:
+        header = only is None
+        table = Table(
+            title=self.title if header else None,
+            title_justify="left",
+            show_header=header,
+            header_style="bold",
+            box=None,
+        )
+        if with_names:
+            table.add_column("player", no_wrap=True)
+        table.add_column("share", no_wrap=True, width=bar_width)
+        table.add_column("", justify="right", no_wrap=True, width=6)
+        if self.counts is not None:
+            table.add_column("individuals", justify="right", no_wrap=True)
+        for i, player in enumerate(self.players):
+            if only is None or i == only:
+                table.add_row(*([escape(player)] if with_names else []), self._bar(i, bar_width), *self._numbers(i))
+        return table
+
+    def _stacked(self, bar_width: int) -> Group:
+        """Each player's name on a line of its own (wrapped if it must be), its bar and numbers under it."""
+        parts: list[RenderableType] = [Text.from_markup(self.title)]
+        for i, player in enumerate(self.players):
+            parts += [Text(player, style="bold"), self._table(bar_width, with_names=False, only=i)]
+        return Group(*parts)
 
 
 class LiveView:
@@ -67,7 +112,7 @@ class LiveView:
         generation, population = self._state()
         shares = population / self.size if self.size else population
         title = f"[bold]{escape(self.run_id)}[/bold]  {self.unit} {generation:,} of {self.total:,}"
-        return shares_table(self.players, shares, population if self.size else None, title)
+        return SharesTable(self.players, shares, population if self.size else None, title)
 
     def line(self) -> str:
         generation, population = self._state()
@@ -104,7 +149,7 @@ def print_outcome(out: Console, err: Console, outcome: EvolutionOutcome, setting
     shares = outcome.last / size if size else outcome.last
     unit = "time" if size is None else ("step" if settings.dynamics.value == "moran" else "generation")
     out.print(
-        shares_table(
+        SharesTable(
             outcome.players,
             shares,
             outcome.last if size else None,

@@ -409,7 +409,9 @@ def _given(ctx: typer.Context) -> list[str]:
 
 @app.command(name="resume")
 def resume_(
-    run_id: Annotated[str, typer.Argument(help="The interrupted or crashed run.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The interrupted or crashed run: its id, a unique prefix of it, or `latest`.")
+    ],
     results: ResultsOpt = None,
     max_cost: MaxCostOpt = None,
     no_cache: Annotated[
@@ -432,12 +434,13 @@ def resume_(
     Example: `pdbench resume eval_20261122_120000`
     """
     from harness.cli.play import EngineFlags, resume
-    from harness.config.run_settings import existing_run_id, results_dir
+    from harness.config.run_settings import results_dir
     from harness.providers.registry import allow_keys_to
+    from harness.store.run_ref import resolve_run_id
 
     allow_keys_to(allow_key_to or [])
-    existing_run_id(run_id)
     folder = results_dir(results)
+    run_id = resolve_run_id(folder, run_id)
     resume(folder, run_id, flags=EngineFlags(max_cost, no_cache, prices), retry_failed=retry_failed, show=_show_run)
 
 

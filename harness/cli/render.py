@@ -8,11 +8,11 @@ import decimal
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich import box
-from rich.console import Console, ConsoleOptions
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -66,13 +66,43 @@ def rows_json(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     )
 
 
-def rows_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+RATE_DECIMALS = 4  # rates, payoffs, shares and the other measures in a CSV: 0.1234 (the table shows fewer)
+DOLLAR_DECIMALS = 6  # costs in US dollars: a millionth of a dollar, below any single call's price
+
+
+def decimals_for(column: str) -> int:
+    """How many decimals a CSV column's numbers keep: dollars to a millionth, every other measure to 4 places."""
+    return DOLLAR_DECIMALS if "cost" in column or "usd" in column else RATE_DECIMALS
+
+
+def rounded(value: float, decimals: int) -> str:
+    """``value`` to ``decimals`` places without trailing zeros (``0.1``, not ``0.10000000000000002``; ``3``, not
+    ``3.0``); no ``-0``. NaN and the infinities are left empty, as JSON makes them null."""
+    if not math.isfinite(value):
+        return ""
+    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{value:.0f}"
+    return "0" if text in ("-0", "") else text
+
+
+def rows_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, round_floats: bool = True) -> str:
+    """The rows as CSV, a header first. Floats are rounded (:func:`decimals_for`) unless ``round_floats`` is
+    False (``pdbench sql``, whose numbers are the user's own query's); JSON keeps full precision."""
+    places = [decimals_for(c) for c in columns]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
         writer.writerow(
-            ["" if v is None else _json_default(v) if not isinstance(v, (int, float, str)) else v for v in row]
+            [
+                ""
+                if v is None
+                else rounded(v, n)
+                if round_floats and isinstance(v, float)
+                else v
+                if isinstance(v, (int, float, str))
+                else _json_default(v)
+                for v, n in zip(row, places, strict=True)
+            ]
         )
     return buf.getvalue()
 
@@ -95,27 +125,6 @@ def label(name: str) -> str:
 
     cls = STRATEGIES.get(name.upper())
     return f"{cls.emoji} {name}" if cls else name
-
-
-def comprehension_table(rows: list[dict[str, Any]]) -> Table:
-    """Comprehension-check accuracy per player and question kind (rows of ``comprehension_accuracy``)."""
-    table = Table(
-        title="Comprehension check: right answers per model and question", header_style="bold", box=box.SIMPLE_HEAD
-    )
-    for col in ("player", "question", "asked", "readable", "right", "accuracy"):
-        table.add_column(col, justify="left" if col in ("player", "question") else "right")
-    last = None
-    for r in rows:
-        table.add_row(
-            label(r["player_name"]) if r["player_name"] != last else "",
-            r["kind"],
-            f"{r['questions']:,}",
-            f"{r['answered']:,}",
-            f"{r['correct']:,}",
-            f"{r['accuracy']:.1%}",
-        )
-        last = r["player_name"]
-    return table
 
 
 def profile_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> Table:
@@ -212,95 +221,39 @@ def reader_shares(row: dict[str, Any], sep: str = ", ") -> str:
     return sep.join(parts)
 
 
-def report_table(run: dict[str, Any], summaries: list[ConditionSummary]) -> Table:
-    table = Table(
-        title=f"Run {run['run_id']} ({run['status']}): mean ± 95% CI over replicates",
-        caption=behaviour_caption(summaries),
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-    )
-    for col in (
-        "condition",
-        "games",
-        "player",
-        "payoff/round",
-        "cooperation",
-        "retaliation",
-        "forgiveness",
-        "exploit. gap",
-        "collapse (round)",
-    ):
-        table.add_column(col, justify="left" if col in ("condition", "player") else "right")
-    for s in summaries:
-        for i, seat in enumerate(s.seats):
-            e = seat.estimates
-            collapse = e["time_to_collapse"].fmt(1)
-            collapse += f" ({seat.collapsed}/{s.games})"
-            table.add_row(
-                s.condition if i == 0 else "",
-                games_cell(s) if i == 0 else "",
-                f"{seat.player}: {label(seat.name)}",
-                e["payoff_per_round"].fmt(3),
-                e["cooperation_rate"].fmt(1, pct=True),
-                e["retaliation_rate"].fmt(1, pct=True),
-                e["forgiveness_rate"].fmt(1, pct=True),
-                e["exploitability_gap"].fmt(1),
-                collapse,
-            )
-    return table
-
-
-def answers_table(rows: list[dict[str, Any]]) -> Table:
-    """Each model's answers to move requests (the ``model_parsing`` view); strategies have no row."""
-    table = Table(
-        title="Model answers: how many could be read",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-        caption="Unreadable: answers no move could be read from (re-asks included). Fallback: rounds "
-        "whose move the harness chose after the last unreadable answer. Read by: what decided each round's move "
-        "(parser, structured reply, judge, re-ask, fallback), as shares of the rounds.",
-    )
-    columns = (
-        "model",
-        "games",
-        "answers",
-        "unreadable",
-        "parse failures",
-        "fallback rounds",
-        "fallback rate",
-        "read by",
-    )
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("model", "read by") else "right")
-    for r in rows:
-        table.add_row(
-            label(r["player_name"]),
-            str(r["games"]),
-            f"{r['answers']:,}",
-            f"{r['unreadable']:,}",
-            percent(r["parse_failure_rate"]),
-            f"{r['fallback_rounds']:,} of {r['rounds']:,}",
-            percent(r["fallback_rate"]),
-            reader_shares(r, sep="\n"),
-        )
-    return table
-
-
-def print_rows(console: Console, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def print_rows(
+    console: Console, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, round_floats: bool = True
+) -> None:
+    """Rows as JSON (full precision), CSV (floats rounded, unless ``round_floats`` is False) or a table."""
     if fmt == "json":
         console.file.write(rows_json(columns, rows) + "\n")
     elif fmt == "csv":
-        console.file.write(rows_csv(columns, rows))
+        console.file.write(rows_csv(columns, rows, round_floats=round_floats))
     else:
         console.print(rows_table(columns, rows))
         console.print(f"[dim]{len(rows)} row{'s' if len(rows) != 1 else ''}[/dim]")
 
 
-def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
+def fits(console: Console, options: ConsoleOptions, table: RenderableType) -> bool:
     """Whether ``table`` fits the width without wrapping a cell: its natural width (every cell on the lines it was
     given), measured as if the terminal had no edge, is at most the width there is."""
     unbounded = options.update_width(1_000_000)
     return Measurement.get(console, unbounded, table).maximum <= options.max_width
+
+
+def first_fitting(
+    console: Console,
+    options: ConsoleOptions,
+    layouts: Sequence[Callable[[], RenderableType]],
+    last: Callable[[], RenderableType],
+) -> RenderableType:
+    """The first of ``layouts`` (widest first, each made only when the one before does not fit) that fits the width
+    without wrapping a cell (:func:`fits`), else ``last``: the narrowest, which must fit any width it is used at."""
+    for layout in layouts:
+        shown = layout()
+        if fits(console, options, shown):
+            return shown
+    return last()
 
 
 SFEM_NOTE = (
@@ -311,27 +264,64 @@ SFEM_NOTE = (
 )
 
 
-def sfem_table(fits: Sequence[PlayerSfem], title: str) -> Table:
+class SfemTable:
     """One row per fit: the player (and its condition and seat, when per condition), games, each strategy's share
-    and β, each with its bootstrap standard error under it."""
-    from harness.analysis.sfem import STRATEGIES
+    and β, each with its bootstrap standard error under it. Too wide for the width, the strategies are split over
+    as few tables as fit it, each with the players again: no name or number is cut."""
 
-    table = Table(title=title, caption=SFEM_NOTE, header_style="bold", box=box.SIMPLE_HEAD)
-    per_condition = any(f.condition is not None for f in fits)
-    if per_condition:
-        table.add_column("condition")
-    table.add_column("player")
-    table.add_column("games", justify="right")
-    for name in (*STRATEGIES, "β"):
-        table.add_column(name, justify="right", no_wrap=True)
-    for f in fits:
-        fit = f.fit
-        se = fit.share_se or (None,) * len(fit.shares)
-        cells = [_with_se(v, e) for v, e in zip(fit.shares, se, strict=True)]
-        who = f"{f.seat}: {label(f.player_name)}" if f.seat else label(f.player_name)
-        row = [who, str(fit.games), *cells, _with_se(fit.beta, fit.beta_se)]
-        table.add_row(*([f.condition or ""] if per_condition else []), *row)
-    return table
+    def __init__(self, fits: Sequence[PlayerSfem], title: str) -> None:
+        self.fits = fits
+        self.title = title
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[RenderableType]:
+        from harness.analysis.sfem import STRATEGIES
+
+        columns = [*range(len(STRATEGIES)), -1]  # the strategies by index, then β
+        whole = self._table(columns, 0, 1, stacked=False)
+        if fits(console, options, whole):
+            yield whole
+            return
+        for size in range(len(columns), 0, -1):
+            chunks = [columns[i : i + size] for i in range(0, len(columns), size)]
+            tables = [self._table(chunk, n, len(chunks), stacked=True) for n, chunk in enumerate(chunks)]
+            if size == 1 or all(fits(console, options, t) for t in tables):
+                yield from tables
+                return
+
+    def _table(self, columns: Sequence[int], part: int, parts: int, *, stacked: bool) -> Table:
+        """The fits with the strategies of ``columns`` (-1: β); ``stacked``, each condition on a row of its own
+        with its seats under it, rather than a column beside them."""
+        from harness.analysis.sfem import STRATEGIES
+
+        title = self.title if part == 0 else f"{self.title}, continued"
+        table = Table(
+            title=title,
+            caption=SFEM_NOTE if part == parts - 1 else None,
+            caption_justify="left",
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+        )
+        per_condition = any(f.condition is not None for f in self.fits)
+        beside = per_condition and not stacked
+        if beside:
+            table.add_column("condition", no_wrap=True)
+        table.add_column("condition\n  player" if per_condition and stacked else "player", no_wrap=True)
+        table.add_column("games", justify="right", no_wrap=True)
+        for i in columns:
+            table.add_column("β" if i < 0 else STRATEGIES[i], justify="right", no_wrap=True)
+        last = None
+        for f in self.fits:
+            fit = f.fit
+            se = fit.share_se or (None,) * len(fit.shares)
+            cells = [_with_se(fit.beta, fit.beta_se) if i < 0 else _with_se(fit.shares[i], se[i]) for i in columns]
+            who = f"{f.seat}: {label(f.player_name)}" if f.seat else label(f.player_name)
+            if per_condition and stacked:
+                if f.condition != last:
+                    table.add_row(f"[bold]{f.condition or ''}[/bold]", *([""] * (len(columns) + 1)))
+                who = f"  {who}"
+            last = f.condition
+            table.add_row(*([f.condition or ""] if beside else []), who, str(fit.games), *cells)
+        return table
 
 
 def _with_se(value: float, se: float | None) -> str:

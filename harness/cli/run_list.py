@@ -3,8 +3,9 @@
 At 120 columns and more each run is one line: its id, kind, model, opponents, status, complete games of
 those planned, cost and when it was made. Narrower, the opponents are shortened (``ALLC, ALLD, TFT +6``),
 and at 80 columns each row takes two lines (the date under the run id, the status under the kind, the
-opponents under the model, the cost under the games), each cut short rather than wrapped, except the run id,
-which ``resume`` and ``report`` take and is never cut.
+opponents under the model, the cost under the games); when a model's name would not fit so, three (the kind and
+status under the run id, which leaves the model the room it needs). The opponents are shortened rather than
+wrapped; the run id, which ``resume`` and ``report`` take, is never cut.
 """
 
 from __future__ import annotations
@@ -50,8 +51,17 @@ class RunList:
         self.runs = runs
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[RenderableType]:
-        layouts = [self.wide(None), self.wide(SHORT * 2), self.wide(SHORT), self.narrow(options.max_width)]
-        yield next((t for t in layouts[:-1] if fits(console, options, t)), layouts[-1])
+        layouts = [self.wide(None), self.wide(SHORT * 2), self.wide(SHORT)]
+        chosen = next((t for t in layouts if fits(console, options, t)), None)
+        if chosen is None:
+            two = self.narrow(options.max_width)
+            chosen = two if self._models_whole(two) else self.narrow(options.max_width, three_lines=True)
+        yield chosen
+
+    def _models_whole(self, table: Table) -> bool:
+        """Whether the players' column of a narrow layout holds every model's name whole."""
+        room = table.columns[-2].max_width or 0
+        return all(len(m) <= room for e in self.runs if e.kind is not None for m in e.models)
 
     def _table(self) -> Table:
         return Table(header_style="bold", box=box.SIMPLE_HEAD, title="Runs, newest first (times in UTC)")
@@ -74,27 +84,38 @@ class RunList:
             )
         return table
 
-    def narrow(self, width: int) -> Table:
+    def narrow(self, width: int, three_lines: bool = False) -> Table:
         """Two lines a row: the id over the date, the kind over the status, the model over its opponents, the games
-        over the cost. The players get the width the others leave: as many opponents as fit are named, and the
-        rest counted (``+5``); a model's name too long for it is cut with an ellipsis. The run id is never cut."""
-        ids = [f"{e.run_id}\n[dim]{created(e)}[/dim]" for e in self.runs]
+        over the cost; or (``three_lines``, when a model's name would not fit beside the kind) three, the kind and
+        status between the id and the date. The players get the width the others leave: as many opponents as fit
+        are named, and the rest counted (``+5``); a model's name too long even for that is cut with an ellipsis.
+        The run id is never cut."""
+        if three_lines:
+            ids = [f"{e.run_id}\n{e.kind or '—'}, {e.status}\n[dim]{created(e)}[/dim]" for e in self.runs]
+        else:
+            ids = [f"{e.run_id}\n[dim]{created(e)}[/dim]" for e in self.runs]
         kinds = [f"{e.kind or '—'}\n{e.status}" for e in self.runs]
         counts = [f"{games(e)}\n{cost(e)}" for e in self.runs]
-        columns = {"run id\ncreated": ids, "kind\nstatus": kinds, "games\ncost": counts}
+        columns = (
+            {"run id\nkind, status\ncreated": ids, "games\ncost": counts}
+            if three_lines
+            else {"run id\ncreated": ids, "kind\nstatus": kinds, "games\ncost": counts}
+        )
         widest = [
             max(len(_plain(line)) for cell in [header, *cells] for line in cell.split("\n"))
             for header, cells in columns.items()
         ]
-        # Around 4 columns: an edge on each side, a space of padding each side of each, 3 separators.
-        room = max(12, width - (2 + 2 * 4 + 3) - sum(widest))
+        # Around the columns: an edge on each side, a space of padding each side of each, a separator between two.
+        n = len(columns) + 1
+        room = max(12, width - (2 + 2 * n + n - 1) - sum(widest))
         table = self._table()
-        table.add_column("run id\ncreated", no_wrap=True)
-        table.add_column("kind\nstatus", no_wrap=True)
+        for header in list(columns)[:-1]:
+            table.add_column(header, no_wrap=True)
         table.add_column("model\nopponents", no_wrap=True, overflow="ellipsis", max_width=room)
         table.add_column("games\ncost", justify="right", no_wrap=True)
         for e, run, kind, count in zip(self.runs, ids, kinds, counts, strict=True):
-            table.add_row(run, kind, _players(e, room), count)
+            first = [run] if three_lines else [run, kind]
+            table.add_row(*first, _players(e, room), count)
         return table
 
 
@@ -103,7 +124,8 @@ def _plain(line: str) -> str:
 
 
 def _players(e: RunEntry, room: int) -> str:
-    """The model over its opponents (``vs ALLC, ALLD +7``, as many named as ``room`` holds); a run without a model,
+    """The model over its opponents (``vs ALLC, ALLD +7``, as many named as ``room`` holds; several models one a line
+    when they do not fit on one); a run without a model,
     its players on one line; a run being written, why nothing more is known."""
     if e.kind is None:
         return f"({e.note})"
@@ -112,7 +134,8 @@ def _players(e: RunEntry, room: int) -> str:
     while most > 1 and len(lead + names(e.opponents, most)) > room:
         most -= 1
     opponents = lead + names(e.opponents, most)
-    return f"{names(e.models)}\n{opponents}" if e.models else opponents
+    models = names(e.models) if len(names(e.models)) <= room else "\n".join(e.models)  # one a line if need be
+    return f"{models}\n{opponents}" if e.models else opponents
 
 
 def as_rows(runs: list[RunEntry]) -> tuple[list[str], list[list[Any]]]:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from harness.cli.base import Format, ResultsOpt, app, err, out
+from harness.cli.base import Format, ResultsOpt, WidthOpt, app, err, laid_out, out
 from harness.states import RunStatus
 from harness.util.plural import plural
 
@@ -27,11 +27,12 @@ def runs(
     format: Annotated[Format, typer.Option("--format", help="table for people; csv or json for scripts.")] = (
         Format.table
     ),
+    width: WidthOpt = None,
 ) -> None:
     """List the runs in the results folder, newest first: id, kind, model and opponents, status, complete games of
     those planned, cost and date. A run another process is writing is listed as running.
 
-    Example: `pdbench runs --kind eval --limit 5`
+    Example: `pdbench runs --kind eval --limit 5` (`--width 80`: laid out for 80 columns)
     """
     from harness.cli.render import print_rows, rows_json
     from harness.cli.run_list import RunList, as_rows, csv_rows
@@ -56,7 +57,8 @@ def runs(
             highlight=False,
         )
     else:
-        out.print(RunList(listing.runs))
+        with laid_out(width):
+            out.print(RunList(listing.runs))
     for entry in listing.runs:
         if entry.status == RunStatus.CRASHED:
             out.print(f"Run {entry.run_id} crashed: {entry.note}.", highlight=False)

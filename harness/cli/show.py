@@ -13,15 +13,8 @@ from harness.analysis.report import condition_summaries, model_answers
 from harness.analysis.sfem import sfem_by_condition
 from harness.cli.base import out
 from harness.cli.prompt_cache import prompt_cache_lines
-from harness.cli.render import (
-    answers_table,
-    comprehension_table,
-    leaderboard_table,
-    matchup_table,
-    profile_table,
-    report_table,
-    sfem_table,
-)
+from harness.cli.render import SfemTable, leaderboard_table, matchup_table, profile_table
+from harness.cli.report_view import Comprehension, ModelAnswers, RunReport
 from harness.cli.scorecard import Scorecard, scorecard_summary
 from harness.config.presets.suites import SUITES
 from harness.engine.runner import RunResult
@@ -36,13 +29,13 @@ Show = Callable[[Catalog, RunResult], int]
 
 def print_report(cat: Catalog, run_id: str) -> None:
     """The per-condition table of a run and, if it has model players, how well their answers read."""
-    out.print(report_table(cat.require_run(run_id), condition_summaries(cat, run_id)))
+    out.print(RunReport(cat.require_run(run_id), condition_summaries(cat, run_id)))
     answers = model_answers(cat, run_id)
     if answers:
-        out.print(answers_table(answers))
+        out.print(ModelAnswers(answers))
     accuracy = comprehension_accuracy(cat, run_id)
     if accuracy:
-        out.print(comprehension_table(accuracy))
+        out.print(Comprehension(accuracy))
     print_prompt_cache(cat, run_id)
 
 
@@ -55,8 +48,8 @@ def print_prompt_cache(cat: Catalog, run_id: str) -> None:
 def print_sfem(cat: Catalog, run_id: str) -> None:
     """SFEM per condition and seat, then per player over all its games (``pdbench report --sfem``)."""
     cat.require_run(run_id)
-    out.print(sfem_table(sfem_by_condition(cat, run_id), f"Strategy frequency estimation, run {run_id}, per condition"))
-    out.print(sfem_table(sfem_by_condition(cat, run_id, pooled=True), "Per player, over all its games"))
+    out.print(SfemTable(sfem_by_condition(cat, run_id), f"Strategy frequency estimation, run {run_id}, per condition"))
+    out.print(SfemTable(sfem_by_condition(cat, run_id, pooled=True), "Per player, over all its games"))
 
 
 def show_report(cat: Catalog, result: RunResult) -> int:
@@ -101,7 +94,7 @@ def show_scorecard(cat: Catalog, result: RunResult) -> int:
     model = {s.seats[0].name for s in summaries}
     fits = sfem_by_condition(cat, run_id, pooled=True, players=model)
     if fits:
-        out.print(sfem_table(fits, "Strategy frequency estimation of the model, over all its games"))
+        out.print(SfemTable(fits, "Strategy frequency estimation of the model, over all its games"))
     out.print(f"run id: [bold]{run_id}[/bold]   results: {result.path}")
     return 0 if overall["games"] else 1
 
@@ -112,7 +105,7 @@ def _checks_and_profile(cat: Catalog, run_row: dict[str, object]) -> None:
     rid = str(run_row["run_id"])
     accuracy = comprehension_accuracy(cat, rid)
     if accuracy:
-        out.print(comprehension_table(accuracy))
+        out.print(Comprehension(accuracy))
     suite = json.loads(str(run_row["config_json"])).get("suite")
     if suite in SUITES and "behaviour_profile" in SUITES[suite].scorecard:
         columns, rows = behaviour_profile_by_condition(cat, rid)

@@ -189,7 +189,7 @@ class Catalog:
             for run_id in self.run_ids:
                 path = self.results_dir / f"{run_id}.duckdb"
                 if not path.exists():
-                    raise RunNotFoundError(_not_found(run_id, self.results_dir))
+                    raise RunNotFoundError(not_found(run_id, self.results_dir))
                 paths.append(path)
             return paths
         return sorted(self.results_dir.glob("*.duckdb"))
@@ -318,7 +318,7 @@ class Catalog:
             for path, reason in self.skipped:
                 if path.name == f"{run_id}.duckdb":
                     raise StoreError(f"cannot read run {run_id!r}: {reason}.")
-            raise RunNotFoundError(_not_found(run_id, self.results_dir))
+            raise RunNotFoundError(not_found(run_id, self.results_dir))
         return {**rows[0], "status": self.shown_status(run_id, rows[0]["status"]).value}
 
     def close(self) -> None:
@@ -371,10 +371,14 @@ def _sql_str(s: str) -> str:
     return s.replace("'", "''")
 
 
-def _not_found(run_id: str, results_dir: Path) -> str:
+LATEST = "latest"  # the run id that names the newest run (resolved by harness.store.run_ref)
+
+
+def not_found(ref: str, results_dir: Path) -> str:
+    """The one-paragraph error for a run that is not there, with how to list the runs that are."""
     return (
-        f"no run {run_id!r} in {results_dir}. List the runs with "
-        f'`pdbench sql "select run_id, status, created_at from runs" --results {results_dir}`.'
+        f"no run {ref!r} in {results_dir}. List the runs with `pdbench runs --results {results_dir}`; a run is "
+        f"named by its id, by any prefix of it that no other run shares, or by `{LATEST}` (the newest run)."
     )
 
 

@@ -13,8 +13,9 @@ from rich.console import Console
 
 from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries
-from harness.cli.render import profile_table, report_table
+from harness.cli.render import profile_table
 from harness.cli.repeats import repeated_conditions
+from harness.cli.report_view import RunReport
 from harness.cli.scorecard import Scorecard
 from harness.config.presets.evaluation import eval_config
 from harness.config.presets.suites import get_suite
@@ -32,7 +33,7 @@ def test_one_game_repeated_has_no_interval_and_says_so(results: Path) -> None:
     with write_logs(results, "same", [("CCDC", "CDCC")] * 3) as cat:
         [same] = condition_summaries(cat, "same")
         run = cat.require_run("same")
-        shown = text(report_table(run, [same])) + text(Scorecard(run, [same]))
+        shown = text(RunReport(run, [same])) + text(Scorecard(run, [same]))
     assert same.repeated and same.as_dict()["repeated_game"] is True
     payoff = same.seats[0].estimates["payoff_per_round"]
     assert (payoff.mean, payoff.low, payoff.high, payoff.n) == (pytest.approx(2.75), None, None, 3)  # (3+0+5+3)/4
@@ -44,7 +45,7 @@ def test_replicates_that_differ_keep_their_interval(results: Path) -> None:
     # The same moves as played, but the third game's A chose D in round 4 and noise played it as C: not alike.
     with write_logs(results, "differ", [("CCDC", "CDCC"), ("CCDC", "CDCC"), ("CCDd", "CDCC")]) as cat:
         [s] = condition_summaries(cat, "differ")
-        shown = text(report_table(cat.require_run("differ"), [s]))
+        shown = text(RunReport(cat.require_run("differ"), [s]))
     assert not s.repeated and s.as_dict()["repeated_game"] is False
     coop = s.seats[0].estimates["cooperation_rate"]
     assert coop.low is not None and coop.high is not None and coop.mean == pytest.approx((0.75 + 0.75 + 0.5) / 3)
