@@ -15,6 +15,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress, count
+from typing import cast
 
 import anyio
 
@@ -214,11 +215,13 @@ class Match:
 Player = Policy | Agent
 
 
-async def _decide(player: Player, match: Match, seat: str, horizon: HorizonInfo) -> Decision:
-    if not isinstance(player, Agent):
-        own, opp = (match.moves_a, match.moves_b) if seat == "a" else (match.moves_b, match.moves_a)
-        return Decision(player.move(own, opp))
-    return await player.act(match.view(seat, horizon))
+async def _decide(player: Player, awaited: bool, match: Match, seat: str, horizon: HorizonInfo) -> Decision:
+    """One seat's move. ``awaited``: whether ``player`` is an :class:`Agent`, told once per game by
+    :func:`play_game` (a check against a runtime Protocol costs more than a strategy's whole move)."""
+    if awaited:
+        return await cast(Agent, player).act(match.view(seat, horizon))
+    own, opp = (match.moves_a, match.moves_b) if seat == "a" else (match.moves_b, match.moves_a)
+    return Decision(cast(Policy, player).move(own, opp))
 
 
 async def _decide_both(a: Player, b: Player, match: Match, horizon: HorizonInfo) -> tuple[Decision, Decision]:
@@ -232,7 +235,7 @@ async def _decide_both(a: Player, b: Player, match: Match, horizon: HorizonInfo)
 
     async def ask(seat: str, player: Player) -> None:
         try:
-            results[seat] = await _decide(player, match, seat, horizon)
+            results[seat] = await _decide(player, True, match, seat, horizon)
         except Exception as exc:
             errors.append(exc)
 
@@ -259,15 +262,15 @@ async def play_game(
     answers inline. ``on_round`` (if given) sees the match after each round, e.g. to
     record it. Cancellation between rounds leaves ``match`` holding every finished round.
     """
-    both_awaited = isinstance(a, Agent) and isinstance(b, Agent)
+    awaited_a, awaited_b = isinstance(a, Agent), isinstance(b, Agent)
     for _ in range(rounds - match.rounds_played):
         if should_stop is not None and should_stop():
             break
-        if both_awaited:
+        if awaited_a and awaited_b:
             dec_a, dec_b = await _decide_both(a, b, match, horizon)
         else:
-            dec_a = await _decide(a, match, "a", horizon)
-            dec_b = await _decide(b, match, "b", horizon)
+            dec_a = await _decide(a, awaited_a, match, "a", horizon)
+            dec_b = await _decide(b, awaited_b, match, "b", horizon)
         match.record(dec_a.action, dec_b.action, dec_a.flagged, dec_b.flagged)
         if on_round is not None:
             on_round(match)

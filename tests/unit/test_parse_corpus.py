@@ -25,6 +25,8 @@ import yaml
 from harness.players.model.labels import ActionLabels
 from harness.players.model.parsing import policy as parsing
 from harness.players.model.parsing.decisions import InvalidStructure, answer_part, find_decisions, whole_reply
+from harness.players.model.parsing.doubt import doubts_answer
+from harness.players.model.parsing.fields import lines_doubt
 from harness.players.model.parsing.grammar import JUNK, normalize
 from harness.players.model.parsing.policy import parse_action
 from tests.benchmarks import parse_corpus_report
@@ -151,11 +153,11 @@ def test_misreads_are_reported_entry_by_entry() -> None:
     ]
 
 
-def test_the_shortcut_reads_as_the_general_rules_do(corpus: list[Entry]) -> None:
-    """whole_reply reads short replies without rules 3 to 6; on every corpus reply it takes, it
-    must give the move those rules give."""
-    taken = 0
-    for entry in corpus:
+def shortcut_and_general(entries: list[Entry]) -> list[tuple[Entry, str | None, str | None]]:
+    """For every reply whole_reply reads (without rules 3 to 6): the move it reads (None when doubt follows it, as
+    parse_action refuses it) and the move the general rules read."""
+    pairs = []
+    for entry in entries:
         if not entry.text.strip(JUNK):
             continue
         g = parsing._grammar(LABELS[entry.labels])
@@ -167,9 +169,49 @@ def test_the_shortcut_reads_as_the_general_rules_do(corpus: list[Entry]) -> None
             general = parsing._resolve(find_decisions(t, g), t, g)
         except InvalidStructure:
             continue
-        taken += 1
-        assert general.action == quick.move, (entry, quick, general)
-    assert taken >= 100
+        doubted = doubts_answer(t, quick.end) or lines_doubt(t, quick.end)  # parse_action's check, as _resolve's
+        pairs.append((entry, None if doubted else quick.move, general.action))
+    return pairs
+
+
+def test_the_shortcut_reads_as_the_general_rules_do(corpus: list[Entry]) -> None:
+    """whole_reply reads short replies without rules 3 to 6; on every corpus and shapes reply it takes, it
+    must give the move those rules give."""
+    shapes = [
+        Entry(e["cat"], e["text"], e["expect"], e.get("labels", "CD")) for e in yaml.safe_load(SHAPES.read_text())
+    ]
+    pairs = shortcut_and_general(corpus + shapes)
+    assert [(e, quick, general) for e, quick, general in pairs if quick != general] == []
+    assert len(pairs) >= 100
+
+
+# A one-line reply whose last sentence is an answer line: the shortcut takes the first ones; the last ones hold a
+# key, an arrow or a final answer before it (whose value may run on), and are left to the general rules.
+SENTENCE_ANSWERS = [
+    Entry("answer_line", "I will cooperate this round. Final answer: C", "C", "CD"),
+    Entry("answer_line", "Cooperation has paid off so far. Answer: C", "C", "CD"),
+    Entry("answer_line", "They defected twice! My move: D", "D", "CD"),
+    Entry("answer_line", "I will defect. Final answer: C", "C", "CD"),
+    Entry("answer_line", "Should I defect? Final decision: J", "C", "JF"),
+    Entry("answer_line", "I'd say cooperate. **Final answer: D**", "D", "CD"),
+]
+LEFT_TO_THE_RULES = [
+    Entry("answer_line", "Final answer: C. Answer: D", "refuse", "CD"),
+    Entry("answer_line", "My final answer is C. Answer: D", "refuse", "CD"),
+    Entry("answer_line", "C -> D. Final answer: C", "C", "CD"),
+    Entry("answer_line", "I will cooperate this round. Final answer: C or D", "refuse", "CD"),
+]
+
+
+def test_the_shortcut_reads_a_last_answer_sentence_as_the_general_rules_do() -> None:
+    """The last sentence of a one-line reply, when it is "Key: label" and nothing before it is keyed, is read by
+    the shortcut, and as the general rules read it; a reply with a key before it is not taken."""
+    taken = shortcut_and_general(SENTENCE_ANSWERS)
+    assert [(e.text, quick) for e, quick, _ in taken] == [(e.text, e.expect) for e in SENTENCE_ANSWERS]
+    assert all(quick == general for _, quick, general in taken)
+    assert shortcut_and_general(LEFT_TO_THE_RULES) == []
+    for entry in SENTENCE_ANSWERS:
+        assert parse_action(entry.text, LABELS[entry.labels]).action == entry.expect
 
 
 def test_every_category_has_clear_and_refused_replies_of_its_shape(corpus: list[Entry]) -> None:

@@ -216,11 +216,13 @@ def answer_part(text: str) -> str:
 
 
 def whole_reply(t: str, g: Grammar) -> Decision | None:
-    """The common short replies, read directly: one label, one JSON object, or a last "Key: label" line.
+    """The common short replies, read directly: one label, one JSON object, or a last "Key: label" line (or
+    the last sentence of a one-line reply, when nothing before it is keyed: see :func:`_last_sentence_start`).
 
     The general reading would find exactly this one decision in force: the first two are the
     whole reply, and an answer line revises everything before it (rule 5) while nothing follows
-    the last line. Reading them directly keeps the common case cheap.
+    the last line. Reading them directly keeps the common case cheap: "I will cooperate this round.
+    Final answer: C" costs a sixth of what the general reading does.
     """
     alone = _label_alone(t, 0, len(t), g)
     if alone is not None and alone[0] != "both":
@@ -244,9 +246,25 @@ def whole_reply(t: str, g: Grammar) -> Decision | None:
     if last != body and ("{" in body or "<" in body):
         return None  # a JSON field or a tag before it may refuse the reply, or be more than it seems
     keyed = g.key_value.fullmatch(last)
+    if keyed is None and last == body and (start := _last_sentence_start(body, g)) is not None:
+        keyed = g.key_value.fullmatch(body, start)  # "I will cooperate this round. Final answer: C"
     if keyed is None:
         return None
     return Decision(0, len(t), g.lookup[key(keyed.group("tok"))], "final_answer" if keyed["final"] else "answer_line")
+
+
+def _last_sentence_start(body: str, g: Grammar) -> int | None:
+    """Where a one-line reply's last sentence starts, when what comes before it holds no key, tag, object or
+    arrow (whose value could run on into that sentence): then a "Key: label" sentence there is an answer line
+    at a sentence start, the reply's last decision, and revises every one before it (rule 5), as when it is
+    the last line. None: the reply is one sentence, or its start may hold more than it seems."""
+    cut = max(body.rfind(". "), body.rfind("! "), body.rfind("? "))
+    if cut == -1:
+        return None
+    before = body[:cut]
+    if any(mark in before for mark in ":=>→⇒{<") or "boxed" in before or g.final.search(before):
+        return None
+    return cut + 1
 
 
 def find_decisions(t: str, g: Grammar) -> list[Decision]:
