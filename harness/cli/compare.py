@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.base import Format, ResultsOpt, app, out
+from harness.cli.base import Format, ResultsOpt, WidthOpt, app, laid_out, out
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,9 +19,6 @@ if TYPE_CHECKING:
 
     from harness.analysis.compare import Cell, Comparison
     from harness.analysis.stats import Difference, Estimate
-    from harness.store.catalog import Catalog
-
-LATEST = "latest"
 
 _NAMES = {
     "payoff_per_round": "payoff / round",
@@ -56,6 +53,7 @@ def compare(
     format: Annotated[Format, typer.Option("--format", help="table for people; csv or json for scripts.")] = (
         Format.table
     ),
+    width: WidthOpt = None,
 ) -> None:
     """Compare model players (models, or one model's personas, prompts or temperatures) per opponent and overall:
     payoff, cooperation, retaliation, forgiveness, the behaviour profile, parse failures, fallbacks and cost, each
@@ -73,12 +71,13 @@ def compare(
     if metric not in METRICS:
         raise ConfigError(f"--metric {metric!r} is not one compare shows; give one of {', '.join(METRICS)}")
     folder = results_dir(results)
+    runs = _run_ids(folder, targets)
     with Catalog(folder) as cat:
-        runs = _run_ids(cat, folder, targets)
         players = resolve_players(cat, targets, runs)
         comparison = compare(cat, players)
     if format is Format.table:
-        _print(comparison, metric)
+        with laid_out(width):
+            _print(comparison, metric)
         return
     rows = comparison.rows()
     columns = list(rows[0])
@@ -89,28 +88,20 @@ def compare(
         print_rows(out, "csv", columns, values)
 
 
-def _run_ids(cat: Catalog, folder: Path, targets: list[str]) -> dict[str, list[str]]:
-    """The targets that name a run (its id, ``latest``, or a unique prefix), each with the run it names."""
-    from harness.errors import ConfigError
+def _run_ids(folder: Path, targets: list[str]) -> dict[str, list[str]]:
+    """The targets that name a run (its id, ``latest``, or a unique prefix: :func:`resolve_run_id`), each with the
+    run it names; the others are models (names hold a '/'), whose runs :func:`resolve_players` finds."""
+    from harness.errors import RunNotFoundError
+    from harness.store.run_ref import resolve_run_id
 
-    ids = [r["run_id"] for r in cat.records("SELECT run_id FROM runs ORDER BY created_at, run_id")]
     found: dict[str, list[str]] = {}
     for target in targets:
-        if target == LATEST:
-            if not ids:
-                raise ConfigError(f"there is no run in {folder} to be the latest; `pdbench runs` lists runs")
-            found[target] = [ids[-1]]
-        elif target in ids:
-            found[target] = [target]
-        elif "/" not in target:
-            matches = [i for i in ids if i.startswith(target)]
-            if len(matches) == 1:
-                found[target] = matches
-            elif len(matches) > 1:
-                raise ConfigError(
-                    f"{target!r} is the start of {len(matches)} runs ({', '.join(matches[:6])}"
-                    f"{', ...' if len(matches) > 6 else ''}); give more of the run id"
-                )
+        if "/" in target or not folder.is_dir():
+            continue
+        try:
+            found[target] = [resolve_run_id(folder, target)]
+        except RunNotFoundError:
+            continue  # a model's label, perhaps: resolve_players says what the folder holds if not
     return found
 
 

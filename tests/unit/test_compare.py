@@ -141,7 +141,7 @@ def test_what_cannot_be_compared_is_one_paragraph(two_runs: Path, tmp_path: Path
     code, _out, err = pdbench("compare", "eval_tft", "--results", two_runs)
     assert code != 0 and "two players or more" in err and "Traceback" not in err
     code, _out, err = pdbench("compare", "eval_", "--results", two_runs)
-    assert code != 0 and "start of 2 runs" in err
+    assert code != 0 and "could be any of 2 runs" in err
     code, _out, err = pdbench("compare", "nosuch", "eval_tft", "--results", two_runs)
     assert code != 0 and "neither a run" in err and "mock/tft" in err
     eval_run(two_runs, "mock/grim", "other", opponents="TFT")
