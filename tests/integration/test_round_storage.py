@@ -89,9 +89,14 @@ GROWN = {"cooperate_words", "defect_words"}
 added "betray" to the defect words); a reply is read from more words, the prompt is the same."""
 
 
+RENAMED = {"coop_prob": "p"}
+"""Settings stored under another name since the fixtures were made (issue 23: RAND's parameter is ``p`` everywhere)."""
+
+
 def contains_config(new: object, old: object) -> bool:
     """Whether the config ``new`` holds every setting of ``old`` with the same value (it may hold more)."""
     if isinstance(old, dict) and isinstance(new, dict):
+        old = {RENAMED.get(k, k): v for k, v in old.items()}
         return all(
             k in new
             and (
