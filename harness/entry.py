@@ -18,6 +18,7 @@ from harness.engine.interrupts import LOST_CTRL_C, keep_swallowed_interrupts
 def main() -> None:
     """Run the command line; a Ctrl-C that nothing else handled exits with one line and code 130."""
     try:
+        _let_ctrl_c_in()
         keep_swallowed_interrupts()
         from harness.cli import INTERRUPTED
         from harness.cli import main as cli_main
@@ -39,6 +40,14 @@ def main() -> None:
         # The command is over and its results saved: a Ctrl-C now would only kill the exiting interpreter
         # (Python restores the default action while it shuts down) and lose the exit code.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _let_ctrl_c_in() -> None:
+    """Deliver a Ctrl-C held back until now, here, where it is handled: a caller that must not lose one between
+    starting and this ``try`` (a launcher, the tests) blocks SIGINT first; Python raises a pending one as soon as it
+    is unblocked. Unblocking a signal that is not blocked does nothing."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _interrupted_while_starting() -> NoReturn:

@@ -6,6 +6,7 @@ view, tables that fit 80 columns, CSV with run ids, and the errors a comparison 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,10 @@ def eval_run(results: Path, model: str, run_id: str, opponents: str = "ALLC,ALLD
     assert code == 0, err
 
 
-@pytest.fixture
-def two_runs(tmp_path: Path) -> Path:
-    results = tmp_path / "results"
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two evals, read (never written) by the tests that share them."""
+    results = tmp_path_factory.mktemp("compare") / "results"
     eval_run(results, "mock/tft", "eval_tft")
     eval_run(results, "mock/defector", "eval_alld")
     return results
@@ -144,8 +146,11 @@ def test_what_cannot_be_compared_is_one_paragraph(two_runs: Path, tmp_path: Path
     assert code != 0 and "could be any of 2 runs" in err
     code, _out, err = pdbench("compare", "nosuch", "eval_tft", "--results", two_runs)
     assert code != 0 and "neither a run" in err and "mock/tft" in err
-    eval_run(two_runs, "mock/grim", "other", opponents="TFT")
-    code, _out, err = pdbench("compare", "eval_tft", "other", "--results", two_runs)
+    own = tmp_path / "results"
+    own.mkdir()
+    shutil.copy(two_runs / "eval_tft.duckdb", own)
+    eval_run(own, "mock/grim", "other", opponents="TFT")
+    code, _out, err = pdbench("compare", "eval_tft", "other", "--results", own)
     assert code != 0 and "no opponent in common" in err
     code, _out, err = pdbench("compare", "eval_tft", "eval_alld", "--metric", "speed", "--results", two_runs)
     assert code != 0 and "--metric" in err
