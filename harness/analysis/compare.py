@@ -44,6 +44,22 @@ METRICS: tuple[str, ...] = (
 )
 """Every metric compared, in the order tables show them."""
 
+METRIC_NAMES = {
+    "payoff_per_round": "payoff / round",
+    "cooperation_rate": "cooperation",
+    "retaliation_rate": "retaliation",
+    "forgiveness_rate": "forgiveness",
+    "nice": "nice",
+    "forgiving": "forgiving",
+    "retaliatory": "retaliatory",
+    "troublemaking": "troublemaking",
+    "emulative": "emulative",
+    "parse_failure_rate": "parse failures",
+    "fallback_rate": "fallback moves",
+    "cost_usd": "cost / game",
+}
+"""How tables and charts name each metric (the command adds its unit: cost in cents, the dashboard in dollars)."""
+
 RATE_METRICS = frozenset(
     {"cooperation_rate", "retaliation_rate", "forgiveness_rate", *PROFILE_DIMENSIONS, "parse_failure_rate"}
     | {"fallback_rate"}

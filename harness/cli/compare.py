@@ -12,6 +12,14 @@ import typer
 
 from harness.cli.base import Format, ResultsOpt, WidthOpt, app, laid_out, out
 
+
+def _name(metric: str) -> str:
+    """The metric as the tables name it (cost in cents: a game of a small model costs about one)."""
+    from harness.analysis.compare import METRIC_NAMES
+
+    return "cost / game ¢" if metric == "cost_usd" else METRIC_NAMES[metric]
+
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -19,21 +27,6 @@ if TYPE_CHECKING:
 
     from harness.analysis.compare import Cell, Comparison
     from harness.analysis.stats import Difference, Estimate
-
-_NAMES = {
-    "payoff_per_round": "payoff / round",
-    "cooperation_rate": "cooperation",
-    "retaliation_rate": "retaliation",
-    "forgiveness_rate": "forgiveness",
-    "nice": "nice",
-    "forgiving": "forgiving",
-    "retaliatory": "retaliatory",
-    "troublemaking": "troublemaking",
-    "emulative": "emulative",
-    "parse_failure_rate": "parse failures",
-    "fallback_rate": "fallback moves",
-    "cost_usd": "cost / game ¢",
-}
 
 
 @app.command()
@@ -140,7 +133,7 @@ def _overall(c: Comparison, letters: list[str]) -> Table:
         table.add_column("B − A", justify="right", no_wrap=True)
         table.add_column("p Holm" if c.tests > 1 else "p", justify="right", no_wrap=True)
     for metric, cells in c.overall.items():
-        row = [_NAMES[metric], *(_estimate(metric, cell.estimate) for cell in cells)]
+        row = [_name(metric), *(_estimate(metric, cell.estimate) for cell in cells)]
         if two:
             row += [_difference(metric, cells[1].difference), _p(cells[1])]
         table.add_row(*row)
@@ -161,7 +154,7 @@ def _differences(c: Comparison, letters: list[str]) -> Table:
     for letter in letters[1:]:
         table.add_column(f"{letter} − A", justify="right", no_wrap=True)
     for metric, cells in c.overall.items():
-        table.add_row(_NAMES[metric], *(f"{_difference(metric, cell.difference)} {_p(cell)}" for cell in cells[1:]))
+        table.add_row(_name(metric), *(f"{_difference(metric, cell.difference)} {_p(cell)}" for cell in cells[1:]))
     return table
 
 
@@ -170,7 +163,7 @@ def _per_opponent(c: Comparison, letters: list[str], metric: str) -> Table:
     from rich.table import Table
 
     two = len(c.players) == 2
-    table = Table(title=f"{_NAMES[metric]} per opponent", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=f"{_name(metric)} per opponent", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("opponent", no_wrap=True)
     for letter in letters:
         table.add_column(letter, justify="right", no_wrap=True)

@@ -15,26 +15,13 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from harness.analysis.compare import METRICS, RATE_METRICS, Comparison, compare, resolve_players
+from harness.analysis.compare import METRIC_NAMES, METRICS, RATE_METRICS, Comparison, compare, resolve_players
 from harness.errors import PDBenchError
 from harness.store.catalog import Catalog
 from harness.ui import cached, pickers
 
 K = "cmp_"  # prefix of this view's widget keys
-NAMES = {
-    "payoff_per_round": "payoff per round",
-    "cooperation_rate": "cooperation",
-    "retaliation_rate": "retaliation",
-    "forgiveness_rate": "forgiveness",
-    "nice": "nice",
-    "forgiving": "forgiving",
-    "retaliatory": "retaliatory",
-    "troublemaking": "troublemaking",
-    "emulative": "emulative",
-    "parse_failure_rate": "parse failures",
-    "fallback_rate": "fallback moves",
-    "cost_usd": "cost per game ($)",
-}
+NAMES = {**METRIC_NAMES, "cost_usd": "cost / game ($)"}
 
 
 def render(folder: Path) -> None:

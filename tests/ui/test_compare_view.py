@@ -29,7 +29,7 @@ def test_two_runs_are_compared_with_the_commands_figures(app: App, two_models: P
     at = app(two_models, view=COMPARE)
     assert not at.error, [e.value for e in at.error]
     table = at.dataframe[0].value
-    payoff = table[table["metric"] == "payoff per round"].iloc[0]
+    payoff = table[table["metric"] == "payoff / round"].iloc[0]
     # Newest run first: A = the defector (5 against ALLC, 1 against ALLD: 3.00), B = TFT (3 and 0.75: 1.88).
     assert payoff["A"].startswith("3.00") and payoff["B"].startswith("1.88")
     assert payoff["B − A"].startswith("-1.12")

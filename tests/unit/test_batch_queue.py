@@ -158,6 +158,18 @@ class BatchProvider:
         pass
 
 
+def made_but_lost(server: Server, key: str, game: int, submission: str) -> None:
+    """A batch the provider made of ``game``'s request, whose id the process that sent it never stored."""
+    server.batches["b1"] = {
+        "limited": False,
+        "items": [{"custom_id": key, "prompt": prompt(game)[0]["content"]}],
+        "submission": submission,
+        "polls": 0,
+        "fail": set(),
+        "refused": False,
+    }
+
+
 def key_of(provider: BatchProvider, game: int) -> str:
     from harness.calls.request import Request, take_as_is
 
@@ -254,14 +266,7 @@ async def test_a_submission_whose_id_was_never_stored_is_found_at_the_provider(t
     server = Server(polls=1)
     provider = BatchProvider(server)
     key = key_of(provider, 7)
-    server.batches["b1"] = {
-        "limited": False,
-        "items": [{"custom_id": key, "prompt": prompt(7)[0]["content"]}],
-        "submission": "lost-submission",
-        "polls": 0,
-        "fail": set(),
-        "refused": False,
-    }
+    made_but_lost(server, key, 7, "lost-submission")
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
         cache.add_batch("lost-submission", endpoint_name(provider), [(key, key)])
         results = await ask_all(new_path(cache), provider, range(7, 8))
@@ -400,14 +405,7 @@ async def test_a_resume_that_cannot_tell_asks_again_and_never_sends_the_batch_tw
     server = Server(polls=1, cannot_tell=1)
     provider = BatchProvider(server)
     key = key_of(provider, 5)
-    server.batches["b1"] = {
-        "limited": False,
-        "items": [{"custom_id": key, "prompt": prompt(5)[0]["content"]}],
-        "submission": "lost",
-        "polls": 0,
-        "fail": set(),
-        "refused": False,
-    }
+    made_but_lost(server, key, 5, "lost")
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
         cache.add_batch("lost", endpoint_name(provider), [(key, key)])
         results = await ask_all(new_path(cache), provider, range(5, 6))
