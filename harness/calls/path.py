@@ -290,8 +290,11 @@ class CallPath:
         if refusal is not None:
             return refused(req.read, refusal)
         reading = req.read(text)
-        if reading.unreadable is not None:
-            self.stats.parse_failures += 1
+        if reading.unreadable is not None:  # a move's failure, or an answer to another question (comprehension)
+            if req.tag.purpose == "move":
+                self.stats.parse_failures += 1
+            else:
+                self.stats.unreadable_other += 1
         return reading
 
     async def _send_claimed(self, req: Request[T]) -> CallResult[T]:

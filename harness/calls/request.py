@@ -50,6 +50,9 @@ class CallStats:
     retries: int = 0
     rate_limited: int = 0
     parse_failures: int = 0
+    """Move answers that could not be read (each re-asked, or played as the fallback move)."""
+    unreadable_other: int = 0
+    """Answers to other questions (comprehension) that could not be read: scored as wrong, never a move."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0

@@ -127,6 +127,7 @@ def counters(m: Monitor, now: float | None = None) -> list[str]:
         f"retries {s.retries}",
         f"429s {max(limited, s.rate_limited)}",
         f"parse failures {s.parse_failures}",
+        *([f"unreadable answers to questions {s.unreadable_other}"] if s.unreadable_other else []),
     ]
 
 

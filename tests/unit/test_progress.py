@@ -219,3 +219,43 @@ def test_batch_mode_shows_its_batches_and_the_time_waited() -> None:
     waited = b.waited_s
     assert "batches 2 submitted, 0 in progress, 1 done, 1 failed" in summary_line(m, now=start + 1e6)
     assert b.waited(now=start + 1e6) == waited  # no batch out: the wait does not grow
+
+
+async def test_unreadable_answers_to_questions_are_counted_apart_from_move_parse_failures() -> None:
+    """A run with comprehension questions the model cannot answer readably: its live "parse failures" counts moves
+    only (the issue saw 51, of which 50 were comprehension answers)."""
+    from harness.calls.limits import EndpointLimiter
+    from harness.calls.path import CallPath, CallTag, Reading
+    from harness.calls.pricing import PriceTable
+    from harness.providers.base import Completion, Endpoint, Sample, SamplingParams, local_decision
+
+    class Mumbles:
+        name, model, offline = "fake", "m", True
+        endpoint = Endpoint("fake", None)
+        service_tier = None
+
+        async def generate(self, *args: object, **kwargs: object) -> Completion:
+            return Completion(text="hmm", input_tokens=1, output_tokens=1, model="m")
+
+        def should_retry(self, error: BaseException) -> object:
+            return local_decision(error)
+
+        async def aclose(self) -> None:
+            pass
+
+    path = CallPath(cache=None, prices=PriceTable([]))
+    limiter = EndpointLimiter(LimitSettings())
+
+    def unreadable(text: str) -> Reading[None]:
+        return Reading(None, unreadable="no move in it")
+
+    for purpose, n in (("comprehension", 3), ("move", 1)):
+        tag = CallTag(game_id=1, round=1, player="a", sample=Sample("c", 0, "a"), purpose=purpose)
+        for i in range(n):
+            await path.request(Mumbles(), limiter, [{"role": "user", "content": f"q{i}"}], SamplingParams(), tag, 1,
+                               read=unreadable)  # type: ignore[arg-type]  # fmt: skip
+    assert (path.stats.parse_failures, path.stats.unreadable_other) == (1, 3)
+    m, _ = monitor([0.0])
+    m.stats.parse_failures, m.stats.unreadable_other = 1, 3
+    line = summary_line(m, now=0.0)
+    assert "parse failures 1" in line and "unreadable answers to questions 3" in line
