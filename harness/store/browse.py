@@ -161,11 +161,14 @@ class GameRow:
 
 
 def games(cat: Catalog, run_id: str, condition: str) -> list[GameRow]:
-    """The condition's games, one per replicate, in replicate order."""
+    """The condition's games, one per replicate, in replicate order. A game still playing has its rounds recorded
+    so far counted (``games.rounds_played`` is written when a game ends)."""
     rows = cat.query(
-        "SELECT game_id, replicate, status, rounds_played, score_a, score_b, error FROM games "
-        "WHERE run_id = ? AND condition = ? ORDER BY replicate",
-        [run_id, condition],
+        "SELECT g.game_id, g.replicate, g.status, greatest(g.rounds_played, coalesce(r.n, 0)), g.score_a, "
+        "g.score_b, g.error FROM games g "
+        "LEFT JOIN (SELECT game_id, count(*) AS n FROM rounds WHERE run_id = ? GROUP BY game_id) r "
+        "ON r.game_id = g.game_id WHERE g.run_id = ? AND g.condition = ? ORDER BY g.replicate",
+        [run_id, run_id, condition],
     )[1]
     return [GameRow(game_id, replicate, GameStatus(status), *rest) for game_id, replicate, status, *rest in rows]
 
@@ -195,7 +198,9 @@ def game_detail(cat: Catalog, run_id: str, game_id: int) -> GameDetail:
     )
     if not game:
         raise LookupError(f"run {run_id} has no game {game_id}")
-    return GameDetail(game[0], rounds, {m["player"]: m for m in metrics}, has_calls)
+    # A game still playing has its rounds so far (``games.rounds_played`` is written when the game ends).
+    shown = {**game[0], "rounds_played": max(game[0]["rounds_played"] or 0, len(rounds))}
+    return GameDetail(shown, rounds, {m["player"]: m for m in metrics}, has_calls)
 
 
 def game_calls(cat: Catalog, run_id: str, game_id: int) -> list[dict[str, Any]]:

@@ -245,3 +245,16 @@ def test_a_picker_opens_on_the_newest_run_with_a_finished_game() -> None:
     assert data.newest_with_results(runs) == "middle"
     assert data.newest_with_results(runs[:2]) == "newest"  # none has results: the newest
     assert data.newest_with_results([]) is None
+
+
+def test_a_game_still_playing_shows_the_rounds_it_has_so_far(tmp_path: Path) -> None:
+    """``games.rounds_played`` is written when a game ends: a game still playing is counted by its recorded rounds
+    (the issue saw "This game is running after 0 rounds" above a 5-round timeline)."""
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=5, replicates=1), results_dir=tmp_path, run_id="t")
+    with duckdb.connect(str(tmp_path / "t.duckdb")) as con:  # as the writer leaves a game mid-play
+        (game_id,) = con.execute("SELECT game_id FROM games WHERE condition = 'TFT_vs_ALLD'").fetchone()
+        con.execute("UPDATE games SET status = 'running', rounds_played = 0 WHERE game_id = ?", [game_id])
+    (game,) = browse.games(_cat(tmp_path, "t"), "t", "TFT_vs_ALLD")
+    assert (game.status, game.rounds_played) == ("running", 5) and "5 rounds" in game.label
+    detail = browse.game_detail(_cat(tmp_path, "t"), "t", game_id)
+    assert detail.game["rounds_played"] == 5 == len(detail.rounds)
