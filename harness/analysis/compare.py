@@ -22,7 +22,6 @@ Holm-adjusted over the overall table, and :attr:`Comparison.note` says so.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -326,12 +325,3 @@ def _adjust(players: list[Player], overall: dict[str, list[Cell]]) -> int:
         cell = overall[m][i]
         overall[m][i] = Cell(cell.estimate, cell.difference, p)
     return sum(p is not None for p in raw)
-
-
-def by_player(comparison: Comparison) -> dict[str, list[dict[str, Any]]]:
-    """The overall rows grouped by metric, for views that draw one metric at a time (the dashboard, plots)."""
-    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in comparison.rows():
-        if row["opponent"] == "overall":
-            grouped[row["metric"]].append(row)
-    return dict(grouped)

@@ -26,9 +26,9 @@ from harness.config import ExperimentConfig, ModelAgentConfig
 from harness.config.engine_options import EngineOptions
 from harness.config.plan import GamePlan, ModelPlan, condition_plans
 from harness.engine.interrupts import StopFlag
+from harness.engine.preflight import batch_models
 from harness.engine.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
 from harness.providers.registry import is_offline
-from harness.providers.tiers import ServiceTier
 from harness.store import resume
 from harness.store.live import LiveRecorder
 from harness.store.writer import RunWriter
@@ -148,12 +148,7 @@ def play_models(
         for seat in (cond.player_a, cond.player_b):
             if isinstance(seat, ModelPlan):
                 players.get(seat)  # every endpoint's limiter exists before the games start
-    batched = any(
-        agent.service_tier is ServiceTier.BATCH
-        for cond in config.experiment.conditions
-        for agent in (cond.agent_a, cond.agent_b)
-        if isinstance(agent, ModelAgentConfig)
-    )
+    batched = bool(batch_models(config))
     workers = games_in_flight(limiters, engine.workers, batched=batched)
     scheduler = Scheduler(
         recorder=recorder,

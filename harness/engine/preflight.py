@@ -84,10 +84,9 @@ def check_prices(config: ExperimentConfig, prices: PriceTable) -> None:
         )
 
 
-def check_batch(config: ExperimentConfig, engine: EngineOptions | None) -> None:
-    """Batch mode stores its batches in the response cache until they are collected, so that a killed run picks
-    them up rather than buying them again: ``--no-cache`` with a batch player is refused before anything starts."""
-    batched = sorted(
+def batch_models(config: ExperimentConfig) -> list[str]:
+    """The models of the run's players that buy their answers in batches (``service_tier: batch``), sorted."""
+    return sorted(
         {
             agent.model
             for cond in config.experiment.conditions
@@ -95,6 +94,12 @@ def check_batch(config: ExperimentConfig, engine: EngineOptions | None) -> None:
             if isinstance(agent, ModelAgentConfig) and agent.service_tier is ServiceTier.BATCH
         }
     )
+
+
+def check_batch(config: ExperimentConfig, engine: EngineOptions | None) -> None:
+    """Batch mode stores its batches in the response cache until they are collected, so that a killed run picks
+    them up rather than buying them again: ``--no-cache`` with a batch player is refused before anything starts."""
+    batched = batch_models(config)
     if batched and (engine is None or engine.cache_path is None):
         raise ConfigError(
             f"{', '.join(batched)} {'plays' if len(batched) == 1 else 'play'} in batch mode (service_tier: batch), "

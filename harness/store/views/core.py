@@ -233,24 +233,27 @@ VIEWS: dict[str, str] = {
                     FROM game_moves m WHERE length(m.moves) > 0
                 )
             )
+        ), labelled AS (  -- each game with both seats' labels, read once for both branches below
+            SELECT g.*, l.label_a, l.label_b
+            FROM games g JOIN (
+                SELECT run_id, game_id, any_value(player_label) FILTER (WHERE player = 'a') AS label_a,
+                       any_value(player_label) FILTER (WHERE player = 'b') AS label_b
+                FROM player_labels GROUP BY run_id, game_id
+            ) l ON l.run_id = g.run_id AND l.game_id = g.game_id
         )
         SELECT g.run_id, g.game_id, g.condition, g.replicate, g.status, 'a' AS player,
                g.player_a AS player_name, g.player_b AS opponent_name, agg.rounds,
                agg.payoff_a AS payoff_total, agg.payoff_b AS opp_payoff_total, agg.coop_a AS cooperations,
                agg.chosen_a AS rounds_chosen, agg.chosen_coop_a AS chosen_cooperations,
-               la.player_label, lb.player_label AS opponent_label
-        FROM agg JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id
-        JOIN player_labels la ON la.run_id = g.run_id AND la.game_id = g.game_id AND la.player = 'a'
-        JOIN player_labels lb ON lb.run_id = g.run_id AND lb.game_id = g.game_id AND lb.player = 'b'
+               g.label_a AS player_label, g.label_b AS opponent_label
+        FROM agg JOIN labelled g ON g.run_id = agg.run_id AND g.game_id = agg.game_id
         UNION ALL
         SELECT g.run_id, g.game_id, g.condition, g.replicate, g.status, 'b' AS player,
                g.player_b AS player_name, g.player_a AS opponent_name, agg.rounds,
                agg.payoff_b AS payoff_total, agg.payoff_a AS opp_payoff_total, agg.coop_b AS cooperations,
                agg.chosen_b AS rounds_chosen, agg.chosen_coop_b AS chosen_cooperations,
-               lb.player_label, la.player_label AS opponent_label
-        FROM agg JOIN games g ON g.run_id = agg.run_id AND g.game_id = agg.game_id
-        JOIN player_labels la ON la.run_id = g.run_id AND la.game_id = g.game_id AND la.player = 'a'
-        JOIN player_labels lb ON lb.run_id = g.run_id AND lb.game_id = g.game_id AND lb.player = 'b'""",
+               g.label_b AS player_label, g.label_a AS opponent_label
+        FROM agg JOIN labelled g ON g.run_id = agg.run_id AND g.game_id = agg.game_id""",
     # Per game and player: the rounds after an opponent defection (``provoked``) and the player's D
     # in them, on chosen moves (fallback rounds left out) and on played moves. One window pass over
     # rounds serves both players.
