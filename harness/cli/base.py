@@ -102,7 +102,7 @@ class Format(StrEnum):
     json = "json"
 
 
-# Every numeric option has bounds, so that no value can make a run hang or overflow (README, "Limits").
+# Every numeric option has bounds, so that no value can make a run hang or overflow (docs/experiments.md, "Limits").
 MAX_COST_USD = 1_000_000.0
 MAX_DAYS = 36_500.0  # a century
 

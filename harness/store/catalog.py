@@ -363,7 +363,7 @@ def _failed(exc: duckdb.Error) -> QueryError:
         f"the query failed: {str(exc).strip()}. Tables: runs, games, rounds, "
         f"calls; views: player_metrics, cooperation_over_time, tournament, matchups, "
         f"behaviour_profile, per_game_strategy_fit, per_game_best_fit_shares, model_parsing, player_parsing "
-        f"(see README, 'Results')."
+        f"(see docs/results.md)."
     )
 
 

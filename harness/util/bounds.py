@@ -1,4 +1,4 @@
-"""The bounds of the numbers a user gives in a config or on the command line (README, "Limits").
+"""The bounds of the numbers a user gives in a config or on the command line (docs/experiments.md, "Limits").
 
 Plain constants, in a module that imports nothing: the config models (:mod:`harness.config.sections`), the
 limiters (:mod:`harness.calls.limits.settings`) and the command-line options all read them, and ``pdbench --help``

@@ -2,7 +2,7 @@
 
 The fixtures in tests/fixtures/schema_v3 were written by the last PDBench that stored every round as a row,
 with the views of that version inside them. Each command that wrote one is run again here; every query the
-README documents (its example queries, and every table and view of its results schema read whole) must give
+results reference documents (docs/results.md: its example queries, and every table and view of its results schema read whole) must give
 the same rows on the new file, read on its own and through ``pdbench sql``'s catalog, as the old file read
 with its own views, and as the old file once migrated.
 """
@@ -50,9 +50,8 @@ VOLATILE = {
 
 
 def readme_queries() -> list[str]:
-    """The README's example queries, and every table and view of its results schema read whole."""
-    text = (ROOT / "README.md").read_text()
-    results = text[text.index("## Results") : text.index("## Dashboard")]
+    """The results reference's example queries, and every table and view of its schema read whole."""
+    results = (ROOT / "docs" / "results.md").read_text()
     examples = [" ".join(q.split()) for q in re.findall(r'pdbench sql "(.+?)"', results, flags=re.DOTALL)]
     names = re.findall(r"^\| `(\w+)` \|", results, flags=re.MULTILINE)
     if "superseded_calls" in results:

@@ -8,7 +8,7 @@ duplicate key, a truncation or a nesting thousands deep. A config that validates
 run does with it: its plan is sized, its resolved form is stored as JSON (no NaN or infinity may be in it),
 and that stored form validates again to the same thing (which is what `pdbench resume` reads).
 
-500 examples (PDBENCH_FUZZ_EXAMPLES) take about 9 s here, 10 s with the interpreter start (README, Development).
+500 examples (PDBENCH_FUZZ_EXAMPLES) take about 9 s here, 10 s with the interpreter start (docs/development.md).
 """
 
 from __future__ import annotations

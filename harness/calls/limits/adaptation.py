@@ -3,7 +3,7 @@
 Providers answer 429 for two causes: the account's limit was reached, or the server is busy (a *stray*
 refusal, common in a long run). Treating every 429 as the limit makes a run crawl for ever, since each
 stray one lowers the rate; so the policy tells the two apart, and a 429 lowers the rate no longer than
-its cause requires (the constants are below; the README's "Rate limits and 429s" says the same):
+its cause requires (the constants are below; docs/models.md, "Rate limits and 429s", says the same):
 
 1. **A lone 429 delays only its own request**: the request sits out the server's Retry-After (plus a
    jitter, :mod:`harness.calls.retry`), and its game lends its slot to the next game meanwhile. Nothing
@@ -42,7 +42,7 @@ its cause requires (the constants are below; the README's "Rate limits and 429s"
    workload (few games left, games waiting on each other) never passes its own pace off as the limit.
 
 Measured against a loopback server with a hard sliding-window limit (``tests/benchmarks/bench_rate_limit.py``,
-figures in the README).
+figures in docs/models.md).
 """
 
 from __future__ import annotations

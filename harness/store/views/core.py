@@ -2,7 +2,7 @@
 
 Every number PDBench reports comes from these views, and users query the same views with
 ``pdbench sql``, so a report and a user's own SQL can never disagree. Definitions (per player,
-per game; the README's Results section lists the views) follow.
+per game; docs/results.md lists the views) follow.
 
 Which moves are measured. Payoffs and scores use the moves as played (after noise).
 Rates that describe a player's behaviour use the move the player *chose* (``rounds.intended_*``,
