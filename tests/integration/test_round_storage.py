@@ -1,8 +1,8 @@
 """Games of classic strategies are stored a row a game, and users' SQL answers as it did.
 
 The fixtures in tests/fixtures/schema_v3 were written by the last PDBench that stored every round as a row,
-with the views of that version inside them. Each command that wrote one is run again here; every query the
-results reference documents (docs/results.md: its example queries, and every table and view of its results schema read whole) must give
+with the views of that version inside them. Each command that wrote one is run again here; every query
+docs/results.md documents (its example queries, and every table and view of its schema read whole) must give
 the same rows on the new file, read on its own and through ``pdbench sql``'s catalog, as the old file read
 with its own views, and as the old file once migrated.
 """
