@@ -6,6 +6,7 @@ terminal; CSV and JSON carry every figure with its run id and the player's full 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -115,7 +116,19 @@ def _print(c: Comparison, metric: str) -> None:
     out.print(c.note, highlight=False)
 
 
+def _fitted(build: Callable[[str], Table]) -> Table:
+    """The table on one line a row if it fits the terminal, else with each player's interval under its mean
+    (a figure is never cut, and an interval never split)."""
+    table = build(" ")
+    wide = out.options.update_width(100_000)
+    return table if out.measure(table, options=wide).maximum <= out.width else build("\n")
+
+
 def _overall(c: Comparison, letters: list[str]) -> Table:
+    return _fitted(lambda sep: _overall_table(c, letters, sep))
+
+
+def _overall_table(c: Comparison, letters: list[str], sep: str) -> Table:
     from rich import box
     from rich.table import Table
 
@@ -126,16 +139,19 @@ def _overall(c: Comparison, letters: list[str]) -> Table:
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
+    rows = []
+    for metric, cells in c.overall.items():
+        row = [_name(metric), *(_estimate(metric, cell.estimate, sep) for cell in cells)]
+        if two:
+            row += [_difference(metric, cells[1].difference), _p(cells[1])]
+        rows.append(row)
     table.add_column("metric", no_wrap=True)
     for letter in letters:
         table.add_column(letter, justify="right", no_wrap=True)
     if two:
         table.add_column("B − A", justify="right", no_wrap=True)
         table.add_column("p Holm" if c.tests > 1 else "p", justify="right", no_wrap=True)
-    for metric, cells in c.overall.items():
-        row = [_name(metric), *(_estimate(metric, cell.estimate) for cell in cells)]
-        if two:
-            row += [_difference(metric, cells[1].difference), _p(cells[1])]
+    for row in rows:
         table.add_row(*row)
     return table
 
@@ -159,21 +175,28 @@ def _differences(c: Comparison, letters: list[str]) -> Table:
 
 
 def _per_opponent(c: Comparison, letters: list[str], metric: str) -> Table:
+    return _fitted(lambda sep: _per_opponent_table(c, letters, metric, sep))
+
+
+def _per_opponent_table(c: Comparison, letters: list[str], metric: str, sep: str) -> Table:
     from rich import box
     from rich.table import Table
 
     two = len(c.players) == 2
     table = Table(title=f"{_name(metric)} per opponent", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    rows = []
+    for opponent in c.opponents:
+        cells = c.by_opponent[opponent][metric]
+        row = [opponent, *(_estimate(metric, cell.estimate, sep) for cell in cells)]
+        if two:
+            row.append(_difference(metric, cells[1].difference))
+        rows.append(row)
     table.add_column("opponent", no_wrap=True)
     for letter in letters:
         table.add_column(letter, justify="right", no_wrap=True)
     if two:
         table.add_column("B − A", justify="right", no_wrap=True)
-    for opponent in c.opponents:
-        cells = c.by_opponent[opponent][metric]
-        row = [opponent, *(_estimate(metric, cell.estimate) for cell in cells)]
-        if two:
-            row.append(_difference(metric, cells[1].difference))
+    for row in rows:
         table.add_row(*row)
     return table
 
@@ -188,7 +211,7 @@ def _scale(metric: str) -> tuple[float, str, int]:
     return 1.0, "", 2
 
 
-def _estimate(metric: str, e: Estimate) -> str:
+def _estimate(metric: str, e: Estimate, sep: str = " ") -> str:
     if e.mean is None:
         return "—"
     scale, unit, digits = _scale(metric)
@@ -196,8 +219,8 @@ def _estimate(metric: str, e: Estimate) -> str:
     if e.low is None or e.high is None or e.low == e.high:  # no spread (one game, or every game alike)
         return mean
     if abs((e.mean - e.low) - (e.high - e.mean)) <= 1e-9 * max(1.0, abs(e.mean)):
-        return f"{mean} ±{(e.high - e.mean) * scale:.{digits}f}"
-    return f"{mean} [{_end(e.low * scale, digits)}, {_end(e.high * scale, digits)}]"  # cut at a bound
+        return f"{mean}{sep}±{(e.high - e.mean) * scale:.{digits}f}"
+    return f"{mean}{sep}[{_end(e.low * scale, digits)}, {_end(e.high * scale, digits)}]"  # cut at a bound
 
 
 def _difference(metric: str, d: Difference | None) -> str:

@@ -97,6 +97,25 @@ def test_compare_by_prefix_latest_and_model_name_prints_80_columns_and_csv(two_r
     )
 
 
+def test_a_narrow_terminal_puts_each_interval_under_its_mean_and_cuts_nothing(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    eval_run(results, "mock/random?p=0.7&seed=1", "eval_r1", opponents="ALLC,TFT,RAND")
+    eval_run(results, "mock/random?p=0.4&seed=2", "eval_r2", opponents="ALLC,TFT,RAND")
+    code, wide, err = pdbench("compare", "eval_r1", "eval_r2", "--results", results, "--width", "120")
+    assert code == 0, err
+    row = next(line for line in wide.splitlines() if line.lstrip().startswith("cooperation"))
+    assert "±" in row or "[" in row  # one line a row when it fits
+    assert max(len(line.rstrip()) for line in wide.splitlines()) > 80  # so 80 columns is narrow for it
+    code, narrow, err = pdbench("compare", "eval_r1", "eval_r2", "--results", results, "--width", "80")
+    assert code == 0, err
+    lines = narrow.splitlines()
+    assert "…" not in narrow and max(len(line.rstrip()) for line in lines) <= 80
+    row = next(i for i, line in enumerate(lines) if line.lstrip().startswith("cooperation"))
+    mean, interval = lines[row], lines[row + 1]
+    assert "%" in mean and "[" in mean.split("%", 2)[-1]  # the difference's interval stays on the row
+    assert interval.split()[0].startswith(("±", "["))  # A's interval on the line below its mean
+
+
 def test_two_personas_of_one_model_are_two_players_in_every_view(tmp_path: Path) -> None:
     results = tmp_path / "results"
     config = tmp_path / "personas.yaml"
