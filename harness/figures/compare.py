@@ -16,13 +16,15 @@ from harness.figures.style import WIDTH_IN, colour
 
 GROUP = 0.8  # of each opponent's slot, shared by its bars
 RATE_METRICS = {"cooperation", "retaliation", "forgiveness"}  # drawn on a 0-100% axis
+CROWDED = 4  # opponents: more, and each metric's panel takes the figure's whole width
 
 
 def draw(values: list[PlayerValue]) -> Figure:
     players = list(dict.fromkeys(v.player for v in values))
     opponents = opponents_in_order(values)
     metrics = list(dict.fromkeys(v.metric for v in values))
-    cols = 2
+    crowded = len(opponents) > CROWDED
+    cols = 1 if crowded else 2  # many opponents: a panel the full width, so their names do not overlap
     rows = math.ceil(len(metrics) / cols)
     fig = Figure(figsize=(WIDTH_IN, 0.6 + 1.5 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
@@ -70,7 +72,7 @@ def draw(values: list[PlayerValue]) -> Figure:
         ax.set_xticks(
             range(len(opponents)),
             opponents,
-            rotation=30 if len(opponents) > 2 else 0,
+            rotation=30 if len(opponents) > 2 and not crowded else 45 if crowded else 0,
             ha="right" if len(opponents) > 2 else "center",
             rotation_mode="anchor",
         )

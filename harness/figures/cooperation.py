@@ -1,4 +1,6 @@
-"""Cooperation by round: one line per focal player and opponent, with its 95% band over games."""
+"""Cooperation by round with its 95% band over games: of one player, a line per opponent on one axis; of several,
+a panel per opponent with a line per player (one colour a player in every panel), since a line per player and
+opponent on one axis cannot be read past a few."""
 
 from __future__ import annotations
 
@@ -20,9 +22,14 @@ one long game's moves, 0% or 100% with no interval, which would read as a trend)
 has as many (a run of one replicate)."""
 
 
+PANEL_COLUMNS = 3
+PANEL_HEIGHT_IN = 1.05
+
+
 def draw(series: list[CooperationSeries]) -> Figure:
-    """Lines named by opponent, or "player vs opponent" where several players are drawn."""
-    several = len({s.player for s in series}) > 1
+    """One axis of lines named by opponent, or (several players) :func:`_panels`."""
+    if len({s.player for s in series}) > 1:
+        return _panels(series)
     legend_rows = math.ceil(len(series) / LEGEND_COLUMNS)
     fig = Figure(figsize=(WIDTH_IN, 2.2 + LEGEND_ROW_IN * legend_rows), layout="constrained")
     ax = fig.add_subplot()
@@ -36,7 +43,7 @@ def draw(series: list[CooperationSeries]) -> Figure:
             color=colour(i),
             linestyle=line_style(i),
             marker="o" if markers else None,
-            label=f"{s.player} vs {s.opponent}" if several else s.opponent,
+            label=s.opponent,
         )[0]
         line.set_gid(f"series-{i}")
         if any(e.low is not None for e in s.estimates):
@@ -49,9 +56,54 @@ def draw(series: list[CooperationSeries]) -> Figure:
     ax.set_ylim(-0.03, 1.03)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    title = None if several else (series[0].player if series else None)
-    # Under the axes, where it hides no line (several players' lines overlap wherever they agree).
+    title = series[0].player if series else None
     fig.legend(title=f"{title} vs" if title else None, loc="outside lower center", ncols=LEGEND_COLUMNS)
+    return fig
+
+
+def _panels(series: list[CooperationSeries]) -> Figure:
+    """A panel per opponent (in the runs' order), a line and band per player, shared axes, one legend of players."""
+    players = list(dict.fromkeys(s.player for s in series))
+    opponents = list(dict.fromkeys(s.opponent for s in series))
+    cols = min(PANEL_COLUMNS, len(opponents))
+    rows = math.ceil(len(opponents) / cols)
+    legend_rows = math.ceil(len(players) / LEGEND_COLUMNS)
+    fig = Figure(figsize=(WIDTH_IN, 0.5 + PANEL_HEIGHT_IN * rows + LEGEND_ROW_IN * legend_rows), layout="constrained")
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False).ravel()
+    shown = [_reached(s) for s in series]
+    markers = max((len(s.rounds) for s in shown), default=0) <= MARKERS_UP_TO
+    labelled: set[str] = set()  # a player is named once, by its first line (players need not share opponents)
+    for n, s in enumerate(shown):
+        ax, i = axes[opponents.index(s.opponent)], players.index(s.player)
+        means = [e.mean if e.mean is not None else float("nan") for e in s.estimates]
+        line = ax.plot(
+            s.rounds,
+            means,
+            color=colour(i),
+            linestyle=line_style(i),
+            marker="o" if markers else None,
+            markersize=2.5,
+            label=None if s.player in labelled else s.player,
+        )[0]
+        labelled.add(s.player)
+        line.set_gid(f"series-{n}")
+        if any(e.low is not None for e in s.estimates):
+            low = [e.low if e.low is not None else m for e, m in zip(s.estimates, means, strict=True)]
+            high = [e.high if e.high is not None else m for e, m in zip(s.estimates, means, strict=True)]
+            band = ax.fill_between(s.rounds, low, high, color=colour(i), alpha=BAND_ALPHA, linewidth=0)
+            band.set_gid(f"band-{n}")
+    for k, ax in enumerate(axes):
+        if k >= len(opponents):
+            ax.set_visible(False)
+            continue
+        ax.set_title(f"vs {opponents[k]}", loc="left", fontsize="small")
+        ax.set_ylim(-0.03, 1.03)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
+        ax.tick_params(labelsize="x-small")
+    fig.supxlabel("round", fontsize="small")
+    fig.supylabel("cooperation (chosen moves)", fontsize="small")
+    fig.legend(loc="outside upper center", ncols=min(len(players), LEGEND_COLUMNS))  # clear of "round"
     return fig
 
 
