@@ -2,12 +2,12 @@
 
 The display polls the run's counters (:class:`~harness.engine.model_games.Monitor`) a few times a second
 from Rich's refresh thread; the run itself never waits for the screen. Progress and the time left
-are counted in model moves and rounds (:class:`~harness.engine.scheduler.Progress`), not in games: a game
-takes minutes, a move a second, so the bars move from the first answer, and the ETA, taken from
-:meth:`~harness.engine.scheduler.Progress.seconds_left`, does not grow because fast games (strategies
-against each other) finished first. While an endpoint is paused after a 429 (see
-:mod:`harness.calls.limits`), the view says so, with the time left and why: a run that seems to stand
-still is waiting for the server, not hung.
+are counted in model calls (moves and comprehension questions) and rounds
+(:class:`~harness.engine.progress.Progress`), not in games: a game takes minutes, a call a second, so the bars
+move from the first answer, and the ETA, taken from :meth:`~harness.engine.progress.Progress.seconds_left`,
+does not grow because fast games (strategies against each other) finished first. While an endpoint is paused
+after a 429 (see :mod:`harness.calls.limits`), the view says so, with the time left and why: a run that seems
+to stand still is waiting for the server, not hung.
 
 The view fits the terminal: at 80 columns it shows each condition's name, its bar (by rounds) and its
 games, at 100 and more its rounds and share too; the counters are laid out on as many lines as the
@@ -33,7 +33,7 @@ from rich.text import Text
 from harness.calls.batch import BatchCounters
 from harness.calls.request import CallStats
 from harness.engine.model_games import Monitor
-from harness.engine.scheduler import Progress
+from harness.engine.progress import Progress
 from harness.util.plural import plural
 
 WIDE = 100  # from this many columns, each condition's rounds and share are shown too
@@ -67,9 +67,21 @@ def share(done: float, planned: float) -> float:
 
 
 def run_share(p: Progress) -> float:
-    """How far the run is, by model moves (what takes the time, and what the ETA counts); by rounds in the odd
-    session that plans no model move."""
-    return share(p.moves, p.moves_planned) if p.moves_planned > 0 else share(p.rounds, p.rounds_planned)
+    """How far the run is, by model calls, moves and comprehension questions (what takes the time, and what the
+    ETA counts); by rounds in the odd session that plans no model call."""
+    return share(p.calls, p.calls_planned) if p.calls_planned > 0 else share(p.rounds, p.rounds_planned)
+
+
+def calls_counter(p: Progress) -> str:
+    """``model moves 200/540 (37%)``, or with a comprehension check ``model moves 200/540, questions 50/60 (39%)``:
+    the calls the bar counts, by what they ask, and the share of them made."""
+    moves = f"model moves {p.moves:,}/{max(p.moves_planned, p.moves):,.0f}"
+    questions = (
+        f", questions {p.questions:,}/{max(p.questions_planned, p.questions):,.0f}"
+        if p.questions_planned > 0 or p.questions
+        else ""
+    )
+    return f"{moves}{questions} ({run_share(p):.0%})"
 
 
 def pauses(m: Monitor) -> list[str]:
@@ -116,7 +128,7 @@ def counters(m: Monitor, now: float | None = None) -> list[str]:
     limited = sum(lim.rate_limited_count for lim in m.limiters.limiters().values())
     return [
         f"games {p.games_done}/{p.games_total}" + (f" ({p.games_failed} failed)" if p.games_failed else ""),
-        f"model moves {p.moves:,}/{max(p.moves_planned, p.moves):,.0f} ({run_share(p):.0%})",
+        calls_counter(p),
         f"rounds {p.rounds:,}",
         f"calls {s.calls:,} ({s.calls / elapsed:,.1f}/s)",
         f"cache hits {s.cached:,}",
@@ -192,7 +204,8 @@ class _View:
             yield Text(note, style="bold red" if stop is not None else "yellow")
 
     def headline(self, width: int) -> Table:
-        """``run_id  ━━━━━━╺━━━━  37%  ETA 3m05s``: the run's bar by model moves, its share and the time left."""
+        """``run_id  ━━━━━━╺━━━━  37%  ETA 3m05s``: the run's bar by model calls (moves and questions), its share
+        and the time left."""
         p = self.m.progress
         grid = Table.grid(padding=(0, 2), expand=True)
         grid.add_column(no_wrap=True, overflow="ellipsis", max_width=max(10, width // 3))

@@ -1,11 +1,11 @@
 """The runs of a results folder as ``pdbench runs`` prints them: a table laid out for the terminal's width.
 
 At 120 columns and more each run is one line: its id, kind, model, opponents, status, complete games of
-those planned, cost and when it was made. Narrower, the opponents are shortened (``ALLC, ALLD, TFT +6``),
-and at 80 columns each row takes two lines (the date under the run id, the status under the kind, the
-opponents under the model, the cost under the games); when a model's name would not fit so, three (the kind and
-status under the run id, which leaves the model the room it needs). The opponents are shortened rather than
-wrapped; the run id, which ``resume`` and ``report`` take, is never cut.
+those planned (a running run's rounds so far beside them), cost and when it was made. Narrower, the opponents
+are shortened (``ALLC, ALLD, TFT +6``), and at 80 columns each row takes two lines (the date under the run id,
+the status under the kind, the opponents under the model, the cost under the games); when a model's name would
+not fit so, three (the kind and status under the run id, which leaves the model the room it needs). The
+opponents are shortened rather than wrapped; the run id, which ``resume`` and ``report`` take, is never cut.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.table import Table
 
 from harness.cli.render import fits
+from harness.states import RunStatus
 from harness.store.browse import RunEntry
+from harness.util.plural import plural
 
 SHORT = 3  # opponents named before "+N" in a shortened list
 
@@ -37,7 +39,13 @@ def cost(entry: RunEntry) -> str:
 
 
 def games(entry: RunEntry) -> str:
-    return "—" if entry.games_planned is None else f"{entry.games_done or 0:,}/{entry.games_planned:,}"
+    """``3/6``: complete games of those planned; a run still running (or crashed) adds the rounds it has played so
+    far (``3/6, 127 rounds``), its games in flight included, which move long before a game ends."""
+    if entry.games_planned is None:
+        return "—"
+    done = f"{entry.games_done or 0:,}/{entry.games_planned:,}"
+    unfinished = entry.status in (RunStatus.RUNNING, RunStatus.CRASHED)
+    return f"{done}, {plural(entry.rounds, 'round')}" if unfinished and entry.rounds is not None else done
 
 
 def created(entry: RunEntry) -> str:
@@ -147,6 +155,7 @@ def as_rows(runs: list[RunEntry]) -> tuple[list[str], list[list[Any]]]:
         "created_at",
         "games_done",
         "games_planned",
+        "rounds",
         "cost_usd",
         "models",
         "opponents",
@@ -160,6 +169,7 @@ def as_rows(runs: list[RunEntry]) -> tuple[list[str], list[list[Any]]]:
             e.created_at,
             e.games_done,
             e.games_planned,
+            e.rounds,
             e.cost_usd,
             list(e.models),
             list(e.opponents),

@@ -30,7 +30,8 @@ def runs(
     width: WidthOpt = None,
 ) -> None:
     """List the runs in the results folder, newest first: id, kind, model and opponents, status, complete games of
-    those planned, cost and date. A run another process is writing is listed as running.
+    those planned (and a running run's rounds so far), cost and date. A run another process is writing is listed
+    as running.
 
     Example: `pdbench runs --kind eval --limit 5` (`--width 80`: laid out for 80 columns)
     """

@@ -18,6 +18,7 @@ from harness.errors import ConfigError
 from harness.game.horizon import Horizon
 from harness.game.rules import PayoffMatrix
 from harness.game.seeds import derive_seed
+from harness.players.model.settings import ComprehensionSettings
 from harness.players.strategies import StrategySpec
 
 if TYPE_CHECKING:
@@ -64,6 +65,31 @@ def _player(agent: PolicyAgentConfig | ModelAgentConfig) -> PlayerPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class Work:
+    """What a game asks of the run, counted as the live progress and the plan count it: rounds, model moves
+    (one call per model seat a round) and comprehension questions (one call each), re-asks and retries apart
+    (they depend on the answers). Expected values where a geometric game's length is not known yet."""
+
+    rounds: float = 0.0
+    moves: float = 0.0
+    questions: float = 0.0
+
+    @property
+    def calls(self) -> float:
+        """The model calls: the moves and the questions."""
+        return self.moves + self.questions
+
+    def __add__(self, other: Work) -> Work:
+        return Work(self.rounds + other.rounds, self.moves + other.moves, self.questions + other.questions)
+
+    def __sub__(self, other: Work) -> Work:
+        return Work(self.rounds - other.rounds, self.moves - other.moves, self.questions - other.questions)
+
+    def times(self, n: float) -> Work:
+        return Work(self.rounds * n, self.moves * n, self.questions * n)
+
+
+@dataclass(frozen=True, slots=True)
 class ConditionPlan:
     """One condition with everything a game of it needs, resolved once."""
 
@@ -79,6 +105,30 @@ class ConditionPlan:
     def model_seats(self) -> int:
         """How many of the two seats a model plays (0, 1 or 2)."""
         return isinstance(self.player_a, ModelPlan) + isinstance(self.player_b, ModelPlan)
+
+    def _checks(self) -> list[ComprehensionSettings]:
+        """The comprehension checks of the model seats that ask one."""
+        seats = (self.player_a, self.player_b)
+        return [p.config.comprehension for p in seats if isinstance(p, ModelPlan) and p.config.comprehension]
+
+    def work_at(self, round: int) -> Work:
+        """Round ``round`` of a game: itself, a move per model seat, and the questions asked before the moves."""
+        return Work(1.0, float(self.model_seats), float(sum(c.asked_at(round) for c in self._checks())))
+
+    def work_through(self, rounds: int) -> Work:
+        """Rounds 1 to ``rounds`` of a game, exactly."""
+        questions = sum(c.asked_at(r) for c in self._checks() for r in c.rounds if r <= rounds)
+        return Work(float(rounds), float(rounds * self.model_seats), float(questions))
+
+    def expected_left(self, played: int = 0) -> Work:
+        """What a game that has played ``played`` rounds and not ended is still expected to ask: a whole game's
+        worth before its first round; each round after ``played`` weighted by its chance of being played
+        (:meth:`~harness.game.horizon.FixedHorizon.reach`; 1 or 0 in a fixed game)."""
+        rounds = self.horizon.expected_remaining(played)
+        questions = sum(
+            self.horizon.reach(r, played) * c.asked_at(r) for c in self._checks() for r in c.rounds if r > played
+        )
+        return Work(rounds, rounds * self.model_seats, questions)
 
     def strategies(self) -> tuple[StrategySpec, StrategySpec]:
         """Both seats' strategies, for the strategy-only path; a model seat there is a bug, not a user error."""
@@ -152,7 +202,7 @@ class PlanSummary:
     replicates: int
     games: int
     expected_rounds: float
-    model_calls: float
+    model_calls: float  # moves and comprehension questions; re-asks and retries add more
     fixed_rounds: bool
 
     @property
@@ -168,13 +218,12 @@ def summarize(config: ExperimentConfig, replicates: int | None = None) -> PlanSu
         raise ConfigError(f"{problem}.")
     reps = replicates or config.experiment.replicates
     conds = condition_plans(config)
-    rounds = sum(c.horizon.expected_length() for c in conds) * reps
-    seats = sum(c.horizon.expected_length() * c.model_seats for c in conds) * reps
+    work = sum((c.expected_left() for c in conds), Work()).times(reps)
     return PlanSummary(
         conditions=len(conds),
         replicates=reps,
         games=len(conds) * reps,
-        expected_rounds=rounds,
-        model_calls=seats,  # at least one call per model seat per round; re-asks and retries add more
+        expected_rounds=work.rounds,
+        model_calls=work.calls,
         fixed_rounds=not any(c.horizon.random_length for c in conds),
     )

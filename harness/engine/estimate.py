@@ -31,7 +31,7 @@ from harness.calls.pricing import PriceTable
 from harness.config import ExperimentConfig
 from harness.config.agents import ModelAgentConfig
 from harness.config.plan import condition_plans
-from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon
+from harness.game.horizon import Horizon
 from harness.game.rules import PayoffMatrix
 from harness.game.view import RoundView
 from harness.players.model.prompts.builder import Ask, PromptBuilder, game_views, shared_start
@@ -167,9 +167,7 @@ def _add_seat(
         for r in agent.comprehension.rounds:
             if r > len(reach):
                 continue
-            asked = sum(
-                {"payoff": 4, "horizon": 1, "last_move": 1 if r > 1 else 0}[k] for k in agent.comprehension.questions
-            )
+            asked = agent.comprehension.asked_at(r)
             est.calls += reach[r - 1] * asked * reps
             est.input_tokens += reach[r - 1] * asked * (size_at(r) + extra) * reps
             est.output_tokens += reach[r - 1] * asked * typical * reps
@@ -183,16 +181,11 @@ def _prompt_settings(agent: ModelAgentConfig) -> PromptSettings:
 
 
 def _reach(horizon: Horizon) -> Iterator[float]:
-    """Each round's chance of being played, from round 1."""
-    if isinstance(horizon, FixedHorizon):
-        yield from (1.0 for _ in range(horizon.n_rounds))
-        return
-    assert isinstance(horizon, GeometricHorizon)
-    go_on = 1.0 - horizon.stop_prob
-    p, r = 1.0, 1
-    while p >= REACH_FLOOR and (horizon.max_rounds is None or r <= horizon.max_rounds):
+    """Each round's chance of being played, from round 1 (a geometric game's rounds less likely than
+    :data:`REACH_FLOOR` left out)."""
+    r = 1
+    while (p := horizon.reach(r, 0)) >= REACH_FLOOR:
         yield p
-        p *= go_on
         r += 1
 
 

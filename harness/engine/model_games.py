@@ -27,7 +27,8 @@ from harness.config.engine_options import EngineOptions
 from harness.config.plan import GamePlan, ModelPlan, condition_plans
 from harness.engine.interrupts import StopFlag
 from harness.engine.preflight import batch_models
-from harness.engine.scheduler import ModelPlayers, Progress, Scheduler, games_in_flight
+from harness.engine.progress import Progress
+from harness.engine.scheduler import ModelPlayers, Scheduler, games_in_flight
 from harness.providers.registry import is_offline
 from harness.store import resume
 from harness.store.live import LiveRecorder
@@ -86,6 +87,24 @@ def _models(config: ExperimentConfig) -> set[str]:
     }
 
 
+def progress(config: ExperimentConfig, total: int, before: resume.Recorded | None) -> Progress:
+    """The run's progress before its first round: every game of the plan counted, and a resumed run's
+    recorded games and rounds done (see :mod:`harness.engine.progress`)."""
+    prog = Progress(games_total=total)
+    before = before or resume.Recorded()
+    plans = {cond.name: cond for cond in condition_plans(config)}
+    for cond in plans.values():
+        prog.per_condition_total[cond.name] = config.experiment.replicates
+        kept = before.kept.get(cond.name, Counter())
+        prog.plan(cond, config.experiment.replicates - sum(kept.values()))
+        for rounds, games in sorted(kept.items()):
+            prog.recorded(cond, rounds, games)
+    for game_id, (condition, rounds, answers) in before.replayed.items():
+        if condition in plans:
+            prog.replaying(plans[condition], game_id, rounds, answers)
+    return prog
+
+
 def play_models(
     config: ExperimentConfig,
     writer: RunWriter,
@@ -94,14 +113,12 @@ def play_models(
     stop: StopFlag,
     engine: EngineOptions | None,
     monitor: MonitorFactory | None,
-    done: int,
-    done_by_condition: Counter[str],
-    replayed: list[int] | None,
+    before: resume.Recorded | None,
 ) -> tuple[int, int]:
     """Play the games of a run with model players under the scheduler, with the live display if ``monitor``
-    is given; returns the games done (counting ``done`` from before) and the rounds played. A resumed run
-    (``replayed``: the games played again) first records what a crashed session paid for but never recorded,
-    and serves the recorded answers of replayed games from the results file."""
+    is given; returns the games done (those kept from before included) and the rounds played. A resumed run
+    (``before``: what it had recorded) first records what a crashed session paid for but never recorded,
+    and serves the recorded answers of the games it plays again from the results file."""
     engine = engine or EngineOptions()
     prices = PriceTable.load(*engine.prices)
     # Only answers that are paid for are cached: a run of mock models alone does not open the shared cache.
@@ -111,7 +128,8 @@ def play_models(
     ledger_run = f"{writer.path.resolve()}#{writer.run_id}#{writer.created_at()}"
     recorded: dict[tuple[str, str, str], Answer] = {}
     try:
-        if replayed is not None:
+        if before is not None:
+            replayed = sorted(before.replayed)
             if cache is not None:  # what a crashed session paid for but never recorded
                 paid = [record_from_ledger(text) for _, text in cache.ledger(ledger_run)]
                 recorder.restore_calls(paid)
@@ -137,13 +155,8 @@ def play_models(
     calls.stats.cost_usd = resume.spent(writer)  # a resumed run's budget counts what was spent before
     limiters = LimiterRegistry()
     players = ModelPlayers(limiters, http_client=engine.http_client)
-    prog = Progress(games_total=total, games_done=done)
+    prog = progress(config, total, before)
     conditions = condition_plans(config)
-    for cond in conditions:
-        prog.per_condition_total[cond.name] = config.experiment.replicates
-        left = config.experiment.replicates - done_by_condition[cond.name]
-        prog.plan(cond.name, left, cond.horizon.expected_length(), cond.model_seats)
-    prog.per_condition_done.update(done_by_condition)  # a resumed run starts from what it had finished
     for cond in conditions:
         for seat in (cond.player_a, cond.player_b):
             if isinstance(seat, ModelPlan):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -158,8 +157,8 @@ def resume_run(
         check_models(config)  # keys and names, before anything is discarded
         check_batch(config, engine)
         check_structured_replies(config, engine)
-        done_by_condition = resume.finished_per_condition(writer, retry_failed=retry_failed)
-        replayed = resume.discard_unfinished(writer, retry_failed=retry_failed)
+        before = resume.recorded(writer, retry_failed=retry_failed)  # read before the games to replay are cleared
+        resume.discard_unfinished(writer, retry_failed=retry_failed)
         writer.mark_running()
     except BaseException:
         writer.close()
@@ -177,8 +176,7 @@ def resume_run(
         engine=engine,
         monitor=monitor,
         already_done=len(finished),
-        done_by_condition=Counter(done_by_condition),
-        replayed=replayed,
+        before=before,
     )
 
 
@@ -194,8 +192,7 @@ def _play(
     engine: EngineOptions | None,
     monitor: MonitorFactory | None,
     already_done: int = 0,
-    done_by_condition: Counter[str] | None = None,
-    replayed: list[int] | None = None,
+    before: resume.Recorded | None = None,
 ) -> RunResult:
     """Play ``plans`` into ``writer``'s run and mark how the run ended: ``complete`` when every game
     finished and none failed on a cause that may pass (those need a resume), else ``interrupted``."""
@@ -218,9 +215,7 @@ def _play(
                         stop,
                         engine,
                         monitor,
-                        already_done,
-                        done_by_condition or Counter(),
-                        replayed,
+                        before,
                     )
                 else:
                     done, rounds = _play_strategies(writer, plans, games_planned, stop, progress, already_done)

@@ -14,11 +14,9 @@ are marked ``interrupted`` for ``pdbench resume``.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
@@ -30,6 +28,7 @@ from harness.calls.retry import LEND_SLOT
 from harness.config import ModelAgentConfig
 from harness.config.plan import GamePlan, ModelPlan, StrategyPlan
 from harness.engine.interrupts import StopFlag
+from harness.engine.progress import Progress
 from harness.errors import DiskFull
 from harness.game.match import Match, play_game
 from harness.game.seeds import derive_seed, stream
@@ -46,57 +45,6 @@ if TYPE_CHECKING:
     import httpx2
 
 FLUSH_EVERY_S = 0.25
-
-
-@dataclass
-class Progress:
-    """What the live display shows; the scheduler updates it, the display polls it.
-
-    Games take minutes, so games alone would leave the display still for most of a run: it also
-    counts rounds, and model moves (one call each, before re-asks and retries), which move from the
-    first second. ``*_planned`` are what this session still expects to play: expected lengths until a
-    game ends, then its real length (a geometric horizon's game may end early or late, a failed game
-    plays no more), so the ETA computed from them never grows without reason.
-    """
-
-    games_total: int
-    per_condition_total: Counter[str] = field(default_factory=Counter)
-    per_condition_done: Counter[str] = field(default_factory=Counter)
-    games_done: int = 0
-    games_failed: int = 0
-    rounds: int = 0
-    rounds_planned: float = 0.0
-    moves: int = 0
-    moves_planned: float = 0.0
-    per_condition_rounds: Counter[str] = field(default_factory=Counter)
-    per_condition_rounds_planned: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
-    started: float = field(default_factory=time.monotonic)
-
-    def plan(self, condition: str, games: int, expected_length: float, model_seats: int) -> None:
-        """Count ``games`` games of ``condition`` still to play in this session."""
-        self.rounds_planned += games * expected_length
-        self.moves_planned += games * expected_length * model_seats
-        self.per_condition_rounds_planned[condition] += games * expected_length
-
-    def round_played(self, condition: str, model_seats: int) -> None:
-        self.rounds += 1
-        self.moves += model_seats
-        self.per_condition_rounds[condition] += 1
-
-    def game_ended(self, condition: str, expected_length: float, rounds_played: int, model_seats: int) -> None:
-        """Replace a game's expected length by the rounds it really played."""
-        change = rounds_played - expected_length
-        self.rounds_planned += change
-        self.moves_planned += change * model_seats
-        self.per_condition_rounds_planned[condition] += change
-
-    def seconds_left(self, now: float | None = None) -> float | None:
-        """Time left at the rate of model moves so far (None before the first move or after the last)."""
-        elapsed = (time.monotonic() if now is None else now) - self.started
-        left = self.moves_planned - self.moves
-        if self.moves == 0 or left <= 0:
-            return None
-        return elapsed / self.moves * left
 
 
 class ModelPlayers:
@@ -338,6 +286,7 @@ class Scheduler:
             sample=sample,
             rng=rng,
             sample_seed=sample_seed(self.run_seed, sample),
+            on_question=partial(self.progress.question_answered, plan.game_id),
         )
 
     async def play(self, plan: GamePlan) -> None:
@@ -353,7 +302,7 @@ class Scheduler:
             calls = [c for agent in models for c in agent.take_records()]
             answers = [x for agent in models for x in agent.take_answers()]
             self.recorder.round_played(plan.game_id, m, calls, answers)
-            self.progress.round_played(cond.name, cond.model_seats)
+            self.progress.round_played(cond, plan.game_id, m.rounds_played)
 
         def record_leftovers(records: list[CallRecord] | None = None) -> None:
             """Calls (and comprehension answers) of a round that was never completed were still made."""
@@ -398,8 +347,7 @@ class Scheduler:
             record_leftovers()
         self.recorder.game_ended(plan.game_id, match, status, error, failure)
         if status is not GameStatus.INTERRUPTED:
-            self.progress.game_ended(cond.name, horizon.expected_length(), match.rounds_played, cond.model_seats)
-        if status is not GameStatus.INTERRUPTED:
+            self.progress.game_ended(cond, plan.game_id, match.rounds_played)
             self.progress.games_done += 1
             self.progress.per_condition_done[cond.name] += 1
 

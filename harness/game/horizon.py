@@ -44,6 +44,14 @@ class FixedHorizon:
         """Mean number of rounds, for plans and cost estimates."""
         return float(self.n_rounds)
 
+    def expected_remaining(self, played: int) -> float:
+        """The rounds still to come in a game that has played ``played`` rounds and not ended."""
+        return float(max(self.n_rounds - played, 0))
+
+    def reach(self, round: int, played: int) -> float:
+        """The chance that round ``round`` (after ``played``) is played in a game that has played ``played``."""
+        return 1.0 if played < round <= self.n_rounds else 0.0
+
     @property
     def longest(self) -> int:
         """The most rounds a game can last."""
@@ -87,6 +95,28 @@ class GeometricHorizon:
             return 1.0 / p
         # E[min(G, m)] = sum_{k=0}^{m-1} (1-p)^k
         return (1.0 - (1.0 - p) ** self.max_rounds) / p
+
+    def expected_remaining(self, played: int) -> float:
+        """The rounds still to come in a game that has played ``played`` rounds and not ended (what the live
+        progress adds for a game in flight, so the last game does not sit at 100%).
+
+        Round 1 is always played, so before it this is the mean length. After round r >= 1 the game goes on
+        with probability w = 1 - stop_prob after every round whatever came before (memoryless): round r + k is
+        played with probability w^k, and the rounds to come are sum_{k>=1} w^k = w / (1 - w), or, cut at
+        ``max_rounds`` = m, sum_{k=1}^{m-r} w^k = w (1 - w^(m-r)) / (1 - w)."""
+        if played <= 0:
+            return self.expected_length()
+        w = 1.0 - self.stop_prob
+        if self.max_rounds is None:
+            return w / self.stop_prob
+        return w * (1.0 - w ** max(self.max_rounds - played, 0)) / self.stop_prob
+
+    def reach(self, round: int, played: int) -> float:
+        """The chance that round ``round`` (after ``played``) is played in a game that has played ``played`` rounds
+        and not ended: w^(round - max(played, 1)), since round 1 is always played; 0 past ``max_rounds``."""
+        if round <= played or (self.max_rounds is not None and round > self.max_rounds):
+            return 0.0
+        return (1.0 - self.stop_prob) ** (round - max(played, 1))
 
     @property
     def longest(self) -> int | None:

@@ -316,6 +316,7 @@ class RunEntry:
     models: tuple[str, ...] = ()
     opponents: tuple[str, ...] = ()
     note: str | None = None
+    rounds: int | None = None  # rounds recorded so far, those of games still playing included
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +376,7 @@ def run_entries(results_dir: Path, kind: str | None = None, limit: int | None = 
                 models,
                 others,
                 note,
+                int(r["rounds"]) if played else None,
             )
         )
     unknown = len(busy) if kind else 0
@@ -384,8 +386,9 @@ def run_entries(results_dir: Path, kind: str | None = None, limit: int | None = 
 def _entries(
     cat: Catalog, kind: str | None, limit: int | None
 ) -> tuple[int, list[dict[str, Any]], dict[str, list[PlannedPlayer]]]:
-    """How many runs (of ``kind``) the readable files hold, the newest ``limit`` of them with their complete games
-    and cost, and their players."""
+    """How many runs (of ``kind``) the readable files hold, the newest ``limit`` of them with their complete games,
+    rounds and cost, and their players. ``games.rounds_played`` is written when a game ends: a game still playing
+    (in a run still running) is counted by its recorded rounds, as :func:`games` counts it."""
     where, params = ("WHERE kind = ?", [kind]) if kind else ("", [])
     total = int(cat.query(f"SELECT count(*) FROM runs {where}", params)[1][0][0])
     rows = cat.records(
@@ -400,12 +403,26 @@ def _entries(
             SELECT run_id, sum(cost_usd) AS cost FROM (
                 SELECT run_id, cost_usd FROM calls UNION ALL SELECT run_id, cost_usd FROM superseded_calls)
             WHERE run_id IN (SELECT run_id FROM listed) GROUP BY run_id
+        ), playing AS (
+            SELECT r.run_id, r.game_id, count(*) AS n FROM rounds r JOIN games g USING (run_id, game_id)
+            WHERE r.run_id IN (SELECT run_id FROM listed WHERE status = ?) AND g.status = ?
+            GROUP BY ALL
+        ), played AS (
+            SELECT g.run_id, sum(greatest(g.rounds_played, coalesce(p.n, 0))) AS rounds
+            FROM games g LEFT JOIN playing p USING (run_id, game_id)
+            WHERE g.run_id IN (SELECT run_id FROM listed) GROUP BY g.run_id
         )
-        SELECT l.*, coalesce(d.games_done, 0) AS games_done, s.cost
-        FROM listed l LEFT JOIN done d USING (run_id) LEFT JOIN spent s USING (run_id)
+        SELECT l.*, coalesce(d.games_done, 0) AS games_done, s.cost, coalesce(p.rounds, 0) AS rounds
+        FROM listed l LEFT JOIN done d USING (run_id) LEFT JOIN spent s USING (run_id) LEFT JOIN played p USING (run_id)
         ORDER BY l.created_at DESC, l.run_id
         """,
-        [*params, total if limit is None else limit, GameStatus.COMPLETE.value],
+        [
+            *params,
+            total if limit is None else limit,
+            GameStatus.COMPLETE.value,
+            RunStatus.RUNNING.value,
+            GameStatus.RUNNING.value,
+        ],
     )
     return total, rows, planned_players(cat, [r["run_id"] for r in rows])
 

@@ -7,6 +7,8 @@ game (running, interrupted, failed on a passing cause) is played again from its 
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harness.calls.record import Answer
@@ -61,13 +63,37 @@ def finished_game_ids(writer: RunWriter, *, retry_failed: bool = False) -> np.nd
     return np.asarray(ids, dtype=np.int32)
 
 
-def finished_per_condition(writer: RunWriter, *, retry_failed: bool = False) -> dict[str, int]:
-    """How many games a resume keeps in each condition (the live display starts from them)."""
-    rows = writer.con.execute(
-        f"SELECT condition, count(*) FROM games WHERE run_id = ? AND ({_kept(retry_failed)}) GROUP BY condition",
-        [writer.run_id],
-    ).fetchall()
-    return {str(condition): int(n) for condition, n in rows}
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What a resumed run had recorded, for its live progress to start from: the games it keeps, by condition and
+    rounds played (``{condition: {rounds: games}}``), and the rounds and comprehension answers recorded in each
+    game it plays again (``{game_id: (condition, rounds, answers)}``), read before those are cleared."""
+
+    kept: dict[str, Counter[int]] = field(default_factory=dict)
+    replayed: dict[int, tuple[str, int, int]] = field(default_factory=dict)
+
+    def games_kept(self) -> int:
+        return sum(n for by_rounds in self.kept.values() for n in by_rounds.values())
+
+
+def recorded(writer: RunWriter, *, retry_failed: bool = False) -> Recorded:
+    """What the run had recorded before a resume (see :class:`Recorded`); call it before :func:`discard_unfinished`."""
+    con, run_id, kept = writer.con, writer.run_id, _kept(retry_failed)
+    out = Recorded()
+    for condition, rounds, n in con.execute(
+        f"SELECT condition, rounds_played, count(*) FROM games WHERE run_id = ? AND ({kept}) GROUP BY ALL",
+        [run_id],
+    ).fetchall():
+        out.kept.setdefault(str(condition), Counter())[int(rounds)] += int(n)
+    for game_id, condition, rounds, answers in con.execute(
+        "SELECT g.game_id, g.condition, "
+        "(SELECT count(*) FROM rounds r WHERE r.run_id = g.run_id AND r.game_id = g.game_id), "
+        "(SELECT count(*) FROM comprehension c WHERE c.run_id = g.run_id AND c.game_id = g.game_id) "
+        f"FROM games g WHERE g.run_id = ? AND NOT ({kept})",
+        [run_id],
+    ).fetchall():
+        out.replayed[int(game_id)] = (str(condition), int(rounds), int(answers))
+    return out
 
 
 def failures(writer: RunWriter) -> dict[FailureKind, tuple[int, str]]:

@@ -225,3 +225,25 @@ def test_a_run_killed_by_kill_9_is_listed_as_crashed_with_its_cost_so_far_and_re
     assert code == 0, err
     (run,) = runs_json(results)
     assert (run["status"], run["games_done"], run["note"]) == ("complete", 16, None)
+
+
+def test_a_running_run_shows_the_rounds_it_has_played_so_far(results: Path) -> None:
+    """``games.rounds_played`` is written when a game ends: a run still running (here its writer is gone, so it is
+    shown crashed) counts a game still playing by its recorded rounds, as the dashboard does (issue 23 point 5)."""
+    import duckdb
+
+    from harness.config.presets.tournament import tournament_config
+    from harness.engine.runner import run_experiment
+
+    # TFT and ALLD, self-play included: 3 games of 5 rounds.
+    run_experiment(tournament_config(["TFT", "ALLD"], rounds=5, replicates=1), results_dir=results, run_id="t")
+    with duckdb.connect(str(results / "t.duckdb")) as con:  # as the writer leaves a run with a game mid-play
+        con.execute("UPDATE runs SET status = 'running', finished_at = NULL")
+        con.execute("UPDATE games SET status = 'running', rounds_played = 0 WHERE condition = 'TFT_vs_ALLD'")
+    (entry,) = run_entries(results).runs
+    assert (entry.status, entry.games_done, entry.games_planned, entry.rounds) == ("crashed", 2, 3, 15)
+    console = Console(file=io.StringIO(), width=120, record=True, color_system=None)
+    console.print(RunList([entry]))
+    assert "2/3, 15 rounds" in console.export_text()
+    (row,) = runs_json(results)
+    assert (row["games_done"], row["rounds"]) == (2, 15)

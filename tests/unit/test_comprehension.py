@@ -315,3 +315,18 @@ def test_comprehension_rounds_are_kept_in_order() -> None:
     agent = config.experiment.conditions[0].agent_a
     assert agent.comprehension is not None and agent.comprehension.rounds == (1, 10, 25)  # type: ignore[union-attr]
     assert agent.resolved()["comprehension"] == {"rounds": [1, 10, 25], "questions": ["payoff", "horizon", "last_move"]}
+
+
+def test_the_count_of_questions_the_plan_uses_is_what_the_check_asks() -> None:
+    """``asked_at`` (the plan's, the live progress's and the estimate's count) against the questions the check
+    really asks, in every round of a game, for each choice of kinds: 4 payoff questions, 1 on the horizon, 1 on
+    the last move from round 2."""
+    from harness.players.model.prompts.builder import game_views
+
+    views = game_views(6)
+    for kinds in (("payoff",), ("horizon", "last_move"), ("payoff", "horizon", "last_move")):
+        settings = ComprehensionSettings(rounds=(1, 2, 5), questions=kinds)  # type: ignore[arg-type]
+        for view in views:
+            expected = len(questions(view, settings, NEUTRAL)) if view.round in settings.rounds else 0
+            assert settings.asked_at(view.round) == expected, (kinds, view.round)
+    assert [ALL.asked_at(r) for r in (1, 2)] == [5, 0] and ComprehensionSettings(rounds=(3,)).asked_at(3) == 6

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.calls.pricing import DEFAULT_PRICES, PriceTable
+from harness.config.plan import summarize
 from harness.config.presets.evaluation import eval_config
 from harness.engine.estimate import _reach, estimate
 from harness.engine.runner import run_experiment
@@ -40,6 +41,19 @@ def test_the_estimate_is_what_a_mock_run_then_records(tmp_path: Path, options: d
     assert abs(est.input_tokens - row["input"]) <= 0.10 * row["input"], (est.input_tokens, row["input"])
     assert abs(est.input_tokens - row["input"]) <= 0.02 * row["input"]  # in fact far closer
     assert result.status.value == "complete"
+
+
+def test_the_plan_counts_comprehension_questions_as_the_estimate_does() -> None:
+    """``--dry-run``'s model calls count the questions: 3 opponents x 2 replicates of 9 rounds with questions
+    before rounds 1, 4 and 9 (5 + 6 + 6 = 17 a game) are 6 x (9 + 17) = 156 calls; with a geometric horizon of
+    stop probability 1/2 and questions before rounds 1 and 3, a game is expected to make 2 moves and answer
+    5 + 6/4 = 6.5 questions (round 3 is played one game in four)."""
+    fixed = eval_config("mock/tft", rounds=9, opponents=["TFT", "ALLD", "RAND"], replicates=2, comprehension=[1, 4, 9])
+    assert summarize(fixed).model_calls == 156 == estimate(fixed)[0].calls
+    geometric = eval_config("mock/tft", stop_prob=0.5, opponents=["TFT", "ALLD", "RAND"], replicates=2,
+                            comprehension=[1, 3])  # fmt: skip
+    assert summarize(geometric).model_calls == pytest.approx(6 * (2 + 6.5))
+    assert estimate(geometric)[0].calls == pytest.approx(6 * (2 + 6.5), rel=1e-6)
 
 
 def test_a_geometric_horizon_is_summed_by_each_rounds_chance() -> None:

@@ -93,6 +93,55 @@ def test_geometric_horizon_cap_and_expected_length() -> None:
     assert h.expected_length() == pytest.approx((1 - 0.99**20) / 0.01)
 
 
+def _rest_by_enumeration(h: GeometricHorizon, played: int, upto: int = 4000) -> float:
+    """E[min(L, m) - r | L >= r] summed term by term from the length's distribution as ``draw_length`` defines
+    it (L = 1 + floor(log u / log(1 - p)), so P(L = k) = w^(k-1) (1 - w), the cap taking the tail at m)."""
+    w = 1.0 - h.stop_prob
+    m = h.max_rounds if h.max_rounds is not None else upto
+    law = {k: w ** (k - 1) * (1 - w) for k in range(1, m)} | {m: w ** (m - 1)}  # P(min(L, m) = k)
+    at_least = sum(q for k, q in law.items() if k >= max(played, 1))
+    if at_least == 0:
+        return 0.0  # no game plays that long: none is left to expect
+    return sum((k - played) * q for k, q in law.items() if k >= max(played, 1)) / at_least
+
+
+def test_a_game_in_flight_expects_the_same_rest_whatever_it_has_played() -> None:
+    """What the live progress adds for a geometric game still playing: round 1 is always played, then the game
+    goes on with probability w after each round whatever came before, so after r >= 1 rounds w / (1 - w) more
+    are expected, or w (1 - w^(m-r)) / (1 - w) under a cap m; checked by hand, against the length's distribution
+    summed term by term, and against drawn lengths."""
+    h = GeometricHorizon(0.25)  # w = 3/4: 3 more rounds expected after any round
+    assert h.expected_remaining(0) == h.expected_length() == 4.0
+    assert [h.expected_remaining(r) for r in (1, 2, 10, 500)] == [3.0] * 4
+    capped = GeometricHorizon(0.25, max_rounds=4)
+    # 1 + 3/4 + 9/16 + 27/64 before round 1; after round 2, rounds 3 and 4 with chances 3/4 and 9/16.
+    assert capped.expected_remaining(0) == pytest.approx(2.734375)
+    assert capped.expected_remaining(2) == pytest.approx(0.75 + 0.5625)
+    assert capped.expected_remaining(4) == capped.expected_remaining(9) == 0.0
+    for horizon in (h, capped, GeometricHorizon(0.1), GeometricHorizon(0.1, 30), GeometricHorizon(1.0)):
+        for played in (0, 1, 2, 7, 29):
+            expected = _rest_by_enumeration(horizon, played)
+            assert horizon.expected_remaining(played) == pytest.approx(expected, abs=1e-9), (horizon, played)
+    rng = random.Random(3)
+    lengths = [h.draw_length(rng) for _ in range(40_000)]
+    rest = [n - 5 for n in lengths if n >= 5]  # games still playing after round 5
+    assert statistics.fmean(rest) == pytest.approx(3.0, rel=0.05)
+
+
+def test_the_chance_a_round_is_played_given_the_rounds_played() -> None:
+    h = GeometricHorizon(0.25, max_rounds=6)
+    assert [h.reach(r, 0) for r in range(1, 8)] == [1.0, 0.75, 0.5625, 0.421875, 0.31640625, 0.2373046875, 0.0]
+    assert [h.reach(r, 3) for r in (2, 3, 4, 5, 6, 7)] == [0.0, 0.0, 0.75, 0.5625, 0.421875, 0.0]
+    fixed = FixedHorizon(3)
+    assert [fixed.reach(r, 1) for r in (1, 2, 3, 4)] == [0.0, 1.0, 1.0, 0.0]
+    assert [fixed.expected_remaining(r) for r in (0, 1, 3, 4)] == [3.0, 2.0, 0.0, 0.0]
+    # The rest is the sum of the chances of the rounds after it, in both kinds.
+    for horizon in (h, fixed, GeometricHorizon(0.5, 40)):
+        for played in range(5):
+            rest = sum(horizon.reach(r, played) for r in range(1, 60))
+            assert horizon.expected_remaining(played) == pytest.approx(rest), (horizon, played)
+
+
 @pytest.mark.parametrize(
     "section",
     [

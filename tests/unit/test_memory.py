@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,8 +127,12 @@ def test_a_resume_reads_the_games_it_keeps_as_a_sorted_array(tmp_path: Path) -> 
     assert ids.tolist() == [0, 2, 3]
     assert resume.finished_game_ids(writer, retry_failed=True).tolist() == [0, 3]
     # Games 0 and 3 are replicates 0 and 1 of the first pairing; game 2 is replicate 0 of the third.
-    assert resume.finished_per_condition(writer) == {plans[0].condition.name: 2, plans[2].condition.name: 1}
-    assert resume.finished_per_condition(writer, retry_failed=True) == {plans[0].condition.name: 2}
+    # The games are empty matches (0 rounds played, none recorded).
+    first, third = plans[0].condition.name, plans[2].condition.name
+    before = resume.recorded(writer)
+    assert before.kept == {first: Counter({0: 2}), third: Counter({0: 1})} and before.games_kept() == 3
+    assert before.replayed == {g: (plans[g].condition.name, 0, 0) for g in (1, 4, 5)}
+    assert resume.recorded(writer, retry_failed=True).kept == {first: Counter({0: 2})}
     writer.close()
 
 

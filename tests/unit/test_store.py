@@ -243,7 +243,8 @@ async def test_the_scheduler_pulls_games_lazily(tmp_path: Path) -> None:
     from harness.calls.pricing import DEFAULT_PRICES, PriceTable
     from harness.config.presets.evaluation import eval_config
     from harness.engine.interrupts import StopFlag
-    from harness.engine.scheduler import ModelPlayers, Progress, Scheduler
+    from harness.engine.progress import Progress
+    from harness.engine.scheduler import ModelPlayers, Scheduler
     from harness.store.live import LiveRecorder
 
     config = eval_config("mock/tft", opponents=["TFT"], rounds=2, replicates=100_000)

@@ -32,8 +32,8 @@ from harness.cli.scorecard import Scorecard
 from harness.config.engine_options import EngineOptions
 from harness.config.presets.evaluation import eval_config
 from harness.engine.model_games import Monitor
+from harness.engine.progress import Progress
 from harness.engine.runner import run_experiment
-from harness.engine.scheduler import Progress
 from harness.providers.ratelimit_headers import RateLimitHeaders
 from harness.store.catalog import open_run
 
@@ -58,7 +58,9 @@ def monitor() -> Monitor:
     names += [f"vs_{s}(noise=0.05)" for s in ("TTFT", "HTFT", "BULLY", "GRADUAL", "SMAJ", "HMAJ", "PROBER", "DONCE")]
     p = Progress(games_total=5 * len(names), per_condition_total=Counter(dict.fromkeys(names, 5)), started=NOW - 42.0)
     for i, name in enumerate(names):
-        p.plan(name, 5, 20.0, 1)
+        p.rounds_planned += 100  # 5 games of 20 rounds, a model move each
+        p.moves_planned += 100
+        p.per_condition_rounds_planned[name] += 100
         done = 3 if i < 12 else 2
         p.per_condition_done[name] = done
         p.games_done += done

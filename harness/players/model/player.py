@@ -151,8 +151,10 @@ class LLMAgent:
         sample: Sample,
         rng: random.Random,
         sample_seed: int | None = None,
+        on_question: Callable[[], object] | None = None,
     ) -> None:
         self.player = player
+        self.on_question = on_question  # told of each comprehension question answered (the live progress)
         # Every seat of every game is its own draw (``sample``): its requests carry a sampling seed of
         # their own, so a provider that takes a seed draws them independently too (one without ignores it).
         self.params = replace(player.params, seed=sample_seed) if sample_seed is not None else player.params
@@ -337,3 +339,5 @@ class LLMAgent:
                     attempt=final.attempt,
                 )
             )
+            if self.on_question is not None:
+                self.on_question()

@@ -53,6 +53,7 @@ class ParsePolicy(BaseModel):
 QuestionKind = Literal["payoff", "horizon", "last_move"]
 KINDS: tuple[QuestionKind, ...] = ("payoff", "horizon", "last_move")
 MAX_CHECK_ROUND = 1_000_000
+PAYOFF_OUTCOMES = 4  # CC, CD, DC, DD: one payoff question each
 
 
 class ComprehensionSettings(BaseModel):
@@ -80,3 +81,13 @@ class ComprehensionSettings(BaseModel):
         if len(set(questions)) != len(questions):
             raise ValueError("a kind of question is listed twice; list each once")
         return tuple(k for k in KINDS if k in questions)  # always asked in the same order
+
+    def asked_at(self, round: int) -> int:
+        """How many questions are asked before the move of ``round`` (one call each, before re-asks): a payoff
+        question for each of the four outcomes, one on the horizon, and one on the last move from round 2, as
+        :func:`harness.players.model.comprehension.questions` asks them. The plan, the live progress and the
+        cost estimate count them from here, without loading the check itself."""
+        if round not in self.rounds:
+            return 0
+        per_kind = {"payoff": PAYOFF_OUTCOMES, "horizon": 1, "last_move": 1 if round > 1 else 0}
+        return sum(per_kind[kind] for kind in self.questions)
