@@ -129,9 +129,10 @@ def planned_players(folder: Path, runs: tuple[tuple[str, str], ...]) -> dict[str
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def payoff_matrices(folder: Path, run_id: str, created_at: str) -> list[PayoffMatrix]:
+def payoff_matrices(folder: Path, run_id: str, created_at: str, status: str) -> list[PayoffMatrix]:
     """The matrices a run played (:func:`browse.payoff_matrices`). A run's config never changes: keyed by the run
-    (id and creation time), not the folder's signature."""
+    (id and creation time), not the folder's signature; and by its status, so a run whose file could not be read
+    while it was written is read again once it has ended."""
     with browse.run_catalog(folder, run_id) as cat:
         return browse.payoff_matrices(cat, run_id)
 

@@ -68,7 +68,7 @@ def render(folder: Path) -> None:
     run = pickers.pick_run(folder, key=PICKER_KEY, kind="tournament", remember=SELECTED_TOURNAMENT)
     if run is not None:
         pickers.run_notes(folder, run, kind="tournament")
-        played = cached.payoff_matrices(folder, run.run_id, run.created_at.isoformat())
+        played = cached.payoff_matrices(folder, run.run_id, run.created_at.isoformat(), run.status.value)
         if played:
             st.caption("🎲 Payoffs: " + " · ".join(matrix_text(m) for m in played))
         _results(folder, run)
