@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 MAX_ROUNDS = 1_000_000  # one game's rounds are held in memory while it is played
+MAX_PAYOFF = 1e15  # a payoff's size stays below this: larger floats no longer add small payoffs exactly
 
 Action = Literal["C", "D"]
 C: Action = "C"
@@ -120,6 +121,6 @@ def _is_number(x: object) -> bool:
     if not isinstance(x, (int, float)) or isinstance(x, bool):
         return False
     try:
-        return math.isfinite(x) and abs(float(x)) < 1e15
+        return math.isfinite(x) and abs(float(x)) < MAX_PAYOFF
     except OverflowError:
         return False

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from harness.game.rules import PayoffMatrix
 from harness.states import GameStatus, RunStatus
 from harness.store.catalog import Catalog
 
@@ -298,6 +299,31 @@ def planned_players(cat: Catalog, run_ids: list[str] | None = None) -> dict[str,
     out: dict[str, list[PlannedPlayer]] = {}
     for run_id, label, model, persona, _ in rows:
         out.setdefault(run_id, []).append(PlannedPlayer(label, model, persona))
+    return out
+
+
+def payoff_matrices(cat: Catalog, run_id: str) -> list[PayoffMatrix]:
+    """The payoff matrices run ``run_id`` played, from its stored config (``runs.config_json``): the run's (unless
+    every condition sets its own), then each other one a condition sets, in plan order; empty for a run whose
+    config names none (an evolution run keeps its table elsewhere). Read from the run, so a view never shows
+    the default game for a run that played another."""
+    rows = cat.query(
+        """SELECT json_extract(config_json, '$.game.payoff_matrix'),
+                  json_extract(config_json, '$.experiment.conditions[*].game.payoff_matrix'),
+                  json_array_length(config_json, '$.experiment.conditions')
+           FROM runs WHERE run_id = ?""",
+        [run_id],
+    )[1]
+    if not rows or rows[0][0] is None:
+        return []
+    run, overrides, conditions = rows[0]
+    overrides = list(overrides or [])
+    cells = overrides if conditions and len(overrides) == conditions else [run, *overrides]
+    out: list[PayoffMatrix] = []
+    for cell in cells:
+        matrix = PayoffMatrix.from_mapping(json.loads(cell))
+        if matrix not in out:
+            out.append(matrix)
     return out
 
 

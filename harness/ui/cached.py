@@ -29,6 +29,7 @@ from harness.ui import data
 
 if TYPE_CHECKING:
     from harness.evolution import Trajectory
+    from harness.game.rules import PayoffMatrix
     from harness.store.evolution_writer import EvolutionRun
 
 Signature = tuple[tuple[str, int, int], ...]
@@ -125,6 +126,15 @@ def planned_players(folder: Path, runs: tuple[tuple[str, str], ...]) -> dict[str
     the folder's runs (id and creation time), not its signature: a run being written does not re-read them."""
     with Catalog(folder) as cat:
         return browse.planned_players(cat, [run_id for run_id, _ in runs])
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def payoff_matrices(folder: Path, run_id: str, created_at: str, status: str) -> list[PayoffMatrix]:
+    """The matrices a run played (:func:`browse.payoff_matrices`). A run's config never changes: keyed by the run
+    (id and creation time), not the folder's signature; and by its status, so a run whose file could not be read
+    while it was written is read again once it has ended."""
+    with browse.run_catalog(folder, run_id) as cat:
+        return browse.payoff_matrices(cat, run_id)
 
 
 def players_of(folder: Path, listing: browse.Folder) -> dict[str, list[browse.PlannedPlayer]]:

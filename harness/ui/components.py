@@ -47,7 +47,9 @@ def agent_card(info: AgentInfo, seat: str | None = None, extra: str = "") -> str
     title = html.escape(info.title)
     heading = name if title == name else f"{name} · <span style='font-weight:400'>{title}</span>"
     desc = (
-        f"<div style='font-size:.9em;margin-top:4px'>{html.escape(info.description)}</div>" if info.description else ""
+        f"<div class='pdb-agent-desc' style='font-size:.9em;margin-top:4px'>{html.escape(info.description)}</div>"
+        if info.description
+        else ""
     )
     setup = (
         f"<div class='pdb-agent-setup' style='font-size:.9em;margin-top:4px'>{model_setup(info)}</div>"

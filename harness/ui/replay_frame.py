@@ -98,7 +98,11 @@ def frame_html(replay: Replay, shown: int) -> str:
             f"background:rgba(33,195,84,.15)'>🏁 Game over: final score {a} – {b}</div>"
         )
     seats = "".join(f"<div class='pdb-seat'>{_seat(replay, seat, shown)}</div>" for seat in (0, 1))
-    parts.append(f"<div style='display:grid;grid-template-columns:1fr 1fr;gap:2.5rem;margin-top:.6em'>{seats}</div>")
+    # minmax(0, 1fr): the two columns share the width even when a long line would widen one (phone widths)
+    parts.append(
+        "<div class='pdb-seats' style='display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:2.5rem;"
+        f"margin-top:.6em'>{seats}</div>"
+    )
     scores = " ".join(f"data-score-{s}='{fmt(replay.score(i, shown))}'" for i, s in enumerate(SEATS))
     return f"<div class='{FRAME_CLASS}' data-round='{shown}' {scores}>{''.join(parts)}</div>"
 

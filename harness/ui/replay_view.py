@@ -8,7 +8,8 @@ only while paused) is :mod:`harness.ui.playback`, shared with the 🧬 Evolution
 
 A frame (round number, progress, move cards, scores, trails) is one element built from one
 position (:mod:`harness.ui.replay_frame`), so the browser never shows a round beside another
-round's scores. Long games cost nothing per frame: cumulative scores are summed once per
+round's scores. At phone width the controls take two short rows and Play brings the board into view
+(:mod:`harness.ui.phone`). Long games cost nothing per frame: cumulative scores are summed once per
 selection, and a frame draws one round, the running scores and the last few moves.
 """
 
@@ -18,10 +19,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from harness.ui import cached, components, pickers
+from harness.ui import cached, components, phone, pickers
 from harness.ui.follow import follow
 from harness.ui.playback import DEFAULT_SPEED_MS, Playback
-from harness.ui.replay_frame import Replay, frame_html
+from harness.ui.replay_frame import FRAME_CLASS, Replay, frame_html
 
 PLAYBACK = Playback("replay", "round", jump_help="Round 0 is before the first move.")
 # Session keys, all prefixed "replay_" (the pickers use replay_run, replay_condition, replay_game).
@@ -36,6 +37,7 @@ __all__ = ["DEFAULT_SPEED_MS", "JUMP", "PLAYING", "ROUND", "SPEED", "SPEED_MS", 
 def _draw(replay: Replay, shown: int) -> None:
     st.markdown(frame_html(replay, shown), unsafe_allow_html=True)  # one element: see replay_frame
     st.caption(components.LEGEND)
+    phone.scroll_when_play_starts(PLAYBACK)  # at phone width, the board in view when Play is pressed
 
 
 def render(folder: Path) -> None:
@@ -55,4 +57,5 @@ def render(folder: Path) -> None:
         why = f": {selection.game.error}" if selection.game.error else ""
         st.info(f"This game has no recorded rounds ({selection.game.status}{why}).")
         return
+    phone.style(PLAYBACK, FRAME_CLASS)
     PLAYBACK.fragment(replay.length, lambda shown: _draw(replay, shown))

@@ -3,7 +3,9 @@
 The form builds the same config as `pdbench tournament` (:func:`harness.config.presets.tournament.tournament_config`)
 and plays it with :func:`harness.engine.runner.run_experiment`, so a tournament started here is an ordinary
 run of kind ``tournament``: `pdbench report`, `pdbench sql` and the other views read it like any other.
-The leaderboard and the heatmap are the ``tournament`` and ``matchups`` SQL views, unchanged.
+The leaderboard and the heatmap are the ``tournament`` and ``matchups`` SQL views, unchanged: they read the
+payoffs each round stored, so a tournament played on other payoffs (the form's 🎲 Payoffs, as `--payoff-matrix`)
+is ranked on its own game, and the results say which matrix the chosen run played, from its stored config.
 
 The run plays in a thread owned by the browser session (:mod:`harness.ui.background`), not inside a
 script run, so it goes on when someone switches views; :mod:`harness.ui.progress_panel` draws its
@@ -24,6 +26,7 @@ import streamlit as st
 
 from harness.config import ExperimentConfig
 from harness.config.plan import PlanSummary, summarize
+from harness.config.presets.payoffs import payoff_matrix_of
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import RunResult, default_run_id
 from harness.errors import PDBenchError
@@ -35,6 +38,7 @@ from harness.store.views.leaderboard import RANKING_NOTE, TIE_TOLERANCE
 from harness.ui import background, cached, charts, choices, components, data, pickers, progress_panel
 from harness.ui.budget import budget_input
 from harness.ui.follow import follow
+from harness.ui.payoff_input import Payoffs, matrix_text, payoff_input
 
 DEFAULT_STRATEGIES = ("ALLC", "ALLD", "TFT", "GRIM", "GTFT", "WSLS")
 
@@ -64,6 +68,9 @@ def render(folder: Path) -> None:
     run = pickers.pick_run(folder, key=PICKER_KEY, kind="tournament", remember=SELECTED_TOURNAMENT)
     if run is not None:
         pickers.run_notes(folder, run, kind="tournament")
+        played = cached.payoff_matrices(folder, run.run_id, run.created_at.isoformat(), run.status.value)
+        if played:
+            st.caption("🎲 Payoffs: " + " · ".join(matrix_text(m) for m in played))
         _results(folder, run)
     follow(folder, None if run is None else run.run_id, kind="tournament")  # a tournament still playing
 
@@ -85,6 +92,7 @@ class Choice:
     self_play: bool
     run_id: str | None
     max_cost: float | None
+    payoffs: Payoffs  # T, R, P, S, as --payoff-matrix
 
     def config(self, folder: Path) -> ExperimentConfig:
         """The tournament config, with every check the CLI makes before a run starts (user errors raise)."""
@@ -97,6 +105,7 @@ class Choice:
             noise=self.noise,
             seed=self.seed,
             self_play=self.self_play,
+            payoff_matrix=payoff_matrix_of(*self.payoffs, option="Payoffs").to_mapping(),
         )
         background.prepare(config, folder, max_cost=self.max_cost)  # keys, model names, prices under a budget
         if self.run_id:
@@ -195,6 +204,7 @@ def _form(folder: Path) -> None:
         run_id = st.text_input(
             "Run id (optional)", key=K + "run_id", persist_state="session", placeholder="tournament_YYYYmmdd_HHMMSS"
         ).strip()
+    payoffs = payoff_input(K)
 
     choice = Choice(
         players=[*strategies, *chosen_models],
@@ -207,12 +217,15 @@ def _form(folder: Path) -> None:
         self_play=self_play,
         run_id=run_id or None,
         max_cost=max_cost,
+        payoffs=payoffs,
     )
     try:
         config = choice.config(folder)
     except PDBenchError as exc:
         st.error(str(exc), icon="🚫")
         config = None
+    for warning in [] if config is None else config.warnings():  # e.g. payoffs that are no prisoner's dilemma
+        st.warning(warning, icon="⚠️")
     button, plan = st.columns([1, 4], vertical_alignment="center")
     with plan:
         if config is not None:

@@ -1,7 +1,8 @@
 """End to end: `pdbench ui` on a free port, driven in headless Chromium like a user would.
 
 Opens every view, plays TFT against ALLD from the Run view, checks the Results timeline and the
-Replay move cards, runs a small tournament and checks its leaderboard, runs and plays an evolution
+Replay move cards (and, at 390 x 844, the board in view after Play), runs a small tournament on custom payoffs
+and checks its leaderboard and stored matrix, runs and plays an evolution
 preset, and saves a full-page screenshot of each view (folder printed; $PDBENCH_SCREENSHOTS chooses it). Deselect with
 ``-m "not e2e"``.
 """
@@ -9,6 +10,7 @@ preset, and saves a full-page screenshot of each view (folder printed; $PDBENCH_
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import socket
 import struct
@@ -24,6 +26,7 @@ import pytest
 from harness.config.presets.evaluation import eval_config
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import run_experiment
+from harness.store.catalog import Catalog
 from harness.store.evolution_writer import list_evolution_runs, read_evolution
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
@@ -170,6 +173,39 @@ def frames_while_playing(page: Any, last: int, every_ms: int = 40) -> list[tuple
     return samples
 
 
+PHONE = {"width": 390, "height": 844}
+
+
+def replay_at_phone_width(page: Any, screenshots: Path) -> None:
+    """At 390 x 844, Play brings the whole board into view (below the controls' row, which stays on screen), and
+    nothing in the board is cut at its right edge, even with ten moves of history in each narrow column."""
+    expect = _expect()
+    wide = page.viewport_size
+    page.set_viewport_size(PHONE)
+    settle(page)
+    page.get_by_role("button", name=re.compile(r"Play$")).click()  # at the end: plays again from the start
+    pause = page.get_by_role("button", name=re.compile(r"Pause$"))
+    expect(pause).to_be_enabled()
+    page.wait_for_timeout(500)  # the scroll settles (harness.ui.phone: placed until it stays)
+    board = page.locator(".pdb-replay-frame").bounding_box()
+    controls = pause.bounding_box()
+    assert controls["y"] >= 0 and board["y"] >= controls["y"] + controls["height"], (controls, board)
+    assert board["x"] >= 0 and board["x"] + board["width"] <= PHONE["width"], board
+    assert board["y"] >= 0 and board["y"] + board["height"] <= PHONE["height"], board
+    page.screenshot(path=str(screenshots / "replay-390.png"))
+    expect(page.get_by_text("Game over")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    cut = page.evaluate(
+        """() => { const f = document.querySelector('.pdb-replay-frame').getBoundingClientRect();
+        return [...document.querySelectorAll('.pdb-replay-frame *')].map(e => [e.className, e.getBoundingClientRect()])
+          .filter(([, r]) => r.width > 0 && (r.left < f.left - 1 || r.right > Math.min(f.right, innerWidth) + 1))
+          .map(([c, r]) => `${c}: ${Math.round(r.left)}-${Math.round(r.right)}`); }"""
+    )
+    assert not cut, cut
+    assert "(last 10 rounds)" in page.locator(".pdb-history").first.inner_text()
+    page.set_viewport_size(wide)
+    settle(page)
+
+
 def test_dashboard_end_to_end(page: Any, server: Server, screenshots: Path) -> None:
     started = time.monotonic()
     expect = _expect()
@@ -229,13 +265,27 @@ def test_dashboard_end_to_end(page: Any, server: Server, screenshots: Path) -> N
     expect(page.get_by_text(f"Round {ROUNDS} of {ROUNDS}", exact=True)).to_be_visible(timeout=RUN_TIMEOUT_MS)
     expect(page.get_by_text("Game over")).to_be_visible()
     settle(page)
+    replay_at_phone_width(page, screenshots)
 
-    # 🏆 Tournament: the default players, then the leaderboard with its medals
+    # 🏆 Tournament: the default players on custom payoffs, then the leaderboard with its medals
     open_view(page, TOURNAMENT)
     medal = page.get_by_text(MEDALS[0])
     expect(medal).to_have_count(0)  # no tournament yet
+    page.get_by_test_id("stRadio").get_by_text("✏️ custom").click()
+    settle(page)
+    for name, value in (("T: temptation", "4"), ("S: sucker's payoff", "-1")):  # from axelrod's 5, 3, 1, 0
+        box = page.get_by_label(name, exact=True)
+        box.fill(value)
+        box.press("Enter")
+        settle(page)
+    expect(page.get_by_text("one defects → 4 for the defector, -1 for the cooperator", exact=False)).to_be_visible()
+    expect(page.get_by_text("does not hold")).to_have_count(0)  # 4 > 3 > 1 > -1 and 2R > T + S: no warning
     page.get_by_role("button", name=re.compile(r"Run tournament$")).click()
     expect(medal.first).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    expect(page.get_by_text("🎲 Payoffs: T = 4, R = 3, P = 1, S = -1", exact=True)).to_be_visible()
+    with Catalog(server.results) as cat:
+        [stored] = cat.records("SELECT config_json->'$.game.payoff_matrix' AS m FROM runs WHERE kind = 'tournament'")
+    assert json.loads(stored["m"]) == {"C": {"C": [3, 3], "D": [-1, 4]}, "D": {"C": [4, -1], "D": [1, 1]}}
     expect(page.get_by_role("heading", name=re.compile(r"Leaderboard"))).to_be_visible()
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
     expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()  # the matchups heatmap

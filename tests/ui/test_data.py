@@ -258,3 +258,25 @@ def test_a_game_still_playing_shows_the_rounds_it_has_so_far(tmp_path: Path) -> 
     assert (game.status, game.rounds_played) == ("running", 5) and "5 rounds" in game.label
     detail = browse.game_detail(_cat(tmp_path, "t"), "t", game_id)
     assert detail.game["rounds_played"] == 5 == len(detail.rounds)
+
+
+def test_the_payoff_matrices_a_run_played_are_read_from_its_stored_config(tmp_path: Path) -> None:
+    """The run's matrix, then each condition's own, each once; the run's is left out when every condition sets
+    its own (it was never played)."""
+    from harness.config.loading import parse_experiment
+    from harness.game.rules import PayoffMatrix
+
+    trust = PayoffMatrix.from_rstp(R=2, S=-1, T=3, P=0)
+    both = [
+        {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "ALLD"}, "game": {"payoff_matrix": trust.to_mapping()}}
+    ]
+    for run_id, conditions in (
+        ("mixed", [*both, {"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "ALLC"}}, {**both[0], "name": "again"}]),
+        ("all_own", both),
+    ):
+        data = {"horizon": {"type": "fixed", "n_rounds": 2}, "experiment": {"conditions": conditions}}
+        run_experiment(parse_experiment(data), results_dir=tmp_path, run_id=run_id)
+    with Catalog(tmp_path) as cat:
+        assert browse.payoff_matrices(cat, "mixed") == [PayoffMatrix(), trust]
+        assert browse.payoff_matrices(cat, "all_own") == [trust]
+        assert browse.payoff_matrices(cat, "nope") == []

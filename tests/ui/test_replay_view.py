@@ -496,3 +496,26 @@ def test_a_running_run_is_followed_while_paused_not_while_playing(
         assert follow in fragments and not at.session_state[PLAYING]
     finally:
         held.close()
+
+
+def test_at_phone_width_play_brings_the_board_into_view_once_as_it_starts(app: App, tournament_results: Path) -> None:
+    """The phone-width rules are one media query (1280 px untouched); the scroll is sent once, as play starts, and
+    acts only where that query matches (measured in Chromium at 390 x 844 by tests/e2e/test_dashboard.py)."""
+
+    def bodies(at: AppTest, marker: str) -> list[str]:
+        return [h.proto.body for h in at.get("html") if marker in h.proto.body]
+
+    at = open_game(app, tournament_results, "TFT_vs_ALLD")
+    [style] = bodies(at, "<style>@media")
+    assert style.startswith("<style>@media (max-width: 640px) {") and style.endswith("}\n}</style>")
+    assert ".st-key-replay_play" in style and f".{FRAME_CLASS} .pdb-seats" in style
+    assert not bodies(at, "<script>")
+    click(at, "replay_play")
+    [script] = bodies(at, "<script>")
+    assert 'window.matchMedia("(max-width: 640px)")' in script and ".st-key-replay_play" in script
+    at.run()  # a tick: playing goes on, no second scroll
+    assert header(at) == "Round 1 of 10" and not bodies(at, "<script>")
+    click(at, "replay_pause")
+    assert not bodies(at, "<script>")
+    click(at, "replay_play")
+    assert len(bodies(at, "<script>")) == 1

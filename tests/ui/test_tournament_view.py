@@ -408,3 +408,78 @@ def test_a_tournament_still_playing_is_followed_and_says_who_is_not_ranked_yet(
     assert sorted(board(at)["player"]) == ["💀 GRIM", "😈 ALLD", "🪞 TFT"]
     assert not [w for w in at.warning if "not on the leaderboard" in w.value] and not at.get("progress")
     assert follow not in fragments
+
+
+# --- the payoff matrix -----------------------------------------------------------------------------------
+
+
+def payoff_errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def test_the_fixture_says_it_played_the_default_game_read_from_its_config(app: App, tournament_results: Path) -> None:
+    at = app(tournament_results, view=TOURNAMENT)
+    assert at.radio(key="tour_payoffs").value == "axelrod"
+    assert "🎲 Payoffs: T = 5, R = 3, P = 1, S = 0 (Axelrod's)" in [c.value for c in at.caption]
+
+
+@pytest.mark.slow
+def test_custom_payoffs_reach_the_run_and_its_tables(app: App, tmp_path: Path) -> None:
+    at = app(tmp_path, view=TOURNAMENT)
+    at.radio(key="tour_payoffs").set_value("trust").run()
+    at.radio(key="tour_payoffs").set_value("custom").run()
+    # Custom starts from the preset shown until then: The Evolution of Trust's coins.
+    assert [at.number_input(key=f"tour_{k}").value for k in "TRPS"] == [3, 2, 0, -1]
+    for name, value in zip("TRPS", (4, 3, 1, -1), strict=True):
+        at.number_input(key=f"tour_{name}").set_value(value)
+    at = run_from_form(at, ["TFT", "ALLD", "ALLC"])
+    assert not at.warning  # 4 > 3 > 1 > -1 and 2R = 6 > T + S = 3: a prisoner's dilemma
+    run_id = at.session_state["selected_tournament"]
+    with Catalog(tmp_path) as cat:
+        stored = json.loads(cat.records("SELECT config_json FROM runs")[0]["config_json"])["game"]["payoff_matrix"]
+        outcomes = cat.records(
+            "SELECT DISTINCT action_a || action_b AS moves, payoff_a, payoff_b FROM rounds ORDER BY moves"
+        )
+    assert stored == {"C": {"C": [3, 3], "D": [-1, 4]}, "D": {"C": [4, -1], "D": [1, 1]}}
+    assert [(o["moves"], o["payoff_a"], o["payoff_b"]) for o in outcomes] == [
+        ("CC", 3, 3), ("CD", -1, 4), ("DC", 4, -1), ("DD", 1, 1)
+    ]  # fmt: skip
+    assert "🎲 Payoffs: T = 4, R = 3, P = 1, S = -1" in [c.value for c in at.caption]
+    # By hand, 5 rounds, self-play left out: ALLD 5 x 4 = 20 against ALLC (4 a turn) and 4 + 4 x 1 = 8 against TFT
+    # (1.6): 2.8; TFT -1 + 4 x 1 = 3 against ALLD (0.6) and 5 x 3 = 15 against ALLC (3): 1.8; ALLC 15 and
+    # 5 x -1 = -5 (3 and -1): 1.0. On the default game they would be 3.4, 1.9, 1.5.
+    df = board(at)
+    assert list(df["player"]) == ["😈 ALLD", "🪞 TFT", "🕊️ ALLC"]
+    assert list(df["median / turn"]) == pytest.approx([2.8, 1.8, 1.0])
+    cells = heatmap_data(at).set_index(["player", "opponent"])["mean_payoff_per_round"]
+    assert (cells["ALLD", "ALLC"], cells["ALLC", "ALLD"], cells["TFT", "ALLD"]) == pytest.approx((4, -1, 0.6))
+    assert at.selectbox(key="tournament_run").value == run_id
+
+
+def test_a_matrix_that_is_no_prisoners_dilemma_is_warned_of_as_the_config_warns(app: App, tmp_path: Path) -> None:
+    at = app(tmp_path, view=TOURNAMENT)
+    at.radio(key="tour_payoffs").set_value("custom").run()
+    assert [at.number_input(key=f"tour_{k}").value for k in "TRPS"] == [5, 3, 1, 0]  # from axelrod, the default
+    at.number_input(key="tour_T").set_value(2).run()
+    config = tournament_config(list(tournament_view.DEFAULT_STRATEGIES), rounds=200, payoff_matrix={
+        "C": {"C": [3, 3], "D": [0, 2]}, "D": {"C": [2, 0], "D": [1, 1]}
+    })  # fmt: skip
+    assert (
+        [w.value for w in at.warning]
+        == config.warnings()
+        == ["game.payoff_matrix: T > R > P > S does not hold (T=2, R=3, P=1, S=0)"]
+    )
+    assert not payoff_errors(at) and not at.button(key="tour_run").disabled  # allowed, as in the CLI
+
+
+def test_a_payoff_too_large_to_add_exactly_is_a_clear_error_and_nothing_runs(app: App, tmp_path: Path) -> None:
+    at = app(tmp_path, view=TOURNAMENT)
+    at.radio(key="tour_payoffs").set_value("custom").run()
+    at.number_input(key="tour_S").set_value(-1e16).run()
+    assert not at.exception
+    assert payoff_errors(at) == [
+        "Payoffs: S (sucker's payoff) = -1e+16 is too large: a payoff's size must stay below 1e+15 (larger numbers "
+        "no longer add up exactly); give e.g. 5,3,1,0"
+    ]
+    assert at.button(key="tour_run").disabled
+    assert not list(tmp_path.glob("*.duckdb"))

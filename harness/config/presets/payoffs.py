@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from harness.errors import ConfigError
-from harness.game.rules import PayoffMatrix
+from harness.game.rules import MAX_PAYOFF, PayoffMatrix
 
 PAYOFF_PRESETS: dict[str, PayoffMatrix] = {
     # Axelrod's tournaments: R=3, S=0, T=5, P=1 (PDBench's default).
@@ -44,14 +44,30 @@ def payoff_matrix_option(text: str, option: str = "--payoff-matrix") -> PayoffMa
     values = []
     for part in parts:
         try:
-            value = float(part)
+            values.append(float(part))
         except ValueError:
             raise ConfigError(
                 f"{option} {text!r}: {part!r} is not a number; give four numbers T,R,P,S, e.g. {option} 5,3,1,0, "
                 f"or a preset: {presets}"
             ) from None
-        if not math.isfinite(value):
-            raise ConfigError(f"{option} {text!r}: {part!r} is not a finite number")
-        values.append(value)
     t, r, p, s = values
+    return payoff_matrix_of(t, r, p, s, option=f"{option} {text!r}")
+
+
+def payoff_matrix_of(t: float, r: float, p: float, s: float, option: str = "--payoff-matrix") -> PayoffMatrix:
+    """The symmetric game of the four payoffs (as ``--payoff-matrix`` or the dashboard's inputs give them); a
+    one-paragraph :class:`ConfigError` naming the payoff when one is not a finite number of a usable size."""
+    for name, what, value in (
+        ("T", "temptation", t),
+        ("R", "reward", r),
+        ("P", "punishment", p),
+        ("S", "sucker's payoff", s),
+    ):
+        if not math.isfinite(value):
+            raise ConfigError(f"{option}: {name} ({what}) = {value!r} is not a finite number; give e.g. 5,3,1,0")
+        if abs(value) >= MAX_PAYOFF:
+            raise ConfigError(
+                f"{option}: {name} ({what}) = {value:g} is too large: a payoff's size must stay below {MAX_PAYOFF:g} "
+                f"(larger numbers no longer add up exactly); give e.g. 5,3,1,0"
+            )
     return PayoffMatrix.from_rstp(R=r, S=s, T=t, P=p)
