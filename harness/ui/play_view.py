@@ -23,7 +23,7 @@ from harness.errors import ConfigError
 from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon, HorizonKind
 from harness.game.rules import Action, PayoffMatrix
 from harness.players.strategies import STRATEGIES
-from harness.players.strategies.registry import aliases_of
+from harness.players.strategies.registry import aliases_of, canonical_name
 from harness.ui import components, play_match
 from harness.ui.play_board import MOVE_WORDS, board_html, payoff_table_html
 from harness.ui.play_match import DEFAULT_ROUNDS, MAX_NOISE, MAX_ROUNDS, Outcome, PlayMatch, PlaySettings, PlayState
@@ -137,6 +137,7 @@ def _settings() -> PlaySettings:
             key=OPPONENT,
             format_func=_strategy_label,
             accept_new_options=True,
+            on_change=_canonical_opponent,
             persist_state="session",
             help="Any strategy with its default settings; type a name the others use (Copycat, Grudger, "
             "TitForTat…) or settings (GTFT(p=0.3)) and press Enter.",
@@ -154,6 +155,15 @@ def _settings() -> PlaySettings:
         )
         st.caption("Changing any of these starts a new match.")
     return PlaySettings(str(opponent or ""), game, horizon, float(noise))
+
+
+def _canonical_opponent() -> None:
+    """A name typed into the box that is another name of a strategy (``Copycat``, ``titfortat``) becomes that
+    strategy's entry, so the box shows what it means; anything else is checked when the match starts."""
+    typed = st.session_state.get(OPPONENT)
+    name = canonical_name(typed) if isinstance(typed, str) else None
+    if name is not None:
+        st.session_state[OPPONENT] = name
 
 
 def _strategy_label(name: str) -> str:
