@@ -36,7 +36,7 @@ def board_html(play: PlayMatch) -> str:
     """The board: heading, each side's last move and running score, the history grid and any noise flip."""
     last = play.last
     name = html.escape(play.name)
-    emoji = play.spec.cls.emoji
+    emoji = play.opponent.emoji
     sides = (
         _side(f"{YOU_EMOJI} {YOU}", "you", last.yours if last else None, last.your_payoff if last else None,
               play.your_score, last.number if last else 0),

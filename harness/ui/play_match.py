@@ -1,17 +1,18 @@
-"""A match a person plays by hand against a classic strategy, round by round (the 🎮 Play view's state and rules).
+"""A match a person plays by hand against a classic strategy or a mock model, round by round (the 🎮 Play
+view's state and rules).
 
 Pure code, no Streamlit. The rules are the game package's, not copied: each round goes through
 :meth:`harness.game.match.Match.record` (noise, A's draw first, then B's; payoffs from the
-:class:`~harness.game.rules.PayoffMatrix`), the opponent is the registry's strategy object
-(:func:`~harness.players.strategies.registry.parse_spec`, so aliases such as ``Copycat`` and settings such
-as ``GTFT(p=0.3)`` work), and every draw comes from the match's seed as in
-:func:`~harness.players.strategies.play.play_seeded`: the horizon stream fixes the length (hidden from the
-person when the horizon is geometric), the noise stream the flips, stream ``b`` the opponent's dice. So a
-person who presses what strategy X would have played gets exactly the game ``play_seeded(X, opponent, ...)``
-gives for the same seed (``tests/ui/test_play_match.py``).
+:class:`~harness.game.rules.PayoffMatrix`), the opponent is the library's own player
+(:mod:`harness.ui.play_opponent`: the registry's strategy object, so aliases such as ``Copycat`` and
+settings such as ``GTFT(p=0.3)`` work, or the model player on the mock provider), and every draw comes
+from the match's seed as in :func:`~harness.players.strategies.play.play_seeded`: the horizon stream fixes
+the length (hidden from the person when the horizon is geometric), the noise stream the flips, stream ``b``
+the opponent's dice. So a person who presses what strategy X would have played gets exactly the game
+``play_seeded(X, opponent, ...)`` gives for the same seed (``tests/ui/test_play_match.py``).
 
-The person is seat A, the strategy seat B. The strategy decides from the moves as played before this
-round only, so asking it after the person pressed a button does not let it peek.
+The person is seat A, the opponent seat B. The opponent decides from the rounds before this one only, so
+asking it after the person pressed a button does not let it peek.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon
 from harness.game.match import Match
 from harness.game.rules import Action, PayoffMatrix
 from harness.game.seeds import stream
-from harness.players.strategies.base import Strategy
 from harness.players.strategies.play import NO_DRAWS
-from harness.players.strategies.registry import StrategySpec, parse_spec, spec_label
+from harness.ui.play_opponent import Opponent, make_opponent
 
 DEFAULT_ROUNDS = 10
 MAX_ROUNDS = 100  # a match is played by hand, one click a round
@@ -44,7 +44,7 @@ class PlayState(StrEnum):
 
 
 class Outcome(StrEnum):
-    """How the person's total compares with the strategy's."""
+    """How the person's total compares with the opponent's."""
 
     WON = "won"
     LOST = "lost"
@@ -61,12 +61,13 @@ class PlaySettings:
     horizon: Horizon = field(default_factory=lambda: FixedHorizon(DEFAULT_ROUNDS))
     noise: float = 0.0
 
-    def check(self) -> StrategySpec:
-        """The opponent's validated spec; a one-paragraph :class:`ConfigError` naming every problem otherwise."""
+    def check(self, seed: int = 0) -> Opponent:
+        """The opponent, drawing from ``seed``'s stream ``b``; a one-paragraph :class:`ConfigError` naming every
+        problem otherwise."""
         problems: list[str] = []
-        spec: StrategySpec | None = None
+        opponent: Opponent | None = None
         try:
-            spec = parse_spec(self.opponent)
+            opponent = make_opponent(self.opponent, self.game, seed)
         except ConfigError as exc:
             problems.append(str(exc))
         match self.horizon:
@@ -80,9 +81,9 @@ class PlaySettings:
             problems.append(
                 f"noise (the chance each move is flipped) must be between 0 and {MAX_NOISE:g}, not {self.noise:g}"
             )
-        if problems or spec is None:
+        if problems or opponent is None:
             raise ConfigError("Cannot start the match: " + "; ".join(problems))
-        return spec
+        return opponent
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,28 +101,26 @@ class PlayedRound:
 
 @dataclass(slots=True)
 class PlayMatch:
-    """One match in progress: the person (seat A) against ``spec`` (seat B), ``length`` rounds long."""
+    """One match in progress: the person (seat A) against ``opponent`` (seat B), ``length`` rounds long."""
 
     settings: PlaySettings
-    spec: StrategySpec
+    opponent: Opponent
     seed: int
     length: int  # drawn from the horizon stream; shown to the person only for a fixed horizon
     match: Match
-    opponent: Strategy
 
     @classmethod
     def start(cls, settings: PlaySettings, seed: int) -> PlayMatch:
         """A new match; :meth:`PlaySettings.check`'s error if the settings cannot be played."""
-        spec = settings.check()
-        game, noise = settings.game, settings.noise
-        match = Match(game, noise, stream(seed, "noise") if noise > 0 else NO_DRAWS)
-        opponent = spec.build(game, stream(seed, "b") if spec.cls.stochastic else NO_DRAWS)
-        return cls(settings, spec, seed, settings.horizon.game_length(seed), match, opponent)
+        opponent = settings.check(seed)
+        noise = settings.noise
+        match = Match(settings.game, noise, stream(seed, "noise") if noise > 0 else NO_DRAWS)
+        return cls(settings, opponent, seed, settings.horizon.game_length(seed), match)
 
     @property
     def name(self) -> str:
-        """The opponent as one writes it: ``TFT``, ``GTFT(generous_prob=0.3)``."""
-        return spec_label(self.spec)
+        """The opponent as one writes it: ``TFT``, ``GTFT(generous_prob=0.3)``, ``mock/tft``."""
+        return self.opponent.label
 
     @property
     def rounds_played(self) -> int:
@@ -154,8 +153,8 @@ class PlayMatch:
         if move not in ("C", "D"):
             raise ValueError(f"a move is C or D, not {move!r}")
         m = self.match
-        theirs = self.opponent.move(m.moves_b, m.moves_a)
-        m.record(move, theirs)
+        theirs = self.opponent.decide(m, self.settings.horizon.known_to_players())
+        m.record(move, theirs.action, flagged_b=theirs.flagged)
         return self.round(m.rounds_played)
 
     def round(self, number: int) -> PlayedRound:
@@ -230,7 +229,11 @@ def summarise(play: PlayMatch) -> Summary:
         flips_them = sum(r.theirs != r.their_intended for r in rounds)
         if play.settings.noise > 0:
             lines.append(f"Noise flipped {flips_you} of your moves and {flips_them} of {name}'s.")
-    lines.append(f"Its rule ({play.spec.cls.display_name}): {play.spec.cls.description}")
+        if play.match.flagged_b:
+            lines.append(
+                f"{len(play.match.flagged_b)} of its moves were its fallback move: its answer could not be read."
+            )
+    lines.append(play.opponent.rule)
     return Summary(you, them, outcome, lines)
 
 

@@ -1,7 +1,9 @@
-"""🎮 Play: a person plays a match round by round against a classic strategy, as in The Evolution of Trust's
-first chapters: press Cooperate or Cheat, see both moves and their payoffs, the running scores and the history.
+"""🎮 Play: a person plays a match round by round against a classic strategy (or a mock model), as in The
+Evolution of Trust's first chapters: press Cooperate or Cheat, see both moves and their payoffs, the running
+scores and the history.
 
-The match and its rules are :mod:`harness.ui.play_match` (the game package's rules, noise and strategy objects);
+The match and its rules are :mod:`harness.ui.play_match` (the game package's rules, noise and players, see
+:mod:`harness.ui.play_opponent`);
 the board and the payoff table are :mod:`harness.ui.play_board`. This view only draws them and holds the match
 in the session. A played match is not written to the results folder: it is a lesson, not an experiment (a
 person's moves are not a player the harness can replay, and the runs' lists and comparisons would fill with
@@ -25,8 +27,10 @@ from harness.game.rules import Action, PayoffMatrix
 from harness.players.strategies import STRATEGIES
 from harness.players.strategies.registry import aliases_of, canonical_name
 from harness.ui import components, play_match
+from harness.ui.data import MODEL_EMOJI
 from harness.ui.play_board import MOVE_WORDS, board_html, payoff_table_html
 from harness.ui.play_match import DEFAULT_ROUNDS, MAX_NOISE, MAX_ROUNDS, Outcome, PlayMatch, PlaySettings, PlayState
+from harness.ui.play_opponent import MOCK_MODELS
 
 K = "play_"  # prefix of this view's keys
 MATCH = K + "match"  # the PlayMatch in progress
@@ -86,9 +90,9 @@ def _again() -> None:
 
 
 def _play(play: PlayMatch) -> None:
-    cls = play.spec.cls
-    st.markdown(f"### 🎮 Play against {cls.emoji} {play.name}")
-    st.caption(f"{cls.display_name}: choose another opponent and the rules under ⚙️.")
+    them = play.opponent
+    st.markdown(f"### 🎮 Play against {them.emoji} {play.name}")
+    st.caption(f"{them.title}: choose another opponent and the rules under ⚙️.")
     over = play.state is PlayState.OVER
     with st.container(horizontal=True, gap="small"):
         buttons: tuple[tuple[str, Action, str], ...] = (
@@ -133,14 +137,15 @@ def _settings() -> PlaySettings:
     with st.expander("Opponent and rules", icon="⚙️", expanded=True):
         opponent = st.selectbox(
             "Opponent",
-            list(STRATEGIES),
+            [*STRATEGIES, *MOCK_MODELS],
             key=OPPONENT,
             format_func=_strategy_label,
             accept_new_options=True,
             on_change=_canonical_opponent,
             persist_state="session",
-            help="Any strategy with its default settings; type a name the others use (Copycat, Grudger, "
-            "TitForTat…) or settings (GTFT(p=0.3)) and press Enter.",
+            help="Any strategy with its default settings, or a mock model (offline: the model player's whole path, "
+            "prompt to parser, on the mock provider). Type a name the others use (Copycat, Grudger, TitForTat…), "
+            "settings (GTFT(p=0.3)) or a mock's options (mock/tft?unparseable=0.3) and press Enter.",
         )
         game = _payoffs()
         horizon = _horizon()
@@ -168,6 +173,8 @@ def _canonical_opponent() -> None:
 
 def _strategy_label(name: str) -> str:
     cls = STRATEGIES.get(name)
+    if name in MOCK_MODELS:
+        return f"{MODEL_EMOJI} {name} · mock model (offline)"
     if cls is None:
         return name  # typed by the user: checked when the match starts
     aliases = aliases_of(name)

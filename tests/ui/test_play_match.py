@@ -75,7 +75,7 @@ def test_wsls_stays_after_a_win_and_shifts_after_a_loss() -> None:
 
 @pytest.mark.parametrize(("alias", "name"), [("Copycat", "TFT"), ("always cheat", "ALLD"), ("TitForTat", "TFT")])
 def test_an_alias_names_its_strategy(alias: str, name: str) -> None:
-    assert PlayMatch.start(PlaySettings(alias), seed=1).spec.name == name
+    assert PlayMatch.start(PlaySettings(alias), seed=1).name == name
 
 
 def test_settings_typed_on_one_line_are_the_strategys() -> None:
@@ -189,6 +189,29 @@ def test_the_summary_counts_copies_and_answers_that_are_not_all() -> None:
     assert summary.outcome is Outcome.WON  # 5 + 5 + 0 + 5 against 0 + 0 + 5 + 0
     assert "It copied your last move in 2 of 3 rounds after the first." in summary.lines
     assert "When you cheated, it cheated back the next round 1 of 2 times." in summary.lines
+
+
+# --- a mock model ---------------------------------------------------------------------------------
+
+
+def test_a_mock_model_plays_through_the_model_players_path() -> None:
+    # mock/tft copies the other player's last move its prompt shows: C, D, C -> C, C, D, as TFT
+    play = played("mock/tft", "CDC")
+    assert theirs(play) == "CCD" and (play.your_score, play.their_score) == (8, 8)
+    assert play.opponent.emoji == "🤖" and play.summary().lines[-1].startswith("mock/tft is a mock language model")
+
+
+def test_a_mock_models_unreadable_answers_are_its_fallback_moves() -> None:
+    play = played("mock/cooperator?unparseable=1", "CCCC")
+    assert play.match.flagged_b == [1, 2, 3, 4]
+    assert "4 of its moves were its fallback move: its answer could not be read." in play.summary().lines
+
+
+def test_only_mock_models_are_played() -> None:
+    with pytest.raises(ConfigError, match="only mock models can be played here"):
+        PlaySettings("openai/gpt-4o-mini").check()
+    with pytest.raises(ConfigError, match="unknown mock behaviour"):
+        PlaySettings("mock/copycat").check()
 
 
 # --- bad settings --------------------------------------------------------------------------------

@@ -118,3 +118,11 @@ def test_an_unknown_horizon_does_not_tell_the_length(app: App, empty: Path) -> N
     at = app(empty, view=PLAY)
     at.radio(key=HORIZON).set_value("geometric").run()
     assert "the game may end after any round" in board(at) and " of 10" not in board(at)
+
+
+def test_a_mock_model_from_the_list(app: App, empty: Path) -> None:
+    at = app(empty, view=PLAY)
+    at.selectbox(key=OPPONENT).set_value("mock/tft").run()
+    assert any(m.value == "### 🎮 Play against 🤖 mock/tft" for m in at.markdown)
+    press(at, CHEAT, COOPERATE)
+    assert scores(at) == ("2", "2", "2")  # you D, C; mock/tft C, D (it copies, as TFT): 3 - 1 and -1 + 3
