@@ -36,6 +36,7 @@ def board_html(play: PlayMatch) -> str:
     """The board: heading, each side's last move and running score, the history grid and any noise flip."""
     last = play.last
     name = html.escape(play.name)
+    short = html.escape(play.opponent.short)
     emoji = play.opponent.emoji
     sides = (
         _side(f"{YOU_EMOJI} {YOU}", "you", last.yours if last else None, last.your_payoff if last else None,
@@ -46,11 +47,13 @@ def board_html(play: PlayMatch) -> str:
     parts = [
         f"<div class='pdb-round' style='font-weight:600;font-size:1.1em;margin:0 0 .3em 0'>"
         f"{html.escape(heading(play))}</div>",
-        "<div style='display:grid;grid-template-columns:1fr 1fr;gap:.8rem'>" + "".join(sides) + "</div>",
-        _grid(play, f"{emoji} {name}"),
+        "<div style='display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:.8rem'>"
+        + "".join(sides)
+        + "</div>",
+        _grid(play, f"{emoji} {short}"),
     ]
     if last is not None:
-        parts += [f"<div class='pdb-note' style='font-size:.875em;opacity:.75'>{n}</div>" for n in _flips(last, name)]
+        parts += [f"<div class='pdb-note' style='font-size:.875em;opacity:.75'>{n}</div>" for n in _flips(last, short)]
     return (
         f"<div class='{BOARD_CLASS}' data-round='{play.rounds_played}' data-state='{play.state.value}' "
         f"data-score-you='{play.your_score:g}' data-score-them='{play.their_score:g}'>{''.join(parts)}</div>"
@@ -89,11 +92,11 @@ def _grid(play: PlayMatch, them: str) -> str:
             f"<span style='{cell};font-size:.65em;opacity:.6;width:2.23em'>{r}</span>"
             for r in range(start + 1, stop + 1)
         )
-        rows = [f"<div style='display:flex;margin-left:3.2em'>{numbers}</div>"]
+        rows = [f"<div style='display:flex;margin-left:4em'>{numbers}</div>"]
         for label, moves in ((YOU, m.moves_a), (them, m.moves_b)):
             dots = "".join(f"<span style='{cell}'>{components.dot(x)}</span>" for x in moves[start:stop])
             rows.append(
-                "<div style='display:flex;align-items:center'><span style='width:3.2em;font-size:.8em;overflow:hidden;"
+                "<div style='display:flex;align-items:center'><span style='width:4em;font-size:.8em;overflow:hidden;"
                 f"text-overflow:ellipsis;white-space:nowrap'>{label}</span>{dots}</div>"
             )
         blocks.append(f"<div class='pdb-grid-block' style='margin-top:.35em'>{''.join(rows)}</div>")

@@ -197,7 +197,7 @@ def summarise(play: PlayMatch) -> Summary:
     whether it always played one move, how often its choice copied your last move as played, how often it
     answered your cheating with cheating, what noise flipped, and the rule it follows."""
     rounds = play.rounds()
-    name = play.name
+    name = play.opponent.short
     you, them = play.your_score, play.their_score
     outcome = Outcome.WON if you > them else Outcome.LOST if you < them else Outcome.TIED
     margin = abs(you - them)

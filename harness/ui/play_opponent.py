@@ -49,6 +49,11 @@ class Opponent(Protocol):
         ...
 
     @property
+    def short(self) -> str:
+        """Its name without settings or options, where space is short: ``GTFT``, ``mock/tft``."""
+        ...
+
+    @property
     def emoji(self) -> str: ...
 
     @property
@@ -76,6 +81,10 @@ class StrategyOpponent:
         return spec_label(self.spec)
 
     @property
+    def short(self) -> str:
+        return self.spec.name
+
+    @property
     def emoji(self) -> str:
         return self.spec.cls.emoji
 
@@ -99,6 +108,10 @@ class ModelOpponent:
     @property
     def label(self) -> str:
         return self.name
+
+    @property
+    def short(self) -> str:
+        return self.name.partition("?")[0]
 
     @property
     def emoji(self) -> str:

@@ -116,7 +116,7 @@ def _play(play: PlayMatch) -> None:
         summary = play.summary()
         st.success("\n\n".join(summary.lines), icon=OUTCOME_ICONS[summary.outcome])
     st.caption(components.LEGEND.replace("defect", "cheat"))
-    st.markdown(payoff_table_html(play.settings.game, play.name, play.last), unsafe_allow_html=True)
+    st.markdown(payoff_table_html(play.settings.game, play.opponent.short, play.last), unsafe_allow_html=True)
     st.caption("Each cell: your payoff and your opponent's for that pair of moves; the last round's is highlighted.")
 
 
