@@ -84,7 +84,7 @@ def _grid(play: PlayMatch, them: str) -> str:
     m = play.match
     if not m.rounds_played:
         return ""
-    cell = "width:1.45em;text-align:center"
+    cell = "width:1.45em;flex:none;text-align:center"
     blocks = []
     for start in range(0, m.rounds_played, GRID_ROUNDS):
         stop = min(start + GRID_ROUNDS, m.rounds_played)
@@ -96,8 +96,8 @@ def _grid(play: PlayMatch, them: str) -> str:
         for label, moves in ((YOU, m.moves_a), (them, m.moves_b)):
             dots = "".join(f"<span style='{cell}'>{components.dot(x)}</span>" for x in moves[start:stop])
             rows.append(
-                "<div style='display:flex;align-items:center'><span style='width:4em;font-size:.8em;overflow:hidden;"
-                f"text-overflow:ellipsis;white-space:nowrap'>{label}</span>{dots}</div>"
+                "<div style='display:flex;align-items:center'><span style='width:5em;flex:none;font-size:.8em;"
+                f"overflow:hidden;text-overflow:ellipsis;white-space:nowrap'>{label}</span>{dots}</div>"
             )
         blocks.append(f"<div class='pdb-grid-block' style='margin-top:.35em'>{''.join(rows)}</div>")
     return f"<div class='pdb-history' style='margin-top:.5em'>{''.join(blocks)}</div>"
