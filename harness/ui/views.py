@@ -12,6 +12,7 @@ RUN = "🧪 Run Experiment"
 RESULTS = "📊 View Results"
 COMPARE = "⚖️ Compare"
 REPLAY = "🎬 Animated Replay"
+PLAY = "🎮 Play"
 TOURNAMENT = "🏆 Tournament"
 EVOLUTION = "🧬 Evolution"
 
@@ -21,6 +22,7 @@ VIEWS: dict[str, str] = {
     RESULTS: "harness.ui.results_view",
     COMPARE: "harness.ui.compare_view",
     REPLAY: "harness.ui.replay_view",
+    PLAY: "harness.ui.play_view",
     TOURNAMENT: "harness.ui.tournament_view",
     EVOLUTION: "harness.ui.evolution_view",
 }

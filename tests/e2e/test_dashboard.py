@@ -2,9 +2,9 @@
 
 Opens every view, plays TFT against ALLD from the Run view, checks the Results timeline and the
 Replay move cards (and, at 390 x 844, the board in view after Play), runs a small tournament on custom payoffs
-and checks its leaderboard and stored matrix, runs and plays an evolution
-preset, and saves a full-page screenshot of each view (folder printed; $PDBENCH_SCREENSHOTS chooses it). Deselect with
-``-m "not e2e"``.
+and checks its leaderboard and stored matrix, runs and plays an evolution preset, plays a match by hand in the
+Play view (at phone width too), and saves a full-page screenshot of each view (folder printed;
+$PDBENCH_SCREENSHOTS chooses it). Deselect with ``-m "not e2e"``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from harness.store.evolution_writer import list_evolution_runs, read_evolution
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
 from harness.ui.evolution_setup import PRESETS_BY_KEY, same_settings
-from harness.ui.views import COMPARE, EVOLUTION, REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
+from harness.ui.play_board import BOARD_CLASS
+from harness.ui.views import COMPARE, EVOLUTION, PLAY, REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
 from tests.e2e.conftest import Server, ui_command, ui_env
 from tests.support.running_run import running_copy
 
@@ -387,3 +388,45 @@ def test_compare_view_sets_two_models_side_by_side(page: Any, server: Server, sc
     expect(page.get_by_text(re.compile("paired by opponent and replicate")).first).to_be_visible()
     settle(page)
     screenshot(page, screenshots / "compare.png", started)
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def test_play_view_plays_by_hand_with_the_board_in_view(page: Any, server: Server, screenshots: Path) -> None:
+    """Three rounds against Copycat (typed: TFT's other name) at 1280 px, the scores as the trust payoffs make
+    them; then at phone width a move pressed leaves the whole board in the viewport."""
+    started = time.monotonic()
+    expect = _expect()
+    page.goto(server.url)
+    expect(page.get_by_role("radiogroup", name="View")).to_be_visible()
+    settle(page)
+    open_view(page, PLAY)
+    box = page.get_by_role("combobox", name="Opponent", exact=True)
+    box.click()
+    box.fill("Copycat")
+    box.press("Enter")
+    expect(box).to_have_value(re.compile(r"TFT · Tit for Tat"))
+    settle(page)
+    board = page.locator(f".{BOARD_CLASS}")
+    for move in ("Cooperate", "Cheat", "Cooperate"):
+        page.get_by_role("button", name=re.compile(rf"{move}$")).click()
+        settle(page)
+    # The Evolution of Trust's coins (R 2, S -1, T 3, P 0): you C, D, C; TFT C, C, D: 2 + 3 - 1 and 2 - 1 + 3
+    expect(board).to_have_attribute("data-round", "3")
+    expect(board.locator(".pdb-score-you")).to_have_text("4")
+    expect(board.locator(".pdb-score-them")).to_have_text("4")
+    expect(board.get_by_text("Round 4 of 10: your move")).to_be_visible()
+    expect(page.locator(".pdb-payoff-last")).to_contain_text("you -1 · TFT +3")
+    screenshot(page, screenshots / "play.png", started)
+
+    page.set_viewport_size(PHONE)
+    page.get_by_role("button", name=re.compile(r"New match$")).click()
+    settle(page)
+    cheat = page.get_by_role("button", name=re.compile(r"Cheat$"))
+    cheat.click()
+    settle(page)
+    expect(board).to_have_attribute("data-round", "1")
+    shown, button = board.bounding_box(), cheat.bounding_box()
+    assert shown["y"] >= 0 and shown["y"] + shown["height"] <= PHONE["height"], shown
+    assert button["y"] >= 0 and button["y"] + button["height"] <= shown["y"], (button, shown)
