@@ -24,10 +24,10 @@ import pytest
 from harness.config.presets.evaluation import eval_config
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import run_experiment
+from harness.evolution.scenarios import SCENARIOS_BY_KEY, same_settings
 from harness.store.evolution_writer import list_evolution_runs, read_evolution
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
-from harness.ui.evolution_setup import PRESETS_BY_KEY, same_settings
 from harness.ui.views import COMPARE, EVOLUTION, REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
 from tests.e2e.conftest import Server, ui_command, ui_env
 from tests.support.running_run import running_copy
@@ -275,7 +275,7 @@ def test_evolution_view_runs_plays_and_reopens(page: Any, server: Server, screen
     expect(page.get_by_role("radiogroup", name="View")).to_be_visible()
     settle(page)
     open_view(page, EVOLUTION)
-    preset = PRESETS_BY_KEY["exploited"]
+    preset = SCENARIOS_BY_KEY["exploited"]
     page.get_by_role("button", name=re.compile(r"Exploited$")).click()
     expect(page.get_by_text(preset.lesson)).to_be_visible(timeout=RUN_TIMEOUT_MS)
     settle(page)
