@@ -15,7 +15,9 @@ The payoffs are a preset of ``--payoff-matrix`` or the teacher's own T, R, P, S;
 dilemma gets the config's warning (:meth:`~harness.game.rules.PayoffMatrix.warnings`) and runs as given.
 
 The frame (generation label, population bars, agent grid) is one element per generation
-(:mod:`harness.ui.evolution_frame`), animated by :mod:`harness.ui.playback` like the replay.
+(:mod:`harness.ui.evolution_frame`), animated by :mod:`harness.ui.playback` like the replay, up to 3 s a generation
+so a teacher can talk over each; at phone width its controls take two short rows and Play brings the grid into view
+(:mod:`harness.ui.phone`, as the replay's).
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, 
 from harness.evolution.scenarios import SCENARIOS, SCENARIOS_BY_KEY, Scenario, same_settings, scenario_of
 from harness.states import RunStatus
 from harness.store.evolution_writer import EvolutionRun
-from harness.ui import cached, charts, choices
-from harness.ui.evolution_frame import Film, emoji_of, frame_html
+from harness.ui import cached, charts, choices, phone
+from harness.ui.evolution_frame import FRAME_CLASS, Film, emoji_of, frame_html
 from harness.ui.evolution_setup import (
     DYNAMICS_LABELS,
     MAX_COUNT,
@@ -49,7 +51,10 @@ from harness.ui.evolution_setup import (
 from harness.ui.playback import Playback
 
 K = "evo_"  # prefix of this view's keys
-PLAYBACK = Playback("evo", "generation", jump_help="Generation 0 is the initial population.")
+# Slow enough to talk over: up to 3 s a generation (a scenario's few generations are otherwise over in seconds).
+PLAYBACK = Playback(
+    "evo", "generation", jump_help="Generation 0 is the initial population.", default_speed_ms=500, slowest_ms=3000
+)
 SELECTED = "selected_evolution"  # the run shown below the form, across reruns and views
 PICKER = K + "run"
 PENDING_SELECT = K + "pending_select"  # a run to select at the next script run (set before the picker is drawn)
@@ -467,6 +472,7 @@ def _show(folder: Path, run: EvolutionRun) -> None:
     st.caption(selection_note(settings))
     film = Film.of(trajectory, settings.generations, drawn=settings.size)
     PLAYBACK.follow(run.run_id)
+    phone.style(PLAYBACK, FRAME_CLASS)
     PLAYBACK.fragment(film.length, lambda g: _draw(film, g))
     st.markdown("##### 📈 Shares over generations")
     labels = [f"{emoji} {p}" for emoji, p in zip(film.emoji, film.players, strict=True)]
@@ -479,6 +485,7 @@ def _show(folder: Path, run: EvolutionRun) -> None:
 
 def _draw(film: Film, g: int) -> None:
     st.markdown(frame_html(film, g), unsafe_allow_html=True)  # one element: see evolution_frame
+    phone.scroll_when_play_starts(PLAYBACK)  # at phone width, the grid in view when Play is pressed
 
 
 def _lesson(settings: EvolutionSettings, trajectory: Trajectory) -> None:

@@ -24,6 +24,7 @@ from harness.ui.evolution_frame import FRAME_CLASS
 from harness.ui.evolution_setup import Form
 from harness.ui.evolution_view import LESSON_ICON, PICKER, PLAYBACK
 from harness.ui.views import EVOLUTION, REPLAY, RESULTS, VIEWS
+from tests.ui.conftest import Clock
 
 App = Callable[..., AppTest]
 GENERATION, PLAYING = PLAYBACK.position, PLAYBACK.playing
@@ -395,3 +396,19 @@ def test_payoffs_that_are_not_a_dilemma_are_warned_of_as_the_config_does(app: Ap
     assert not at.button(key="evo_go").disabled  # warned, not refused: the config runs such a game too
     at.radio(key="evo_payoffs").set_value("axelrod").run()
     assert not at.warning and at.number_input(key="evo_R").value == 3.0
+
+
+@pytest.mark.slow
+def test_the_slowest_speed_leaves_seconds_to_talk_over_each_generation(app: App, tmp_path: Path, clock: Clock) -> None:
+    at = click(open_view(app, tmp_path), "evo_preset_exploited")
+    speed = at.slider(key=PLAYBACK.speed)
+    assert speed.max == 3000 and speed.value == PLAYBACK.default_speed_ms
+    speed.set_value(3000).run()
+    click(at, "evo_play")
+    assert at.session_state[PLAYING] is True and shown(at)[0] == 0  # neither the click nor its full rerun steps
+    clock.advance(3.0)
+    at.run()  # a tick, 3 s later: one generation
+    assert shown(at)[0] == 1 and "Playing, 3000 ms a generation" in " ".join(c.value for c in at.caption)
+    clock.advance(1.0)
+    at.run()  # a tick sooner than the speed (a rerun for another reason) still shows one, never more
+    assert shown(at)[0] == 2
