@@ -29,6 +29,14 @@ from harness.ui.data import MODEL_EMOJI
 FRAME_CLASS = "pdb-evo-frame"
 BESIDE_MIN = "14rem"  # the narrowest the bars and the grid are each drawn at side by side
 GRID_PAD_PX, GRID_GAP_PX = 10, 3
+# At phone width (where the bars and the grid stack: see frame_html) the grid comes first, under a smaller label,
+# so that with the playback controls above it the whole grid is on a 844 px screen; the bars follow, closer set.
+# Drawn once per page by the view (an inline style cannot hold a media query); 1280 px is untouched.
+PHONE_CSS = f"""<style>@media (max-width: 640px) {{
+  .{FRAME_CLASS} .pdb-evo-grid-wrap {{ order: -1; }}
+  .{FRAME_CLASS} h3.pdb-generation {{ font-size: 1.35rem !important; }}
+  .{FRAME_CLASS} .pdb-evo-bar {{ margin: .1em 0 !important; }}
+}}</style>"""
 UNKNOWN_EMOJI = "❔"
 
 # The Evolution of Trust's colours where its characters have one (Copycat, Always Cheat, ...), then a
@@ -223,7 +231,8 @@ def _grid(film: Film, g: int) -> str:
     )
     note = "" if film.size is not None else _caption(f"shares drawn as {len(cells)} individuals")
     return (
-        f"<div style='flex:1 1 0;min-width:min(100%,{BESIDE_MIN});container-type:inline-size'>"
+        f"<div class='pdb-evo-grid-wrap' style='flex:1 1 0;min-width:min(100%,{BESIDE_MIN});"
+        "container-type:inline-size'>"
         f"<div class='pdb-evo-grid-card' style='display:inline-block;max-width:100%;box-sizing:border-box;"
         f"border-radius:14px;padding:{GRID_PAD_PX}px;"
         "background:linear-gradient(135deg,#fdf0c2 0%,#f7c59f 100%);box-shadow:0 1px 4px rgba(0,0,0,.15)'>"

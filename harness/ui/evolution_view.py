@@ -36,7 +36,7 @@ from harness.evolution.scenarios import SCENARIOS, SCENARIOS_BY_KEY, Scenario, s
 from harness.states import RunStatus
 from harness.store.evolution_writer import EvolutionRun
 from harness.ui import cached, charts, choices, phone
-from harness.ui.evolution_frame import FRAME_CLASS, Film, emoji_of, frame_html
+from harness.ui.evolution_frame import FRAME_CLASS, PHONE_CSS, Film, emoji_of, frame_html
 from harness.ui.evolution_setup import (
     DYNAMICS_LABELS,
     MAX_COUNT,
@@ -315,6 +315,7 @@ def _payoffs() -> tuple[str, tuple[float, float, float, float]]:
                     -PAYOFF_BOUND,
                     PAYOFF_BOUND,
                     step=0.5,
+                    format="%g",
                     key=K + name,
                     disabled=not custom,
                     persist_state="session",
@@ -473,6 +474,7 @@ def _show(folder: Path, run: EvolutionRun) -> None:
     film = Film.of(trajectory, settings.generations, drawn=settings.size)
     PLAYBACK.follow(run.run_id)
     phone.style(PLAYBACK, FRAME_CLASS)
+    st.html(PHONE_CSS)
     PLAYBACK.fragment(film.length, lambda g: _draw(film, g))
     st.markdown("##### 📈 Shares over generations")
     labels = [f"{emoji} {p}" for emoji, p in zip(film.emoji, film.players, strict=True)]

@@ -299,6 +299,58 @@ def test_evolution_view_runs_plays_and_reopens(page: Any, server: Server, screen
     screenshot(page, screenshots / "evolution.png", started)
 
 
+def test_evolution_custom_payoffs_and_the_grid_in_view_at_phone_width(
+    page: Any, server: Server, screenshots: Path
+) -> None:
+    """A teacher's own payoffs: a game that is not a prisoner's dilemma is warned of, and the run plays and stores
+    exactly the matrix typed. At 390 × 844, Play brings the whole grid into view, unclipped."""
+    started = time.monotonic()
+    expect = _expect()
+    page.goto(server.url)
+    settle(page)
+    open_view(page, EVOLUTION)
+    page.get_by_text("Your own T, R, P, S").click()
+    settle(page)
+
+    def enter(name: str, value: str) -> None:
+        box = page.get_by_role("spinbutton", name=name)
+        box.fill(value)
+        box.press("Enter")
+        expect(box).to_have_value(value)
+        settle(page)
+
+    enter("R · reward", "4")  # above T = 3: no temptation left
+    expect(page.get_by_text(re.compile(r"not a prisoner's dilemma: T > R > P > S does not hold"))).to_be_visible()
+    for name, value in (("T · temptation", "7"), ("P · punishment", "1"), ("S · sucker's payoff", "-2")):
+        enter(name, value)
+    expect(page.get_by_text(re.compile("not a prisoner's dilemma"))).to_have_count(0)
+    before = {r.run_id for r in list_evolution_runs(server.results)}
+    page.get_by_role("button", name=re.compile(r"Run evolution$")).click()
+    expect(page.get_by_text(re.compile(r"ran \d+ generations? in"))).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    (run,) = [r for r in list_evolution_runs(server.results) if r.run_id not in before]
+    matrix = run.settings.payoff_matrix
+    assert (matrix.T, matrix.R, matrix.P, matrix.S) == (7.0, 4.0, 1.0, -2.0)
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    settle(page)
+    play = page.get_by_role("button", name=re.compile(r"Play$"))
+    play.scroll_into_view_if_needed()  # where a user has scrolled to press it
+    play.click()
+    page.wait_for_timeout(1_500)  # the page scrolls the controls' row to the top once play has started
+    box = page.locator(".pdb-evo-grid-card").bounding_box()
+    assert box is not None
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 844, box  # the whole grid on the screen
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    clipped = page.evaluate(
+        "() => [...document.querySelectorAll('.pdb-evo-grid-card, .pdb-evo-grid')]"
+        ".some(e => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)"
+    )
+    assert not clipped
+    screenshot(page, screenshots / "evolution_390.png", started)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
 def test_results_follow_a_running_run_on_their_own(page: Any, server: Server, tmp_path: Path) -> None:
     """A run still being written: the Results view shows its progress and, with no click, its games as they
     finish, until it ends. (Last in this module: it leaves a run in the server's folder.)"""
