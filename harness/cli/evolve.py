@@ -241,13 +241,15 @@ def evolve(
     flags = EngineFlags(max_cost, no_cache, prices)
     rid = chosen_run_id(run_id)
     if sweep:
-        if lesson is not None:
-            from harness.errors import ConfigError
+        from harness.errors import ConfigError
 
+        if lesson is not None:
             raise ConfigError(
                 f"--scenario {lesson.key} is one run, read for its lesson: leave out --sweep, or sweep its settings "
                 "with the options themselves (see `pdbench evolve --scenario list` for what each sets)"
             )
+        if pace is not None:
+            raise ConfigError("--pace narrates one run, generation by generation: leave it out of a sweep")
         _check_sweep_options(seeds, workers)
         cells = parse_sweep(sweep or [])
         folder = results_dir(results)

@@ -99,6 +99,7 @@ def test_pace_prints_each_generation_that_changed(results: Path) -> None:
         (["--scenario", "noise", "--sweep", "noise=0,0.1"], "--scenario noise is one run"),
         (["--scenario", "noise", "--suite", "payne2025"], "--suite and --scenario each set a whole population"),
         (["--scenario", "noise", "--pace", "-1"], "Invalid value for '--pace'"),
+        (["--counts", "5,5,5,5", "--sweep", "noise=0,0.1", "--pace", "1"], "--pace narrates one run"),
     ],
 )
 def test_bad_scenario_input_is_one_paragraph_before_anything_runs(results: Path, args: list[str], says: str) -> None:
