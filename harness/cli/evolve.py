@@ -28,6 +28,8 @@ from harness.cli.base import (
     out,
 )
 
+MAX_PACE_S = 60.0
+
 if TYPE_CHECKING:
     from harness.cli.play import EngineFlags
     from harness.engine.evolution.options import Cell, EvolutionOptions
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from harness.engine.evolution.sweep import Job
     from harness.engine.interrupts import StopFlag
     from harness.evolution import EvolutionSettings, PayoffTable
+    from harness.evolution.scenarios import Scenario
 
 EVOLVE_HELP = """Evolve a population of strategies (and models) by selection, after The Evolution of Trust.
 
@@ -60,6 +63,12 @@ resumed when the same command runs again with the same `--run-id`); matches of t
 strategies and the model, 2 agents each, squared_share with 4 updates, at most 30 rounds a match, P one of 0.1,
 0.25 or 0.75, their prompt templates, temperature 0.7, 1000 tokens, the last-line reader with an unreadable reply
 a flagged C; the options it fixes are refused, and the run stores `suite: payne2025`.
+
+`--scenario NAME` replays a lesson of The Evolution of Trust, as the dashboard's 🧬 Evolution scenarios do, with the
+same settings: exploited, few_rounds, noise, too_noisy, weak_selection or strong_selection (`--scenario list` shows
+each with its lesson). Options given beside it override its settings (`--scenario few_rounds --rounds 10`); the
+result ends with the lesson and the numbers of the run that show it, or says that the run did not show it.
+`--pace 1` prints the population one generation a second once the run is done, slow enough to talk over.
 
 Shows a bar per player while it runs; ends with the final shares, the winner or the fixation, and the run id.
 
@@ -128,6 +137,25 @@ def evolve(
         str | None,
         typer.Option(help="A published protocol to reproduce: payne2025 (with --players MODEL and --stop-prob P)."),
     ] = None,
+    scenario: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME|list",
+            help="A lesson of The Evolution of Trust, as the dashboard's scenarios: exploited, few_rounds, noise, "
+            "too_noisy, weak_selection or strong_selection (`list` shows each with its lesson). Options given beside "
+            "it override its settings.",
+        ),
+    ] = None,
+    pace: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=MAX_PACE_S,
+            metavar="SECONDS",
+            help="Once the run is done, print the population one generation every SECONDS (those where nothing "
+            "changed skipped), to talk over; off by default.",
+        ),
+    ] = None,
     model_settings: Annotated[
         Path | None,
         typer.Option(
@@ -165,14 +193,27 @@ def evolve(
     from harness.engine.evolution.options import EvolutionOptions, parse_sweep
     from harness.engine.interrupts import StopFlag, graceful_interrupt
 
+    if scenario is not None and scenario.strip().lower() == "list":
+        _list_scenarios()
+        return
+    given = _given(ctx)
     if suite is not None:  # before anything else is read: the options it fixes are refused, not read
-        settings = _suite_settings(suite, _given(ctx), players, stop_prob, seed)
+        if scenario is not None:
+            from harness.errors import ConfigError
+
+            raise ConfigError("--suite and --scenario each set a whole population: give one of them")
+        settings = _suite_settings(suite, given, players, stop_prob, seed)
         rid = chosen_run_id(run_id)
         folder = results_dir(results)
         stop = StopFlag()
         with graceful_interrupt(stop):
-            _single(settings, rid, folder, overwrite, EngineFlags(max_cost, no_cache, prices), stop)
+            _single(settings, rid, folder, overwrite, EngineFlags(max_cost, no_cache, prices), stop, pace=pace)
         return
+    lesson = None if scenario is None else _scenario(scenario, given)
+    if lesson is not None:  # the scenario's players and seed unless given
+        base = lesson.settings()
+        players = players if "--players" in given else ",".join(base.players)
+        seed = seed if "--seed" in given else base.seed
     options = EvolutionOptions(
         players,
         counts,
@@ -200,6 +241,15 @@ def evolve(
     flags = EngineFlags(max_cost, no_cache, prices)
     rid = chosen_run_id(run_id)
     if sweep:
+        from harness.errors import ConfigError
+
+        if lesson is not None:
+            raise ConfigError(
+                f"--scenario {lesson.key} is one run, read for its lesson: leave out --sweep, or sweep its settings "
+                "with the options themselves (see `pdbench evolve --scenario list` for what each sets)"
+            )
+        if pace is not None:
+            raise ConfigError("--pace narrates one run, generation by generation: leave it out of a sweep")
         _check_sweep_options(seeds, workers)
         cells = parse_sweep(sweep or [])
         folder = results_dir(results)
@@ -208,11 +258,40 @@ def evolve(
             _sweep(options, cells, seeds or 1, rid, folder, workers, ray, overwrite, flags, stop)
         return
     _refuse_sweep_only(seeds=seeds, workers=workers, ray=ray)
-    settings = options.settings()
+    settings = options.settings() if lesson is None else options.over(lesson.settings(), f"--scenario {lesson.key}")
     folder = results_dir(results)
     stop = StopFlag()
     with graceful_interrupt(stop):
-        _single(settings, rid, folder, overwrite, flags, stop)
+        _single(settings, rid, folder, overwrite, flags, stop, pace=pace, scenario=lesson)
+
+
+def _scenario(name: str, given: list[str]) -> Scenario:
+    """The scenario ``name`` (a one-paragraph error with the closest name otherwise); ``--model-settings`` is
+    refused with it, as its population has no model."""
+    from harness.errors import ConfigError
+    from harness.evolution.scenarios import scenario_named
+
+    chosen = scenario_named(name)
+    if "--model-settings" in given:
+        raise ConfigError(f"--scenario {chosen.key} plays strategies only: leave out --model-settings")
+    return chosen
+
+
+def _list_scenarios() -> None:
+    """Each scenario: its name, its lesson and what it sets."""
+    from rich.table import Table
+
+    from harness.evolution.scenarios import SCENARIOS
+
+    table = Table(box=None, show_header=True, header_style="bold", title_justify="left", pad_edge=False)
+    table.add_column("scenario", no_wrap=True)
+    table.add_column("lesson (and what it sets)")
+    for s in SCENARIOS:
+        table.add_row(s.key, f"{s.lesson}\n[dim]{s.blurb}[/dim]")
+    out.print(table)
+    out.print(
+        "Run one: pdbench evolve --scenario NAME (options given beside it override its settings).", highlight=False
+    )
 
 
 def _suite_settings(name: str, given: list[str], players: str, stop_prob: float | None, seed: int) -> EvolutionSettings:
@@ -282,9 +361,21 @@ def _check_sweep_options(seeds: int | None, workers: int | None) -> None:
 
 
 def _single(
-    settings: EvolutionSettings, rid: str | None, folder: Path, overwrite: bool, flags: EngineFlags, stop: StopFlag
+    settings: EvolutionSettings,
+    rid: str | None,
+    folder: Path,
+    overwrite: bool,
+    flags: EngineFlags,
+    stop: StopFlag,
+    *,
+    pace: float | None = None,
+    scenario: Scenario | None = None,
 ) -> None:
-    from harness.cli.evolve_view import LiveView, live, print_outcome
+    """One run, shown live (or, with ``pace``, narrated generation by generation once done), then its result and,
+    for a scenario, its lesson as the run shows it."""
+    from contextlib import nullcontext
+
+    from harness.cli.evolve_view import LiveView, live, narrate, print_lesson, print_outcome
     from harness.engine.evolution.phases import unfinished
     from harness.engine.evolution.run import run_evolution
     from harness.engine.runner import default_run_id
@@ -314,7 +405,7 @@ def _single(
     elif settings.models:
         table, payoff_run = _model_payoffs(settings, rid, folder, overwrite, flags, stop)
     view = LiveView(settings, rid)
-    with live(view, err):
+    with live(view, err) if pace is None else nullcontext():
         outcome = run_evolution(
             settings,
             results_dir=folder,
@@ -326,7 +417,11 @@ def _single(
             payoff_run=payoff_run,
             model_matches=phases,
         )
+    if pace is not None and outcome.trajectory is not None:
+        narrate(out, outcome.trajectory, settings, pace, stop.wait)
     print_outcome(out, err, outcome, settings)
+    if scenario is not None:
+        print_lesson(out, scenario, settings, outcome.trajectory)
     if outcome.status != "complete":
         raise typer.Exit(130)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -18,7 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.engine.evolution.run import EvolutionOutcome
-from harness.evolution import EvolutionSettings
+from harness.evolution import EvolutionSettings, Trajectory
+from harness.evolution.scenarios import Scenario
 from harness.states import RunStatus
 from harness.util.plural import plural
 
@@ -196,4 +197,48 @@ def sweep_done(n_runs: int, n_cells: int, seeds: int, sweep_id: str, started: fl
     return (
         f"{plural(n_runs, 'run')} of {plural(n_cells, 'cell')} × {plural(seeds, 'seed')} in "
         f"{time.monotonic() - started:.1f} s; sweep id: {sweep_id} (see `pdbench report {sweep_id}`)"
+    )
+
+
+def narrate(
+    out: Console, trajectory: Trajectory, settings: EvolutionSettings, pace: float, wait: Callable[[float], bool]
+) -> None:
+    """The population one generation a line, ``pace`` seconds apart (``wait`` returns True to stop early: a
+    Ctrl-C), so a teacher can talk over each; a generation where nothing changed is skipped (a Moran step that
+    replaced an individual by its own kind), the last always shown."""
+    rows = np.asarray(trajectory.population)
+    size = trajectory.size
+    unit = "time" if size is None else ("step" if settings.dynamics.value == "moran" else "generation")
+    last = len(rows) - 1
+    previous: np.ndarray | None = None
+    for g, row in enumerate(rows):
+        if previous is not None and g < last and np.array_equal(row, previous):
+            continue
+        previous = row
+        out.print(f"[bold]{unit} {g:,}[/bold]  {_mix(trajectory.players, row, size)}", highlight=False)
+        if g < last and pace > 0 and wait(pace):
+            out.print("[yellow]stopped[/yellow] (Ctrl-C): the run itself is complete and stored.", highlight=False)
+            return
+
+
+def _mix(players: tuple[str, ...], row: np.ndarray, size: int | None) -> str:
+    """``ALLC 10 (40%) · ALLD 7 (28%)``, or shares alone for the replicator."""
+    if size is None:
+        return " · ".join(f"{escape(p)} {100 * float(x):.1f}%" for p, x in zip(players, row, strict=True))
+    return " · ".join(f"{escape(p)} {int(c)} ({100 * int(c) / size:.0f}%)" for p, c in zip(players, row, strict=True))
+
+
+def print_lesson(out: Console, scenario: Scenario, settings: EvolutionSettings, trajectory: Trajectory | None) -> None:
+    """The scenario's lesson with the numbers of this run that show it; or that this run did not show it (and which
+    of the scenario's settings were changed, when some were)."""
+    evidence = None if trajectory is None else scenario.evidence(settings, trajectory)
+    if evidence is not None:
+        out.print(f"💡 [bold]{escape(scenario.lesson)}[/bold] {escape(evidence)}", highlight=False)
+        return
+    ours, theirs = settings.model_dump(mode="json"), scenario.settings().model_dump(mode="json")
+    changed = [key for key in ours if ours.get(key) != theirs.get(key)]
+    why = f" (its settings changed: {', '.join(changed)})" if changed else ""
+    out.print(
+        f"This run did not show the lesson of --scenario {scenario.key}{why}: “{escape(scenario.lesson)}”",
+        highlight=False,
     )

@@ -97,6 +97,10 @@ class StopFlag:
 
     __bool__ = is_set
 
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the flag (a Ctrl-C ends the wait); whether it is set."""
+        return self._event.wait(timeout)
+
     def force(self, reason: str = "interrupted") -> None:
         """Stop now: set the flag and abandon work in flight (the callbacks do the abandoning)."""
         self.set(reason)

@@ -27,6 +27,16 @@ from harness.players.strategies import STRATEGIES, parse_spec
 from harness.ui.data import MODEL_EMOJI
 
 FRAME_CLASS = "pdb-evo-frame"
+BESIDE_MIN = "14rem"  # the narrowest the bars and the grid are each drawn at side by side
+GRID_PAD_PX, GRID_GAP_PX = 10, 3
+# At phone width (where the bars and the grid stack: see frame_html) the grid comes first, under a smaller label,
+# so that with the playback controls above it the whole grid is on a 844 px screen; the bars follow, closer set.
+# Drawn once per page by the view (an inline style cannot hold a media query); 1280 px is untouched.
+PHONE_CSS = f"""<style>@media (max-width: 640px) {{
+  .{FRAME_CLASS} .pdb-evo-grid-wrap {{ order: -1; }}
+  .{FRAME_CLASS} h3.pdb-generation {{ font-size: 1.35rem !important; }}
+  .{FRAME_CLASS} .pdb-evo-bar {{ margin: .1em 0 !important; }}
+}}</style>"""
 UNKNOWN_EMOJI = "❔"
 
 # The Evolution of Trust's colours where its characters have one (Copycat, Always Cheat, ...), then a
@@ -166,9 +176,11 @@ def frame_html(film: Film, g: int) -> str:
     parts.append(_caption(_status(film, g)))
     bars = "".join(_bar(film, i, int(counts[i]), float(shares[i])) for i in range(len(film.players)))
     grid = _grid(film, g)
+    # Bars and grid side by side, half the width each, where two halves of BESIDE_MIN fit; else (a phone) one
+    # above the other, each the whole width: no media query needed, so one element still fits every width.
     parts.append(
-        "<div style='display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:2rem;margin-top:.6em;"
-        f"align-items:start'><div class='pdb-evo-bars'>{bars}</div>{grid}</div>"
+        "<div style='display:flex;flex-wrap:wrap;gap:.6em 2rem;margin-top:.6em;align-items:flex-start'>"
+        f"<div class='pdb-evo-bars' style='flex:1 1 0;min-width:min(100%,{BESIDE_MIN})'>{bars}</div>{grid}</div>"
     )
     data = ",".join(str(int(c)) for c in counts)
     return f"<div class='{FRAME_CLASS}' data-generation='{g}' data-counts='{data}'>{''.join(parts)}</div>"
@@ -203,21 +215,30 @@ def _bar(film: Film, i: int, count: int, share: float) -> str:
 
 
 def _grid(film: Film, g: int) -> str:
-    """An emoji per individual, on a tile of its player's colour, in a square grid (as many columns as rows)."""
+    """An emoji per individual, on a tile of its player's colour, in a square grid (as many columns as rows).
+
+    A tile is its full size where the width allows, else as wide as the column leaves room for (the wrapper is a
+    size container: ``cqi`` is its width), so a phone shows the whole grid, never a clipped one."""
     cells = film.grid[g]
     columns = max(1, math.ceil(math.sqrt(len(cells))))
-    tile = "2.3em" if columns <= 6 else "1.9em" if columns <= 10 else "1.5em"
+    ratio = 2.3 if columns <= 6 else 1.9 if columns <= 10 else 1.5  # a tile's width over its emoji's size
+    fit = f"calc((100cqi - {2 * GRID_PAD_PX}px - {(columns - 1) * GRID_GAP_PX}px) / {columns})"
+    tile = f"min({ratio * ratio * 0.62:.3f}rem, {fit})"
     tiles = "".join(
         f"<span class='pdb-evo-cell' data-player='{int(t)}' style='background:{film.colours[int(t)]}40;"
-        f"border-radius:.3em;text-align:center;line-height:{tile}'>{film.emoji[int(t)]}</span>"
+        f"border-radius:.3em;text-align:center;line-height:var(--tile);overflow:hidden'>{film.emoji[int(t)]}</span>"
         for t in cells
     )
     note = "" if film.size is not None else _caption(f"shares drawn as {len(cells)} individuals")
     return (
-        "<div><div class='pdb-evo-grid-card' style='display:inline-block;border-radius:14px;padding:10px;"
+        f"<div class='pdb-evo-grid-wrap' style='flex:1 1 0;min-width:min(100%,{BESIDE_MIN});"
+        "container-type:inline-size'>"
+        f"<div class='pdb-evo-grid-card' style='display:inline-block;max-width:100%;box-sizing:border-box;"
+        f"border-radius:14px;padding:{GRID_PAD_PX}px;"
         "background:linear-gradient(135deg,#fdf0c2 0%,#f7c59f 100%);box-shadow:0 1px 4px rgba(0,0,0,.15)'>"
-        f"<div class='pdb-evo-grid' style='display:grid;grid-template-columns:repeat({columns},{tile});"
-        f"grid-auto-rows:{tile};gap:3px;font-size:calc({tile} * .62)'>{tiles}</div></div>{note}</div>"
+        f"<div class='pdb-evo-grid' style='--tile:{tile};display:grid;grid-template-columns:repeat({columns},"
+        f"var(--tile));grid-auto-rows:var(--tile);gap:{GRID_GAP_PX}px;font-size:calc(var(--tile) / {ratio})'>"
+        f"{tiles}</div></div>{note}</div>"
     )
 
 

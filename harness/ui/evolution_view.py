@@ -6,12 +6,18 @@ The form (:mod:`harness.ui.evolution_setup`) builds the same :class:`~harness.ev
 is read back from that file (:func:`harness.store.evolution_writer.read_evolution`), whether it was just made here or
 reopened from the folder: what the view draws is what the file holds.
 
-Presets load a scenario into the form and run it (or reopen the newest complete run with the very same
-settings and seed, which would give the same trajectory byte for byte). A run made from a preset, unchanged,
-shows the preset's lesson with the numbers of that run that show it (see :class:`~harness.ui.evolution_setup.Preset`).
+The scenario buttons load a scenario into the form and run it (or reopen the newest complete run with the very same
+settings and seed, which would give the same trajectory byte for byte). A run made from a scenario, unchanged,
+shows the scenario's lesson with the numbers of that run that show it (see
+:class:`~harness.evolution.scenarios.Scenario`, which ``pdbench evolve --scenario`` reads alike).
+
+The payoffs are a preset of ``--payoff-matrix`` or the teacher's own T, R, P, S; a game that is not a prisoner's
+dilemma gets the config's warning (:meth:`~harness.game.rules.PayoffMatrix.warnings`) and runs as given.
 
 The frame (generation label, population bars, agent grid) is one element per generation
-(:mod:`harness.ui.evolution_frame`), animated by :mod:`harness.ui.playback` like the replay.
+(:mod:`harness.ui.evolution_frame`), animated by :mod:`harness.ui.playback` like the replay, up to 3 s a generation
+so a teacher can talk over each; at phone width its controls take two short rows and Play brings the grid into view
+(:mod:`harness.ui.phone`, as the replay's).
 """
 
 from __future__ import annotations
@@ -26,35 +32,43 @@ from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlExcepti
 from harness.engine.runner import default_run_id
 from harness.errors import PDBenchError
 from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, Trajectory
+from harness.evolution.scenarios import SCENARIOS, SCENARIOS_BY_KEY, Scenario, same_settings, scenario_of
 from harness.states import RunStatus
 from harness.store.evolution_writer import EvolutionRun
-from harness.ui import cached, charts, choices
-from harness.ui.evolution_frame import Film, emoji_of, frame_html
+from harness.ui import cached, charts, choices, phone
+from harness.ui.evolution_frame import FRAME_CLASS, PHONE_CSS, Film, emoji_of, frame_html
 from harness.ui.evolution_setup import (
     DYNAMICS_LABELS,
     MAX_COUNT,
     MAX_GENERATIONS,
     MAX_ROUNDS,
+    PAYOFF_BOUND,
     PAYOFF_LABELS,
-    PRESETS,
-    PRESETS_BY_KEY,
     Form,
-    Preset,
-    preset_of,
-    same_settings,
+    PayoffChoice,
     selection_note,
 )
 from harness.ui.playback import Playback
 
 K = "evo_"  # prefix of this view's keys
-PLAYBACK = Playback("evo", "generation", jump_help="Generation 0 is the initial population.")
+# Slow enough to talk over: up to 3 s a generation (a scenario's few generations are otherwise over in seconds).
+PLAYBACK = Playback(
+    "evo", "generation", jump_help="Generation 0 is the initial population.", default_speed_ms=500, slowest_ms=3000
+)
 SELECTED = "selected_evolution"  # the run shown below the form, across reruns and views
 PICKER = K + "run"
 PENDING_SELECT = K + "pending_select"  # a run to select at the next script run (set before the picker is drawn)
-RUN_PRESET = K + "run_preset"  # a preset just loaded into the form: run it in this script run
+RUN_PRESET = K + "run_preset"  # a scenario just loaded into the form: run it in this script run
 FLASH = K + "flash"  # (level, message): how the last run ended, shown once
 DEFAULT = Form(players=("ALLC", "ALLD", "TFT", "GRIM", "GTFT"), counts=(5, 5, 5, 5, 5))
 DEFAULT_COUNT = 5
+PAYOFF_NAMES = ("T", "R", "P", "S")  # the custom payoffs' keys (K + name), in --payoff-matrix's order
+PAYOFF_HELP = {
+    "T": ("T · temptation", "What you get for defecting while the other cooperates."),
+    "R": ("R · reward", "What each gets when both cooperate."),
+    "P": ("P · punishment", "What each gets when both defect."),
+    "S": ("S · sucker's payoff", "What you get for cooperating while the other defects."),
+}
 PROGRESS_EVERY_S = 0.1
 LESSON_ICON = "💡"
 
@@ -74,7 +88,7 @@ def render(folder: Path) -> None:
     with st.container(border=True):
         form = _form()
     settings = _check(form)
-    preset = PRESETS_BY_KEY.get(st.session_state.pop(RUN_PRESET, ""))
+    preset = SCENARIOS_BY_KEY.get(st.session_state.pop(RUN_PRESET, ""))
     clicked = st.button("🧬 Run evolution", type="primary", key=K + "go", disabled=settings is None)
     if settings is not None and (clicked or preset is not None):
         _start(folder, settings, reuse=preset is not None)
@@ -92,7 +106,7 @@ def render(folder: Path) -> None:
 
 def _presets() -> None:
     st.markdown("##### 🎬 Scenarios")
-    for col, preset in zip(st.columns(len(PRESETS)), PRESETS, strict=True):
+    for col, preset in zip(st.columns(len(SCENARIOS)), SCENARIOS, strict=True):
         with col:
             st.button(
                 preset.title,
@@ -105,9 +119,9 @@ def _presets() -> None:
             st.caption(preset.blurb)
 
 
-def _load(preset: Preset) -> None:
-    """Put a preset's settings in the form (before its widgets are drawn) and ask for its run."""
-    form = preset.form
+def _load(preset: Scenario) -> None:
+    """Put a scenario's settings in the form (before its widgets are drawn) and ask for its run."""
+    form = Form.of(preset.settings())
     state = st.session_state
     state[K + "players"] = list(form.players)
     for player, count in zip(form.players, form.counts, strict=True):
@@ -116,6 +130,8 @@ def _load(preset: Preset) -> None:
     state[K + "noise"], state[K + "selection"], state[K + "mutation"] = form.noise, form.selection, form.mutation
     state[K + "k"], state[K + "seed"], state[K + "payoffs"] = form.k, form.seed, form.payoffs
     state[K + "fitness"], state[K + "payoff_mode"] = form.fitness, form.payoff_mode
+    for name, value in zip(PAYOFF_NAMES, form.custom, strict=True):
+        state[K + name] = value
     state[RUN_PRESET] = preset.key
 
 
@@ -137,6 +153,7 @@ def _defaults() -> None:
         ("k", DEFAULT.k),
         ("seed", DEFAULT.seed),
         ("payoffs", DEFAULT.payoffs),
+        *zip(PAYOFF_NAMES, DEFAULT.custom, strict=True),
         ("fitness", DEFAULT.fitness),
         ("payoff_mode", DEFAULT.payoff_mode),
     ):
@@ -233,13 +250,6 @@ def _form() -> Form:
         )
         seed = st.number_input("Seed", min_value=0, key=K + "seed", persist_state="session")
         with st.expander("More settings"):
-            payoffs = st.radio(
-                "Payoffs",
-                list(PAYOFF_LABELS),
-                key=K + "payoffs",
-                format_func=PAYOFF_LABELS.get,
-                persist_state="session",
-            )
             fitness = st.radio(
                 "Fitness (generational, Moran)",
                 [f.value for f in Fitness],
@@ -258,6 +268,7 @@ def _form() -> Form:
                 help="With noise, a match's outcome is random: play it afresh every generation, or estimate "
                 "each pair's payoff once from 50 matches.",
             )
+    payoffs, custom = _payoffs()
     return Form(
         players=tuple(players),
         counts=tuple(int(c) for c in counts),
@@ -269,10 +280,59 @@ def _form() -> Form:
         fitness=str(fitness),
         mutation=float(mutation),
         k=int(k),
-        payoffs=str(payoffs),
+        payoffs=payoffs,
+        custom=custom,
         payoff_mode=str(payoff_mode),
         seed=int(seed),
     )
+
+
+def _payoffs() -> tuple[str, tuple[float, float, float, float]]:
+    """The game: a preset, or the teacher's own T, R, P, S (the number inputs show the preset's values, and keep
+    them when custom is chosen, to start from); a game that is not a prisoner's dilemma gets the config's warning
+    and runs as given."""
+    st.markdown("**Payoffs** · what each pair of moves pays, per round")
+    choice = st.radio(
+        "Payoffs",
+        list(PAYOFF_LABELS),
+        key=K + "payoffs",
+        format_func=PAYOFF_LABELS.get,
+        horizontal=True,
+        label_visibility="collapsed",
+        persist_state="session",
+    )
+    custom = choice == PayoffChoice.custom.value
+    if not custom:  # before the inputs are drawn: they show the preset
+        preset = Form(players=(), counts=(), payoffs=str(choice)).matrix()
+        for name, value in zip(PAYOFF_NAMES, (preset.T, preset.R, preset.P, preset.S), strict=True):
+            st.session_state[K + name] = value
+    values = []
+    for col, name in zip(st.columns(len(PAYOFF_NAMES)), PAYOFF_NAMES, strict=True):
+        with col:
+            values.append(
+                st.number_input(
+                    PAYOFF_HELP[name][0],
+                    -PAYOFF_BOUND,
+                    PAYOFF_BOUND,
+                    step=0.5,
+                    format="%g",
+                    key=K + name,
+                    disabled=not custom,
+                    persist_state="session",
+                    help=PAYOFF_HELP[name][1],
+                )
+            )
+    t, r, p, s = (float(v) for v in values)
+    form = Form(players=(), counts=(), payoffs=str(choice), custom=(t, r, p, s))
+    problems = form.matrix().warnings()
+    if problems:
+        st.warning(
+            "These payoffs are not a prisoner's dilemma: "
+            + "; ".join(problems)
+            + ". The run plays them as given, but the lessons of the scenarios assume T > R > P > S and 2R > T + S.",
+            icon="⚠️",
+        )
+    return str(choice), (t, r, p, s)
 
 
 def _player_label(player: str) -> str:
@@ -413,6 +473,8 @@ def _show(folder: Path, run: EvolutionRun) -> None:
     st.caption(selection_note(settings))
     film = Film.of(trajectory, settings.generations, drawn=settings.size)
     PLAYBACK.follow(run.run_id)
+    phone.style(PLAYBACK, FRAME_CLASS)
+    st.html(PHONE_CSS)
     PLAYBACK.fragment(film.length, lambda g: _draw(film, g))
     st.markdown("##### 📈 Shares over generations")
     labels = [f"{emoji} {p}" for emoji, p in zip(film.emoji, film.players, strict=True)]
@@ -425,14 +487,15 @@ def _show(folder: Path, run: EvolutionRun) -> None:
 
 def _draw(film: Film, g: int) -> None:
     st.markdown(frame_html(film, g), unsafe_allow_html=True)  # one element: see evolution_frame
+    phone.scroll_when_play_starts(PLAYBACK)  # at phone width, the grid in view when Play is pressed
 
 
 def _lesson(settings: EvolutionSettings, trajectory: Trajectory) -> None:
-    preset = preset_of(settings)
+    preset = scenario_of(settings)
     if preset is None:
         return
-    evidence = preset.shows(settings, trajectory)
-    if evidence is None:  # the tests run every preset: its own run always shows its lesson
+    evidence = preset.evidence(settings, trajectory)
+    if evidence is None:  # the tests run every scenario: its own run always shows its lesson
         st.warning(f"This run has the settings of {preset.title} but does not show its lesson ({preset.lesson}).")
         return
     st.success(f"**{preset.lesson}** {evidence}", icon=LESSON_ICON)

@@ -46,6 +46,7 @@ class Playback:
     unit: str
     jump_help: str = ""
     default_speed_ms: int = DEFAULT_SPEED_MS
+    slowest_ms: int = MAX_SPEED_MS  # the speed slider's slowest end: a view narrated over may want longer
 
     def key(self, name: str) -> str:
         return f"{self.prefix}_{name}"
@@ -207,12 +208,13 @@ class Playback:
         cols[5].slider(
             f"Speed (ms per {unit})",
             MIN_SPEED_MS,
-            MAX_SPEED_MS,
+            self.slowest_ms,
             speed,
             step=50,
             key=self.speed,
             on_change=self._speed,
-            help=f"Time between {unit}s while playing.",
+            help=f"Time between {unit}s while playing: more is slower (up to {self.slowest_ms / 1000:g} s a {unit}). "
+            f"⏸️ Pause and ⏭️ Step go one {unit} at a time.",
         )
         slot = st.container(height=JUMP_SLOT_PX, border=False)
         st.session_state[self.key("jump_drawn")] = not playing
@@ -239,7 +241,10 @@ class Playback:
         def frame() -> None:
             self.advance(length)
             if self.interval() != ticking:
-                st.rerun()  # a full run declares the fragment again with the new run_every
+                # A full run declares the fragment again with the new run_every; it is no tick (else Play would
+                # show its first step at once, and the slowest speeds' first generation would fly by).
+                st.session_state[self.key("acted")] = True
+                st.rerun()
             shown = self.shown()
             self.controls(length)
             draw(shown)

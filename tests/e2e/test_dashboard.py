@@ -26,11 +26,11 @@ import pytest
 from harness.config.presets.evaluation import eval_config
 from harness.config.presets.tournament import tournament_config
 from harness.engine.runner import run_experiment
+from harness.evolution.scenarios import SCENARIOS_BY_KEY, same_settings
 from harness.store.catalog import Catalog
 from harness.store.evolution_writer import list_evolution_runs, read_evolution
 from harness.ui.choices import OTHER_MODEL
 from harness.ui.components import COOPERATE_CARD, COOPERATE_DOT, DEFECT_CARD, DEFECT_DOT, LEGEND, MEDALS
-from harness.ui.evolution_setup import PRESETS_BY_KEY, same_settings
 from harness.ui.play_board import BOARD_CLASS
 from harness.ui.views import COMPARE, EVOLUTION, PLAY, REPLAY, RESULTS, RUN, TOURNAMENT, VIEWS
 from tests.e2e.conftest import Server, ui_command, ui_env
@@ -326,7 +326,7 @@ def test_evolution_view_runs_plays_and_reopens(page: Any, server: Server, screen
     expect(page.get_by_role("radiogroup", name="View")).to_be_visible()
     settle(page)
     open_view(page, EVOLUTION)
-    preset = PRESETS_BY_KEY["exploited"]
+    preset = SCENARIOS_BY_KEY["exploited"]
     page.get_by_role("button", name=re.compile(r"Exploited$")).click()
     expect(page.get_by_text(preset.lesson)).to_be_visible(timeout=RUN_TIMEOUT_MS)
     settle(page)
@@ -348,6 +348,58 @@ def test_evolution_view_runs_plays_and_reopens(page: Any, server: Server, screen
     expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()  # the shares over generations
     settle(page)
     screenshot(page, screenshots / "evolution.png", started)
+
+
+def test_evolution_custom_payoffs_and_the_grid_in_view_at_phone_width(
+    page: Any, server: Server, screenshots: Path
+) -> None:
+    """A teacher's own payoffs: a game that is not a prisoner's dilemma is warned of, and the run plays and stores
+    exactly the matrix typed. At 390 × 844, Play brings the whole grid into view, unclipped."""
+    started = time.monotonic()
+    expect = _expect()
+    page.goto(server.url)
+    settle(page)
+    open_view(page, EVOLUTION)
+    page.get_by_text("Your own T, R, P, S").click()
+    settle(page)
+
+    def enter(name: str, value: str) -> None:
+        box = page.get_by_role("spinbutton", name=name)
+        box.fill(value)
+        box.press("Enter")
+        expect(box).to_have_value(value)
+        settle(page)
+
+    enter("R · reward", "4")  # above T = 3: no temptation left
+    expect(page.get_by_text(re.compile(r"not a prisoner's dilemma: T > R > P > S does not hold"))).to_be_visible()
+    for name, value in (("T · temptation", "7"), ("P · punishment", "1"), ("S · sucker's payoff", "-2")):
+        enter(name, value)
+    expect(page.get_by_text(re.compile("not a prisoner's dilemma"))).to_have_count(0)
+    before = {r.run_id for r in list_evolution_runs(server.results)}
+    page.get_by_role("button", name=re.compile(r"Run evolution$")).click()
+    expect(page.get_by_text(re.compile(r"ran \d+ generations? in"))).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    (run,) = [r for r in list_evolution_runs(server.results) if r.run_id not in before]
+    matrix = run.settings.payoff_matrix
+    assert (matrix.T, matrix.R, matrix.P, matrix.S) == (7.0, 4.0, 1.0, -2.0)
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    settle(page)
+    play = page.get_by_role("button", name=re.compile(r"Play$"))
+    play.scroll_into_view_if_needed()  # where a user has scrolled to press it
+    play.click()
+    page.wait_for_timeout(1_500)  # the page scrolls the controls' row to the top once play has started
+    box = page.locator(".pdb-evo-grid-card").bounding_box()
+    assert box is not None
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 844, box  # the whole grid on the screen
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    clipped = page.evaluate(
+        "() => [...document.querySelectorAll('.pdb-evo-grid-card, .pdb-evo-grid')]"
+        ".some(e => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)"
+    )
+    assert not clipped
+    screenshot(page, screenshots / "evolution_390.png", started)
+    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def test_results_follow_a_running_run_on_their_own(page: Any, server: Server, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ not through the store's own reader.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable
@@ -16,12 +17,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from harness.engine.evolution.run import run_evolution
-from harness.store.evolution_writer import list_evolution_runs
+from harness.evolution.scenarios import SCENARIOS, SCENARIOS_BY_KEY
+from harness.store.evolution_writer import list_evolution_runs, read_evolution
 from harness.ui import evolution_view
 from harness.ui.evolution_frame import FRAME_CLASS
-from harness.ui.evolution_setup import PRESETS, PRESETS_BY_KEY, Form
+from harness.ui.evolution_setup import Form
 from harness.ui.evolution_view import LESSON_ICON, PICKER, PLAYBACK
 from harness.ui.views import EVOLUTION, REPLAY, RESULTS, VIEWS
+from tests.ui.conftest import Clock
 
 App = Callable[..., AppTest]
 GENERATION, PLAYING = PLAYBACK.position, PLAYBACK.playing
@@ -101,7 +104,7 @@ def test_empty_folder_offers_the_form_presets_and_says_how_to_start(app: App, tm
     at = open_view(app, tmp_path)
     assert any("No evolution runs yet" in i.value for i in at.info)
     assert [b.key for b in at.button if b.key and b.key.startswith("evo_preset_")] == [
-        f"evo_preset_{p.key}" for p in PRESETS
+        f"evo_preset_{p.key}" for p in SCENARIOS
     ]
     assert at.multiselect(key="evo_players").value == ["ALLC", "ALLD", "TFT", "GRIM", "GTFT"]
     assert [at.slider(key=f"evo_count_{p}").value for p in ["ALLC", "ALLD", "TFT", "GRIM", "GTFT"]] == [5] * 5
@@ -214,7 +217,7 @@ def test_past_runs_can_be_reopened(app: App, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.key)
+@pytest.mark.parametrize("preset", SCENARIOS, ids=lambda p: p.key)
 def test_each_preset_runs_and_shows_its_lesson(app: App, tmp_path: Path, preset: object) -> None:
     key, lesson = preset.key, preset.lesson  # type: ignore[attr-defined]
     at = click(open_view(app, tmp_path), f"evo_preset_{key}")
@@ -222,7 +225,7 @@ def test_each_preset_runs_and_shows_its_lesson(app: App, tmp_path: Path, preset:
     assert len(runs) == 1
     shown_lessons = lessons(at)
     assert len(shown_lessons) == 1 and shown_lessons[0].startswith(f"**{lesson}** "), successes(at)
-    assert at.multiselect(key="evo_players").value == list(preset.form.players)  # type: ignore[attr-defined]
+    assert at.multiselect(key="evo_players").value == preset.data["players"]  # type: ignore[attr-defined]
     # a second click reopens the same run: the same settings and seed give the same trajectory
     click(at, f"evo_preset_{key}")
     assert len(list_evolution_runs(tmp_path)) == 1
@@ -240,7 +243,7 @@ def test_a_changed_preset_shows_no_lesson(app: App, tmp_path: Path) -> None:
     assert runs[0].settings.horizon.n_rounds == 10
     assert lessons(at) == []
     at.selectbox(key=PICKER).select(runs[1].run_id).run()  # the preset's own run keeps its lesson
-    assert [m.split("**")[1] for m in lessons(at)] == [PRESETS_BY_KEY["few_rounds"].lesson]
+    assert [m.split("**")[1] for m in lessons(at)] == [SCENARIOS_BY_KEY["few_rounds"].lesson]
 
 
 def test_a_run_that_fails_says_why(app: App, tmp_path: Path) -> None:
@@ -347,3 +350,65 @@ def test_a_typed_strategy_with_settings_plays_under_its_canonical_name(app: App,
     (run,) = list_evolution_runs(tmp_path)
     assert run.settings.players == ["TFT", "GTFT(generous_prob=0.3)"]
     assert re.findall(r"data-player='([^']*)' data-count", frame(at)) == ["TFT", "GTFT(generous_prob=0.3)"]
+
+
+def stored_matrix(folder: Path, run_id: str) -> dict[str, object]:
+    """The payoff matrix in the run's stored settings, read from its file with DuckDB."""
+    con = duckdb.connect(str(folder / f"{run_id}.duckdb"), read_only=True)
+    try:
+        row = con.execute("select config_json from runs where run_id = ?", [run_id]).fetchone()
+    finally:
+        con.close()
+    assert row is not None
+    config = json.loads(row[0]) if isinstance(row[0], str) else row[0]
+    return config["payoff_matrix"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.slow
+def test_custom_payoffs_reach_the_run_and_its_stored_settings(app: App, tmp_path: Path) -> None:
+    at = set_form(open_view(app, tmp_path), ["TFT", "ALLD"], [6, 6], generations=5, k=1)
+    assert [at.number_input(key=f"evo_{n}").value for n in "TRPS"] == [3.0, 2.0, 0.0, -1.0]  # the trust preset
+    assert all(at.number_input(key=f"evo_{n}").disabled for n in "TRPS")
+    at.radio(key="evo_payoffs").set_value("custom").run()
+    assert not at.number_input(key="evo_T").disabled
+    for name, value in zip("TRPS", (7.0, 4.0, 1.0, -2.0), strict=True):
+        at.number_input(key=f"evo_{name}").set_value(value).run()
+    assert not at.warning  # a prisoner's dilemma: 7 > 4 > 1 > -2 and 8 > 5
+    click(at, "evo_go")
+    (run,) = list_evolution_runs(tmp_path)
+    assert stored_matrix(tmp_path, run.run_id) == {"C": {"C": [4.0, 4.0], "D": [-2.0, 7.0]},
+                                                  "D": {"C": [7.0, -2.0], "D": [1.0, 1.0]}}  # fmt: skip
+    # the table the run played: TFT against ALLD for 10 rounds, S then 9 × P, by hand
+    _, trajectory = read_evolution(tmp_path, run.run_id)
+    i, j = trajectory.players.index("TFT"), trajectory.players.index("ALLD")
+    assert trajectory.payoffs.values[i, j] == -2.0 + 9 * 1.0 and trajectory.payoffs.values[j, i] == 7.0 + 9 * 1.0
+
+
+@pytest.mark.slow
+def test_payoffs_that_are_not_a_dilemma_are_warned_of_as_the_config_does(app: App, tmp_path: Path) -> None:
+    at = set_form(open_view(app, tmp_path), ["TFT", "ALLD"], [6, 6], generations=5, k=1)
+    at.radio(key="evo_payoffs").set_value("custom").run()
+    at.number_input(key="evo_R").set_value(4.0).run()  # R 4 > T 3: cooperating is no sacrifice
+    (warning,) = at.warning
+    assert "not a prisoner's dilemma" in warning.value and "T > R > P > S does not hold (T=3, R=4, P=0, S=-1)" in (
+        warning.value
+    )
+    assert not at.button(key="evo_go").disabled  # warned, not refused: the config runs such a game too
+    at.radio(key="evo_payoffs").set_value("axelrod").run()
+    assert not at.warning and at.number_input(key="evo_R").value == 3.0
+
+
+@pytest.mark.slow
+def test_the_slowest_speed_leaves_seconds_to_talk_over_each_generation(app: App, tmp_path: Path, clock: Clock) -> None:
+    at = click(open_view(app, tmp_path), "evo_preset_exploited")
+    speed = at.slider(key=PLAYBACK.speed)
+    assert speed.max == 3000 and speed.value == PLAYBACK.default_speed_ms
+    speed.set_value(3000).run()
+    click(at, "evo_play")
+    assert at.session_state[PLAYING] is True and shown(at)[0] == 0  # neither the click nor its full rerun steps
+    clock.advance(3.0)
+    at.run()  # a tick, 3 s later: one generation
+    assert shown(at)[0] == 1 and "Playing, 3000 ms a generation" in " ".join(c.value for c in at.caption)
+    clock.advance(1.0)
+    at.run()  # a tick sooner than the speed (a rerun for another reason) still shows one, never more
+    assert shown(at)[0] == 2

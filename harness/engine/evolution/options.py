@@ -78,6 +78,29 @@ class EvolutionOptions:
 
     def settings(self) -> EvolutionSettings:
         """The settings these options say; a :class:`ConfigError` listing every problem otherwise."""
+        return EvolutionSettings.model_validate(self._data())
+
+    def over(self, base: EvolutionSettings, what: str) -> EvolutionSettings:
+        """These options given over ``base`` (``what``'s settings, e.g. a scenario's): each option given replaces
+        its setting; the horizon is replaced as a whole by any of rounds, stop_prob and max_rounds, and the initial
+        population by counts, shares or population, which other players than ``base``'s need. Options not given
+        (None) keep ``base``'s; the players and the seed are always read from these options, so the caller gives
+        ``base``'s where the user gave none."""
+        data = base.model_dump(mode="json")
+        own = self._data()
+        population = ("counts", "shares", "population")
+        if any(key in own for key in population) or own["players"] != base.players:
+            for key in population:
+                data.pop(key, None)
+        if own["players"] != base.players and not any(key in own for key in population):
+            raise ConfigError(
+                f"--players {self.players} are not {what}'s players ({', '.join(base.players)}): give each one its "
+                "individuals with --counts (or --shares with --population)"
+            )
+        return EvolutionSettings.model_validate({**data, **own})
+
+    def _data(self) -> dict[str, Any]:
+        """The settings' keys these options give (the players and the seed always; the others when given)."""
         players = split_players(self.players)
         data: dict[str, Any] = {"players": players, "seed": self.seed}
         if self.counts is not None:
@@ -105,7 +128,7 @@ class EvolutionOptions:
             value = getattr(self, key)
             if value is not None:
                 data[name] = value
-        return EvolutionSettings.model_validate(data)
+        return data
 
     def with_values(self, values: dict[str, Any], seed: int) -> EvolutionOptions:
         """These options with a sweep cell's values and a seed."""
