@@ -32,7 +32,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.analysis.stats import Estimate, t_quantile
+from harness.analysis.stats import Difference, Estimate, t_quantile, t_quantile_real, two_sided_p
 from harness.analysis.zero_determinant import Payoffs, ZdResult, zd_test
 from harness.store.catalog import Catalog
 
@@ -64,16 +64,46 @@ def pooled_rate(games: Sequence[tuple[int, int]], level: float = 0.95) -> Estima
     total = sum(n for _, n in met)
     if not met:
         return Estimate(None, None, None, 0)
-    r = sum(c for c, _ in met) / total
-    g = len(met)
-    if g < 2:
-        return Estimate(r, None, None, g)
-    v = g / (g - 1) * sum((c - r * n) ** 2 for c, n in met) / total**2
+    spread = _ratio_variance(met)
+    if spread is None:
+        return Estimate(met[0][0] / total, None, None, 1)
+    r, v, g = spread
     n_eff = float(total) if v <= 0 else min(float(total), r * (1 - r) / v)
     if n_eff <= 0:  # r is 0 or 1 while v > 0 cannot happen; guard against rounding
         n_eff = float(total)
     low, high = wilson(r, n_eff, t_quantile(0.5 + level / 2, g - 1))
     return Estimate(r, low, high, g)
+
+
+def _ratio_variance(games: Sequence[tuple[int, int]]) -> tuple[float, float, int] | None:
+    """The ratio, its CR1 cluster-robust variance and the games that met the outcome; None below two games."""
+    met = [(c, n) for c, n in games if n > 0]
+    if len(met) < 2:
+        return None
+    total = sum(n for _, n in met)
+    r = sum(c for c, _ in met) / total
+    g = len(met)
+    return r, g / (g - 1) * sum((c - r * n) ** 2 for c, n in met) / total**2, g
+
+
+def ratio_difference(
+    first: Sequence[tuple[int, int]], second: Sequence[tuple[int, int]], level: float = 0.95
+) -> Difference:
+    """The second player's pooled rate minus the first's, with a t interval and test on the sum of their
+    cluster-robust variances (two players' games are different samples) and Welch-Satterthwaite degrees of
+    freedom from their games. With as many transitions in every game, this is Welch's t test on the per-game
+    rates. ``test`` is "ratio"; no interval or p below two games a side or with no spread on either."""
+    a, b = _ratio_variance(first), _ratio_variance(second)
+    games = (sum(n > 0 for _, n in first), sum(n > 0 for _, n in second))
+    ra, rb = pooled_rate(first).mean, pooled_rate(second).mean
+    mean = None if ra is None or rb is None else rb - ra
+    if a is None or b is None or mean is None or a[1] + b[1] <= 0:
+        return Difference(mean, None, None, None, "ratio", games)
+    va, vb = a[1], b[1]
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (a[2] - 1) + vb**2 / (b[2] - 1))
+    half = t_quantile_real(0.5 + level / 2, df) * se
+    return Difference(mean, mean - half, mean + half, two_sided_p(mean / se, df), "ratio", games)
 
 
 def wilson(r: float, n: float, z: float) -> tuple[float, float]:
@@ -104,8 +134,10 @@ class MemoryOneProfile:
         """The zero-determinant test of the four-vector within its intervals (undetermined without one payoff
         matrix, or with an outcome met in fewer than two games)."""
         vector = self.four_vector()
+        if any(e.low is None or e.high is None for e in vector):
+            return ZdResult.undetermined("an outcome came up in fewer than two games")
         if self.payoffs is None:
-            return zd_test([None] * 4, [None] * 4, [None] * 4, Payoffs(0, 0, 0, 0))
+            return ZdResult.undetermined("its games paid an outcome differently (several payoff matrices)")
         return zd_test([e.mean for e in vector], [e.low for e in vector], [e.high for e in vector], self.payoffs)
 
 

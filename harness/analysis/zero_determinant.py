@@ -78,11 +78,18 @@ class ZdResult:
     kappa: float | None  # None where chi = 1 (any baseline holds) or alpha = 0
     distance: float  # Euclidean distance of the point p~ from the ZD vectors
     chi_range: tuple[float, float] | None  # chi over the labelled kind's vectors in the box (extortion, generosity)
+    reason: str = ""  # why the test is undetermined
+
+    @classmethod
+    def undetermined(cls, reason: str) -> ZdResult:
+        return cls(ZdKind.UNDETERMINED, frozenset(), None, None, None, math.nan, None, reason)
 
     def summary(self) -> str:
         """One line: ``extortionate, chi 2.01 [1.62, 2.55], kappa 1.00``."""
         text = str(self.kind)
-        if self.kind in (ZdKind.NOT_ZD, ZdKind.UNDETERMINED):
+        if self.kind is ZdKind.UNDETERMINED:
+            return f"{text}: {self.reason}" if self.reason else text
+        if self.kind in (ZdKind.NOT_ZD, ZdKind.EQUALIZER):  # an equalizer's chi is no extortion factor
             return text
         if self.chi is not None:
             text += f", chi {self.chi:.2f}"
@@ -103,7 +110,7 @@ def zd_test(
     """Test the memory-one vector ``p`` (P(C) after CC, CD, DC, DD) with its interval bounds ``low``/``high``."""
     s_x, s_y = _vectors(payoffs)
     if any(v is None for v in (*p, *low, *high)):
-        return ZdResult(ZdKind.UNDETERMINED, frozenset(), None, None, None, math.nan, None)
+        return ZdResult.undetermined("an outcome came up in fewer than two games")
     shift = np.array([1.0, 1.0, 0.0, 0.0])
     point = np.array([float(v) for v in p if v is not None]) - shift
     lo = np.array([float(v) for v in low if v is not None]) - shift - _EPS

@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
+from rich.cells import cell_len
 
-from harness.analysis.memory_one import FOUR, Outcome, memory_one_profiles, pooled_rate, wilson
+from harness.analysis.compare import MEMORY_ONE, compare, resolve_players
+from harness.analysis.memory_one import FOUR, Outcome, memory_one_profiles, pooled_rate, ratio_difference, wilson
 from harness.analysis.stats import t_quantile
 from harness.analysis.zero_determinant import ZdKind
 from harness.store.catalog import Catalog
@@ -182,3 +184,51 @@ def test_the_zd_test_on_the_strategies_with_known_vectors(played: Path) -> None:
     generous = donation.zd()
     assert generous.kind is ZdKind.GENEROUS and generous.chi_range is not None
     assert generous.chi_range[0] <= 2.0 <= generous.chi_range[1]
+
+
+def test_a_difference_of_pooled_rates_with_equal_transitions_per_game_is_welchs_t_test() -> None:
+    # With n transitions in every game the pooled ratio is the mean of the per-game rates and its CR1 variance is
+    # their sample variance over G: the difference is then Welch's t test on the per-game rates.
+    first = [(3, 10), (5, 10), (4, 10), (8, 10)]
+    second = [(9, 10), (7, 10), (10, 10), (6, 10), (8, 10)]
+    got = ratio_difference(first, second)
+    ref = scipy.stats.ttest_ind([c / 10 for c, _ in second], [c / 10 for c, _ in first], equal_var=False)
+    ci = ref.confidence_interval()
+    assert (got.mean, got.low, got.high, got.p) == pytest.approx((0.8 - 0.5, ci.low, ci.high, ref.pvalue))
+    assert got.test == "ratio" and got.n == (4, 5)
+
+
+@pytest.mark.slow
+def test_report_and_compare_show_the_profile_within_80_columns(played: Path) -> None:
+    code, out, err = pdbench("report", "known", "--results", played, "--width", "80")
+    assert code == 0, err
+    assert "Memory-one profile per player, run known" in out and "P(C|DD)" in out
+    assert "ZD test, EXTORT2: extortionate, chi" in out and "ZD test, TFT: fair, chi 1.00" in out
+    assert "ZD test, WSLS: not ZD" in out
+    assert max(cell_len(line) for line in out.splitlines()) <= 80
+    wide = pdbench("report", "known", "--results", played, "--width", "160")[1]
+    assert "after CC" in wide and max(cell_len(line) for line in wide.splitlines()) <= 160
+
+
+@pytest.mark.slow
+def test_compare_shows_memory_one_rates_as_the_report_pools_them(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    for model, run_id in (("mock/tft", "m_tft"), ("mock/defector", "m_alld")):
+        code, _out, err = pdbench("eval", "--model", model, "--opponents", "RAND", "--rounds", "20",
+                                  "--replicates", "3", "--results", results, "--run-id", run_id)  # fmt: skip
+        assert code == 0, err
+    with Catalog(results) as cat:
+        players = resolve_players(cat, ["m_tft", "m_alld"], {"m_tft": ["m_tft"], "m_alld": ["m_alld"]})
+        c = compare(cat, players)
+        pooled = {p.label: p for p in memory_one_profiles(cat, "m_tft") + memory_one_profiles(cat, "m_alld")}
+    for metric, outcome in MEMORY_ONE.items():
+        tft, alld = c.overall[metric]
+        assert tft.estimate == pooled["mock/tft"].rates[outcome]
+        assert alld.estimate == pooled["mock/defector"].rates[outcome]
+    # TFT answers RAND's last move: P(C|CC) = P(C|DC) = 1, P(C|CD) = P(C|DD) = 0; the defector never cooperates.
+    assert [c.overall[m][0].estimate.mean for m in MEMORY_ONE] == [1.0, 1.0, 0.0, 1.0, 0.0]
+    assert c.overall["p_c_cc"][1].estimate.mean is None  # the defector never saw CC
+    assert c.overall["p_c_dc"][1].difference is not None and c.overall["p_c_dc"][1].difference.mean == -1.0
+    code, out, err = pdbench("compare", "m_tft", "m_alld", "--results", results, "--width", "80")
+    assert code == 0, err
+    assert "P(C|DD)" in out and max(cell_len(line) for line in out.splitlines()) <= 80
