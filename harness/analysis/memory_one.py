@@ -53,6 +53,12 @@ class Outcome(enum.StrEnum):
         return "P(C) round 1" if self is Outcome.FIRST else f"P(C|{self.value.upper()})"
 
 
+NOTE = (
+    "P(C | previous round, own move first, as the player saw it), on the moves it chose (fallback rounds left "
+    "out); pooled over its complete games, 95% interval over games (cluster-robust, Korn & Graubard)."
+)
+"""What tables of the profile say under them."""
+
 FOUR: tuple[Outcome, ...] = (Outcome.CC, Outcome.CD, Outcome.DC, Outcome.DD)
 """The outcomes of the four-vector (p1, p2, p3, p4), in Press & Dyson's order."""
 

@@ -14,13 +14,8 @@ from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.table import Table
 
-from harness.analysis.memory_one import MemoryOneProfile, Outcome
+from harness.analysis.memory_one import NOTE, MemoryOneProfile, Outcome
 from harness.cli.render import fits, label
-
-NOTE = (
-    "P(C | previous round, own move first, as the player saw it), on the moves it chose (fallback rounds left "
-    "out); pooled over its complete games, 95% interval over games (cluster-robust, Korn & Graubard)."
-)
 
 
 class MemoryOneTable:
