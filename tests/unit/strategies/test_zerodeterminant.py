@@ -84,3 +84,29 @@ def test_extort2_refuses_a_scale_that_leaves_0_to_1() -> None:
         make_spec("EXTORT2", {"phi": 0.5}).build(PayoffMatrix(), random.Random(0))
     with pytest.raises(ConfigError, match=r"EXTORT2.chi: Input should be greater than or equal to 1"):
         make_spec("EXTORT2", {"chi": 0.5})
+
+
+def test_a_config_whose_payoffs_take_extort2_out_of_0_to_1_is_refused_before_it_runs() -> None:
+    from harness.config.loading import parse_experiment
+
+    def problems(phi: float, payoffs: list[int]) -> str:
+        """The error parsing the config raises (its problems, one a line), or "" if it parses."""
+        try:
+            parse_experiment(
+            {
+                "game": {"payoff_matrix": {"C": {"C": [payoffs[0]] * 2, "D": [payoffs[1], payoffs[2]]},
+                                           "D": {"C": [payoffs[2], payoffs[1]], "D": [payoffs[3]] * 2}}},
+                "experiment": {"conditions": [{"agent_a": {"policy": "TFT"}, "agent_b": {"policy": "EXTORT2",
+                                                                                         "phi": phi}}]},
+            }
+            )  # fmt: skip
+        except ConfigError as exc:
+            return str(exc)
+        return ""
+
+    assert problems(1 / 9, [3, 0, 5, 1]) == ""
+    # R, S, T, P = 3, 0, 5, 1 and phi = 0.3: p2 = 1 - 0.3 (0.5 * 1 + 4) = -0.35.
+    assert "has 1 problem" in (refused := problems(0.3, [3, 0, 5, 1]))
+    assert "experiment.conditions[0].agent_b: EXTORT2(chi=2, phi=0.3) gives cooperation probabilities" in refused
+    # The same scale at payoffs twice as large: p2 = 1 - (1/9)(0.5 * 2 + 8) = 0, still allowed; at three times, not.
+    assert problems(1 / 9, [6, 0, 10, 2]) == "" and "EXTORT2" in problems(1 / 9, [9, 0, 15, 3])
