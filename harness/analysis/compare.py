@@ -9,7 +9,11 @@ two players. Every metric is a per-game value from the views a report reads (``p
 * payoff per round, cooperation, retaliation and forgiveness rates (chosen moves, fallback rounds left out);
 * the behaviour profile's five dimensions, a game without a chance for a dimension left out of that dimension
   (as the scorecard's profile does);
-* the parse-failure and fallback rates of the seat's move requests, and the dollars the seat's calls cost.
+* the parse-failure and fallback rates of the seat's move requests, and the dollars the seat's calls cost;
+* the memory-one profile (P(C) in round 1 and after CC, CD, DC, DD, the ``memory_one`` view): not a mean of
+  per-game rates but the pooled ratio and its interval over games of :mod:`harness.analysis.memory_one`, as the
+  report shows it; two players' difference is tested on their cluster-robust variances
+  (:func:`~harness.analysis.memory_one.ratio_difference`, "ratio" in the test column).
 
 A player's value per opponent and overall is the mean over games with a Student-t 95% interval
 (:func:`~harness.analysis.stats.t_interval`). Two players' games are *paired* when every opponent and replicate
@@ -25,11 +29,15 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.analysis.memory_one import Outcome, pooled_rate, ratio_difference
 from harness.analysis.profile_summary import CHANCES, PROFILE_DIMENSIONS
 from harness.analysis.report import BOUNDS
 from harness.analysis.stats import Difference, Estimate, holm, mean_ci, paired_difference, welch_difference
 from harness.errors import ConfigError
 from harness.store.catalog import Catalog
+
+MEMORY_ONE: dict[str, Outcome] = {f"p_c_{o.value}": o for o in Outcome}
+"""The memory-one metrics, each with the outcome it conditions on."""
 
 METRICS: tuple[str, ...] = (
     "payoff_per_round",
@@ -37,6 +45,7 @@ METRICS: tuple[str, ...] = (
     "retaliation_rate",
     "forgiveness_rate",
     *PROFILE_DIMENSIONS,
+    *MEMORY_ONE,
     "parse_failure_rate",
     "fallback_rate",
     "cost_usd",
@@ -53,6 +62,7 @@ METRIC_NAMES = {
     "retaliatory": "retaliatory",
     "troublemaking": "troublemaking",
     "emulative": "emulative",
+    **{metric: o.label for metric, o in MEMORY_ONE.items()},
     "parse_failure_rate": "parse failures",
     "fallback_rate": "fallback moves",
     "cost_usd": "cost / game",
@@ -61,12 +71,20 @@ METRIC_NAMES = {
 
 RATE_METRICS = frozenset(
     {"cooperation_rate", "retaliation_rate", "forgiveness_rate", *PROFILE_DIMENSIONS, "parse_failure_rate"}
-    | {"fallback_rate"}
+    | {"fallback_rate", *MEMORY_ONE}
 )
 _BOUNDS = {**BOUNDS, **dict.fromkeys(RATE_METRICS, (0.0, 1.0)), "cost_usd": (0.0, math.inf)}
 
 _PROFILE_COLUMNS = ", ".join(
     f"CASE WHEN bp.{CHANCES[d]} > 0 THEN bp.{d} END AS {d}" if d in CHANCES else f"bp.{d}" for d in PROFILE_DIMENSIONS
+)
+# Each memory-one metric's per-game count of C chosen (":c") and of chances (":n"), from the memory_one view.
+_COUNTS = {
+    metric: ("m.first_c", "m.first_n") if o is Outcome.FIRST else (f"m.c_{o.value}", f"m.n_{o.value}")
+    for metric, o in MEMORY_ONE.items()
+}
+_MEMORY_COLUMNS = ", ".join(
+    f'{c} AS "{metric}:c", {n} AS "{metric}:n", {c} / NULLIF({n}, 0) AS {metric}' for metric, (c, n) in _COUNTS.items()
 )
 _GAMES_SQL = f"""
     WITH spent AS (
@@ -76,10 +94,12 @@ _GAMES_SQL = f"""
     SELECT pm.run_id, pm.game_id, pm.condition, pm.replicate, pm.player, pm.player_name, pm.player_label,
            pm.opponent_label,
            pm.payoff_per_round, pm.cooperation_rate, pm.retaliation_rate, pm.forgiveness_rate, {_PROFILE_COLUMNS},
+           {_MEMORY_COLUMNS},
            pp.parse_failure_rate, pp.fallback_rate, CASE WHEN s.priced > 0 THEN s.cost_usd END AS cost_usd
     FROM player_metrics pm
     JOIN player_parsing pp ON pp.run_id = pm.run_id AND pp.game_id = pm.game_id AND pp.player = pm.player
     LEFT JOIN behaviour_profile bp ON bp.run_id = pm.run_id AND bp.game_id = pm.game_id AND bp.player = pm.player
+    LEFT JOIN memory_one m ON m.run_id = pm.run_id AND m.game_id = pm.game_id AND m.player = pm.player
     LEFT JOIN spent s ON s.run_id = pm.run_id AND s.game_id = pm.game_id AND s.player = pm.player
     WHERE pm.status = 'complete' AND pm.run_id IN ({{runs}})
     ORDER BY pm.run_id, pm.game_id, pm.player"""
@@ -104,6 +124,14 @@ class _Games:
 
     def values(self, metric: str, opponent: str | None = None) -> list[float | None]:
         return [row[metric] for (opp, _), row in self.games.items() if opponent is None or opp == opponent]
+
+    def counts(self, metric: str, opponent: str | None = None) -> list[tuple[int, int]]:
+        """A memory-one metric's per-game (C chosen, chances)."""
+        return [
+            (int(row[f"{metric}:c"] or 0), int(row[f"{metric}:n"] or 0))
+            for (opp, _), row in self.games.items()
+            if opponent is None or opp == opponent
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +171,10 @@ class Comparison:
             if self.tests > 1
             else ""
         )
-        return f"Differences are each player's minus {self.players[0].shown}'s, {design}.{many}"
+        return (
+            f"Differences are each player's minus {self.players[0].shown}'s, {design}; of P(C|..) (pooled ratios), "
+            f"tested on their cluster-robust variances over games.{many}"
+        )
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per (scope, metric, player): every figure with its run id, for CSV and JSON."""
@@ -233,7 +264,9 @@ def compare(catalog: Catalog, players: list[Player]) -> Comparison:
     games: dict[Player, _Games] = {p: _Games() for p in players}
     for row in mine:
         key = (row[by], int(row["replicate"]))
-        games[index[(row["player_label"], row["run_id"])]].games[key] = {m: _number(row[m]) for m in METRICS}
+        values = {m: _number(row[m]) for m in METRICS}
+        values |= {f"{m}:{part}": _number(row[f"{m}:{part}"]) for m in MEMORY_ONE for part in "cn"}
+        games[index[(row["player_label"], row["run_id"])]].games[key] = values
     opponents = _shared_opponents(players, games)
     for p in players:  # only the shared opponents count, overall too
         games[p].games = {k: v for k, v in games[p].games.items() if k[0] in opponents}
@@ -288,6 +321,17 @@ def _cells(
     players: list[Player], games: dict[Player, _Games], metric: str, opponent: str | None, paired: bool
 ) -> list[Cell]:
     first = games[players[0]]
+    if metric in MEMORY_ONE:
+        base = first.counts(metric, opponent)
+        return [
+            Cell(pooled_rate(base))
+            if i == 0
+            else Cell(
+                pooled_rate(own := games[p].counts(metric, opponent)),
+                _within(ratio_difference(base, own), _BOUNDS.get(metric)),
+            )
+            for i, p in enumerate(players)
+        ]
     cells = []
     for i, p in enumerate(players):
         values = games[p].values(metric, opponent)

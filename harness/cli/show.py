@@ -8,10 +8,12 @@ import json
 from collections.abc import Callable
 
 from harness.analysis.comprehension import comprehension_accuracy
+from harness.analysis.memory_one import memory_one_profiles
 from harness.analysis.profile_summary import behaviour_profile_by_condition
 from harness.analysis.report import condition_summaries, model_answers
 from harness.analysis.sfem import sfem_by_condition
 from harness.cli.base import out
+from harness.cli.memory_one_view import MemoryOneTable
 from harness.cli.prompt_cache import prompt_cache_lines
 from harness.cli.render import SfemTable, leaderboard_table, matchup_table, profile_table
 from harness.cli.report_view import Comprehension, ModelAnswers, RunReport
@@ -30,6 +32,9 @@ Show = Callable[[Catalog, RunResult], int]
 def print_report(cat: Catalog, run_id: str) -> None:
     """The per-condition table of a run and, if it has model players, how well their answers read."""
     out.print(RunReport(cat.require_run(run_id), condition_summaries(cat, run_id)))
+    profiles = memory_one_profiles(cat, run_id)
+    if profiles:
+        out.print(MemoryOneTable(profiles, f"Memory-one profile per player, run {run_id}"))
     answers = model_answers(cat, run_id)
     if answers:
         out.print(ModelAnswers(answers))
@@ -92,11 +97,21 @@ def show_scorecard(cat: Catalog, result: RunResult) -> int:
     print_prompt_cache(cat, run_id)
     _checks_and_profile(cat, run_row)
     model = {s.seats[0].name for s in summaries}
+    profiles = memory_one_profiles(cat, run_id, labels=_model_labels(cat, run_id))
+    if profiles:
+        out.print(MemoryOneTable(profiles, "Memory-one profile of the model, over all its games"))
     fits = sfem_by_condition(cat, run_id, pooled=True, players=model)
     if fits:
         out.print(SfemTable(fits, "Strategy frequency estimation of the model, over all its games"))
     out.print(f"run id: [bold]{run_id}[/bold]   results: {result.path}")
     return 0 if overall["games"] else 1
+
+
+def _model_labels(cat: Catalog, run_id: str) -> list[str]:
+    """The labels of the run's model seats (``player_parsing`` has a row for model seats only)."""
+    return [
+        str(r[0]) for r in cat.query("SELECT DISTINCT player_label FROM player_parsing WHERE run_id = ?", [run_id])[1]
+    ]
 
 
 def _checks_and_profile(cat: Catalog, run_row: dict[str, object]) -> None:

@@ -94,6 +94,23 @@ class ExperimentConfig(Section):
         problem = plan_size_problem(self)
         if problem:
             out.append(f"experiment.replicates: {problem}")
+        return out + self._strategy_payoff_problems()
+
+    def _strategy_payoff_problems(self) -> list[str]:
+        """Strategies whose settings cannot be played at their condition's payoffs (a ZD strategy's scale that takes
+        a probability out of [0, 1]): each is built once here, so the error comes before the run starts."""
+        import random
+
+        out = []
+        for i, cond in enumerate(self.experiment.conditions):
+            game = (cond.game or self.game).payoff_matrix
+            for seat in ("agent_a", "agent_b"):
+                agent = getattr(cond, seat)
+                if isinstance(agent, PolicyAgentConfig):
+                    try:
+                        agent.spec.build(game, random.Random(0))
+                    except ConfigError as exc:
+                        out.append(f"experiment.conditions[{i}].{seat}: {exc}")
         return out
 
     def warnings(self) -> list[str]:

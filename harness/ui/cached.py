@@ -28,6 +28,7 @@ from harness.store.catalog import Catalog
 from harness.ui import data
 
 if TYPE_CHECKING:
+    from harness.analysis.memory_one import MemoryOneProfile
     from harness.evolution import Trajectory
     from harness.game.rules import PayoffMatrix
     from harness.store.evolution_writer import EvolutionRun
@@ -195,6 +196,17 @@ def profile(
 ) -> dict[str, dict[str, float | None]]:
     with _catalog(folder, run_id, _source) as cat:
         return data.profile(cat, run_id, condition)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def memory_one(
+    folder: Path, sig: Signature, run_id: str, condition: str, _source: RunSource | None = None
+) -> list[MemoryOneProfile]:
+    """The memory-one profile of each player of ``condition`` over its complete games."""
+    from harness.analysis.memory_one import memory_one_profiles
+
+    with _catalog(folder, run_id, _source) as cat:
+        return memory_one_profiles(cat, run_id, condition=condition)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from harness.analysis.memory_one import NOTE, MemoryOneProfile, Outcome
 from harness.analysis.notes import FORGIVENESS_NOTE, REPEATED_NOTE
 from harness.analysis.profile_summary import PROFILE_DIMENSIONS
 from harness.analysis.report import METRICS, RATES, ConditionSummary
@@ -74,6 +75,7 @@ def _render(folder: Path, source: cached.RunSource) -> None:
         cached.profile(folder, sig, run_id, condition, _source=source),
         selection,
     )
+    _memory_one(cached.memory_one(folder, sig, run_id, condition, _source=source), selection)
 
 
 def _announce(folder: Path, run_id: str, status: RunStatus, reason: str | None) -> None:
@@ -304,6 +306,32 @@ def _profile(profile: dict[str, dict[str, float | None]], summary: ConditionSumm
         'did (an opponent that never defected leaves nothing to forgive or retaliate against). "forgiving" is the '
         "profile's own measure, not the forgiveness rate above."
     )
+
+
+def _memory_one(profiles: list[MemoryOneProfile], selection: Selection) -> None:
+    """Each player's memory-one profile in the condition (P(C) in round 1 and after each outcome, with its 95%
+    interval over games) and the zero-determinant test's verdict, as ``pdbench report`` prints them."""
+    if not profiles:
+        return
+    st.markdown("**Memory-one profile** · P(C) after each outcome of the previous round (own move first)")
+    rows = [o.label for o in Outcome] + ["ZD test"]
+    st.table(
+        pd.DataFrame(
+            {
+                "": rows,
+                **{p.label: [p.rates[o].fmt(1, pct=True) for o in Outcome] + [p.zd().summary()] for p in profiles},
+            }
+        ).set_index("")
+    )
+    st.caption(
+        f"{NOTE} ZD test: whether a zero-determinant strategy (Press & Dyson 2012) fits within the intervals: "
+        "extortionate, generous, fair (chi = 1, as Tit for Tat), equalizer, or not ZD."
+    )
+    with st.expander("SQL behind the memory-one profile"):
+        st.code(
+            f"select * from memory_one where run_id = {_literal(selection.run.run_id)}",
+            language="sql",
+        )
 
 
 def _literal(text: str) -> str:

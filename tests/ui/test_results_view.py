@@ -559,3 +559,16 @@ def test_a_condition_of_one_game_repeated_says_all_alike_and_a_profile_without_c
     picker(at, "results_condition_").select("vs_RAND").run()
     assert "all alike" not in captions() and REPEATED_NOTE not in captions()
     assert "± " in at.table[0].value.loc["payoff per round", "A · mock/tft"]
+
+
+@pytest.mark.slow
+def test_the_condition_shows_each_players_memory_one_profile_and_zd_verdict(app: App, tournament_results: Path) -> None:
+    at = app(tournament_results, RESULTS)
+    picker(at, "results_condition_").select("TFT_vs_ALLD").run()
+    table = at.table[2].value  # after the condition summary and the behaviour profile
+    # TFT against ALLD: C in round 1, then after (C, D) and (D, D) it chooses D; CC and DC never come up.
+    assert list(table.columns) == ["TFT", "ALLD"]
+    assert table.loc["P(C) round 1", "TFT"].startswith("100.0%")
+    assert table.loc["P(C|CD)", "TFT"].startswith("0.0%") and table.loc["P(C|CC)", "TFT"] == "—"
+    assert table.loc["ZD test", "TFT"] == "undetermined: an outcome came up in fewer than two games"
+    assert "cluster-robust" in "\n".join(c.value for c in at.caption)

@@ -97,9 +97,15 @@ def competition_ranks(rows: list[dict[str, Any]]) -> dict[str, int]:
     return ranks
 
 
+# Strategies with an Axelrod twin added after this fixture was made, each matched with axelrod by a fixture of its own.
+CHECKED_APART = {"EXTORT2": "axelrod_zd_extort2.json (tests/unit/strategies/test_zerodeterminant.py)"}
+
+
 def test_the_fixture_is_the_17_shared_strategies_playing_with_the_same_parameters() -> None:
     assert sorted(FIXTURE["strategies"]) == sorted(SHARED)
-    assert FIXTURE["strategies"] == {n: cls.axelrod_name for n, cls in STRATEGIES.items() if cls.axelrod_name}
+    assert FIXTURE["strategies"] == {
+        n: cls.axelrod_name for n, cls in STRATEGIES.items() if cls.axelrod_name and n not in CHECKED_APART
+    }
     assert FIXTURE["stochastic"] == [n for n in SHARED if STRATEGIES[n].stochastic] == ["GTFT", "RAND"]
     assert FIXTURE["axelrod_version"] == "4.14.0"
     game = PayoffMatrix()

@@ -5,7 +5,16 @@
 
 from __future__ import annotations
 
-from harness.players.strategies import bayesian, grudger, majority, memoryone, prober, simple, titfortat
+from harness.players.strategies import (
+    bayesian,
+    grudger,
+    majority,
+    memoryone,
+    prober,
+    simple,
+    titfortat,
+    zerodeterminant,
+)
 from harness.players.strategies.base import INFINITE_MEMORY, NoParams, Strategy
 from harness.players.strategies.registry import (
     STRATEGIES,
@@ -35,4 +44,5 @@ __all__ = [
     "simple",
     "spec_label",
     "titfortat",
+    "zerodeterminant",
 ]

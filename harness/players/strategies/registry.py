@@ -14,10 +14,19 @@ from pydantic import AliasChoices, BaseModel, ValidationError
 
 from harness.errors import ConfigError, UnknownStrategyError
 from harness.game.rules import PayoffMatrix
-from harness.players.strategies import bayesian, grudger, majority, memoryone, prober, simple, titfortat
+from harness.players.strategies import (
+    bayesian,
+    grudger,
+    majority,
+    memoryone,
+    prober,
+    simple,
+    titfortat,
+    zerodeterminant,
+)
 from harness.players.strategies.base import Strategy
 
-_FAMILIES = (simple, titfortat, grudger, memoryone, majority, prober, bayesian)
+_FAMILIES = (simple, titfortat, grudger, memoryone, zerodeterminant, majority, prober, bayesian)
 
 _ALL = {cls.name: cls for family in _FAMILIES for cls in family.STRATEGIES}
 # The order users see in listings: the classic panel first, then the rest by family.

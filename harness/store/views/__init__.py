@@ -4,5 +4,6 @@ Both the store (which creates them in each run file and over the catalog of runs
 queries them) read these modules; none of them imports anything of the harness, so neither reader makes a loop.
 :mod:`~harness.store.views.core` holds the per-round and per-game views, with :func:`create_views`, and the
 definitions of every metric; the other modules, one family each: ``profile`` (behaviour profile and strategy
-fit), ``answers`` (parse outcomes), ``comprehension``, ``leaderboard`` (matchups and ranking), ``evolution``.
+fit), ``memory_one`` (memory-one profile), ``answers`` (parse outcomes), ``comprehension``, ``leaderboard``
+(matchups and ranking), ``evolution``.
 """

@@ -339,7 +339,8 @@ and ``per_game_strategy_fit``, since they are each game's own best fit, not the 
 
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
     """Create (or replace) every metric view on ``con``, in dependency order: the per-game views
-    here, the behaviour profile and strategy fit (:mod:`harness.store.views.profile`), the model
+    here, the behaviour profile and strategy fit (:mod:`harness.store.views.profile`), the memory-one profile
+    (:mod:`harness.store.views.memory_one`), the model
     answer views (:mod:`harness.store.views.answers`), the comprehension-check
     views (:mod:`harness.store.views.comprehension`), the tournament views built on them
     (:mod:`harness.store.views.leaderboard`), and the evolution views (:mod:`harness.store.views.evolution`).
@@ -351,6 +352,7 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     from harness.store.views.comprehension import COMPREHENSION_VIEWS
     from harness.store.views.evolution import EVOLUTION_VIEWS
     from harness.store.views.leaderboard import LEADERBOARD_VIEWS
+    from harness.store.views.memory_one import MEMORY_ONE_VIEWS
     from harness.store.views.profile import PROFILE_VIEWS
 
     for name in RETIRED_VIEWS:
@@ -358,6 +360,7 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     for name, sql in {
         **VIEWS,
         **PROFILE_VIEWS,
+        **MEMORY_ONE_VIEWS,
         **ANSWER_VIEWS,
         **COMPREHENSION_VIEWS,
         **LEADERBOARD_VIEWS,

@@ -47,6 +47,7 @@ DECLARED: dict[str, tuple[float, bool]] = {
     "HMAJ": (INF, False),  # HardGoByMajority
     "PROBER": (INF, False),  # Prober
     "DONCE": (0, True),
+    "EXTORT2": (1, False),  # ZDExtort2
     "PAYNE_BAYES": (INF, False),  # no Axelrod twin (Payne & Alloui-Cros); its posterior carries every round
 }
 
@@ -56,6 +57,7 @@ VARIANTS: list[tuple[str, dict[str, Any] | None]] = [
     ("RAND", {"p": 0.3}),
     ("GTFT", {"generous_prob": 0.1}),
     ("DONCE", {"round": 3}),
+    ("EXTORT2", {"chi": 3.0, "phi": 0.05}),
     # Payne & Alloui-Cros (2025)'s variants
     ("WSLS", {"win": "CC_or_DD"}),
     ("GRADUAL", {"peace_moves": 1, "counts_all_defections": False}),
