@@ -124,6 +124,8 @@ def select_option(page: Any, label: str, option: str) -> None:
     """Pick ``option`` (its name, or its name followed by more text) in the selectbox ``label``."""
     box = page.get_by_role("combobox", name=label, exact=True)
     box.click()
+    # Typed first: the list is virtual, so an option far down it (a long strategy list) is not in the page yet.
+    page.keyboard.type(re.sub(r"[^\w .()=,-]", "", option).strip())
     page.get_by_role("option", name=re.compile(rf"(^|\W){re.escape(option)}(\W|$)")).first.click()
     _expect()(box).to_have_value(re.compile(rf"(^|\W){re.escape(option)}(\W|$)"))
 
