@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
@@ -36,21 +37,7 @@ def draw(series: list[CooperationSeries]) -> Figure:
     shown = [_reached(s) for s in series]
     markers = max((len(s.rounds) for s in shown), default=0) <= MARKERS_UP_TO
     for i, s in enumerate(shown):
-        means = [e.mean if e.mean is not None else float("nan") for e in s.estimates]
-        line = ax.plot(
-            s.rounds,
-            means,
-            color=colour(i),
-            linestyle=line_style(i),
-            marker="o" if markers else None,
-            label=s.opponent,
-        )[0]
-        line.set_gid(f"series-{i}")
-        if any(e.low is not None for e in s.estimates):
-            low = [e.low if e.low is not None else m for e, m in zip(s.estimates, means, strict=True)]
-            high = [e.high if e.high is not None else m for e, m in zip(s.estimates, means, strict=True)]
-            band = ax.fill_between(s.rounds, low, high, color=colour(i), alpha=BAND_ALPHA, linewidth=0)
-            band.set_gid(f"band-{i}")
+        _line(ax, s, n=i, style=i, label=s.opponent, marker="o" if markers else None)
     ax.set_xlabel("round")
     ax.set_ylabel("cooperation (chosen moves)")
     ax.set_ylim(-0.03, 1.03)
@@ -75,23 +62,9 @@ def _panels(series: list[CooperationSeries]) -> Figure:
     labelled: set[str] = set()  # a player is named once, by its first line (players need not share opponents)
     for n, s in enumerate(shown):
         ax, i = axes[opponents.index(s.opponent)], players.index(s.player)
-        means = [e.mean if e.mean is not None else float("nan") for e in s.estimates]
-        line = ax.plot(
-            s.rounds,
-            means,
-            color=colour(i),
-            linestyle=line_style(i),
-            marker="o" if markers else None,
-            markersize=2.5,
-            label=None if s.player in labelled else s.player,
-        )[0]
+        label = None if s.player in labelled else s.player
+        _line(ax, s, n=n, style=i, label=label, marker="o" if markers else None, markersize=2.5)
         labelled.add(s.player)
-        line.set_gid(f"series-{n}")
-        if any(e.low is not None for e in s.estimates):
-            low = [e.low if e.low is not None else m for e, m in zip(s.estimates, means, strict=True)]
-            high = [e.high if e.high is not None else m for e, m in zip(s.estimates, means, strict=True)]
-            band = ax.fill_between(s.rounds, low, high, color=colour(i), alpha=BAND_ALPHA, linewidth=0)
-            band.set_gid(f"band-{n}")
     for k, ax in enumerate(axes):
         if k >= len(opponents):
             ax.set_visible(False)
@@ -105,6 +78,36 @@ def _panels(series: list[CooperationSeries]) -> Figure:
     fig.supylabel("cooperation (chosen moves)", fontsize="small")
     fig.legend(loc="outside upper center", ncols=min(len(players), LEGEND_COLUMNS))  # clear of "round"
     return fig
+
+
+def _line(
+    ax: Axes,
+    s: CooperationSeries,
+    *,
+    n: int,
+    style: int,
+    label: str | None,
+    marker: str | None,
+    markersize: float | None = None,
+) -> None:
+    """Series ``s`` as a line in colour and dash ``style``, with its band where it has intervals; SVG ids
+    ``series-<n>`` and ``band-<n>``."""
+    means = [e.mean if e.mean is not None else float("nan") for e in s.estimates]
+    line = ax.plot(
+        s.rounds,
+        means,
+        color=colour(style),
+        linestyle=line_style(style),
+        marker=marker,
+        markersize=markersize,
+        label=label,
+    )[0]
+    line.set_gid(f"series-{n}")
+    if any(e.low is not None for e in s.estimates):
+        low = [e.low if e.low is not None else m for e, m in zip(s.estimates, means, strict=True)]
+        high = [e.high if e.high is not None else m for e, m in zip(s.estimates, means, strict=True)]
+        band = ax.fill_between(s.rounds, low, high, color=colour(style), alpha=BAND_ALPHA, linewidth=0)
+        band.set_gid(f"band-{n}")
 
 
 def _reached(s: CooperationSeries) -> CooperationSeries:
