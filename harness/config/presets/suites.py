@@ -203,6 +203,7 @@ class Suite:
                 got = f"a geometric horizon (stop_prob {stop_prob:g})"
         differs("horizon", got, plural(self.rounds, "round", grouped=False), str)
         differs("noise.prob", config.noise.prob, 0.0)
+        differs("noise.observation", config.noise.observation, 0.0)
         conds = config.experiment.conditions
         seatings = [f"{seat(c.agent_a)} vs {seat(c.agent_b)}" for c in conds]
         differs("experiment.conditions (seats)", seatings, [p.seating() for p in self.pairings], ", ".join)
