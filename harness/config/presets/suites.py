@@ -30,6 +30,7 @@ PROTOCOL_OPTIONS = {
     "--stop-prob": "the horizon",
     "--max-rounds": "the horizon",
     "--noise": "the noise",
+    "--observation-noise": "the noise",
     "--payoff-matrix": "the payoffs",
     "--persona": "the prompt",
     "--temperature": "the sampling temperature",
