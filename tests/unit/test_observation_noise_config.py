@@ -93,3 +93,29 @@ def test_the_tournament_option_records_observation_noise(tmp_path: Path) -> None
 def test_a_suite_refuses_observation_noise(tmp_path: Path) -> None:
     code, _out, err = pdbench("eval", "--suite", "fontana2025", "--model", "mock/tft", "--observation-noise", "0.1")
     assert code != 0 and "--observation-noise (the noise) cannot be given with it" in err
+
+
+def test_evolution_settings_store_observation_noise_only_when_given() -> None:
+    from harness.evolution import EvolutionSettings
+
+    plain = EvolutionSettings.model_validate({"players": ["TFT", "ALLD"], "counts": [5, 5], "noise": 0.05})
+    assert "observation_noise" not in plain.model_dump(mode="json")  # runs stored before it keep their config_json
+    seen = EvolutionSettings.model_validate({"players": ["TFT", "ALLD"], "counts": [5, 5], "observation_noise": 0.1})
+    assert seen.model_dump(mode="json")["observation_noise"] == 0.1
+    with pytest.raises(ConfigError, match="observation_noise: Input should be less than or equal to 1"):
+        EvolutionSettings.model_validate({"players": ["TFT", "ALLD"], "counts": [5, 5], "observation_noise": 1.5})
+
+
+@pytest.mark.slow  # an evolution run through the CLI
+def test_evolve_plays_its_payoff_games_under_observation_noise(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    code, _out, err = pdbench(
+        "evolve", "--players", "TFT,GTFT", "--counts", "5,5", "--generations", "2", "--rounds", "30",
+        "--observation-noise", "0.1", "--results", results, "--run-id", "evo",
+    )  # fmt: skip
+    assert code == 0, err
+    stored = sql_json(results, "SELECT config_json->>'$.observation_noise' AS q FROM runs")
+    assert stored == [{"q": "0.1"}]
+    # TFT against TFT is no longer one deterministic match: misperceptions make its payoff vary by seed.
+    table = sql_json(results, "SELECT source FROM payoff_table WHERE player = 'TFT' AND opponent = 'TFT'")
+    assert table == [{"source": "per_generation"}]
