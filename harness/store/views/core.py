@@ -63,7 +63,9 @@ i = 0..n-1:
 The player's move that each measure tests (the response) is its chosen move, and a fallback
 round's own move is neither C nor D: it is in no numerator or denominator that tests the player's
 move at that round, and does not end a grudge. The conditions (the opponent's moves, and
-"unprovoked": the player's move at i-1, which the opponent saw) use moves as played. The
+"unprovoked": the player's move at i-1, which the opponent saw) use moves as played, also under observation
+noise (the paper's definitions read one log shared by both players; ``retaliation_rate`` and the memory-one
+profile are the measures conditioned on what each player saw). The
 denominators are ``forgiving_chances`` (opponent_defections + penalties), ``retaliatory_chances``,
 ``troublemaking_chances`` and ``emulative_chances``; where one is 0 the measure is 0, as in the
 paper's code (troublemaking can lack an occasion only when round 0 is a fallback: 0 too). The
@@ -74,8 +76,8 @@ applied to the played log, nothing left out.
 ``per_game_strategy_fit`` (per game and player; each game's own best fit, not the pooled SFEM of
 :mod:`harness.analysis.sfem`, which reads its shares × moves): for each
 classic strategy, the share of the player's chosen moves that the strategy would have made in
-the same (played) history: ALLC always C; ALLD always D; TFT C first, then the opponent's previous
-move; STFT D first, then the opponent's previous move; GRIM C until the opponent has defected in
+the same history as played (also under observation noise): ALLC always C; ALLD always D; TFT C first, then
+the opponent's previous move; STFT D first, then the opponent's previous move; GRIM C until the opponent has defected in
 any earlier round, then D; WSLS C first, then C if both players played the same move in the
 previous round, else D; RAND its expected agreement, 0.5. ``best_fit`` is the strategy with the
 highest share (ties within 1e-9 joined by '/', in the order ALLC, ALLD, TFT, STFT, GRIM, WSLS,
