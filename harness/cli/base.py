@@ -116,7 +116,18 @@ StopProbOpt = Annotated[
     float | None, typer.Option(min=0.0, max=1.0, help="Geometric horizon: per-round stop probability.")
 ]
 MaxRoundsOpt = Annotated[int | None, typer.Option(min=1, max=MAX_ROUNDS, help="Hard cap on a geometric game's length.")]
-NoiseOpt = Annotated[float, typer.Option(min=0.0, max=1.0, help="Probability that a move is flipped.")]
+NoiseOpt = Annotated[
+    float, typer.Option(min=0.0, max=1.0, help="Execution noise: probability that a move is flipped as it is played.")
+]
+ObservationNoiseOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        help="Observation noise: probability that a player sees the other's move flipped (payoffs use the move "
+        "as played).",
+    ),
+]
 SeedOpt = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Master seed.")]
 MaxCostOpt = Annotated[
     float | None, typer.Option(min=0.0, max=MAX_COST_USD, help="Stop starting paid calls at this cost (USD).")

@@ -108,7 +108,15 @@ def evolve(
     rounds: Annotated[int | None, typer.Option(help="Rounds per match (fixed horizon; default 200).")] = None,
     stop_prob: Annotated[float | None, typer.Option(help="Geometric horizon: per-round stop probability.")] = None,
     max_rounds: Annotated[int | None, typer.Option(help="Cap on a geometric match's length.")] = None,
-    noise: Annotated[float | None, typer.Option(help="Probability that a move is flipped (miscommunication).")] = None,
+    noise: Annotated[
+        float | None, typer.Option(help="Execution noise: probability that a move is flipped (a mistake).")
+    ] = None,
+    observation_noise: Annotated[
+        float | None,
+        typer.Option(
+            help="Observation noise: probability that a player sees the other's move flipped (misperception)."
+        ),
+    ] = None,
     payoff_matrix: PayoffMatrixOpt = None,
     payoff_mode: Annotated[
         str | None,
@@ -235,6 +243,7 @@ def evolve(
         seed,
         model_settings=None if model_settings is None else load_model_settings(model_settings),
         payoff_matrix=None if payoff_matrix is None else payoff_matrix_option(payoff_matrix),
+        observation_noise=observation_noise,
     )
     for warning in [] if options.payoff_matrix is None else options.payoff_matrix.warnings():
         err.print(f"[yellow]warning:[/yellow] payoff_matrix: {warning}", highlight=False)
@@ -596,7 +605,7 @@ def _sweep_payoffs(
     out_jobs = []
     for job in jobs:
         s = job.settings
-        key = repr((s.horizon, s.noise, s.payoff_matrix, s.replicates))
+        key = repr((s.horizon, s.noise, s.observation_noise, s.payoff_matrix, s.replicates))
         if key not in tables:
             game = s.model_copy(update={"seed": base_seed})
             tid = check_run_id(f"{sweep_id}_g{len(tables)}_payoffs")

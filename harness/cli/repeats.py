@@ -34,6 +34,7 @@ def _deterministic(player: PlayerPlan) -> bool:
 def _repeats(cond: ConditionPlan) -> bool:
     return (
         cond.noise == 0
+        and cond.observation_noise == 0
         and not cond.horizon.random_length
         and _deterministic(cond.player_a)
         and _deterministic(cond.player_b)

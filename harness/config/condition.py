@@ -40,7 +40,9 @@ def condition_name(cond: ConditionConfig) -> str:
         horizon = cond.horizon.model_dump(mode="json", exclude_none=True)
         overrides.update({f"horizon.{k}": v for k, v in horizon.items()})
     if cond.noise is not None:
-        overrides["noise"] = cond.noise.prob
+        overrides["noise"] = cond.noise.execution
+        if cond.noise.observation:
+            overrides["observation"] = cond.noise.observation
     return visible(name + (f"[{_settings(overrides)}]" if overrides else ""))
 
 

@@ -33,9 +33,10 @@ class GameOptions:
     stop_prob: float | None = None
     max_rounds: int | None = None
     replicates: int = 1
-    noise: float = 0.0
+    noise: float = 0.0  # execution noise
     seed: int = 0
     payoff_matrix: dict[str, Any] | None = None
+    observation_noise: float = 0.0
 
 
 def options_config(
@@ -54,7 +55,7 @@ def options_config(
         **({"suite": suite} if suite is not None else {}),
         "run": {"seed": options.seed},
         "horizon": horizon_options(options.rounds, options.stop_prob, options.max_rounds, default_rounds),
-        "noise": {"prob": options.noise},
+        "noise": {"execution": options.noise, "observation": options.observation_noise},
         "experiment": {"replicates": options.replicates, "conditions": conditions},
     }
     if options.payoff_matrix is not None:

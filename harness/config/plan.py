@@ -99,7 +99,8 @@ class ConditionPlan:
     player_b: PlayerPlan
     game: PayoffMatrix
     horizon: Horizon
-    noise: float
+    noise: float  # execution noise
+    observation_noise: float = 0.0
 
     @property
     def model_seats(self) -> int:
@@ -156,7 +157,7 @@ def condition_plans(config: ExperimentConfig) -> list[ConditionPlan]:
 def _condition_plan(config: ExperimentConfig, index: int, cond: ConditionConfig) -> ConditionPlan:
     game = (cond.game or config.game).payoff_matrix
     horizon = (cond.horizon or config.horizon).to_horizon()
-    noise = (cond.noise or config.noise).prob
+    noise_section = cond.noise or config.noise
     assert cond.name is not None
     return ConditionPlan(
         index=index,
@@ -165,7 +166,8 @@ def _condition_plan(config: ExperimentConfig, index: int, cond: ConditionConfig)
         player_b=_player(cond.agent_b),
         game=game,
         horizon=horizon,
-        noise=noise,
+        noise=noise_section.execution,
+        observation_noise=noise_section.observation,
     )
 
 

@@ -6,7 +6,16 @@ from __future__ import annotations
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from harness.game.horizon import FixedHorizon, GeometricHorizon, Horizon, HorizonKind
 from harness.game.rules import MAX_ROUNDS, PayoffMatrix
@@ -125,11 +134,43 @@ class HorizonSection(Section):
 
 
 class NoiseSection(Section):
-    prob: float = Field(0.0, ge=0.0, le=1.0, description="probability that an intended move is flipped")
+    """The ``noise`` section: ``{execution: p, observation: q}``, or ``noise: p`` for execution noise alone.
+
+    Execution noise flips a move as it is played (both players and the payoffs see the flip): a mistake.
+    Observation noise flips what one player sees of the other's move (its own draw; the payoffs use the move
+    as played): a misperception. ``prob`` is the older name of ``execution``, and the name the resolved config
+    is stored under (``runs.config_json``), so recorded runs and queries on them keep their meaning."""
+
+    # A dynamic alias (AliasChoices) only widens what validation reads; the attribute keeps its name.
+    prob: float = Field(  # type: ignore[pydantic-alias]
+        0.0,
+        ge=0.0,
+        le=1.0,
+        validation_alias=AliasChoices("execution", "prob"),
+        description="execution noise: probability that an intended move is flipped as it is played",
+    )
+    observation: float = Field(
+        0.0, ge=0.0, le=1.0, description="observation noise: probability that a player sees the other's move flipped"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "execution" in value and "prob" in value:
+            raise ValueError(
+                "noise gives both execution and prob, two names of the execution noise; keep execution "
+                "(noise: {execution: 0.05, observation: 0.02})"
+            )
+        return value
+
+    @property
+    def execution(self) -> float:
+        """The execution noise (stored as ``prob``)."""
+        return self.prob
 
 
 def noise_shorthand(value: Any) -> Any:
-    """``noise: 0.05`` is shorthand for ``noise: {prob: 0.05}``."""
+    """``noise: 0.05`` is shorthand for ``noise: {execution: 0.05}`` (execution noise alone)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return {"prob": value}
     return value

@@ -293,7 +293,9 @@ def _play_strategies(
         if stop:
             break
         cond = plan.condition
-        match, length = games.play(*cond.strategies(), cond.game, cond.horizon, cond.noise, plan.seed)
+        match, length = games.play(
+            *cond.strategies(), cond.game, cond.horizon, cond.noise, plan.seed, cond.observation_noise
+        )
         writer.add_game(plan, match, length)
         done += 1
         rounds += match.rounds_played

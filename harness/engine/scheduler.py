@@ -293,7 +293,13 @@ class Scheduler:
         cond = plan.condition
         horizon = cond.horizon
         length = horizon.game_length(plan.seed)
-        match = Match(cond.game, cond.noise, stream(plan.seed, "noise"))
+        match = Match(
+            cond.game,
+            cond.noise,
+            stream(plan.seed, "noise"),
+            observation=cond.observation_noise,
+            observation_rng=stream(plan.seed, "observation") if cond.observation_noise > 0 else None,
+        )
         a, b = self._player(plan, "a"), self._player(plan, "b")
         models = [p for p in (a, b) if isinstance(p, LLMAgent)]
         self.recorder.game_started(plan, length)

@@ -51,6 +51,7 @@ class Payoffs:
         self.game = settings.payoff_matrix
         self.horizon = settings.game_horizon
         self.noise = settings.noise
+        self.observation = settings.observation_noise
         self.replicates = settings.replicates
         k = len(specs)
         self.games = StrategyGames()
@@ -150,13 +151,13 @@ class Payoffs:
         """Whether the cell of i against j varies from match to match: its game does, or its length."""
         spec_a, spec_b = self.specs[i], self.specs[j]
         assert spec_a is not None and spec_b is not None  # only squared_share takes models, and plays nothing ahead
-        return not is_deterministic(spec_a, spec_b, self.noise) or self.horizon.random_length
+        return not is_deterministic(spec_a, spec_b, self.noise, self.observation) or self.horizon.random_length
 
     def _play(self, i: int, j: int, seed: int) -> tuple[float, float, int]:
         """One match of player i (seat a) against player j (seat b), from ``seed``: both totals and its rounds."""
         spec_a, spec_b = self.specs[i], self.specs[j]
         assert spec_a is not None and spec_b is not None  # a model's matches are played through the engine
-        match, _ = self.games.play(spec_a, spec_b, self.game, self.horizon, self.noise, seed)
+        match, _ = self.games.play(spec_a, spec_b, self.game, self.horizon, self.noise, seed, self.observation)
         return match.score_a, match.score_b, match.rounds_played
 
     def _add(self, i: int, j: int, a: float, b: float, rounds: int) -> None:

@@ -137,7 +137,15 @@ class EvolutionSettings(BaseModel):
         "fixation when there is no mutation); for the replicator, units of time",
     )
     horizon: HorizonSection = Field(default_factory=_default_horizon, description="rounds per match")
-    noise: float = Field(0.0, ge=0.0, le=1.0, description="probability that an intended move is flipped")
+    noise: float = Field(0.0, ge=0.0, le=1.0, description="execution noise: probability that a move is flipped")
+    # Left out of the stored settings when 0, so runs stored before it existed keep their config_json.
+    observation_noise: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        exclude_if=lambda given: not given,
+        description="observation noise: probability that a player sees the other's move flipped",
+    )
     payoff_matrix: PayoffMatrix = Field(default_factory=PayoffMatrix, description="default T=5, R=3, P=1, S=0")
     selection: float = Field(1.0, ge=0.0, le=MAX_SELECTION, description="selection intensity w")
     fitness: Fitness = Fitness.linear

@@ -6,6 +6,13 @@ with no event loop and no per-round allocation beyond the histories; and :meth:`
 at a time, which :func:`play_game` calls for any pair that includes an awaited
 :class:`~harness.game.view.Agent` (a model), asking both players at the same time when both must be awaited.
 Both give the same game for the same moves and noise stream (``tests/unit/test_match.py``).
+
+Two kinds of noise. *Execution* noise (``noise``) flips a move as it is played: both players and the payoffs
+see the flipped move. *Observation* noise (``observation``) flips what one player sees of the other's move, its
+own draw each round (A's first, then B's, from ``observation_rng``, a stream of its own so that a game without
+it draws exactly what it drew before observation noise existed): the payoffs use the moves as played, each
+player's history shows the opponent's moves as that player observed them (``observed_a``: B's moves as A saw
+them; ``observed_b``: A's as B saw them; both empty, meaning "as played", when ``observation`` is 0).
 """
 
 from __future__ import annotations
@@ -77,6 +84,10 @@ class Match:
     flagged_b: list[int] = field(default_factory=list)
     score_a: float = 0.0
     score_b: float = 0.0
+    observation: float = 0.0  # probability that a player sees the opponent's move flipped
+    observation_rng: random.Random | None = None  # its draws; None without observation noise
+    observed_a: list[Action] = field(default_factory=list)  # B's moves as A saw them (empty: q = 0, as played)
+    observed_b: list[Action] = field(default_factory=list)  # A's moves as B saw them
 
     @property
     def rounds_played(self) -> int:
@@ -97,12 +108,32 @@ class Match:
         self.moves_b.append(played_b)
         self.payoffs_a.append(pay_a)
         self.payoffs_b.append(pay_b)
+        if self.observation > 0.0:
+            self._observe(played_a, played_b)
         if flagged_a:
             self.flagged_a.append(len(self.moves_a))
         if flagged_b:
             self.flagged_b.append(len(self.moves_b))
         self.score_a += pay_a
         self.score_b += pay_b
+
+    def _observe(self, played_a: Action, played_b: Action) -> None:
+        """Each player's observation of the other's move of one round: A's draw first, then B's."""
+        draw, q = self._observation_draw(), self.observation
+        self.observed_a.append(FLIP[played_b] if draw() < q else played_b)
+        self.observed_b.append(FLIP[played_a] if draw() < q else played_a)
+
+    def _observation_draw(self) -> Callable[[], float]:
+        if self.observation_rng is None:
+            raise ValueError("a match with observation noise needs its observation stream (observation_rng)")
+        return self.observation_rng.random
+
+    def seen(self, seat: str) -> list[Action]:
+        """The opponent's moves as the player in ``seat`` saw them: what its strategy reads and its prompt shows
+        (the played moves themselves without observation noise)."""
+        if self.observation > 0.0:
+            return self.observed_a if seat == "a" else self.observed_b
+        return self.moves_b if seat == "a" else self.moves_a
 
     def play(self, a: Policy, b: Policy, rounds: int) -> None:
         """Play ``rounds`` rounds between two synchronous policies: the same rounds as ``rounds`` calls of
@@ -113,6 +144,9 @@ class Match:
         no policy draws from it), and the rest of the bookkeeping (intended moves, payoffs, scores) is done
         at the end, a whole game at a time: no policy reads it.
         """
+        if self.observation > 0.0:
+            self._play_observed(a, b, rounds)
+            return
         move_a, move_b = a.move, b.move
         moves_a, moves_b = self.moves_a, self.moves_b
         append_a, append_b = moves_a.append, moves_b.append
@@ -128,6 +162,32 @@ class Match:
                     y = FLIP[y]
             append_a(x)
             append_b(y)
+        self._settle(start, flips)
+
+    def _play_observed(self, a: Policy, b: Policy, rounds: int) -> None:
+        """:meth:`play` under observation noise: each policy reads its own moves and the opponent's as it saw
+        them. The same draws as :meth:`record`: the execution noise of every round first (its own stream), and
+        the observation draws of every round (A's, then B's, each round) from the observation stream."""
+        move_a, move_b = a.move, b.move
+        moves_a, moves_b, seen_a, seen_b = self.moves_a, self.moves_b, self.observed_a, self.observed_b
+        start = len(moves_a)
+        flips = self._noise(rounds)
+        draw, q = self._observation_draw(), self.observation
+        misses = [i for i in range(2 * rounds) if draw() < q]  # draw i: round i // 2's, A's when i is even
+        missed = [0] * rounds
+        for i in misses:
+            missed[i >> 1] |= 1 << (i & 1)
+        for flip, miss in zip(flips, missed, strict=True):
+            x = move_a(moves_a, seen_a)
+            y = move_b(moves_b, seen_b)
+            if flip & _FLIP_A:
+                x = FLIP[x]
+            if flip & _FLIP_B:
+                y = FLIP[y]
+            moves_a.append(x)
+            moves_b.append(y)
+            seen_a.append(FLIP[y] if miss & _FLIP_A else y)
+            seen_b.append(FLIP[x] if miss & _FLIP_B else x)
         self._settle(start, flips)
 
     def _noise(self, rounds: int) -> list[int]:
@@ -181,6 +241,10 @@ class Match:
             flagged_b=[r for r in self.flagged_b if r <= rounds],
             score_a=sum(payoffs_a, 0.0),
             score_b=sum(payoffs_b, 0.0),
+            observation=self.observation,
+            observation_rng=self.observation_rng,
+            observed_a=self.observed_a[:rounds],
+            observed_b=self.observed_b[:rounds],
         )
 
     def __post_init__(self) -> None:
@@ -191,13 +255,22 @@ class Match:
     _pay_b: list[float] = field(init=False, repr=False)
 
     def view(self, seat: str, horizon: HorizonInfo) -> RoundView:
-        """What the player in ``seat`` may know before the next round."""
+        """What the player in ``seat`` may know before the next round. Under observation noise, everything it is
+        shown follows from what it observed: the opponent's moves as it saw them, and the payoffs and scores of
+        its own moves against those (the payoffs actually paid would give a misperception away)."""
         if seat == "a":
             own, opp, own_p, opp_p = self.moves_a, self.moves_b, self.payoffs_a, self.payoffs_b
             own_s, opp_s = self.score_a, self.score_b
         else:
             own, opp, own_p, opp_p = self.moves_b, self.moves_a, self.payoffs_b, self.payoffs_a
             own_s, opp_s = self.score_b, self.score_a
+        if self.observation > 0.0:
+            opp = self.seen(seat)
+            cells = zip(own, opp, strict=True) if seat == "a" else zip(opp, own, strict=True)
+            pays = [self._table[cell] for cell in cells]  # (A's payoff, B's) of each round as this seat saw it
+            mine, theirs = (0, 1) if seat == "a" else (1, 0)
+            own_p, opp_p = [p[mine] for p in pays], [p[theirs] for p in pays]
+            own_s, opp_s = sum(own_p, 0.0), sum(opp_p, 0.0)
         return RoundView(
             seat="a" if seat == "a" else "b",
             round=self.rounds_played + 1,
@@ -220,8 +293,8 @@ async def _decide(player: Player, awaited: bool, match: Match, seat: str, horizo
     :func:`play_game` (a check against a runtime Protocol costs more than a strategy's whole move)."""
     if awaited:
         return await cast(Agent, player).act(match.view(seat, horizon))
-    own, opp = (match.moves_a, match.moves_b) if seat == "a" else (match.moves_b, match.moves_a)
-    return Decision(cast(Policy, player).move(own, opp))
+    own = match.moves_a if seat == "a" else match.moves_b
+    return Decision(cast(Policy, player).move(own, match.seen(seat)))
 
 
 async def _decide_both(a: Player, b: Player, match: Match, horizon: HorizonInfo) -> tuple[Decision, Decision]:

@@ -414,6 +414,7 @@ def _expected_source(settings: EvolutionSettings) -> PayoffSource:
         return PayoffSource.per_generation
     random = (
         settings.noise > 0.0
+        or settings.observation_noise > 0.0
         or settings.game_horizon.random_length
         or any(spec is not None and spec.cls.stochastic for spec in settings.specs)
     )

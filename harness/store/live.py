@@ -44,6 +44,8 @@ _ROUND_COLUMNS = (
     "payoff_b",
     "flagged_a",
     "flagged_b",
+    "observed_a",
+    "observed_b",
 )
 _ANSWER_COLUMNS = tuple(f.name for f in fields(ComprehensionAnswer))
 _answer_row = attrgetter(*_ANSWER_COLUMNS)
@@ -95,6 +97,8 @@ class LiveRecorder:
                 match.payoffs_b[i],
                 _flagged(match.flagged_a, i + 1),
                 _flagged(match.flagged_b, i + 1),
+                match.observed_a[i] if match.observation > 0.0 else None,  # NULL: as played
+                match.observed_b[i] if match.observation > 0.0 else None,
             )
         )
         self._calls.extend(calls)

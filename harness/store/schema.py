@@ -251,6 +251,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE superseded_calls ADD COLUMN service_tier VARCHAR",
         ),
     ),
+    Migration(
+        "8: observation noise (noise: {execution: p, observation: q}): games record their observation noise "
+        "(observation_noise; games.noise stays the execution noise), and each round what each player saw of the "
+        "other's move: round_rows.observed_a (B's move as A saw it) and observed_b (A's as B saw it), game_moves."
+        "observed (a letter a round, 'A' + 1 if A saw D + 2 if B saw D). Older files had no observation noise: "
+        "their games get observation_noise 0 and their rounds NULL, read as observed = played (the rounds view).",
+        (
+            "ALTER TABLE games ADD COLUMN observation_noise DOUBLE DEFAULT 0",
+            "ALTER TABLE round_rows ADD COLUMN observed_a move",
+            "ALTER TABLE round_rows ADD COLUMN observed_b move",
+            "ALTER TABLE game_moves ADD COLUMN observed VARCHAR",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -31,7 +31,7 @@ from harness.store.run_file import connect_for_writing, disk_full, ensure_result
 from harness.store.schema import SCHEMA_VERSION, create_schema, migrate
 from harness.store.snapshot import CHECKPOINT_BYTES, MOST_LOG_BYTES, Publisher
 from harness.store.transaction import transaction
-from harness.store.views.core import ROUND_CODE_BITS
+from harness.store.views.core import OBSERVED_CODE_BITS, ROUND_CODE_BITS
 
 FLUSH_ROUNDS = 200_000  # rounds of distinct matches: what the buffer holds, and what a crash would replay
 FLUSH_GAMES = 2_000
@@ -274,7 +274,7 @@ class RunWriter:
 
 
 _INT_COLUMNS = {"game_id", "replicate", "planned_rounds", "rounds_played"}
-_FLOAT_COLUMNS = {"noise", "score_a", "score_b"}
+_FLOAT_COLUMNS = {"noise", "observation_noise", "score_a", "score_b"}
 
 
 def _game_arrays(rows: list[tuple[Any, ...]]) -> dict[str, np.ndarray]:
@@ -293,7 +293,7 @@ def _game_arrays(rows: list[tuple[Any, ...]]) -> dict[str, np.ndarray]:
 
 
 _CELLS = ("cc", "cd", "dc", "dd")
-_MOVES_COLUMNS = ("game_id", "moves", *(f"payoff_{cell}_{seat}" for cell in _CELLS for seat in "ab"))
+_MOVES_COLUMNS = ("game_id", "moves", *(f"payoff_{cell}_{seat}" for cell in _CELLS for seat in "ab"), "observed")
 
 
 class _MovesBuffer:
@@ -340,10 +340,24 @@ class _MovesBuffer:
             "game_id": np.asarray([g for g, _ in self.games], dtype=np.int32),
             "moves": np.asarray([coded[id(m)] for _, m in self.games], dtype=object),
         }
+        observed = {key: _observed_letters(m) for key, m in distinct.items()}
+        out["observed"] = np.asarray([observed[id(m)] for _, m in self.games], dtype=object)
         for cell in _CELLS:
             pays = np.asarray([getattr(m.game, cell) for _, m in self.games], dtype=np.float64).reshape(-1, 2)
             out[f"payoff_{cell}_a"], out[f"payoff_{cell}_b"] = pays[:, 0].copy(), pays[:, 1].copy()
         return out
+
+
+def _observed_letters(match: Match) -> str | None:
+    """``game_moves.observed`` of a game: None (NULL, read as "observed = played") without observation noise,
+    else a letter a round, 'A' plus the bits of :data:`~harness.store.views.core.OBSERVED_CODE_BITS`."""
+    if match.observation == 0.0:
+        return None
+    code = np.full(match.rounds_played, ord("A"), dtype=np.uint8)
+    for column, bit in OBSERVED_CODE_BITS.items():
+        seen = np.frombuffer("".join(getattr(match, column)).encode("ascii"), dtype=np.uint8)
+        code += (seen == ord("D")) * np.uint8(bit)
+    return code.tobytes().decode("ascii")
 
 
 # Where a Match keeps each column's moves.

@@ -28,6 +28,8 @@ OLD_FILES = [
     ("schema_v4", "schema_v4_tournament"),
     ("schema_v5", "schema_v5_evolution"),
     ("schema_v6", "schema_v6_eval"),
+    ("schema_v7", "schema_v7_eval"),
+    ("schema_v7", "schema_v7_tournament"),
 ]
 
 
@@ -132,7 +134,8 @@ def test_a_v4_model_run_keeps_its_meaning_and_every_round_names_its_reader(tmp_p
         old_columns = len(before[0])
         after = con.execute("SELECT * FROM calls ORDER BY ALL").fetchall()
         assert [row[:old_columns] for row in after] == before  # the old columns keep their values
-        assert con.execute("SELECT * FROM rounds ORDER BY ALL").fetchall() == rounds_before
+        rounds_after = con.execute("SELECT * FROM rounds ORDER BY ALL").fetchall()
+        assert [row[: len(rounds_before[0])] for row in rounds_after] == rounds_before  # (schema 8 adds observed_*)
         calls = con.execute(
             "SELECT game_id, round, player, attempt, purpose, outcome, action, answer_format, reader FROM calls"
         ).fetchall()
@@ -198,3 +201,23 @@ def test_a_v6_model_run_keeps_its_meaning_and_its_calls_say_nothing_of_a_prompt_
             assert [row[:-4] for row in after] == rows
             assert all(row[-4:] == (None, None, None, None) for row in after)
         assert len(before["calls"]) > 0
+
+
+@pytest.mark.parametrize("name", ["schema_v7_eval", "schema_v7_tournament"])
+def test_a_v7_run_keeps_its_meaning_and_every_player_saw_the_moves_as_played(tmp_path: Path, name: str) -> None:
+    """Schema 8 records observation noise: per game its probability, per round what each player saw of the other's
+    move. A file written before it had none: its games get observation noise 0, each round's observations are the
+    moves as played, and every metric (retaliation, forgiveness, the memory-one counts) is what it was."""
+    path = _migrated_copy(tmp_path, "schema_v7", name)
+    metrics = "SELECT * EXCLUDE (player_label, opponent_label) FROM player_metrics ORDER BY run_id, game_id, player"
+    memory_one = "SELECT * FROM memory_one ORDER BY run_id, game_id, player"
+    with duckdb.connect(str(path)) as con:
+        before = {q: con.execute(q).fetchall() for q in (metrics, memory_one)}
+        rounds = con.execute("SELECT * FROM rounds ORDER BY run_id, game_id, round").fetchall()
+        assert migrate(con, str(path)) is True
+        assert {q: con.execute(q).fetchall() for q in (metrics, memory_one)} == before
+        assert con.execute("SELECT DISTINCT observation_noise FROM games").fetchall() == [(0.0,)]
+        after = con.execute("SELECT * FROM rounds ORDER BY run_id, game_id, round").fetchall()
+        assert [row[:-2] for row in after] == rounds
+        assert all(row[-2:] == (row[4], row[3]) for row in after)  # observed_a = action_b, observed_b = action_a
+        assert any(row[3] != row[5] for row in after)  # execution noise flipped some moves

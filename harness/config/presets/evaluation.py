@@ -21,6 +21,7 @@ def eval_config(
     max_rounds: int | None = None,
     replicates: int = 3,
     noise: float = 0.0,
+    observation_noise: float = 0.0,
     payoff_matrix: dict[str, Any] | None = None,
     persona: str | None = None,
     temperature: float | None = None,
@@ -57,7 +58,7 @@ def eval_config(
     if prompts:
         agent["prompts"] = prompts
     conditions = [{"name": f"vs_{o.strip().upper()}", "agent_a": dict(agent), "agent_b": {"policy": o}} for o in panel]
-    options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed, payoff_matrix)
+    options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed, payoff_matrix, observation_noise)
     return options_config(
         "eval", conditions, options, default_rounds=20, source="the eval options", fix_hint="see `pdbench eval --help`"
     )

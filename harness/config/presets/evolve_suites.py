@@ -30,6 +30,7 @@ PROTOCOL_OPTIONS = {
     "--rounds": "the horizon",
     "--max-rounds": "the horizon",
     "--noise": "the noise",
+    "--observation-noise": "the noise",
     "--payoff-matrix": "the payoffs",
     "--payoff-mode": "how matches are played",
     "--payoffs": "how matches are played",  # --payoff-mode's old name

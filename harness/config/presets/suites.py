@@ -30,6 +30,7 @@ PROTOCOL_OPTIONS = {
     "--stop-prob": "the horizon",
     "--max-rounds": "the horizon",
     "--noise": "the noise",
+    "--observation-noise": "the noise",
     "--payoff-matrix": "the payoffs",
     "--persona": "the prompt",
     "--temperature": "the sampling temperature",
@@ -203,6 +204,7 @@ class Suite:
                 got = f"a geometric horizon (stop_prob {stop_prob:g})"
         differs("horizon", got, plural(self.rounds, "round", grouped=False), str)
         differs("noise.prob", config.noise.prob, 0.0)
+        differs("noise.observation", config.noise.observation, 0.0)
         conds = config.experiment.conditions
         seatings = [f"{seat(c.agent_a)} vs {seat(c.agent_b)}" for c in conds]
         differs("experiment.conditions (seats)", seatings, [p.seating() for p in self.pairings], ", ".join)

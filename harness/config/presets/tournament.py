@@ -26,6 +26,7 @@ def tournament_config(
     max_rounds: int | None = None,
     replicates: int = 1,
     noise: float = 0.0,
+    observation_noise: float = 0.0,
     seed: int = 0,
     self_play: bool = True,
     payoff_matrix: dict[str, Any] | None = None,
@@ -39,7 +40,7 @@ def tournament_config(
     if not pairs:
         raise ConfigError("a tournament without self-play needs at least two players")
     conditions = [{"agent_a": player_agent(a), "agent_b": player_agent(b)} for a, b in pairs]
-    options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed, payoff_matrix)
+    options = GameOptions(rounds, stop_prob, max_rounds, replicates, noise, seed, payoff_matrix, observation_noise)
     return options_config(
         "tournament",
         conditions,

@@ -81,6 +81,7 @@ def population_games(
         max_rounds=max_rounds,
         replicates=replicates,
         noise=settings.noise,
+        observation_noise=settings.observation_noise,
         seed=settings.seed,
         payoff_matrix=settings.payoff_matrix.to_mapping(),
     )

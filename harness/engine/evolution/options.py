@@ -18,6 +18,7 @@ from harness.game.rules import PayoffMatrix
 # What --sweep can vary: the option (as typed, with - or _) and how its values are read.
 SWEEPABLE: dict[str, type] = {
     "noise": float,
+    "observation_noise": float,
     "selection": float,
     "mutation": float,
     "stop_prob": float,
@@ -75,6 +76,7 @@ class EvolutionOptions:
     seed: int = 0
     model_settings: dict[str, Any] | None = None  # --model-settings FILE, as read (see load_model_settings)
     payoff_matrix: PayoffMatrix | None = None  # --payoff-matrix, as read (see payoff_matrix_option)
+    observation_noise: float | None = None
 
     def settings(self) -> EvolutionSettings:
         """The settings these options say; a :class:`ConfigError` listing every problem otherwise."""
@@ -116,6 +118,7 @@ class EvolutionOptions:
             ("generations", "generations"),
             ("dynamics", "dynamics"),
             ("noise", "noise"),
+            ("observation_noise", "observation_noise"),
             ("payoff_mode", "payoff_mode"),
             ("payoff_matrix", "payoff_matrix"),
             ("replicates", "replicates"),

@@ -20,10 +20,10 @@ from harness.players.strategies.play import play_seeded
 from harness.players.strategies.registry import StrategySpec
 
 
-def is_deterministic(spec_a: StrategySpec, spec_b: StrategySpec, noise: float) -> bool:
+def is_deterministic(spec_a: StrategySpec, spec_b: StrategySpec, noise: float, observation: float = 0.0) -> bool:
     """Whether the game of these two strategies is the same whatever its seed (for a given payoff matrix and
-    length): neither draws a random number and no noise flips a move."""
-    return noise == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
+    length): neither draws a random number and no noise (execution or observation) flips a move."""
+    return noise == 0.0 and observation == 0.0 and not spec_a.cls.stochastic and not spec_b.cls.stochastic
 
 
 class StrategyGames:
@@ -44,14 +44,21 @@ class StrategyGames:
         return len(self._longest)
 
     def play(
-        self, spec_a: StrategySpec, spec_b: StrategySpec, game: PayoffMatrix, horizon: Horizon, noise: float, seed: int
+        self,
+        spec_a: StrategySpec,
+        spec_b: StrategySpec,
+        game: PayoffMatrix,
+        horizon: Horizon,
+        noise: float,
+        seed: int,
+        observation: float = 0.0,
     ) -> tuple[Match, int]:
         """The game of ``spec_a`` (seat a) against ``spec_b`` from ``seed``, as
         :func:`~harness.players.strategies.play.play_seeded` plays it, and its length (drawn from the seed's
         horizon stream). A deterministic pairing's game is remembered: the caller may read it, never change it."""
         length = horizon.game_length(seed)
-        if not is_deterministic(spec_a, spec_b, noise):
-            return play_seeded(spec_a, spec_b, game, horizon, noise, seed, length), length
+        if not is_deterministic(spec_a, spec_b, noise, observation):
+            return play_seeded(spec_a, spec_b, game, horizon, noise, seed, length, observation), length
         key = (spec_a, spec_b, game)
         longest = self._longest.get(key)
         if longest is None or longest.rounds_played < length:

@@ -39,15 +39,24 @@ def play_seeded(
     noise: float,
     seed: int,
     length: int | None = None,
+    observation: float = 0.0,
 ) -> Match:
     """One whole game between two classic strategies, every draw from the game's seed: the horizon,
     the noise and each stochastic player read their own stream (``horizon``, ``noise``, ``a``, ``b``,
-    as :func:`harness.game.seeds.stream` derives them), and nothing else is seeded. So the same specs,
+    as :func:`harness.game.seeds.stream` derives them), and nothing else is seeded; observation noise
+    (``observation``) reads a stream of its own, ``observation``, so a game without it is drawn exactly
+    as before it existed. So the same specs,
     game and seed always give the same game, whoever plays it. ``length``, when given, is the length
     already drawn from this seed's horizon stream."""
     if length is None:
         length = horizon.game_length(seed)
-    match = Match(game, noise, stream(seed, "noise") if noise > 0 else NO_DRAWS)
+    match = Match(
+        game,
+        noise,
+        stream(seed, "noise") if noise > 0 else NO_DRAWS,
+        observation=observation,
+        observation_rng=stream(seed, "observation") if observation > 0 else None,
+    )
     a = spec_a.build(game, stream(seed, "a") if spec_a.cls.stochastic else NO_DRAWS)
     b = spec_b.build(game, stream(seed, "b") if spec_b.cls.stochastic else NO_DRAWS)
     return play_strategies(match, a, b, length)

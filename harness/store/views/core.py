@@ -4,24 +4,28 @@ Every number PDBench reports comes from these views, and users query the same vi
 ``pdbench sql``, so a report and a user's own SQL can never disagree. Definitions (per player,
 per game; docs/results.md lists the views) follow.
 
-Which moves are measured. Payoffs and scores use the moves as played (after noise).
+Which moves are measured. Payoffs and scores use the moves as played (after execution noise).
 Rates that describe a player's behaviour use the move the player *chose* (``rounds.intended_*``,
-before noise), conditioned on the opponent's move as the player saw it (played), and leave out
-fallback rounds (``rounds.flagged_*``: the harness chose the move after unreadable answers, not the
-model). Under noise, TFT's retaliation is then exactly 1: its noise-flipped moves are not its
-choices. The same rates on the played moves, with no round left out, are kept as ``*_played``.
+before noise), conditioned on the opponent's move *as the player saw it* (``rounds.observed_a``:
+B's move as A saw it, ``observed_b``: A's as B saw it; the played move unless observation noise
+flipped what the player saw), and leave out fallback rounds (``rounds.flagged_*``: the harness chose
+the move after unreadable answers, not the model). Under execution or observation noise, TFT's
+retaliation is then exactly 1: its noise-flipped moves are not its choices, and it answers the
+defections it saw. The same rates on the played moves, conditioned on the opponent's move as played,
+with no round left out, are kept as ``*_played``: mistakes (execution) and misperception
+(observation) are told apart by comparing the two.
 A player with no chosen move in a game (every round a fallback) has NULL behaviour rates there.
 
 ``player_metrics``:
 
 * ``rounds``, ``rounds_chosen`` (rounds whose move the player chose), ``fallback_rounds``.
 * ``cooperation_rate``: share of the chosen rounds in which the player chose C.
-* ``retaliation_rate``: P(chose D at t | opponent played D at t-1), over rounds t >= 2 with an
-  opponent defection at t-1 and a chosen move at t (``provocations`` counts them); NULL when
+* ``retaliation_rate``: P(chose D at t | the player saw the opponent play D at t-1), over rounds t >= 2
+  with an opponent defection seen at t-1 and a chosen move at t (``provocations`` counts them); NULL when
   there is none.
-* ``forgiveness_rate``: P(chose C at t | opponent played D at t-1); same rounds, so retaliation
+* ``forgiveness_rate``: P(chose C at t | the player saw the opponent play D at t-1); same rounds, so retaliation
   + forgiveness = 1 where defined.
-* ``*_played``: the three rates on moves as played, every round counted
+* ``*_played``: the three rates on moves as played (the condition: the opponent's move as played), every round counted
   (``provocations_played`` is the denominator of the last two).
 * ``exploitability_gap``: opponent's total payoff minus the player's.
 * ``time_to_collapse``: first round t such that rounds t..t+k-1 all exist and the joint
@@ -59,7 +63,9 @@ i = 0..n-1:
 The player's move that each measure tests (the response) is its chosen move, and a fallback
 round's own move is neither C nor D: it is in no numerator or denominator that tests the player's
 move at that round, and does not end a grudge. The conditions (the opponent's moves, and
-"unprovoked": the player's move at i-1, which the opponent saw) use moves as played. The
+"unprovoked": the player's move at i-1, which the opponent saw) use moves as played, also under observation
+noise (the paper's definitions read one log shared by both players; ``retaliation_rate`` and the memory-one
+profile are the measures conditioned on what each player saw). The
 denominators are ``forgiving_chances`` (opponent_defections + penalties), ``retaliatory_chances``,
 ``troublemaking_chances`` and ``emulative_chances``; where one is 0 the measure is 0, as in the
 paper's code (troublemaking can lack an occasion only when round 0 is a fallback: 0 too). The
@@ -70,8 +76,8 @@ applied to the played log, nothing left out.
 ``per_game_strategy_fit`` (per game and player; each game's own best fit, not the pooled SFEM of
 :mod:`harness.analysis.sfem`, which reads its shares × moves): for each
 classic strategy, the share of the player's chosen moves that the strategy would have made in
-the same (played) history: ALLC always C; ALLD always D; TFT C first, then the opponent's previous
-move; STFT D first, then the opponent's previous move; GRIM C until the opponent has defected in
+the same history as played (also under observation noise): ALLC always C; ALLD always D; TFT C first, then
+the opponent's previous move; STFT D first, then the opponent's previous move; GRIM C until the opponent has defected in
 any earlier round, then D; WSLS C first, then C if both players played the same move in the
 previous round, else D; RAND its expected agreement, 0.5. ``best_fit`` is the strategy with the
 highest share (ties within 1e-9 joined by '/', in the order ALLC, ALLD, TFT, STFT, GRIM, WSLS,
@@ -92,6 +98,10 @@ import duckdb
 # How game_moves holds a game (one row a game of classic strategies): a letter a round, 'A' + a code whose
 # bits say which moves were D: 1 A's move as played, 2 B's as played, 4 A's as chosen, 8 B's as chosen.
 ROUND_CODE_BITS = {"action_a": 1, "action_b": 2, "intended_a": 4, "intended_b": 8}
+# How game_moves.observed holds what each player saw of the other's move (NULL without observation noise: as
+# played): a letter a round, 'A' + a code whose bits say which observation was D: 1 B's move as A saw it,
+# 2 A's move as B saw it.
+OBSERVED_CODE_BITS = {"observed_a": 1, "observed_b": 2}
 
 
 def _round_codes() -> str:
@@ -102,6 +112,17 @@ def _round_codes() -> str:
         moves = ", ".join(f"'{'D' if code & bit else 'C'}'::move" for bit in ROUND_CODE_BITS.values())
         rows.append(f"('{chr(ord('A') + code)}', {moves}, {2 * (code & 1) + (code >> 1 & 1)})")
     return ", ".join(rows)
+
+
+def _observed(column: str, played: str) -> str:
+    """SQL for ``column`` (``observed_a`` or ``observed_b``) of an unfolded game_moves round: the move as
+    ``played`` when the game stored no observations (NULL), else read from its letter (OBSERVED_CODE_BITS)."""
+    bit = OBSERVED_CODE_BITS[column]
+    saw_d = ", ".join(f"'{chr(ord('A') + code)}'" for code in range(4) if code & bit)
+    return (
+        f"CASE WHEN m.seen_letters IS NULL THEN {played} "
+        f"WHEN m.seen_letters[m.i] IN ({saw_d}) THEN 'D' ELSE 'C' END::move"
+    )
 
 
 def _payoff(seat: str) -> str:
@@ -137,32 +158,39 @@ VIEWS: dict[str, str] = {
     # the string once (a list, numbered by its subscripts), not by ``substr(moves, i, 1)`` for each round:
     # DuckDB finds the i-th character of a string by walking it from the start, so that cost grew with the
     # square of a game's length (one 20,000-round game took 2 s, a tournament of 168 such games ten minutes).
+    # ``observed_a`` is B's move as A saw it, ``observed_b`` A's as B saw it: the move as played where there was
+    # no observation noise (NULL stored, in every older file too).
     "rounds": f"""
         SELECT run_id, game_id, round, action_a, action_b, intended_a, intended_b, payoff_a, payoff_b,
-               flagged_a, flagged_b
+               flagged_a, flagged_b, coalesce(observed_a, action_b) AS observed_a,
+               coalesce(observed_b, action_a) AS observed_b
         FROM round_rows
         UNION ALL
         SELECT m.run_id, m.game_id, m.i::INTEGER AS round, k.action_a, k.action_b, k.intended_a, k.intended_b,
-               {_payoff("a")} AS payoff_a, {_payoff("b")} AS payoff_b, FALSE AS flagged_a, FALSE AS flagged_b
+               {_payoff("a")} AS payoff_a, {_payoff("b")} AS payoff_b, FALSE AS flagged_a, FALSE AS flagged_b,
+               {_observed("observed_a", "k.action_b")} AS observed_a,
+               {_observed("observed_b", "k.action_a")} AS observed_b
         FROM (
             SELECT g.*, generate_subscripts(g.letters, 1) AS i, unnest(g.letters) AS letter
-            FROM (SELECT *, string_split(moves, '') AS letters FROM game_moves) g
+            FROM (SELECT *, string_split(moves, '') AS letters, string_split(observed, '') AS seen_letters
+                  FROM game_moves) g
         ) m
         JOIN (VALUES {_round_codes()}) k(code, action_a, action_b, intended_a, intended_b, cell)
           ON k.code = m.letter""",
     # One row per player per round, from that player's side. ``choice`` is the move the player chose
     # (intended, before noise), NULL in a fallback round: the behaviour measures read it.
+    # ``opp_seen`` is the opponent's move as this player saw it (``opp_action`` without observation noise).
     "player_rounds": """
         SELECT run_id, game_id, 'a' AS player, round, action_a AS action, action_b AS opp_action,
                intended_a AS intended, flagged_a AS flagged,
                CASE WHEN flagged_a THEN NULL ELSE intended_a END AS choice,
-               payoff_a AS payoff, payoff_b AS opp_payoff
+               payoff_a AS payoff, payoff_b AS opp_payoff, observed_a AS opp_seen
         FROM rounds
         UNION ALL
         SELECT run_id, game_id, 'b' AS player, round, action_b AS action, action_a AS opp_action,
                intended_b AS intended, flagged_b AS flagged,
                CASE WHEN flagged_b THEN NULL ELSE intended_b END AS choice,
-               payoff_b AS payoff, payoff_a AS opp_payoff
+               payoff_b AS payoff, payoff_a AS opp_payoff, observed_b AS opp_seen
         FROM rounds""",
     # Per game and player: totals and cooperation, one plain aggregate over the stored rows (no windows),
     # so the leaderboard and matchups stay fast on large runs: a game stored a row a round is summed row by
@@ -255,21 +283,23 @@ VIEWS: dict[str, str] = {
                g.label_b AS player_label, g.label_a AS opponent_label
         FROM agg JOIN labelled g ON g.run_id = agg.run_id AND g.game_id = agg.game_id""",
     # Per game and player: the rounds after an opponent defection (``provoked``) and the player's D
-    # in them, on chosen moves (fallback rounds left out) and on played moves. One window pass over
+    # in them, on chosen moves (fallback rounds left out) after a defection *as the player saw it*
+    # (observation noise), and on played moves after a defection as played. One window pass over
     # rounds serves both players.
     "player_reactions": """
         WITH rc AS (
             SELECT run_id, game_id, action_a, action_b, flagged_a, flagged_b,
                    intended_a, intended_b,
-                   LAG(action_a) OVER w AS prev_a, LAG(action_b) OVER w AS prev_b
+                   LAG(action_a) OVER w AS prev_a, LAG(action_b) OVER w AS prev_b,
+                   LAG(observed_a) OVER w AS seen_by_a, LAG(observed_b) OVER w AS seen_by_b
             FROM rounds
             WINDOW w AS (PARTITION BY run_id, game_id ORDER BY round)
         ), agg AS (
             SELECT run_id, game_id,
-                   COUNT(*) FILTER (WHERE prev_b = 'D' AND NOT flagged_a) AS provoked_a,
-                   COUNT(*) FILTER (WHERE prev_b = 'D' AND NOT flagged_a AND intended_a = 'D') AS retaliated_a,
-                   COUNT(*) FILTER (WHERE prev_a = 'D' AND NOT flagged_b) AS provoked_b,
-                   COUNT(*) FILTER (WHERE prev_a = 'D' AND NOT flagged_b AND intended_b = 'D') AS retaliated_b,
+                   COUNT(*) FILTER (WHERE seen_by_a = 'D' AND NOT flagged_a) AS provoked_a,
+                   COUNT(*) FILTER (WHERE seen_by_a = 'D' AND NOT flagged_a AND intended_a = 'D') AS retaliated_a,
+                   COUNT(*) FILTER (WHERE seen_by_b = 'D' AND NOT flagged_b) AS provoked_b,
+                   COUNT(*) FILTER (WHERE seen_by_b = 'D' AND NOT flagged_b AND intended_b = 'D') AS retaliated_b,
                    COUNT(*) FILTER (WHERE prev_b = 'D') AS provoked_played_a,
                    COUNT(*) FILTER (WHERE prev_b = 'D' AND action_a = 'D') AS retaliated_played_a,
                    COUNT(*) FILTER (WHERE prev_a = 'D') AS provoked_played_b,

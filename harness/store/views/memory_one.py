@@ -5,9 +5,11 @@
 * ``first_n``, ``first_c``: 1 and 1 if the player chose C in round 1 (0 if D); 0 and 0 if round 1 was a fallback.
 * ``n_cc``, ``c_cc`` .. ``n_dd``, ``c_dd``: over rounds t >= 2 whose move the player chose (fallback rounds left
   out), how many followed each joint outcome of round t-1, and in how many of those the player chose C. The outcome
-  is written own move first, and read *as the player saw it*: its own move and the opponent's as played (after
-  execution noise: a strategy reads the played histories, a model's prompt shows them), so a noise-flipped move
-  of the player's own counts as the outcome it saw. The response is the move it chose (intended, before noise).
+  is written own move first, and read *as the player saw it*: its own move as played (after execution noise: a
+  strategy reads its played history, a model's prompt shows it), so a noise-flipped move of the player's own counts
+  as the outcome it saw, and the opponent's move as the player observed it (``player_rounds.opp_seen``: under
+  observation noise the move it saw, flipped or not; otherwise the move as played). The response is the move it
+  chose (intended, before noise). So under observation noise TFT's vector stays (1, 0, 1, 0).
 * ``p_cc`` .. ``p_dd``, ``p_first``: the game's own ratios (NULL where the outcome never came up).
 
 A memory-one strategy with vector (p1, p2, p3, p4) chooses C after CC, CD, DC, DD with those probabilities, so each
@@ -31,7 +33,7 @@ MEMORY_ONE_VIEWS: dict[str, str] = {
     "memory_one": f"""
         WITH steps AS (
             SELECT run_id, game_id, player, round, choice,
-                   LAG(action) OVER w AS prev_own, LAG(opp_action) OVER w AS prev_opp
+                   LAG(action) OVER w AS prev_own, LAG(opp_seen) OVER w AS prev_opp
             FROM player_rounds
             WINDOW w AS (PARTITION BY run_id, game_id, player ORDER BY round)
         ), counts AS (
