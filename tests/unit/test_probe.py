@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from harness.analysis.compare import compare, resolve_players
 from harness.analysis.memory_one import pooled_rate
 from harness.analysis.probes import Flip, probe_shares
 from harness.cli.probe import probe_table
@@ -141,3 +142,18 @@ def test_parse_rounds() -> None:
     assert parse_rounds("all") is None and parse_rounds(" 5, 2,5 ") == [2, 5]
     with pytest.raises(ConfigError, match="at least 2"):
         parse_rounds("2,x")
+
+
+def test_the_model_comparison_shows_the_probe_shares_of_each_run(sources: Path, results: Path) -> None:
+    # mock/tft and mock/grim share the opponent ALTERNATOR. Over its games: tft changes at every flip, (3, 3) C->D
+    # flips a game; grim at t = 2 only of t = 2, 4, 6, (1, 3) a game. Probing grim's rounds twice counts them once.
+    _copy(sources, results, "tft", "grim")
+    for source, probe_id in (("tft", "p1"), ("grim", "p2"), ("grim", "p3")):
+        run_probes(plan_probes(results, source), results_dir=results, run_id=probe_id)
+    with Catalog(results) as cat:
+        players = resolve_players(cat, ["tft", "grim"], {"tft": ["tft"], "grim": ["grim"]})
+        result = compare(cat, players)
+    tft, grim = result.overall["probe_retaliation"]
+    assert tft.estimate == pooled_rate([(3, 3)] * 2) and tft.estimate.mean == 1.0
+    assert grim.estimate == pooled_rate([(1, 3)] * 3) and grim.estimate.mean == pytest.approx(1 / 3)
+    assert result.overall["probe_forgiveness"][1].estimate.mean == pytest.approx(3 / 6)  # t = 3 of t = 3, 5
