@@ -64,7 +64,7 @@ def probe(
     result = run_probes(plan, results_dir=folder, run_id=new_id, engine=engine)
     out.print(
         f"run {result.run_id}: {result.status.value}, {result.probes} probes in {result.seconds:.1f} s, "
-        f"{result.paid_calls} paid calls (${result.cost_usd:.4f}), {result.factual_paid} paid factual, "
+        f"{result.paid_calls} counterfactual calls sent (${result.cost_usd:.4f}), {result.factual_paid} factual sent, "
         f"{result.unmatched} unmatched" + (f" ({result.reason})" if result.reason else ""),
         highlight=False,
     )

@@ -38,7 +38,7 @@ def test_only_the_counterfactual_requests_are_sent_and_each_once(
     assert played == 2 * 4
 
     out = _probe(results, "p")
-    assert f"{PROBES} paid calls" in out and "0 paid factual" in out and "0 unmatched" in out
+    assert f"{PROBES} counterfactual calls sent" in out and "0 factual sent" in out and "0 unmatched" in out
     assert len(server.requests) == played + PROBES  # the counterfactual requests alone
     calls = sql_json(
         results, "select purpose, cached, count(*) as n from calls where run_id = 'p' group by all order by 1"
