@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from harness.cli.base import MaxCostOpt, NoCacheOpt, PricesOpt, ResultsOpt, app, out
+from harness.states import RunStatus
 
 NOTE = (
     "share: probes whose flip of the opponent's move at t-1 changed the model's move at t; 95% interval over games "
@@ -77,6 +78,8 @@ def probe(
             "or read as another move than the one recorded (the prompt files changed since?).",
             highlight=False,
         )
+    if result.status is not RunStatus.COMPLETE:  # stopped or out of budget: the probes made so far are kept
+        raise typer.Exit(130)
 
 
 def probe_table(cat: object, run_id: str) -> Table:

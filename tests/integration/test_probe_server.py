@@ -66,6 +66,13 @@ def test_only_the_counterfactual_requests_are_sent_and_each_once(
     _probe(results, "uncached", "--no-cache")  # factual answers from the source run's file; counterfactual paid again
     assert len(server.requests) == played + 2 * PROBES
 
+    code, out, err = pdbench("probe", "src", "--run-id", "broke", "--max-cost", "0", "--no-cache", "--results", results)
+    assert code == 130 and "interrupted" in out and "0 counterfactual calls sent" in out, (out, err)
+    assert len(server.requests) == played + 2 * PROBES  # the budget stopped every counterfactual request
+    assert sql_json(results, "select status from runs where run_id = 'broke'") == [{"status": "interrupted"}]
+    _probe(results, "free", "--max-cost", "0")  # with the cache every answer is known: nothing to pay, all done
+    assert len(server.requests) == played + 2 * PROBES
+
     monkeypatch.delenv("OPENAI_API_KEY")
     code, _, err = pdbench("probe", "src", "--run-id", "nokey", "--results", results)
     assert code != 0 and "OPENAI_API_KEY" in err and "Traceback" not in err, err
