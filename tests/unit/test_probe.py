@@ -102,6 +102,7 @@ def test_chosen_rounds_the_view_and_the_table(sources: Path, results: Path) -> N
     assert max(len(line) for line in console.export_text().splitlines()) <= 80
 
 
+@pytest.mark.slow  # several commands, each opening the results folder: about 3 s on a loaded machine
 def test_the_command_prints_the_plan_and_the_shares(sources: Path, results: Path) -> None:
     _copy(sources, results, "tft")
     code, out, err = pdbench("probe", "tft", "--dry-run", "--results", results)
@@ -121,6 +122,7 @@ def test_the_command_prints_the_plan_and_the_shares(sources: Path, results: Path
     ]
 
 
+@pytest.mark.slow  # several commands, each opening the results folder: about 3 s on a loaded machine
 def test_bad_input_is_one_paragraph_before_anything_runs(sources: Path, results: Path) -> None:
     _copy(sources, results, "t", "tft")
     for args, words in (
@@ -144,6 +146,7 @@ def test_parse_rounds() -> None:
         parse_rounds("2,x")
 
 
+@pytest.mark.slow  # several commands, each opening the results folder: about 3 s on a loaded machine
 def test_the_model_comparison_shows_the_probe_shares_of_each_run(sources: Path, results: Path) -> None:
     # mock/tft and mock/grim share the opponent ALTERNATOR. Over its games: tft changes at every flip, (3, 3) C->D
     # flips a game; grim at t = 2 only of t = 2, 4, 6, (1, 3) a game. Probing grim's rounds twice counts them once.
