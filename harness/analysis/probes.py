@@ -24,15 +24,23 @@ from harness.analysis.stats import Estimate
 from harness.store.catalog import Catalog
 from harness.store.views.probes import COUNTERFACTUAL, FACTUAL, PROBE_KIND
 
+PROBE_NOTE = (
+    "share: probes whose flip of the opponent's move at t-1 changed the model's move at t; 95% interval over games "
+    "(cluster-robust, Korn & Graubard). C->D: retaliation caused; D->C: forgiveness caused."
+)
+"""What tables of the shares say under them."""
+
 __all__ = [
     "COUNTERFACTUAL",
     "FACTUAL",
     "PROBE_KIND",
+    "PROBE_NOTE",
     "Flip",
     "ProbeShare",
     "RecordedGame",
     "mean_move_cost",
     "probe_shares",
+    "probes_of",
     "recorded_games",
     "recorded_move_answers",
 ]
@@ -140,11 +148,22 @@ class ProbeShare:
 def probe_shares(catalog: Catalog, run_id: str) -> list[ProbeShare]:
     """Per model of the probe run ``run_id`` and kind of flip: the probes with a readable answer to both requests,
     how many changed the move, and the share with its interval over games (see the module docstring)."""
+    return _shares(catalog, "run_id = ?", [run_id])
+
+
+def probes_of(catalog: Catalog, source_run: str) -> list[ProbeShare]:
+    """The shares of every probe run of ``source_run`` together (``catalog`` must hold them and the source): a
+    round probed by two probe runs counts once, since its counterfactual answer is the same cached draw."""
+    return _shares(catalog, "source_run = ?", [source_run])
+
+
+def _shares(catalog: Catalog, where: str, params: list[object]) -> list[ProbeShare]:
     rows = catalog.query(
-        "SELECT player_name, flip, game_id, count(*), count(*) FILTER (WHERE changed) "
-        "FROM counterfactual_probes WHERE run_id = ? AND changed IS NOT NULL "
-        "GROUP BY player_name, flip, game_id ORDER BY player_name, flip, game_id",
-        [run_id],
+        "SELECT player_name, flip, game_id, count(*), count(*) FILTER (WHERE changed) FROM ("
+        "  SELECT DISTINCT source_run, game_id, round, player, player_name, flip, changed FROM counterfactual_probes"
+        f"  WHERE {where} AND changed IS NOT NULL"
+        ") GROUP BY player_name, flip, game_id ORDER BY player_name, flip, game_id",
+        params,
     )[1]
     per: dict[tuple[str, Flip], list[tuple[int, int]]] = defaultdict(list)
     for name, flip, _game, n, c in rows:

@@ -10,11 +10,6 @@ from rich.table import Table
 from harness.cli.base import MaxCostOpt, NoCacheOpt, PricesOpt, ResultsOpt, app, out
 from harness.states import RunStatus
 
-NOTE = (
-    "share: probes whose flip of the opponent's move at t-1 changed the model's move at t; 95% interval over games "
-    "(cluster-robust, Korn & Graubard). C->D: retaliation caused; D->C: forgiveness caused."
-)
-
 
 @app.command(name="probe")
 def probe(
@@ -40,6 +35,7 @@ def probe(
 
     Example: `pdbench probe latest --rounds 2,5,10 --max-probes 200 --max-cost 1`
     """
+    from harness.analysis.probes import PROBE_NOTE
     from harness.cli.play import EngineFlags
     from harness.config.experiment import check_run_id
     from harness.config.run_settings import results_dir
@@ -71,7 +67,7 @@ def probe(
     )
     with Catalog(folder, [result.run_id, source]) as cat:
         out.print(probe_table(cat, result.run_id))
-    out.print(NOTE, highlight=False)
+    out.print(PROBE_NOTE, highlight=False)
     if result.unmatched:
         out.print(
             f"{result.unmatched} probes were dropped: their factual request was not in the cache nor the source run, "
