@@ -13,7 +13,12 @@ two players. Every metric is a per-game value from the views a report reads (``p
 * the memory-one profile (P(C) in round 1 and after CC, CD, DC, DD, the ``memory_one`` view): not a mean of
   per-game rates but the pooled ratio and its interval over games of :mod:`harness.analysis.memory_one`, as the
   report shows it; two players' difference is tested on their cluster-robust variances
-  (:func:`~harness.analysis.memory_one.ratio_difference`, "ratio" in the test column).
+  (:func:`~harness.analysis.memory_one.ratio_difference`, "ratio" in the test column);
+* the counterfactual probes of the player's games (``pdbench probe``, the ``counterfactual_probes`` view of every
+  probe run of the player's run): the share of C->D flips (retaliation caused) and of D->C flips (forgiveness
+  caused) of the opponent's last move that changed the player's move, pooled ratios like the memory-one profile
+  (a round probed by two probe runs counts once: its counterfactual answer is the same cached draw); no value
+  (—) for a run never probed.
 
 A player's value per opponent and overall is the mean over games with a Student-t 95% interval
 (:func:`~harness.analysis.stats.t_interval`). Two players' games are *paired* when every opponent and replicate
@@ -39,6 +44,12 @@ from harness.store.catalog import Catalog
 MEMORY_ONE: dict[str, Outcome] = {f"p_c_{o.value}": o for o in Outcome}
 """The memory-one metrics, each with the outcome it conditions on."""
 
+PROBES: dict[str, str] = {"probe_retaliation": "C->D", "probe_forgiveness": "D->C"}
+"""The counterfactual-probe metrics, each with the flip it counts (``counterfactual_probes.flip``)."""
+
+RATIOS = frozenset({*MEMORY_ONE, *PROBES})
+"""The metrics that are pooled ratios of per-game counts (``<metric>:c`` of ``<metric>:n``), not means of rates."""
+
 METRICS: tuple[str, ...] = (
     "payoff_per_round",
     "cooperation_rate",
@@ -46,6 +57,7 @@ METRICS: tuple[str, ...] = (
     "forgiveness_rate",
     *PROFILE_DIMENSIONS,
     *MEMORY_ONE,
+    *PROBES,
     "parse_failure_rate",
     "fallback_rate",
     "cost_usd",
@@ -63,6 +75,8 @@ METRIC_NAMES = {
     "troublemaking": "troublemaking",
     "emulative": "emulative",
     **{metric: o.label for metric, o in MEMORY_ONE.items()},
+    "probe_retaliation": "probe C->D",
+    "probe_forgiveness": "probe D->C",
     "parse_failure_rate": "parse failures",
     "fallback_rate": "fallback moves",
     "cost_usd": "cost / game",
@@ -71,25 +85,37 @@ METRIC_NAMES = {
 
 RATE_METRICS = frozenset(
     {"cooperation_rate", "retaliation_rate", "forgiveness_rate", *PROFILE_DIMENSIONS, "parse_failure_rate"}
-    | {"fallback_rate", *MEMORY_ONE}
+    | {"fallback_rate", *RATIOS}
 )
 _BOUNDS = {**BOUNDS, **dict.fromkeys(RATE_METRICS, (0.0, 1.0)), "cost_usd": (0.0, math.inf)}
 
 _PROFILE_COLUMNS = ", ".join(
     f"CASE WHEN bp.{CHANCES[d]} > 0 THEN bp.{d} END AS {d}" if d in CHANCES else f"bp.{d}" for d in PROFILE_DIMENSIONS
 )
-# Each memory-one metric's per-game count of C chosen (":c") and of chances (":n"), from the memory_one view.
+# Each ratio metric's per-game count (":c") and chances (":n"): of C chosen after an outcome (the memory_one view), of
+# probes whose flip changed the move (the counterfactual_probes view).
 _COUNTS = {
     metric: ("m.first_c", "m.first_n") if o is Outcome.FIRST else (f"m.c_{o.value}", f"m.n_{o.value}")
     for metric, o in MEMORY_ONE.items()
-}
+} | {metric: (f"cp.c_{metric}", f"cp.n_{metric}") for metric in PROBES}
 _MEMORY_COLUMNS = ", ".join(
     f'{c} AS "{metric}:c", {n} AS "{metric}:n", {c} / NULLIF({n}, 0) AS {metric}' for metric, (c, n) in _COUNTS.items()
+)
+_PROBE_COUNTS = ", ".join(
+    f"COUNT(*) FILTER (WHERE flip = '{flip}') AS n_{metric}, COUNT(*) FILTER (WHERE flip = '{flip}' AND changed) "
+    f"AS c_{metric}"
+    for metric, flip in PROBES.items()
 )
 _GAMES_SQL = f"""
     WITH spent AS (
         SELECT run_id, game_id, player, sum(cost_usd) AS cost_usd, count(cost_usd) AS priced
         FROM calls GROUP BY run_id, game_id, player
+    ),
+    probed AS (
+        SELECT source_run, game_id, player, {_PROBE_COUNTS}
+        FROM (SELECT DISTINCT source_run, game_id, player, round, flip, changed FROM counterfactual_probes
+              WHERE changed IS NOT NULL)
+        GROUP BY source_run, game_id, player
     )
     SELECT pm.run_id, pm.game_id, pm.condition, pm.replicate, pm.player, pm.player_name, pm.player_label,
            pm.opponent_label,
@@ -101,6 +127,7 @@ _GAMES_SQL = f"""
     LEFT JOIN behaviour_profile bp ON bp.run_id = pm.run_id AND bp.game_id = pm.game_id AND bp.player = pm.player
     LEFT JOIN memory_one m ON m.run_id = pm.run_id AND m.game_id = pm.game_id AND m.player = pm.player
     LEFT JOIN spent s ON s.run_id = pm.run_id AND s.game_id = pm.game_id AND s.player = pm.player
+    LEFT JOIN probed cp ON cp.source_run = pm.run_id AND cp.game_id = pm.game_id AND cp.player = pm.player
     WHERE pm.status = 'complete' AND pm.run_id IN ({{runs}})
     ORDER BY pm.run_id, pm.game_id, pm.player"""
 
@@ -126,7 +153,7 @@ class _Games:
         return [row[metric] for (opp, _), row in self.games.items() if opponent is None or opp == opponent]
 
     def counts(self, metric: str, opponent: str | None = None) -> list[tuple[int, int]]:
-        """A memory-one metric's per-game (C chosen, chances)."""
+        """A ratio metric's per-game (count, chances): C chosen after an outcome, probes that changed the move."""
         return [
             (int(row[f"{metric}:c"] or 0), int(row[f"{metric}:n"] or 0))
             for (opp, _), row in self.games.items()
@@ -265,7 +292,7 @@ def compare(catalog: Catalog, players: list[Player]) -> Comparison:
     for row in mine:
         key = (row[by], int(row["replicate"]))
         values = {m: _number(row[m]) for m in METRICS}
-        values |= {f"{m}:{part}": _number(row[f"{m}:{part}"]) for m in MEMORY_ONE for part in "cn"}
+        values |= {f"{m}:{part}": _number(row[f"{m}:{part}"]) for m in RATIOS for part in "cn"}
         games[index[(row["player_label"], row["run_id"])]].games[key] = values
     opponents = _shared_opponents(players, games)
     for p in players:  # only the shared opponents count, overall too
@@ -321,7 +348,7 @@ def _cells(
     players: list[Player], games: dict[Player, _Games], metric: str, opponent: str | None, paired: bool
 ) -> list[Cell]:
     first = games[players[0]]
-    if metric in MEMORY_ONE:
+    if metric in RATIOS:
         base = first.counts(metric, opponent)
         return [
             Cell(pooled_rate(base))

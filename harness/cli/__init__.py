@@ -7,7 +7,8 @@ One module per concern: :mod:`~harness.cli.base` (the app, its consoles and shar
 :mod:`~harness.cli.play` (how every playing command plays and exits), :mod:`~harness.cli.show`
 (what is printed under a run), and the commands by group: :mod:`~harness.cli.experiments`
 (validate, run, tournament, eval, resume), :mod:`~harness.cli.evolve` (evolve), :mod:`~harness.cli.browse`
-(sql, report, strategies), :mod:`~harness.cli.compare` (compare), :mod:`~harness.cli.runs` (runs),
+(sql, report, strategies), :mod:`~harness.cli.compare` (compare), :mod:`~harness.cli.probe` (probe),
+:mod:`~harness.cli.runs` (runs),
 :mod:`~harness.cli.plot` (plot), :mod:`~harness.cli.cache_commands` (cache) and :mod:`~harness.cli.dashboard` (ui).
 
 May import: errors, states, util, game, providers, calls, players, config, evolution, store, analysis,
@@ -29,6 +30,7 @@ from harness.cli import evolve  # noqa: F401
 from harness.cli import cache_commands  # noqa: F401
 from harness.cli import browse  # noqa: F401
 from harness.cli import compare  # noqa: F401
+from harness.cli import probe  # noqa: F401
 from harness.cli import runs  # noqa: F401
 from harness.cli import plot  # noqa: F401
 from harness.cli import dashboard  # noqa: F401

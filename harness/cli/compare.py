@@ -202,9 +202,9 @@ def _per_opponent_table(c: Comparison, letters: list[str], metric: str, sep: str
 
 
 def _scale(metric: str) -> tuple[float, str, int]:
-    from harness.analysis.compare import MEMORY_ONE, RATE_METRICS
+    from harness.analysis.compare import RATE_METRICS, RATIOS
 
-    if metric in MEMORY_ONE:  # whole points: five more rows of asymmetric intervals must fit 80 columns
+    if metric in RATIOS:  # whole points: seven more rows of asymmetric intervals must fit 80 columns
         return 100.0, "%", 0
     if metric in RATE_METRICS:
         return 100.0, "%", 1

@@ -19,8 +19,10 @@ from typing import Any
 from harness.game.rules import PayoffMatrix
 from harness.states import GameStatus, RunStatus
 from harness.store.catalog import Catalog
+from harness.store.views.probes import PROBE_KIND
 
-GAMELESS_KINDS = ("evolution",)  # runs of these kinds play no games of their own (evolution: generations)
+# Runs that play no games of their own (evolution: generations; probe: calls of recorded games).
+GAMELESS_KINDS = ("evolution", PROBE_KIND)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from harness.analysis import probes as probes_analysis
 from harness.analysis.report import ConditionSummary
 from harness.errors import StoreError
 from harness.store import browse
@@ -207,6 +208,13 @@ def memory_one(
 
     with _catalog(folder, run_id, _source) as cat:
         return memory_one_profiles(cat, run_id, condition=condition)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def probes(folder: Path, sig: Signature, run_id: str) -> list[probes_analysis.ProbeShare]:
+    """The counterfactual probes of run ``run_id`` (every probe run of it in the folder): shares by model and flip."""
+    with Catalog(folder) as cat:
+        return probes_analysis.probes_of(cat, run_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -12,6 +12,7 @@ import streamlit as st
 
 from harness.analysis.memory_one import NOTE, MemoryOneProfile, Outcome
 from harness.analysis.notes import FORGIVENESS_NOTE, REPEATED_NOTE
+from harness.analysis.probes import PROBE_NOTE, ProbeShare
 from harness.analysis.profile_summary import PROFILE_DIMENSIONS
 from harness.analysis.report import METRICS, RATES, ConditionSummary
 from harness.analysis.stats import Estimate
@@ -76,6 +77,7 @@ def _render(folder: Path, source: cached.RunSource) -> None:
         selection,
     )
     _memory_one(cached.memory_one(folder, sig, run_id, condition, _source=source), selection)
+    _probes(cached.probes(folder, sig, run_id), selection)
 
 
 def _announce(folder: Path, run_id: str, status: RunStatus, reason: str | None) -> None:
@@ -331,6 +333,31 @@ def _memory_one(profiles: list[MemoryOneProfile], selection: Selection) -> None:
         st.code(
             f"select * from memory_one where run_id = {_literal(selection.run.run_id)}",
             language="sql",
+        )
+
+
+def _probes(shares: list[ProbeShare], selection: Selection) -> None:
+    """The run's counterfactual probes (``pdbench probe``), as the command prints them: per model and kind of flip
+    of the opponent's last move, the share of probes that changed the model's move, with its 95% interval."""
+    if not shares:
+        return
+    st.markdown("**Counterfactual probes** · the opponent's move at t-1 flipped: did the model's move at t change?")
+    st.table(
+        pd.DataFrame(
+            {
+                "model": [s.player_name for s in shares],
+                "flip": [f"{s.flip.value} ({s.flip.effect})" for s in shares],
+                "probes": [s.probes for s in shares],
+                "changed": [s.changed for s in shares],
+                "share [95% CI]": [s.share.fmt(1, pct=True) for s in shares],
+                "games": [s.share.n for s in shares],
+            }
+        ).set_index("model")
+    )
+    st.caption(PROBE_NOTE)
+    with st.expander("SQL behind the probes"):
+        st.code(
+            f"select * from counterfactual_probes where source_run = {_literal(selection.run.run_id)}", language="sql"
         )
 
 

@@ -572,3 +572,22 @@ def test_the_condition_shows_each_players_memory_one_profile_and_zd_verdict(app:
     assert table.loc["P(C|CD)", "TFT"].startswith("0.0%") and table.loc["P(C|CC)", "TFT"] == "—"
     assert table.loc["ZD test", "TFT"] == "undetermined: an outcome came up in fewer than two games"
     assert "cluster-robust" in "\n".join(c.value for c in at.caption)
+
+
+@pytest.mark.slow
+def test_a_probed_run_shows_its_counterfactual_probes(app: App, tmp_path: Path) -> None:
+    from harness.engine.probe import plan_probes, run_probes
+
+    # mock/tft against ALLD for 3 rounds: the probes at t = 2 and 3 each flip a D to C, and TFT copies the flip.
+    run_experiment(
+        duel_config({"model": "mock/tft"}, {"policy": "ALLD"}, rounds=3, replicates=2),
+        results_dir=tmp_path,
+        run_id="src",
+    )
+    run_probes(plan_probes(tmp_path, "src"), results_dir=tmp_path, run_id="probe")
+    at = app(tmp_path, RESULTS)
+    assert at.selectbox(key="results_run").value == "src"  # the probe run plays no games: not offered here
+    table = at.table[-1].value
+    assert list(table.index) == ["mock/tft"] and table.iloc[0]["flip"] == "D->C (forgiveness)"
+    assert (table.iloc[0]["probes"], table.iloc[0]["changed"], table.iloc[0]["games"]) == (4, 4, 2)
+    assert table.iloc[0]["share [95% CI]"].startswith("100.0%")

@@ -5,5 +5,6 @@ queries them) read these modules; none of them imports anything of the harness, 
 :mod:`~harness.store.views.core` holds the per-round and per-game views, with :func:`create_views`, and the
 definitions of every metric; the other modules, one family each: ``profile`` (behaviour profile and strategy
 fit), ``memory_one`` (memory-one profile), ``answers`` (parse outcomes), ``comprehension``, ``leaderboard``
-(matchups and ranking), ``evolution``.
+(matchups and ranking), ``evolution``, ``probes``
+(counterfactual probes).
 """

@@ -373,7 +373,8 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     (:mod:`harness.store.views.memory_one`), the model
     answer views (:mod:`harness.store.views.answers`), the comprehension-check
     views (:mod:`harness.store.views.comprehension`), the tournament views built on them
-    (:mod:`harness.store.views.leaderboard`), and the evolution views (:mod:`harness.store.views.evolution`).
+    (:mod:`harness.store.views.leaderboard`), the evolution views (:mod:`harness.store.views.evolution`), and the
+    counterfactual probes (:mod:`harness.store.views.probes`).
 
     Each view is bound when a query first reads it, not when it is created (DuckDB's ``DEFER_BINDING``): binding
     all of them up front cost about 0.1 s on every open of a results file, and it is done again at each
@@ -383,6 +384,7 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     from harness.store.views.evolution import EVOLUTION_VIEWS
     from harness.store.views.leaderboard import LEADERBOARD_VIEWS
     from harness.store.views.memory_one import MEMORY_ONE_VIEWS
+    from harness.store.views.probes import PROBE_VIEWS
     from harness.store.views.profile import PROFILE_VIEWS
 
     for name in RETIRED_VIEWS:
@@ -395,5 +397,6 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
         **COMPREHENSION_VIEWS,
         **LEADERBOARD_VIEWS,
         **EVOLUTION_VIEWS,
+        **PROBE_VIEWS,
     }.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} WITH (DEFER_BINDING) AS {sql}")
