@@ -68,19 +68,20 @@ def fingerprint(
     """
     from harness.cli.experiments import _dry_run_estimate, _play_built_in, _print_plan
     from harness.cli.play import EngineFlags
-    from harness.config.presets.fingerprint import FingerprintKind, fingerprint_config, grid
+    from harness.config.presets.fingerprint import FingerprintKind, Grid, fingerprint_config, grid
 
     try:
         which = FingerprintKind(kind)
     except ValueError:
         raise ConfigError(f"--kind is ashlock or transitive; got {kind!r}") from None
     the_grid = grid(which, step=step, points=grid_points)
-    config = fingerprint_config(
-        _subject(model, strategy, base_url), the_grid, rounds=rounds, repetitions=repetitions, seed=seed
-    )
+    subject = _subject(model, strategy, base_url)
     flags = EngineFlags(max_cost, no_cache, prices)
-    if max_cost is not None:
-        _refuse_grid_over_budget(config, the_grid, flags, max_cost)
+    if max_cost is not None:  # before the grid's config is built: a fine grid's takes a while
+        one_point = Grid(which, 1)  # every point plays the same games: its estimate, times the points
+        single = fingerprint_config(subject, one_point, rounds=rounds, repetitions=repetitions, seed=seed)
+        _refuse_grid_over_budget(single, the_grid, flags, max_cost)
+    config = fingerprint_config(subject, the_grid, rounds=rounds, repetitions=repetitions, seed=seed)
     if dry_run:
         from pathlib import Path
 
@@ -114,9 +115,11 @@ def _subject(model: str | None, strategy: str | None, base_url: str | None) -> d
     return agent
 
 
-def _refuse_grid_over_budget(config: ExperimentConfig, the_grid: Grid, flags: EngineFlags, max_cost: float) -> None:
+def _refuse_grid_over_budget(single: ExperimentConfig, the_grid: Grid, flags: EngineFlags, max_cost: float) -> None:
     """One paragraph before anything runs when the grid's estimated cost exceeds ``--max-cost``, naming the finest
-    grid that fits (cost grows with the number of probe points: each point plays the same games)."""
+    grid that fits. ``single`` is the fingerprint at one probe point: every point plays the same games (the same
+    player, rounds and repetitions; the probe's moves are not in the player's prompts before they are played), so the
+    grid's estimate is the point's times the number of points, at once however fine the grid."""
     from harness.calls.pricing import PriceTable
     from harness.config.presets.fingerprint import FingerprintKind
     from harness.config.run_settings import results_dir
@@ -124,15 +127,14 @@ def _refuse_grid_over_budget(config: ExperimentConfig, the_grid: Grid, flags: En
 
     if max_cost == 0:
         return
-    table = PriceTable.load(*flags.options(results_dir(None, config)).prices)
-    estimates = estimate(config)
-    costs = [est.cost(table, est.tier, cached=True) for est in estimates]
-    total = sum(c for c in costs if c is not None)
+    table = PriceTable.load(*flags.options(results_dir(None, single)).prices)
+    estimates = estimate(single)
+    per_point = sum(c for est in estimates if (c := est.cost(table, est.tier, cached=True)) is not None)
+    points = len(the_grid.points)
+    total = per_point * points
     if total <= max_cost:
         return
-    points = len(the_grid.points)
-    calls = sum(est.calls for est in estimates)
-    per_point = total / points
+    calls = sum(est.calls for est in estimates) * points
     square = the_grid.kind is FingerprintKind.ASHLOCK
     fits = max((n for n in range(2, the_grid.axis) if (n * n if square else n) * per_point <= max_cost), default=None)
     advice = (
@@ -142,7 +144,7 @@ def _refuse_grid_over_budget(config: ExperimentConfig, the_grid: Grid, flags: En
     )
     raise ConfigError(
         f"this {the_grid.kind.value} fingerprint, {the_grid.describe()} ({points} points × "
-        f"{config.experiment.replicates} repetitions, {calls:,.0f} model calls), is estimated at ${total:,.4f}, above "
-        f"--max-cost ${max_cost:g}; nothing was played. {advice[0].upper()}{advice[1:]}; fewer --repetitions or "
-        "--rounds also cost less, and --dry-run shows the estimate."
+        f"{single.experiment.replicates} repetitions, {calls:,.0f} model calls), is estimated at ${total:,.4f}, "
+        f"above --max-cost ${max_cost:g}; nothing was played. {advice[0].upper()}{advice[1:]}; fewer --repetitions "
+        "or --rounds also cost less, and --dry-run shows the estimate."
     )

@@ -134,15 +134,16 @@ def test_a_finer_grid_replays_a_coarser_ones_games(tmp_path: Path) -> None:
     assert all(fine[key] == value for key, value in coarse.items())
 
 
+@pytest.mark.slow  # two runs through the command line and the loopback server: about 3 s
 def test_a_model_fingerprint_at_a_finer_grid_pays_only_for_the_new_points(
     tmp_path: Path, llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A model on the loopback server (the mock provider is computed again, never cached): the 3 x 3 grid's four
-    corners are the 2 x 2 grid's points, so their 4 x 3 answers come from the response cache."""
+    corners are the 2 x 2 grid's points, so their 4 x 2 answers come from the response cache."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     runner = CliRunner()
     base = ["fingerprint", "--model", "openai/gpt-test", "--base-url", llm_server.openai_base_url]
-    base += ["--rounds", "3", "--repetitions", "1", "--results", str(tmp_path)]
+    base += ["--rounds", "2", "--repetitions", "1", "--results", str(tmp_path)]
     first = runner.invoke(app, [*base, "--grid", "2", "--run-id", "coarse"])
     assert first.exit_code == 0, first.output
     sent = len(llm_server.requests)
@@ -152,8 +153,8 @@ def test_a_model_fingerprint_at_a_finer_grid_pays_only_for_the_new_points(
         calls = cat.records(
             "SELECT count(*) AS calls, count(*) FILTER (WHERE cached) AS cached FROM calls WHERE run_id = 'fine'"
         )[0]
-    assert calls == {"calls": 9 * 3, "cached": 4 * 3}
-    assert len(llm_server.requests) - sent == 5 * 3  # only the five new points were asked
+    assert calls == {"calls": 9 * 2, "cached": 4 * 2}
+    assert len(llm_server.requests) - sent == 5 * 2  # only the five new points were asked
 
 
 def test_the_command_refuses_a_grid_over_budget_in_one_paragraph_before_playing(tmp_path: Path) -> None:
@@ -164,7 +165,7 @@ def test_the_command_refuses_a_grid_over_budget_in_one_paragraph_before_playing(
             "--model",
             "openai/gpt-4o-mini",
             "--step",
-            "0.1",
+            "0.01",
             "--max-cost",
             "0.1",
             "--results",
@@ -173,14 +174,31 @@ def test_the_command_refuses_a_grid_over_budget_in_one_paragraph_before_playing(
     )
     assert result.exit_code != 0
     text = " ".join(result.output.split())
-    # 121 points x 3 games x 20 rounds; the cost of a point is the same at every point, so the finest grid that fits
-    # is the largest n with n * n points within the budget
-    assert "11 x 11 probe points (step 0.1)" in text and "7,260 model calls" in text and "above --max-cost $0.1" in text
+    # 10,201 points x 3 games x 20 rounds; the cost of a point is the same at every point, so the finest grid that
+    # fits is the largest n with n * n points within the budget
+    assert "101 x 101 probe points (step 0.01)" in text and "612,060 model calls" in text
+    assert "above --max-cost $0.1" in text and "Traceback" not in result.output
     estimated = float(text.split("estimated at $")[1].split(",")[0])
     fits = int(text.split("--grid ")[1].split(" ")[0])
-    assert fits * fits * estimated / 121 <= 0.1 < (fits + 1) ** 2 * estimated / 121
-    assert "Traceback" not in result.output
+    assert fits * fits * estimated / 10201 <= 0.1 < (fits + 1) ** 2 * estimated / 10201
     assert not list(tmp_path.glob("*.duckdb"))
+
+
+def test_the_refusals_estimate_is_the_whole_grids(tmp_path: Path) -> None:
+    """The refusal estimates one point and multiplies; the engine's estimate of the whole 3 x 3 grid agrees."""
+    from harness.calls.pricing import DEFAULT_PRICES, PriceTable
+    from harness.engine.estimate import estimate
+
+    result = CliRunner().invoke(
+        app, ["fingerprint", "--model", "openai/gpt-4o-mini", "--max-cost", "0.001", "--results", str(tmp_path)]
+    )
+    text = " ".join(result.output.split())
+    said = float(text.split("estimated at $")[1].split(",")[0])
+    config = fingerprint_config({"model": "openai/gpt-4o-mini"}, Grid(FingerprintKind.ASHLOCK, 3))
+    (whole,) = estimate(config)
+    cost = whole.cost(PriceTable.load(DEFAULT_PRICES), whole.tier, cached=True)
+    assert cost is not None and said == pytest.approx(cost, abs=5e-5)  # printed to 4 decimals
+    assert "540 model calls" in text
 
 
 @pytest.mark.parametrize(
