@@ -6,7 +6,8 @@ on stderr with a non-zero exit code; they never show a traceback.
 One module per concern: :mod:`~harness.cli.base` (the app, its consoles and shared options),
 :mod:`~harness.cli.play` (how every playing command plays and exits), :mod:`~harness.cli.show`
 (what is printed under a run), and the commands by group: :mod:`~harness.cli.experiments`
-(validate, run, tournament, eval, resume), :mod:`~harness.cli.evolve` (evolve), :mod:`~harness.cli.browse`
+(validate, run, tournament, eval, resume), :mod:`~harness.cli.evolve` (evolve),
+:mod:`~harness.cli.fingerprint` (fingerprint), :mod:`~harness.cli.browse`
 (sql, report, strategies), :mod:`~harness.cli.compare` (compare), :mod:`~harness.cli.probe` (probe),
 :mod:`~harness.cli.runs` (runs),
 :mod:`~harness.cli.plot` (plot), :mod:`~harness.cli.cache_commands` (cache) and :mod:`~harness.cli.dashboard` (ui).
@@ -27,6 +28,7 @@ from harness.providers.keys import scrub
 # isort: off
 from harness.cli import experiments  # noqa: F401
 from harness.cli import evolve  # noqa: F401
+from harness.cli import fingerprint  # noqa: F401
 from harness.cli import cache_commands  # noqa: F401
 from harness.cli import browse  # noqa: F401
 from harness.cli import compare  # noqa: F401

@@ -24,7 +24,8 @@ def plot(
             "--kind",
             help="cooperation: cooperation by round per opponent, 95% bands; profile: the behaviour profile per "
             "player; heatmap: a tournament's payoff per round, player against opponent; evolution: population "
-            "shares over generations; compare: bars with 95% intervals per metric and player.",
+            "shares over generations; compare: bars with 95% intervals per metric and player; fingerprint: a "
+            "fingerprint run's matrix (pdbench fingerprint).",
         ),
     ],
     output: Annotated[Path, typer.Option("--out", help="The figure's file: .png, .svg or .pdf.")],

@@ -16,6 +16,7 @@ class Kind(StrEnum):
     experiment = "experiment"
     tournament = "tournament"
     eval = "eval"
+    fingerprint = "fingerprint"
     evolution = "evolution"
 
 

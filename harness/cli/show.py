@@ -129,4 +129,7 @@ def _checks_and_profile(cat: Catalog, run_row: dict[str, object]) -> None:
 
 def show_for(kind: str) -> Show:
     """What to print under a run of this kind (``runs.kind``)."""
-    return {"eval": show_scorecard, "tournament": show_leaderboard}.get(kind, show_report)
+    from harness.cli.fingerprint_view import show_fingerprint
+
+    shows: dict[str, Show] = {"eval": show_scorecard, "tournament": show_leaderboard, "fingerprint": show_fingerprint}
+    return shows.get(kind, show_report)

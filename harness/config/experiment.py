@@ -58,7 +58,7 @@ class ExperimentSection(Section):
 class ExperimentConfig(Section):
     """A whole experiment. Build with :func:`load_experiment` or :func:`parse_experiment`."""
 
-    kind: Literal["experiment", "tournament", "eval"] = "experiment"
+    kind: Literal["experiment", "tournament", "eval", "fingerprint"] = "experiment"
     suite: str | None = Field(
         None, description="the published protocol this experiment follows (pdbench eval --suite); checked"
     )

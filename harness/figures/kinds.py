@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 FORMATS = (".png", ".svg", ".pdf")
 EVOLUTION = "evolution"
 TOURNAMENT = "tournament"
+FINGERPRINT = "fingerprint"
 T = TypeVar("T")
 
 
@@ -27,6 +28,7 @@ class FigureKind(StrEnum):
     heatmap = "heatmap"
     evolution = "evolution"
     compare = "compare"
+    fingerprint = "fingerprint"
 
 
 WHAT = {
@@ -35,10 +37,12 @@ WHAT = {
     FigureKind.heatmap: "a tournament's mean payoff per round, player against opponent",
     FigureKind.evolution: "an evolution run's population shares over generations",
     FigureKind.compare: "bars with 95% intervals, one panel per metric, one bar per player",
+    FigureKind.fingerprint: "a fingerprint run's matrix (Ashlock: payoff per round over (x, y); transitive: "
+    "cooperation per round against each RAND(p))",
 }
 SEVERAL_RUNS = {FigureKind.cooperation, FigureKind.profile, FigureKind.compare}
 # The run kinds a figure fits: evolution only its own; the games' figures any run that plays games.
-ONLY_KIND = {FigureKind.heatmap: TOURNAMENT, FigureKind.evolution: EVOLUTION}
+ONLY_KIND = {FigureKind.heatmap: TOURNAMENT, FigureKind.evolution: EVOLUTION, FigureKind.fingerprint: FINGERPRINT}
 
 
 def check_output(out: Path) -> None:
@@ -90,7 +94,8 @@ def render(cat: Catalog, run_ids: list[str], kind: FigureKind, out: Path) -> Non
     """Draw ``kind`` from ``run_ids`` (checked with :func:`check_runs`) and write it to ``out``."""
     from harness.analysis import figures as data
     from harness.analysis.evolution import population_shares
-    from harness.figures import compare, cooperation, evolution, heatmap, profile, style
+    from harness.analysis.fingerprint import fingerprint as fingerprint_of
+    from harness.figures import compare, cooperation, evolution, fingerprint, heatmap, profile, style
     from harness.store.browse import matchups
 
     with style.applied():
@@ -102,6 +107,10 @@ def render(cat: Catalog, run_ids: list[str], kind: FigureKind, out: Path) -> Non
             fig = compare.draw(_some(data.metrics_by_player(cat, run_ids), run_ids))
         elif kind is FigureKind.heatmap:
             fig = heatmap.draw(_some(matchups(cat, run_ids[0]), run_ids))
+        elif kind is FigureKind.fingerprint:
+            fp = fingerprint_of(cat, run_ids[0])
+            _some(list(fp.cells), run_ids)
+            fig = fingerprint.draw(fp)
         else:
             shares = population_shares(cat, run_ids[0])
             _some(list(shares.generations), run_ids)

@@ -43,6 +43,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     code, _, err = pdbench("tournament", "--players", "TFT,ALLD,ALLC", "--rounds", "5", "--results", folder,
                            "--run-id", "tour")  # fmt: skip
     assert code == 0, err
+    code, _, err = pdbench("fingerprint", "--strategy", "TFT", "--grid", "2", "--rounds", "20", "--repetitions", "1",
+                           "--results", folder, "--run-id", "fp")  # fmt: skip
+    assert code == 0, err
     _write_evolution(folder, "evo")
     return folder
 
@@ -64,6 +67,7 @@ CASES = {
     "compare": (("ev_random", "ev_tft"), 2),  # a bar series per player
     "heatmap": (("tour",), 9),  # a cell per (player, opponent) of three players
     "evolution": (("evo",), 3),  # a band per player
+    "fingerprint": (("fp",), 4),  # a cell per probe point of the 2 x 2 grid
 }
 
 
@@ -87,7 +91,7 @@ def test_every_kind_is_drawn_in_every_format(runs: Path, tmp_path: Path, kind: s
         assert 0.4 * width < height < 3 * width
     elif suffix == ".svg":
         ids = [e.get("id", "") for e in ET.fromstring(data).iter()]
-        pattern = r"cell-(\d+-\d+)" if kind == "heatmap" else r"series-(\d+)"
+        pattern = r"cell-(\d+-\d+)" if kind in ("heatmap", "fingerprint") else r"series-(\d+)"
         found = {m.group(1) for i in ids if (m := re.fullmatch(pattern + r"(-.*)?", i))}
         assert len(found) == series, sorted(found)
     else:
@@ -175,6 +179,13 @@ def test_the_cooperation_figure_matches_its_golden_image(tmp_path: Path) -> None
         (("tour",), "evolution", "f.png", "run 'tour' is a tournament run, and an evolution figure draws an evolution"),
         (("evo",), "cooperation", "f.png", "run 'evo' is an evolution run"),
         (("tour", "evo"), "heatmap", "f.png", "a heatmap figure draws one run, and 2 were given"),
+        (
+            ("tour",),
+            "fingerprint",
+            "f.png",
+            "run 'tour' is a tournament run, and a fingerprint figure draws a fingerprint",
+        ),
+        (("fp",), "heatmap", "f.png", "run 'fp' is a fingerprint run, and a heatmap figure draws a tournament run"),
         (("ev_random",), "cooperation", "f.jpg", "end the --out file in .png, .svg or .pdf"),
         (("ev_random", "missing"), "compare", "f.png", "no run 'missing'"),
     ],
@@ -242,3 +253,15 @@ def test_the_intervals_drawn_are_the_reports(runs: Path) -> None:
             row["a_cooperation_rate"], row["a_cooperation_rate_ci_low"], row["a_cooperation_rate_ci_high"]
         )  # fmt: skip
         assert not math.isnan(e.mean or math.nan)
+
+
+def test_the_fingerprint_figure_writes_the_matrix_where_axelrod_draws_it(runs: Path) -> None:
+    """TFT against the corner probes, hand-worked: (0, 0) TFT and (1, 0) ALLC pay R = 3; (0, 1) ALLD pays S then P,
+    19 / 20; (1, 1) the dual of TFT cycles through S, P, T, R: 9 / 4. Origin at the lower left: row 0 is y = 0."""
+    from harness.analysis.fingerprint import fingerprint
+    from harness.figures.fingerprint import draw
+
+    with Catalog(runs, ["fp"]) as cat:
+        fig = draw(fingerprint(cat, "fp"))
+    texts = {t.get_gid(): t.get_text() for t in fig.axes[0].texts}
+    assert texts == {"cell-0-0": "3.00", "cell-0-1": "3.00", "cell-1-0": "0.95", "cell-1-1": "2.25"}

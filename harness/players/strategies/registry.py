@@ -20,13 +20,14 @@ from harness.players.strategies import (
     majority,
     memoryone,
     prober,
+    probes,
     simple,
     titfortat,
     zerodeterminant,
 )
 from harness.players.strategies.base import Strategy
 
-_FAMILIES = (simple, titfortat, grudger, memoryone, zerodeterminant, majority, prober, bayesian)
+_FAMILIES = (simple, titfortat, grudger, memoryone, zerodeterminant, majority, prober, bayesian, probes)
 
 _ALL = {cls.name: cls for family in _FAMILIES for cls in family.STRATEGIES}
 # The order users see in listings: the classic panel first, then the rest by family.

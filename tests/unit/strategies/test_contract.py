@@ -49,6 +49,7 @@ DECLARED: dict[str, tuple[float, bool]] = {
     "DONCE": (0, True),
     "EXTORT2": (1, False),  # ZDExtort2
     "PAYNE_BAYES": (INF, False),  # no Axelrod twin (Payne & Alloui-Cros); its posterior carries every round
+    "ASHLOCK": (1, False),  # Joss-Ann TitForTat and its Dual (axelrod.fingerprint's probes): TitForTat's depth
 }
 
 # Every strategy with its defaults, and a non-default setting of each parameter.
@@ -63,6 +64,8 @@ VARIANTS: list[tuple[str, dict[str, Any] | None]] = [
     ("GRADUAL", {"peace_moves": 1, "counts_all_defections": False}),
     ("GRADUAL", {"peace_moves": 0}),
     ("PROBER", {"opening": "CDC"}),
+    ("ASHLOCK", {"x": 0.75, "y": 0.5}),  # beyond the diagonal: the dual probe
+    ("ASHLOCK", {"x": 0.1, "y": 0.2}),  # below the diagonal: Joss-Ann Tit for Tat
 ]
 IDS = [name + ("" if params is None else f"-{params}") for name, params in VARIANTS]
 OPPONENTS = ("C", "D", "CD", "CCD", "DDCDCCCD")
