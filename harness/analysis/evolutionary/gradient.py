@@ -14,6 +14,7 @@ Where G is positive selection favours i. Its sign pattern along k says how the p
 
 from __future__ import annotations
 
+import itertools
 from enum import StrEnum
 
 import numpy as np
@@ -67,12 +68,13 @@ def contest(g: np.ndarray, tolerance: float = 1e-12) -> Contest:
     return Contest.coexistence if signs[0] > 0 else Contest.coordination
 
 
-def root(g: np.ndarray) -> float | None:
-    """Where ``g`` first changes sign, as a share of the population (k / N, interpolated linearly between the two
-    k around it); None if it never does."""
+def root(g: np.ndarray, tolerance: float = 1e-12) -> float | None:
+    """Where ``g`` first changes sign, as a share of the population k / N: interpolated linearly between the two k
+    around it, or the middle of the k where it is 0 between them; None if it never changes sign."""
     n = len(g) + 1
-    for k in range(1, n - 1):
-        x, y = g[k - 1], g[k]
+    signed = [(k, float(x)) for k, x in enumerate(g.tolist(), start=1) if abs(x) > tolerance]
+    for (k0, x), (k1, y) in itertools.pairwise(signed):
         if x * y < 0:
-            return float((k + x / (x - y)) / n)
+            at = k0 + x / (x - y) if k1 == k0 + 1 else (k0 + k1) / 2
+            return at / n
     return None
