@@ -129,3 +129,15 @@ def test_bad_input_is_refused_in_one_paragraph_before_anything_runs(tournament: 
                            "0.1", "--results", results, "--run-id", "noisy")  # fmt: skip
     assert code == 0, err
     assert "cannot be resampled" in _refused("noisy", "--results", results)
+
+
+@pytest.mark.slow
+def test_an_evolution_with_a_model_is_analysed_on_the_games_of_its_payoff_run(results: Path) -> None:
+    code, _, err = pdbench("evolve", "--players", "TFT,ALLD,mock/tft", "--counts", "3,3,3", "--generations", "3",
+                           "--replicates", "3", "--rounds", "10", "--results", results, "--run-id", "evm")  # fmt: skip
+    assert code == 0, err
+    code, out, err = pdbench("analyze", "evm", "--results", results, "--format", "json", "--bootstrap", "10")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["players"] == ["TFT", "ALLD", "mock/tft"]  # the evolution's order
+    assert "the games of run evm_payoffs" in d["origin"] and "18 complete games" in d["origin"]  # 6 pairs x 3
