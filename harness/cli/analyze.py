@@ -130,9 +130,8 @@ def _table(title: str, *columns: str) -> Table:
 
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False)
     for c in columns:
-        table.add_column(
-            c, justify="left" if c in ("player", "invader", "resident", "pair", "face", "shares") else "right"
-        )
+        left = c in ("player", "invader", "resident", "pair", "face: player")
+        table.add_column(c, justify="left" if left else "right", no_wrap=not left, overflow="fold")
     return table
 
 
@@ -154,16 +153,14 @@ def _fixation(d: dict, n: int) -> Table:  # type: ignore[type-arg]
     from harness.cli.render import label
 
     table = _table(f"Fixation of one invader among {n - 1} residents (invades: rho > 1/N = {1 / n:.3g})", "invader",
-                   "resident", "rho", "95% interval", "rho·N", "invades", "in draws")  # fmt: skip
+                   "resident", "rho", "95% interval", "invades (draws)")  # fmt: skip
     for c in d["fixation"]:
         table.add_row(
             label(c["player"]),
             label(c["opponent"]),
             f"{c['estimate']:.3g}",
             _interval(c["low"], c["high"]),
-            f"{c['estimate'] * n:.2f}",
-            "yes" if c["invades"] else "no",
-            f"{c['invades_share']:.0%}",
+            f"{'yes' if c['invades'] else 'no'} ({c['invades_share']:.0%})",
         )
     return table
 
@@ -185,17 +182,15 @@ def _gradients(d: dict) -> Table:  # type: ignore[type-arg]
 
 
 def _rest(d: dict) -> Table:  # type: ignore[type-arg]
-    table = _table("Replicator rest points (shares with 95% intervals over the draws that have one on the face)",
-                   "face", "shares", "stability", "ESS", "in draws: present / stable / ESS")  # fmt: skip
+    from harness.cli.render import label
+
+    table = _table("Replicator rest points (in draws: the share of draws with one on the face / stable / an ESS; "
+                   "intervals of the shares over those with one)", "face: player", "share", "95% interval", "stability",
+                   "ESS", "in draws")  # fmt: skip
     for r in d["rest_points"]:
-        shares = "\n".join(
-            f"{s['player']} {s['estimate']:.2f} {_interval(s['low'], s['high'], 2)}" for s in r["shares"]
-        ) if len(r["shares"]) > 1 else ""  # fmt: skip
-        table.add_row(
-            "+".join(r["support"]),
-            shares,
-            r["stability"],
-            r["ess"],
-            f"{r['present_share']:.0%} / {r['stable_share']:.0%} / {r['ess_share']:.0%}",
-        )
+        draws = f"{r['present_share']:.0%} / {r['stable_share']:.0%} / {r['ess_share']:.0%}"
+        table.add_row(" + ".join(r["support"]), "", "", r["stability"], r["ess"], draws)
+        if len(r["shares"]) > 1:
+            for s in r["shares"]:
+                table.add_row(f"  {label(s['player'])}", f"{s['estimate']:.2f}", _interval(s["low"], s["high"], 2))
     return table
