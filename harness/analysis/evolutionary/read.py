@@ -97,7 +97,7 @@ def _from_games(cat: Catalog, run_id: str, wanted: tuple[str, ...] | None, origi
             f"{origin} has no payoff table: an evolutionary analysis needs every pair of players to have met, "
             f"self-play included, and it {what if missing else 'has fewer than two players'}. An eval (a model against "
             "strategies that never meet each other) or a tournament without self-play is not one; play a round robin "
-            f"with self-play, e.g. `pdbench tournament --players {','.join(players[:5]) or 'TFT,ALLD,mock/tft'} "
+            f"with self-play, e.g. `pdbench tournament --players {','.join(players) or 'TFT,ALLD,mock/tft'} "
             "--replicates 20`, and analyse that run"
         )
     games = {pair: np.array(values, dtype=np.float64) for pair, values in found.items()}
