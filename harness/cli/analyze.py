@@ -18,7 +18,7 @@ from harness.cli.base import Format, ResultsOpt, WidthOpt, app, laid_out, out
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from harness.analysis.evolutionary import Analysis
+    from harness.analysis.evolutionary import Analysis, Population
 
 
 DEFAULT_INTENSITY = {"moran": 0.1, "fermi": 1.0}  # by Process value: weak selection; EGTtools' usual beta
@@ -41,38 +41,25 @@ run (the games of its payoff run). Example: `pdbench tournament --players TFT,AL
 20 --noise 0.05` then `pdbench analyze latest --population 50 --dynamics fermi --beta 1`."""
 
 
-@app.command(help=ANALYZE_HELP)
-def analyze(
-    run: Annotated[str, typer.Argument(help="The run: its id, a unique prefix, or latest.", show_default=False)],
-    results: ResultsOpt = None,
-    population: Annotated[int, typer.Option("--population", help="Population size N (at least the players).")] = 100,
-    dynamics: Annotated[
-        DynamicsChoice, typer.Option("--dynamics", help="moran (birth-death) or fermi (pairwise comparison).")
-    ] = DynamicsChoice.moran,
-    beta: Annotated[
-        float | None, typer.Option("--beta", help="Fermi rule's selection intensity (default 1; fermi only).")
-    ] = None,
-    selection: Annotated[
-        float | None,
-        typer.Option(
-            "--selection", help="Moran selection intensity w in 1 - w + w * payoff (default 0.1; moran only)."
-        ),
-    ] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap draws over the games (K >= 1).")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap draws.")] = 0,
-    replicator: Annotated[
-        bool, typer.Option("--replicator/--no-replicator", help="Include the replicator's rest points.")
-    ] = True,
-    format: Annotated[Format, typer.Option("--format", help="table for people; csv or json for scripts.")] = (
-        Format.table
-    ),
-    width: WidthOpt = None,
-) -> None:
-    from harness.analysis.evolutionary import Population, Process, analyze, measured_table
-    from harness.analysis.evolutionary.analysis import check_bootstrap
-    from harness.config.run_settings import results_dir
+PopulationOpt = Annotated[int, typer.Option("--population", help="Population size N (at least the players).")]
+DynamicsOpt = Annotated[
+    DynamicsChoice, typer.Option("--dynamics", help="moran (birth-death) or fermi (pairwise comparison).")
+]
+BetaOpt = Annotated[
+    float | None, typer.Option("--beta", help="Fermi rule's selection intensity (default 1; fermi only).")
+]
+SelectionOpt = Annotated[
+    float | None,
+    typer.Option("--selection", help="Moran selection intensity w in 1 - w + w * payoff (default 0.1; moran only)."),
+]
+BootstrapOpt = Annotated[int, typer.Option("--bootstrap", help="Bootstrap draws over the games (K >= 1).")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap draws.")]
+
+
+def population_of(size: int, dynamics: DynamicsChoice, beta: float | None, selection: float | None) -> Population:
+    """The population the options describe; an intensity given for the other process is refused."""
+    from harness.analysis.evolutionary import Population, Process
     from harness.errors import ConfigError
-    from harness.store.run_ref import resolve_run_id
 
     process = Process(dynamics.value)
     wrong = "--beta" if process is Process.moran and beta is not None else None
@@ -84,9 +71,34 @@ def analyze(
             f"(fitness 1 - w + w * payoff), the Fermi rule's is --beta; give {right}"
         )
     given = selection if process is Process.moran else beta
-    intensity = given if given is not None else DEFAULT_INTENSITY[process]
+    return Population(process, given if given is not None else DEFAULT_INTENSITY[process], size)
+
+
+@app.command(help=ANALYZE_HELP)
+def analyze(
+    run: Annotated[str, typer.Argument(help="The run: its id, a unique prefix, or latest.", show_default=False)],
+    results: ResultsOpt = None,
+    population: PopulationOpt = 100,
+    dynamics: DynamicsOpt = DynamicsChoice.moran,
+    beta: BetaOpt = None,
+    selection: SelectionOpt = None,
+    bootstrap: BootstrapOpt = 1000,
+    seed: SeedOpt = 0,
+    replicator: Annotated[
+        bool, typer.Option("--replicator/--no-replicator", help="Include the replicator's rest points.")
+    ] = True,
+    format: Annotated[Format, typer.Option("--format", help="table for people; csv or json for scripts.")] = (
+        Format.table
+    ),
+    width: WidthOpt = None,
+) -> None:
+    from harness.analysis.evolutionary import analyze, measured_table
+    from harness.analysis.evolutionary.analysis import check_bootstrap
+    from harness.config.run_settings import results_dir
+    from harness.store.run_ref import resolve_run_id
+
+    pop = population_of(population, dynamics, beta, selection)
     check_bootstrap(bootstrap)
-    pop = Population(process, intensity, population)
     folder = results_dir(results)
     table = measured_table(folder, resolve_run_id(folder, run))
     result = analyze(table, pop, draws=bootstrap, seed=seed, replicator=replicator)

@@ -120,6 +120,9 @@ def test_bad_input_is_refused_in_one_paragraph_before_anything_runs(tournament: 
     assert lowest < 1  # so that a w above 1 / (1 - lowest) makes the fitness of that game's payoff negative
     assert "must be positive" in _refused("t3", "--results", tournament, "--selection", 1.01 / (1 - lowest))
     assert "'tournament'" not in _refused("t3", "--results", tournament, "--dynamics", "replicator")
+    code, _, err = pdbench("plot", "t3", "--kind", "stationary", "--out", results / "s.png", "--results", tournament,
+                           "--bootstrap", "0")  # fmt: skip
+    assert code != 0 and "at least one bootstrap draw" in err and not (results / "s.png").exists()
     code, _, err = pdbench("tournament", "--players", "TFT,ALLD", "--no-self-play", "--rounds", "5",
                            "--results", results, "--run-id", "noself")  # fmt: skip
     assert code == 0, err

@@ -64,6 +64,8 @@ CASES = {
     "compare": (("ev_random", "ev_tft"), 2),  # a bar series per player
     "heatmap": (("tour",), 9),  # a cell per (player, opponent) of three players
     "evolution": (("evo",), 3),  # a band per player
+    "invasion": (("tour",), 3),  # a node per player
+    "stationary": (("evo",), 3),  # a bar per player (an evolution run's exact table)
 }
 
 
