@@ -8,7 +8,7 @@ resampled tables (the intervals), and keeps both in an :class:`Analysis`, which 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from harness.analysis.evolutionary.fixation import fixation_matrix
 from harness.analysis.evolutionary.gradient import Contest, contest, gradient, root
 from harness.analysis.evolutionary.invasion import invades
 from harness.analysis.evolutionary.process import Population
-from harness.analysis.evolutionary.rest_points import Ess, RestPoint, RestPoints, Stability, rest_points
+from harness.analysis.evolutionary.rest_points import Ess, RestPoint, RestPoints, Stability, rest_points, rest_points_of
 from harness.analysis.evolutionary.stationary import stationary_distribution
 from harness.analysis.evolutionary.table import MeasuredTable
 from harness.errors import ConfigError
@@ -259,7 +259,10 @@ def analyze(
     population.check(table.size, table.span())
     start = time.process_time()
     point = figures(table.point(), population, replicator)
-    samples = bootstrap.draws(table, draws, seed, lambda t: figures(t, population, replicator))
+    samples = bootstrap.draws(table, draws, seed, lambda t: figures(t, population, replicator=False))
+    if replicator:  # the rest points of every draw at once (rest_points_of): most of the time otherwise
+        rests = rest_points_of(np.stack([s.table for s in samples]))
+        samples = [replace(s, rest=r) for s, r in zip(samples, rests, strict=True)]
     return Analysis(
         table.players,
         table.origin,

@@ -66,46 +66,53 @@ class RestPoints:
 
 def rest_points(table: np.ndarray) -> RestPoints:
     """Every isolated rest point of the replicator on the k×k ``table``, face by face (2^k - 1 faces)."""
-    k = len(table)
-    tie = TIE * max(1.0, float(np.abs(table).max()))
-    points, degenerate = [], []
+    return rest_points_of(table[None])[0]
+
+
+def rest_points_of(tables: np.ndarray) -> list[RestPoints]:
+    """:func:`rest_points` of each of a stack of tables (draws × k × k), worked out face by face for all of them at
+    once: a bootstrap's thousand tables cost about what a few do one by one."""
+    draws, k = tables.shape[0], tables.shape[1]
+    tie = TIE * np.maximum(1.0, np.abs(tables).max(axis=(1, 2)))
+    points: list[list[RestPoint]] = [[] for _ in range(draws)]
+    degenerate: list[list[tuple[int, ...]]] = [[] for _ in range(draws)]
     for size in range(1, k + 1):
         for support in combinations(range(k), size):
-            x = _solve(table, support)
-            if x is SINGULAR_FACE:
-                degenerate.append(support)
-            elif x is not None:
-                points.append(_classify(table, support, x, tie))
-    return RestPoints(tuple(points), tuple(degenerate))
+            x, singular = _solve(tables, support)
+            for d in np.flatnonzero(singular):
+                degenerate[d].append(support)
+            found = np.flatnonzero(~np.isnan(x[:, 0]))
+            if len(found):
+                for d, point in zip(found, _classify(tables[found], support, x[found], tie[found]), strict=True):
+                    points[d].append(point)
+    return [RestPoints(tuple(p), tuple(g)) for p, g in zip(points, degenerate, strict=True)]
 
 
-SINGULAR_FACE = np.full(0, np.nan)
-"""What :func:`_solve` returns for a face whose system is singular."""
-
-
-def _solve(table: np.ndarray, support: tuple[int, ...]) -> np.ndarray | None:
-    """The shares of the rest point on the face ``support``; None if it has none inside the face;
-    :data:`SINGULAR_FACE` if the face's system is singular."""
+def _solve(tables: np.ndarray, support: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Per table, the shares of the rest point on the face ``support`` (NaN where it has none inside the face), and
+    whether the face's system is singular."""
+    draws, k = tables.shape[0], tables.shape[1]
+    x = np.full((draws, k), np.nan)
     s = len(support)
-    x = np.zeros(len(table))
-    if s == 1:
-        x[support[0]] = 1.0
-        return x
-    system = np.zeros((s + 1, s + 1))
     index = list(support)
-    system[:s, :s] = table[index][:, index]
-    system[:s, s] = -1.0
-    system[s, :s] = 1.0
+    if s == 1:
+        x[:] = 0.0
+        x[:, index[0]] = 1.0
+        return x, np.zeros(draws, dtype=bool)
+    system = np.zeros((draws, s + 1, s + 1))
+    system[:, :s, :s] = tables[:, index][:, :, index]
+    system[:, :s, s] = -1.0
+    system[:, s, :s] = 1.0
     values = np.linalg.svd(system, compute_uv=False)
-    if values[-1] <= SINGULAR * values[0]:
-        return SINGULAR_FACE
-    rhs = np.zeros(s + 1)
-    rhs[s] = 1.0
-    solution = np.linalg.solve(system, rhs)[:s]
-    if (solution <= 1e-12).any():
-        return None
-    x[list(support)] = solution
-    return x
+    singular = values[:, -1] <= SINGULAR * values[:, 0]
+    safe = np.where(singular[:, None, None], np.eye(s + 1), system)
+    rhs = np.zeros((draws, s + 1, 1))
+    rhs[:, s] = 1.0
+    solution = np.linalg.solve(safe, rhs)[:, :s, 0]
+    inside = ~singular & (solution > 1e-12).all(axis=1)
+    x[inside] = 0.0
+    x[np.ix_(inside, np.asarray(index))] = solution[inside]
+    return x, singular
 
 
 @cache
@@ -118,49 +125,57 @@ def tangent_basis(k: int) -> np.ndarray:
 
 
 def jacobian(table: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The Jacobian of ``x_i ((A x)_i - x.A x)`` at x."""
-    f = table @ x
-    phi = x @ f
-    return np.asarray(np.diag(f - phi) + np.outer(x, np.ones(len(x))) * (table - (table.T @ x + f)), dtype=np.float64)
+    """The Jacobian of ``x_i ((A x)_i - x.A x)`` at x (or of each of a stack of tables at each x)."""
+    f = np.einsum("...ij,...j->...i", table, x)
+    phi = np.einsum("...i,...i->...", x, f)[..., None]
+    pulled = np.einsum("...ji,...j->...i", table, x) + f  # d(x.A x)/dx
+    return np.asarray(
+        (f - phi)[..., :, None] * np.eye(x.shape[-1]) + x[..., :, None] * (table - pulled[..., None, :]),
+        dtype=np.float64,
+    )
 
 
-def _classify(table: np.ndarray, support: tuple[int, ...], x: np.ndarray, tie: float) -> RestPoint:
-    k = len(table)
+def _classify(tables: np.ndarray, support: tuple[int, ...], x: np.ndarray, tie: np.ndarray) -> list[RestPoint]:
+    k = tables.shape[1]
     if k > 1:
         basis = tangent_basis(k)
-        real = np.sort(np.linalg.eigvals(basis.T @ jacobian(table, x) @ basis).real)[::-1]
+        real = -np.sort(-np.linalg.eigvals(basis.T @ jacobian(tables, x) @ basis).real, axis=1)
     else:
-        real = np.zeros(0)
-    if len(real) and real[0] > tie:
-        stability = Stability.unstable
-    elif not len(real) or real[0] < -tie:
-        stability = Stability.stable
-    else:
-        stability = Stability.undecided
-    return RestPoint(support, x, real, stability, _ess(table, support, x, tie))
+        real = np.zeros((len(tables), 0))
+    top = real[:, 0] if k > 1 else np.full(len(tables), -np.inf)
+    stability = np.where(top > tie, 1, np.where(top < -tie, -1, 0))
+    verdicts = _ess(tables, support, x, tie)
+    shown = {1: Stability.unstable, -1: Stability.stable, 0: Stability.undecided}
+    return [RestPoint(support, x[d], real[d], shown[int(stability[d])], verdicts[d]) for d in range(len(tables))]
 
 
-def _ess(table: np.ndarray, support: tuple[int, ...], x: np.ndarray, tie: float) -> Ess:
-    k = len(table)
+def _ess(tables: np.ndarray, support: tuple[int, ...], x: np.ndarray, tie: np.ndarray) -> list[Ess]:
+    k = tables.shape[1]
+    t = tie[:, None]
     if len(support) == 1:
         i = support[0]
-        for j in range(k):
-            first = table[i, i] - table[j, i]
-            if j == i or first > tie or (abs(first) <= tie and table[i, j] - table[j, j] > tie):
-                continue
-            return Ess.not_ess
-        return Ess.ess
-    f = table @ x
-    phi = x @ f
+        first = tables[:, i, i][:, None] - tables[:, :, i]  # a_ii - a_ji
+        second = tables[:, i, :] - np.einsum("djj->dj", tables)  # a_ij - a_jj
+        holds = (first > t) | ((np.abs(first) <= t) & (second > t))
+        holds[:, i] = True
+        return [Ess.ess if h else Ess.not_ess for h in holds.all(axis=1)]
+    f = np.einsum("dij,dj->di", tables, x)
+    phi = np.einsum("di,di->d", x, f)[:, None]
     outside = [j for j in range(k) if j not in support]
-    if any(f[j] > phi + tie for j in outside):
-        return Ess.not_ess  # not even a Nash equilibrium: a player outside earns more
-    if any(abs(f[j] - phi) <= tie for j in outside):
-        return Ess.undecided
-    s = len(support)
-    face = table[list(support)][:, list(support)]
-    basis = tangent_basis(s)
-    top = float(np.linalg.eigvalsh(basis.T @ ((face + face.T) / 2) @ basis).max())
-    if top < -tie:
-        return Ess.ess
-    return Ess.not_ess if top > tie else Ess.undecided
+    better = (f[:, outside] > phi + t).any(axis=1)  # not even a Nash equilibrium: a player outside earns more
+    tied = (np.abs(f[:, outside] - phi) <= t).any(axis=1)
+    index = list(support)
+    face = tables[:, index][:, :, index]
+    basis = tangent_basis(len(support))
+    top = np.linalg.eigvalsh(basis.T @ ((face + np.swapaxes(face, 1, 2)) / 2) @ basis).max(axis=1)
+    out = []
+    for d in range(len(tables)):
+        if better[d]:
+            out.append(Ess.not_ess)
+        elif tied[d]:
+            out.append(Ess.undecided)
+        elif top[d] < -tie[d]:
+            out.append(Ess.ess)
+        else:
+            out.append(Ess.not_ess if top[d] > tie[d] else Ess.undecided)
+    return out

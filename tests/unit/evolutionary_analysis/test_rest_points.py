@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.analysis.evolutionary.rest_points import Ess, Stability, jacobian, rest_points
+from harness.analysis.evolutionary.rest_points import Ess, Stability, jacobian, rest_points, rest_points_of
 
 
 def test_the_prisoners_dilemma_has_defection_as_its_only_stable_state_and_ess() -> None:
@@ -71,3 +71,16 @@ def test_the_jacobian_is_the_derivative_of_the_replicator() -> None:
     h = 1e-6
     numeric = np.column_stack([(velocity(x + h * e) - velocity(x - h * e)) / (2 * h) for e in np.eye(4)])
     assert jacobian(table, x) == pytest.approx(numeric, abs=1e-7)
+
+
+def test_a_stack_of_tables_has_the_rest_points_each_table_has_alone() -> None:
+    rng = np.random.default_rng(1)
+    stack = np.stack([rng.uniform(0, 5, (4, 4)) for _ in range(60)] + [np.full((4, 4), 3.0)])
+    for table, found in zip(stack, rest_points_of(stack), strict=True):
+        alone = rest_points(table)
+        assert found.degenerate == alone.degenerate
+        assert [(p.support, p.stability, p.ess) for p in found.points] == [
+            (p.support, p.stability, p.ess) for p in alone.points
+        ]
+        for p, q in zip(found.points, alone.points, strict=True):
+            assert p.shares == pytest.approx(q.shares) and p.eigenvalues == pytest.approx(q.eigenvalues)
