@@ -9,7 +9,7 @@ One module per concern: :mod:`~harness.cli.base` (the app, its consoles and shar
 (validate, run, tournament, eval, resume), :mod:`~harness.cli.evolve` (evolve),
 :mod:`~harness.cli.fingerprint` (fingerprint), :mod:`~harness.cli.browse`
 (sql, report, strategies), :mod:`~harness.cli.compare` (compare), :mod:`~harness.cli.probe` (probe),
-:mod:`~harness.cli.runs` (runs),
+:mod:`~harness.cli.runs` (runs), :mod:`~harness.cli.analyze` (analyze),
 :mod:`~harness.cli.plot` (plot), :mod:`~harness.cli.cache_commands` (cache) and :mod:`~harness.cli.dashboard` (ui).
 
 May import: errors, states, util, game, providers, calls, players, config, evolution, store, analysis,
@@ -34,6 +34,7 @@ from harness.cli import browse  # noqa: F401
 from harness.cli import compare  # noqa: F401
 from harness.cli import probe  # noqa: F401
 from harness.cli import runs  # noqa: F401
+from harness.cli import analyze  # noqa: F401
 from harness.cli import plot  # noqa: F401
 from harness.cli import dashboard  # noqa: F401
 # isort: on

@@ -11,6 +11,16 @@ from typing import Annotated
 
 import typer
 
+from harness.cli.analyze import (
+    BetaOpt,
+    BootstrapOpt,
+    DynamicsChoice,
+    DynamicsOpt,
+    PopulationOpt,
+    SeedOpt,
+    SelectionOpt,
+    population_of,
+)
 from harness.cli.base import ResultsOpt, app, err, out
 from harness.figures.kinds import FigureKind
 
@@ -25,29 +35,42 @@ def plot(
             help="cooperation: cooperation by round per opponent, 95% bands; profile: the behaviour profile per "
             "player; heatmap: a tournament's payoff per round, player against opponent; evolution: population "
             "shares over generations; compare: bars with 95% intervals per metric and player; fingerprint: a "
-            "fingerprint run's matrix (pdbench fingerprint).",
+            "fingerprint run's matrix (pdbench fingerprint); invasion: who invades whom (a payoff table, as "
+            "`pdbench analyze`); stationary: the long-run shares with 95% intervals (idem).",
         ),
     ],
     output: Annotated[Path, typer.Option("--out", help="The figure's file: .png, .svg or .pdf.")],
     results: ResultsOpt = None,
+    population: PopulationOpt = 100,
+    dynamics: DynamicsOpt = DynamicsChoice.moran,
+    beta: BetaOpt = None,
+    selection: SelectionOpt = None,
+    bootstrap: BootstrapOpt = 1000,
+    seed: SeedOpt = 0,
 ) -> None:
     """Draw a figure for a paper (matplotlib; one column wide, colour-blind-safe) from the same numbers as
     `report` and the dashboard.
 
-    Example: `pdbench plot eval_20261122_120000 --kind cooperation --out cooperation.pdf`
+    Example: `pdbench plot eval_20261122_120000 --kind cooperation --out cooperation.pdf` (the invasion graph and
+    the stationary distribution take `pdbench analyze`'s population and bootstrap options)
     """
+    from harness.analysis.evolutionary.analysis import check_bootstrap
     from harness.config.run_settings import existing_run_id, results_dir
     from harness.errors import StoreError
-    from harness.figures.kinds import check_output, check_runs, render
+    from harness.figures.kinds import ANALYSED, check_output, check_runs, render
     from harness.store.catalog import Catalog, open_run
 
     check_output(output)
+    analysed = None
+    if kind in ANALYSED:
+        check_bootstrap(bootstrap)
+        analysed = (population_of(population, dynamics, beta, selection), bootstrap, seed)
     run_ids = list(dict.fromkeys(existing_run_id(r) for r in runs))
     folder = results_dir(results)
     # One run: open_run's errors for a missing folder or an unreadable file; several: require_run's, run by run.
     with open_run(folder, run_ids[0]) if len(run_ids) == 1 else Catalog(folder, run_ids) as cat:
         check_runs(kind, {r: str(cat.require_run(r)["kind"]) for r in run_ids})
-        render(cat, run_ids, kind, output)
+        render(cat, run_ids, kind, output, analysed)
         for _path, reason in cat.skipped:
             raise StoreError(f"cannot read the runs: {reason}.")
     for path, _taken in cat.live.items():

@@ -19,6 +19,16 @@ from harness.errors import ConfigError
 from harness.evolution.settings import Fitness
 
 
+def pair_payoffs(rates: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The payoffs per round of an A and of a B when j individuals of ``size`` play A, for j = 1 .. N - 1: each
+    meets the N - 1 others (never itself), ``rates`` being the 2×2 table of payoffs per round of A (row and column
+    0) and B. What every two-type closed form (fixation, the gradient of selection) reads."""
+    j = np.arange(1, size, dtype=np.float64)
+    a = ((j - 1) * rates[0, 0] + (size - j) * rates[0, 1]) / (size - 1)  # an A among j A and N - j B
+    b = (j * rates[1, 0] + (size - j - 1) * rates[1, 1]) / (size - 1)  # a B among them
+    return a, b
+
+
 def fixation_probability(rates: np.ndarray, size: int, start: int, selection: float, fitness: Fitness) -> float:
     """The probability that type A (row and column 0 of the 2×2 table ``rates`` of payoffs per round) takes
     over a population of ``size`` from ``start`` individuals (1 <= start < size), under the Moran process with
@@ -26,24 +36,23 @@ def fixation_probability(rates: np.ndarray, size: int, start: int, selection: fl
     selection cannot overflow."""
     if rates.shape != (2, 2) or not 1 <= start < size:
         raise ConfigError(f"a fixation probability needs two types and 1 <= start < N; got {rates.shape}, {start}")
-    logs = [0.0]  # log of prod_{j <= k} g_j / f_j, for k = 0 .. N - 1
-    for j in range(1, size):
-        a = ((j - 1) * rates[0, 0] + (size - j) * rates[0, 1]) / (size - 1)  # an A among j A and N - j B
-        b = (j * rates[1, 0] + (size - j - 1) * rates[1, 1]) / (size - 1)  # a B among them
-        logs.append(logs[-1] + _log_ratio(float(a), float(b), selection, fitness))
-    top = max(logs)
-    weights = [math.exp(x - top) for x in logs]
-    return math.fsum(weights[:start]) / math.fsum(weights)
+    a, b = pair_payoffs(rates, size)
+    # log of prod_{j <= k} g_j / f_j, for k = 0 .. N - 1 (a cumulative sum adds in the same order as a loop)
+    logs = np.concatenate(([0.0], np.cumsum(_log_ratios(a, b, selection, fitness))))
+    weights = np.exp(logs - logs.max())
+    return math.fsum(weights[:start].tolist()) / math.fsum(weights.tolist())
 
 
-def _log_ratio(a: float, b: float, w: float, fitness: Fitness) -> float:
-    """``log(g / f)`` for the scores ``a`` (type A) and ``b`` (type B)."""
+def _log_ratios(a: np.ndarray, b: np.ndarray, w: float, fitness: Fitness) -> np.ndarray:
+    """``log(g / f)`` for the scores ``a`` (type A) and ``b`` (type B), element by element."""
     if fitness == Fitness.exponential:
-        return w * (b - a)
+        return np.asarray(w * (b - a), dtype=np.float64)
     f, g = 1.0 - w + w * a, 1.0 - w + w * b
-    if f <= 0.0 or g <= 0.0:
+    bad = (f <= 0.0) | (g <= 0.0)
+    if bad.any():
+        i = int(np.argmax(bad))
         raise ConfigError(
-            f"the linear fitness 1 - w + w * score is not positive (w = {w:g}, scores {a:g} and {b:g}): the "
+            f"the linear fitness 1 - w + w * score is not positive (w = {w:g}, scores {a[i]:g} and {b[i]:g}): the "
             "fixation probability has no meaning there; lower w or use the exponential fitness"
         )
-    return math.log(g) - math.log(f)
+    return np.asarray(np.log(g) - np.log(f), dtype=np.float64)

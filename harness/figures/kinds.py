@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, TypeVar
 from harness.errors import ConfigError
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from harness.analysis.evolutionary import Population
     from harness.store.catalog import Catalog
+
+    AnalysisSettings = tuple[Population, int, int]  # the population, the bootstrap draws, their seed
 
 FORMATS = (".png", ".svg", ".pdf")
 EVOLUTION = "evolution"
@@ -29,6 +34,8 @@ class FigureKind(StrEnum):
     evolution = "evolution"
     compare = "compare"
     fingerprint = "fingerprint"
+    invasion = "invasion"
+    stationary = "stationary"
 
 
 WHAT = {
@@ -39,7 +46,11 @@ WHAT = {
     FigureKind.compare: "bars with 95% intervals, one panel per metric, one bar per player",
     FigureKind.fingerprint: "a fingerprint run's matrix (Ashlock: payoff per round over (x, y); transitive: "
     "cooperation per round against each RAND(p))",
+    FigureKind.invasion: "the invasion graph of a payoff table (who invades whom, as `pdbench analyze`)",
+    FigureKind.stationary: "the long-run shares of a payoff table's players, with 95% intervals (`pdbench analyze`)",
 }
+ANALYSED = {FigureKind.invasion, FigureKind.stationary}
+"""Figures of :mod:`harness.analysis.evolutionary`: of a tournament or an evolution run (its payoff table)."""
 SEVERAL_RUNS = {FigureKind.cooperation, FigureKind.profile, FigureKind.compare}
 # The run kinds a figure fits: evolution only its own; the games' figures any run that plays games.
 ONLY_KIND = {FigureKind.heatmap: TOURNAMENT, FigureKind.evolution: EVOLUTION, FigureKind.fingerprint: FINGERPRINT}
@@ -72,7 +83,7 @@ def check_runs(kind: FigureKind, runs: dict[str, str]) -> None:
                 f"run {run_id!r} is {_a(run_kind)} run, and {_a(str(kind))} figure draws {_a(wanted)} run "
                 f"({WHAT[kind]}). For this run try --kind {_fitting(run_kind)}."
             )
-        if wanted is None and run_kind == EVOLUTION:
+        if wanted is None and run_kind == EVOLUTION and kind not in ANALYSED:
             raise ConfigError(
                 f"run {run_id!r} is an evolution run: it has population shares, not games of its own, so "
                 f"{_a(str(kind))} figure has nothing to draw. Try --kind evolution."
@@ -90,8 +101,11 @@ def _fitting(run_kind: str) -> str:
     return ", ".join(kinds)
 
 
-def render(cat: Catalog, run_ids: list[str], kind: FigureKind, out: Path) -> None:
-    """Draw ``kind`` from ``run_ids`` (checked with :func:`check_runs`) and write it to ``out``."""
+def render(
+    cat: Catalog, run_ids: list[str], kind: FigureKind, out: Path, analysis: AnalysisSettings | None = None
+) -> None:
+    """Draw ``kind`` from ``run_ids`` (checked with :func:`check_runs`) and write it to ``out``; the analysed kinds
+    (:data:`ANALYSED`) with ``analysis`` (the population and the bootstrap, as ``pdbench analyze`` takes them)."""
     from harness.analysis import figures as data
     from harness.analysis.evolution import population_shares
     from harness.analysis.fingerprint import fingerprint as fingerprint_of
@@ -105,6 +119,8 @@ def render(cat: Catalog, run_ids: list[str], kind: FigureKind, out: Path) -> Non
             fig = profile.draw(_some(data.behaviour_profile(cat, run_ids), run_ids))
         elif kind is FigureKind.compare:
             fig = compare.draw(_some(data.metrics_by_player(cat, run_ids), run_ids))
+        elif kind in ANALYSED:
+            fig = _analysed(cat, run_ids[0], kind, analysis)
         elif kind is FigureKind.heatmap:
             fig = heatmap.draw(_some(matchups(cat, run_ids[0]), run_ids))
         elif kind is FigureKind.fingerprint:
@@ -116,6 +132,16 @@ def render(cat: Catalog, run_ids: list[str], kind: FigureKind, out: Path) -> Non
             _some(list(shares.generations), run_ids)
             fig = evolution.draw(shares)
         style.save(fig, out)
+
+
+def _analysed(cat: Catalog, run_id: str, kind: FigureKind, settings: AnalysisSettings | None) -> Figure:
+    from harness.analysis.evolutionary import analyze, measured_table
+    from harness.figures import evolutionary
+
+    assert settings is not None, "the analysed figures need the analysis settings"
+    population, draws, seed = settings
+    result = analyze(measured_table(cat.results_dir, run_id), population, draws=draws, seed=seed, replicator=False)
+    return evolutionary.draw_invasion(result) if kind is FigureKind.invasion else evolutionary.draw_stationary(result)
 
 
 def _some(rows: list[T], run_ids: list[str]) -> list[T]:

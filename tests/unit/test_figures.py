@@ -68,6 +68,8 @@ CASES = {
     "heatmap": (("tour",), 9),  # a cell per (player, opponent) of three players
     "evolution": (("evo",), 3),  # a band per player
     "fingerprint": (("fp",), 4),  # a cell per probe point of the 2 x 2 grid
+    "invasion": (("tour",), 3),  # a node per player
+    "stationary": (("evo",), 3),  # a bar per player (an evolution run's exact table)
 }
 
 
