@@ -6,6 +6,7 @@ answers cached by their sample identity, so a finer grid replays a coarser one's
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -44,6 +45,15 @@ def fingerprint(
     repetitions: Annotated[int, typer.Option(min=1, max=MAX_REPLICATES, help="Games per probe point.")] = 3,
     seed: SeedOpt = 0,
     base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server (or $OPENAI_BASE_URL).")] = None,
+    model_settings: Annotated[
+        Path | None,
+        typer.Option(
+            "--model-settings",
+            help="A YAML file of the model's settings, the keys of a model agent in an experiment file, as "
+            "`pdbench evolve --model-settings` takes them: {openai/gpt-4o-mini: {temperature: 0, prompts: "
+            "{answer_format: structured}}}.",
+        ),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan and its estimate (calls, tokens, cost); play nothing.")
     ] = False,
@@ -75,7 +85,7 @@ def fingerprint(
     except ValueError:
         raise ConfigError(f"--kind is ashlock or transitive; got {kind!r}") from None
     the_grid = grid(which, step=step, points=grid_points)
-    subject = _subject(model, strategy, base_url)
+    subject = _subject(model, strategy, base_url, model_settings)
     flags = EngineFlags(max_cost, no_cache, prices)
     if max_cost is not None:  # before the grid's config is built: a fine grid's takes a while
         one_point = Grid(which, 1)  # every point plays the same games: its estimate, times the points
@@ -95,21 +105,39 @@ def fingerprint(
     _play_built_in(config, "fingerprint", results, run_id, overwrite, flags)
 
 
-def _subject(model: str | None, strategy: str | None, base_url: str | None) -> dict[str, object]:
-    """The fingerprinted player as an agent: a model or a strategy (with its parameters), exactly one."""
+def _subject(
+    model: str | None, strategy: str | None, base_url: str | None, settings_file: Path | None = None
+) -> dict[str, object]:
+    """The fingerprinted player as an agent: a model or a strategy (with its parameters), exactly one; a model
+    with its settings from ``--model-settings`` (checked with the whole config, as an experiment file's agent)."""
     if (model is None) == (strategy is None):
         raise ConfigError(
             "give the player to fingerprint: --model provider/model (e.g. mock/tft) or --strategy NAME (e.g. TFT), "
             "one of them"
         )
     if strategy is not None:
-        if base_url is not None:
-            raise ConfigError("--base-url is a model's server; a strategy plays on this machine: leave it out")
+        if base_url is not None or settings_file is not None:
+            raise ConfigError(
+                "--base-url and --model-settings are a model's; a strategy plays on this machine: leave them out"
+            )
         from harness.players.strategies.registry import parse_spec
 
         spec = parse_spec(strategy)
         return {"policy": spec.name, **spec.params_dict()}
+    assert model is not None  # exactly one of the two, checked above
     agent: dict[str, object] = {"model": model}
+    if settings_file is not None:
+        from harness.config.loading import load_model_settings
+
+        every = load_model_settings(settings_file)
+        mine = every.get(model)
+        if not isinstance(mine, dict) or set(every) != {model}:
+            raise ConfigError(
+                f"{settings_file} must map the fingerprinted model, and only it, to its settings, e.g. "
+                f"{{{model}: {{temperature: 0, prompts: {{answer_format: structured}}}}}}; "
+                f"it names {', '.join(map(str, every))}"
+            )
+        agent.update({k: v for k, v in mine.items() if k != "model"})
     if base_url is not None:
         agent["base_url"] = base_url
     return agent

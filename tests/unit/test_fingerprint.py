@@ -9,9 +9,11 @@ tests/unit/test_fingerprint_axelrod.py.
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
+import duckdb
 import pytest
 from typer.testing import CliRunner
 
@@ -221,3 +223,29 @@ def test_dry_run_prints_the_calls_and_plays_nothing(tmp_path: Path) -> None:
     text = " ".join(result.output.split())
     assert "3 x 3 probe points (step 0.5)" in text and "model calls: 540" in text  # 9 points x 3 games x 20 rounds
     assert not list(tmp_path.glob("*.duckdb"))
+
+
+def test_model_settings_reach_the_fingerprinted_model_and_bad_ones_are_one_paragraph(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.yaml"
+    settings.write_text("mock/tft: {temperature: 0.3, prompts: {answer_format: json}}\n")
+    args = ["fingerprint", "--model", "mock/tft", "--grid", "2", "--rounds", "2", "--repetitions", "1"]
+    result = CliRunner().invoke(
+        app, [*args, "--model-settings", str(settings), "--results", str(tmp_path), "--run-id", "fp"]
+    )
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(tmp_path / "fp.duckdb"), read_only=True) as con:
+        (config_json,) = con.execute("SELECT config_json FROM runs").fetchone()
+        formats = {r[0] for r in con.execute("SELECT DISTINCT answer_format FROM calls").fetchall()}
+    agents = [c["agent_a"] for c in json.loads(config_json)["experiment"]["conditions"]]
+    assert len(agents) == 4 and all(a["temperature"] == 0.3 for a in agents)
+    assert formats == {"json"}  # every move was asked in the settings' reply format
+    other = tmp_path / "other.yaml"
+    other.write_text("mock/cooperator: {temperature: 0.3}\n")
+    for bad, says in [(other, "must map the fingerprinted model, and only it"), (tmp_path / "none.yaml", "none.yaml")]:
+        result = CliRunner().invoke(app, [*args, "--model-settings", str(bad), "--results", str(tmp_path)])
+        assert result.exit_code != 0 and says in " ".join(result.output.split()), result.output
+        assert "Traceback" not in result.output
+    result = CliRunner().invoke(
+        app, ["fingerprint", "--strategy", "TFT", "--model-settings", str(settings), "--results", str(tmp_path)]
+    )
+    assert result.exit_code != 0 and "a strategy plays on this machine" in " ".join(result.output.split())
