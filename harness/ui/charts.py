@@ -125,9 +125,11 @@ FINGERPRINT_AXES = {
 }
 """Each fingerprint's (column field, title), (row field, title) and value title: the axes ``pdbench fingerprint``
 prints (Ashlock: x across, y up; transitive: a row per p, a column per round)."""
-MAX_LABELLED = 11
-"""Cells carry their value as text while the grid has at most this many columns (Ashlock's step 0.1), as the
-figure of ``pdbench plot --kind fingerprint`` does."""
+FINGERPRINT_WIDTH = 880
+"""The fingerprint's grid fits this many pixels across (the wide page's width beside nothing); a cell is at most 44."""
+LABELLED_CELL = 28
+"""Cells carry their value as text while they are at least this wide: up to 31 columns, so a transitive fingerprint
+of 20 or 30 rounds and an Ashlock one of step 0.05 show their numbers; the tooltip gives them on any grid."""
 
 
 def fingerprint_frame(fp: Fingerprint) -> pd.DataFrame:
@@ -165,10 +167,11 @@ def fingerprint_heatmap(fp: Fingerprint) -> alt.LayerChart:
             alt.Tooltip("sd:Q", title="sd over games", format=".3f"),
         ],
     )
-    side = 44 if columns <= MAX_LABELLED else max(4, 600 // columns)
+    side = max(4, min(44, FINGERPRINT_WIDTH // columns))
     layers: list[alt.Chart] = [cells]
-    if columns <= MAX_LABELLED:
-        layers.append(base.mark_text(fontSize=12).encode(text=alt.Text("value:Q", format=".2f")))
+    if side >= LABELLED_CELL:
+        size = 12 if side >= 40 else 10
+        layers.append(base.mark_text(fontSize=size).encode(text=alt.Text("value:Q", format=".2f")))
     heatmap: alt.LayerChart = alt.LayerChart(layer=layers).properties(
         width=max(200, side * columns), height=max(120, side * rows)
     )

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from harness.analysis.fingerprint import ProbeKind, fingerprint
+from harness.analysis.fingerprint import Cell, Fingerprint, ProbeKind, fingerprint
 from harness.config.presets.fingerprint import FingerprintKind, Grid, fingerprint_config
 from harness.config.run_settings import engine_options
 from harness.engine.runner import run_experiment
@@ -57,7 +57,9 @@ def test_a_fingerprint_run_shows_its_matrix_as_a_heatmap_and_its_games_stay_pick
     assert cell in captions
     assert "pdbench plot fp --kind fingerprint" in at.code[0].value and "from games" in at.code[1].value
     # The probe point (1, 1) is a condition: its game replays below the heatmap, TFT against the opposite of TFT.
-    picker(at, "results_condition_").select("ashlock(x=1,y=1)").run()
+    conditions = picker(at, "results_condition_")
+    assert conditions.options[-1] == "ashlock(x=1,y=1) (1 game)"
+    conditions.select("ashlock(x=1,y=1)").run()
     text = "\n".join(m.value for m in at.markdown)
     assert "🟢🔴🔴" in text and "🔴🔴🟢" in text
     assert {m.label: m.value for m in at.metric}["A payoff"] == "6"
@@ -76,3 +78,14 @@ def test_a_transitive_heatmap_has_a_row_per_p_and_a_column_per_round(tmp_path: P
     # TFT cooperates in round 1, then copies RAND(p): RAND(0) always defects, RAND(1) always cooperates.
     frame = charts.fingerprint_frame(fp).set_index(["p", "round"])["value"]
     assert frame.to_dict() == {(0, 1): 1, (0, 2): 0, (0, 3): 0, (1, 1): 1, (1, 2): 1, (1, 3): 1}
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rect", "text"]
+
+
+def test_cells_too_narrow_for_their_number_leave_it_to_the_tooltip() -> None:
+    def layers(rounds: int) -> list[str]:
+        cells = tuple(Cell((p, float(t)), 1, 0.5, None) for p in (0.0, 1.0) for t in range(1, rounds + 1))
+        spec = charts.fingerprint_heatmap(Fingerprint("r", ProbeKind.TRANSITIVE, "TFT", cells)).to_dict()
+        return [layer["mark"]["type"] for layer in spec["layer"]]
+
+    assert layers(20) == ["rect", "text"]  # the default 20 rounds: every cell is written
+    assert layers(200) == ["rect"]
