@@ -153,7 +153,7 @@ def fingerprint_heatmap(fp: Fingerprint) -> alt.LayerChart:
     df = fingerprint_frame(fp)
     columns, rows = df[column].nunique(), df[row].nunique()
     base = alt.Chart(df).encode(
-        x=alt.X(f"{column}:O", title=across),
+        x=alt.X(f"{column}:O", title=across, axis=alt.Axis(labelAngle=0)),
         y=alt.Y(f"{row}:O", title=up, sort="descending"),
     )
     domain = alt.Scale(scheme="redyellowgreen", domain=[0, 1]) if fp.kind is ProbeKind.TRANSITIVE else None
