@@ -24,6 +24,10 @@ from dataclasses import dataclass
 
 from harness.errors import ConfigError
 from harness.store.catalog import Catalog
+from harness.util.plural import plural
+
+RUN_KIND = "fingerprint"
+"""``runs.kind`` of a fingerprint run."""
 
 
 class ProbeKind(enum.StrEnum):
@@ -69,6 +73,13 @@ class Fingerprint:
     def value(self, *key: float) -> float | None:
         return next((c.mean for c in self.cells if c.key == key), None)
 
+    @property
+    def caption(self) -> str:
+        """What a cell is and how many games each holds, as the command's table and the dashboard say it."""
+        games = {c.games for c in self.cells}
+        fewer = "" if len(games) <= 1 else f" (some fewer: {min(games)})"
+        return f"{VALUE_NOTE[self.kind]}; {plural(max(games, default=0), 'game')} per point{fewer}"
+
 
 VALUE_NOTE = {
     ProbeKind.ASHLOCK: "mean payoff per round of the player against the probe at (x, y), over its games",
@@ -91,7 +102,7 @@ def probe_points(config_json: str) -> dict[str, tuple[ProbeKind, tuple[float, ..
 def fingerprint(cat: Catalog, run_id: str) -> Fingerprint:
     """The run's fingerprint from its complete games; a clear error for a run that is not a fingerprint."""
     run = cat.require_run(run_id)
-    points = probe_points(str(run["config_json"])) if run["kind"] == "fingerprint" else {}
+    points = probe_points(str(run["config_json"])) if run["kind"] == RUN_KIND else {}
     kinds = {kind for kind, _ in points.values()}
     if len(kinds) != 1:
         raise ConfigError(
@@ -126,3 +137,25 @@ def fingerprint(cat: Catalog, run_id: str) -> Fingerprint:
         cells.append(Cell(key, int(games), float(mean), spread))
     cells.sort(key=lambda c: c.key)
     return Fingerprint(run_id, kind, ", ".join(str(p[0]) for p in player), tuple(cells))
+
+
+def reproducing_sql(kind: ProbeKind, run_id: str) -> str:
+    """The query that gives a fingerprint's cells from ``pdbench sql``, one row per cell (the probe point is in the
+    condition's name, ``ashlock(x=0.5,y=1)``, ``transitive(p=0.25)``): what :func:`fingerprint` reads, for a reader
+    to check a figure against."""
+    run = "'" + run_id.replace("'", "''") + "'"
+    if kind is ProbeKind.ASHLOCK:
+        return (
+            "select condition, count(*) as games, avg(score_a / rounds_played) as payoff_per_round,\n"
+            "  stddev_samp(score_a / rounds_played) as sd\n"
+            f"from games where run_id = {run} and status = 'complete' and rounds_played > 0\n"
+            "group by condition order by condition"
+        )
+    return (
+        "select g.condition, r.round, count(*) as games,\n"
+        "  avg(case when r.action_a = 'C' then 1.0 else 0.0 end) as cooperation,\n"
+        "  stddev_samp(case when r.action_a = 'C' then 1.0 else 0.0 end) as sd\n"
+        "from games g join rounds r on r.run_id = g.run_id and r.game_id = g.game_id\n"
+        f"where g.run_id = {run} and g.status = 'complete'\n"
+        "group by g.condition, r.round order by g.condition, r.round"
+    )

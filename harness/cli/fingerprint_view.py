@@ -6,10 +6,9 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from harness.analysis.fingerprint import VALUE_NOTE, Fingerprint, ProbeKind, fingerprint
+from harness.analysis.fingerprint import Fingerprint, ProbeKind, fingerprint
 from harness.cli.base import out
 from harness.store.run_summary import call_totals
-from harness.util.plural import plural
 
 if TYPE_CHECKING:
     from harness.engine.runner import RunResult
@@ -36,12 +35,8 @@ def fingerprint_table(fp: Fingerprint) -> Table:
     """Ashlock: y rows from 1 down to 0, x columns from 0 to 1 (the heatmap's orientation); transitive: one row
     per p, a column per shown round."""
     first, second = fp.axes
-    games = {c.games for c in fp.cells}
-    caption = f"{VALUE_NOTE[fp.kind]}; {plural(max(games), 'game')} per point" + (
-        "" if len(games) == 1 else f" (some fewer: {min(games)})"
-    )
     title = f"{fp.kind.value.capitalize()} fingerprint of {fp.player} ({fp.run_id})"
-    table = Table(title=title, caption=caption)
+    table = Table(title=title, caption=fp.caption)
     if fp.kind is ProbeKind.ASHLOCK:
         table.add_column("y \\ x", justify="right")
         for x in first:

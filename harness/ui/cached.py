@@ -29,6 +29,7 @@ from harness.store.catalog import Catalog
 from harness.ui import data
 
 if TYPE_CHECKING:
+    from harness.analysis.fingerprint import Fingerprint
     from harness.analysis.memory_one import MemoryOneProfile
     from harness.evolution import Trajectory
     from harness.game.rules import PayoffMatrix
@@ -208,6 +209,16 @@ def memory_one(
 
     with _catalog(folder, run_id, _source) as cat:
         return memory_one_profiles(cat, run_id, condition=condition)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def fingerprint(folder: Path, sig: Signature, run_id: str, _source: RunSource | None = None) -> Fingerprint:
+    """The fingerprint of a run of kind ``fingerprint``, from its complete games
+    (:func:`harness.analysis.fingerprint.fingerprint`)."""
+    from harness.analysis.fingerprint import fingerprint as read
+
+    with _catalog(folder, run_id, _source) as cat:
+        return read(cat, run_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

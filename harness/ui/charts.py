@@ -13,6 +13,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from harness.analysis.fingerprint import Fingerprint, ProbeKind
 from harness.ui.data import FALLBACK, FALLBACK_FLIPPED, NOISE_FLIP
 
 _SEATS = alt.Scale(domain=["A", "B"], range=["#2a7de1", "#e8742a"])
@@ -115,6 +116,65 @@ def matchup_heatmap(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     text = base.mark_text(fontSize=12).encode(text=alt.Text("mean_payoff_per_round:Q", format=".2f"))
     size = max(260, 48 * len(order))
     heatmap: alt.LayerChart = (cells + text).properties(width=size, height=size)
+    return heatmap
+
+
+FINGERPRINT_AXES = {
+    ProbeKind.ASHLOCK: (("x", "x (probe's P(C) outright)"), ("y", "y (probe's P(D) outright)"), "payoff / round"),
+    ProbeKind.TRANSITIVE: (("round", "round"), ("p", "p (opponent's P(C), RAND p)"), "P(C)"),
+}
+"""Each fingerprint's (column field, title), (row field, title) and value title: the axes ``pdbench fingerprint``
+prints (Ashlock: x across, y up; transitive: a row per p, a column per round)."""
+FINGERPRINT_WIDTH = 880
+"""The fingerprint's grid fits this many pixels across (the wide page's width beside nothing); a cell is at most 44."""
+LABELLED_CELL = 28
+"""Cells carry their value as text while they are at least this wide: up to 31 columns, so a transitive fingerprint
+of 20 or 30 rounds and an Ashlock one of step 0.05 show their numbers; the tooltip gives them on any grid."""
+
+
+def fingerprint_frame(fp: Fingerprint) -> pd.DataFrame:
+    """One row per cell: its place on the two axes (named as in :data:`FINGERPRINT_AXES`), its value, its games
+    and the standard deviation over them."""
+    (column, _), (row, _), _ = FINGERPRINT_AXES[fp.kind]
+    keys = ("x", "y") if fp.kind is ProbeKind.ASHLOCK else ("p", "round")
+    frame = pd.DataFrame(
+        [{keys[0]: c.key[0], keys[1]: c.key[1], "value": c.mean, "games": c.games, "sd": c.sd} for c in fp.cells],
+        columns=[*keys, "value", "games", "sd"],
+    )
+    if fp.kind is ProbeKind.TRANSITIVE:
+        frame["round"] = frame["round"].astype(int)
+    return frame[[column, row, "value", "games", "sd"]]
+
+
+def fingerprint_heatmap(fp: Fingerprint) -> alt.LayerChart:
+    """The fingerprint as a heatmap, row values rising up the axis (Axelrod's origin at the lower left); Ashlock
+    in payoff per round, transitive in P(C) on [0, 1]."""
+    (column, across), (row, up), value = FINGERPRINT_AXES[fp.kind]
+    df = fingerprint_frame(fp)
+    columns, rows = df[column].nunique(), df[row].nunique()
+    base = alt.Chart(df).encode(
+        x=alt.X(f"{column}:O", title=across, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y(f"{row}:O", title=up, sort="descending"),
+    )
+    domain = alt.Scale(scheme="redyellowgreen", domain=[0, 1]) if fp.kind is ProbeKind.TRANSITIVE else None
+    cells = base.mark_rect().encode(
+        color=alt.Color("value:Q", title=value, scale=domain or alt.Scale(scheme="redyellowgreen")),
+        tooltip=[
+            alt.Tooltip(f"{column}:O"),
+            alt.Tooltip(f"{row}:O"),
+            alt.Tooltip("value:Q", title=value, format=".3f"),
+            alt.Tooltip("games:Q"),
+            alt.Tooltip("sd:Q", title="sd over games", format=".3f"),
+        ],
+    )
+    side = max(4, min(44, FINGERPRINT_WIDTH // columns))
+    layers: list[alt.Chart] = [cells]
+    if side >= LABELLED_CELL:
+        size = 12 if side >= 40 else 10
+        layers.append(base.mark_text(fontSize=size).encode(text=alt.Text("value:Q", format=".2f")))
+    heatmap: alt.LayerChart = alt.LayerChart(layer=layers).properties(
+        width=max(200, side * columns), height=max(120, side * rows)
+    )
     return heatmap
 
 

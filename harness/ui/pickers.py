@@ -16,6 +16,7 @@ from harness.states import RunStatus
 from harness.store.browse import GAMELESS_KINDS, ConditionRow, Folder, GameRow, RunRow
 from harness.ui import cached
 from harness.ui.data import newest_with_results, run_label
+from harness.util.plural import plural
 
 SELECTED_RUN = "selected_run"
 SELECTED_CONDITION = "selected_condition"
@@ -145,7 +146,7 @@ def pick_game(folder: Path, key: str, source: cached.RunSource | None = None) ->
             names,
             index=_index(names, st.session_state.get(SELECTED_CONDITION)),
             key=f"{key}_condition_{run.run_id}",
-            format_func=lambda c: f"{c} ({by_name[c].games} games)",
+            format_func=lambda c: f"{c} ({plural(by_name[c].games, 'game')})",
         )
     if name is None:
         return None

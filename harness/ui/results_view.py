@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from harness.analysis.fingerprint import RUN_KIND as FINGERPRINT_KIND
 from harness.analysis.memory_one import NOTE, MemoryOneProfile, Outcome
 from harness.analysis.notes import FORGIVENESS_NOTE, REPEATED_NOTE
 from harness.analysis.probes import PROBE_NOTE, ProbeShare
@@ -19,7 +20,7 @@ from harness.analysis.stats import Estimate
 from harness.game.horizon import HorizonKind
 from harness.states import GameStatus, RunStatus
 from harness.store.browse import GameDetail
-from harness.ui import cached, charts, components
+from harness.ui import cached, charts, components, fingerprint_section
 from harness.ui.data import FALLBACK, NOISE_FLIP, agent_info, round_events, rounds_text
 from harness.ui.follow import follow
 from harness.ui.pickers import SELECTED_RUN, Selection, pick_game
@@ -52,6 +53,8 @@ def _render(folder: Path, source: cached.RunSource) -> None:
         return
     sig = cached.signature(folder)
     run_id, game_id = selection.run.run_id, selection.game.game_id
+    if selection.run.kind == FINGERPRINT_KIND:
+        fingerprint_section.render(folder, selection.run, source)
     detail = cached.game_detail(folder, sig, run_id, game_id, _source=source)
     _agents(detail)
     _game_status(detail)

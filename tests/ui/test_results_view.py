@@ -377,7 +377,7 @@ def test_switching_runs_redraws_the_condition_and_replicate_pickers_for_that_run
                                                       "ALLD_vs_ALLD (3 games)"]  # fmt: skip
     at.selectbox(key="results_run").select("two").run()
     conditions = picker(at, "results_condition_")  # a new widget: the browser cannot keep run one's labels
-    assert conditions.key == "results_condition_two" and conditions.options == ["GRIM_vs_ALT (1 games)"]
+    assert conditions.key == "results_condition_two" and conditions.options == ["GRIM_vs_ALT (1 game)"]
     assert picker(at, "results_game_").key == "results_game_two"
     assert metrics(at)["Rounds"] == "7"
 
