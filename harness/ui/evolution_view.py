@@ -35,7 +35,7 @@ from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, 
 from harness.evolution.scenarios import SCENARIOS, SCENARIOS_BY_KEY, Scenario, same_settings, scenario_of
 from harness.states import RunStatus
 from harness.store.evolution_writer import EvolutionRun
-from harness.ui import cached, charts, choices, phone
+from harness.ui import cached, charts, choices, evolutionary_panel, phone
 from harness.ui.evolution_frame import FRAME_CLASS, PHONE_CSS, Film, emoji_of, frame_html
 from harness.ui.evolution_setup import (
     DYNAMICS_LABELS,
@@ -483,6 +483,7 @@ def _show(folder: Path, run: EvolutionRun) -> None:
         f'The same numbers from a terminal: `pdbench sql "select * from population_shares where run_id = '
         f"'{run.run_id}'\" --results {folder}`."
     )
+    evolutionary_panel.render(folder, run.run_id, K + "analysis_")
 
 
 def _draw(film: Film, g: int) -> None:
