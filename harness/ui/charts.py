@@ -135,7 +135,7 @@ def long_run_shares(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     bars = base.mark_bar(color="#2a7de1").encode(
         y=alt.Y("estimate:Q", title="long-run share", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     )
-    whiskers = base.mark_errorbar(ticks=True, color="black").encode(
+    whiskers = base.mark_errorbar(ticks={"size": 14}, color="black").encode(
         y=alt.Y("low:Q", title="long-run share"), y2=alt.Y2("high:Q")
     )
     chart: alt.LayerChart = (bars + whiskers).properties(height=240)

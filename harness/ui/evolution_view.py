@@ -18,6 +18,9 @@ The frame (generation label, population bars, agent grid) is one element per gen
 (:mod:`harness.ui.evolution_frame`), animated by :mod:`harness.ui.playback` like the replay, up to 3 s a generation
 so a teacher can talk over each; at phone width its controls take two short rows and Play brings the grid into view
 (:mod:`harness.ui.phone`, as the replay's).
+
+Below the run, the "Evolutionary analysis" expander (:mod:`harness.ui.evolutionary_panel`) is `pdbench analyze` on
+the run's payoff table: long-run shares and invasions with their bootstrap intervals, or why the run has no table.
 """
 
 from __future__ import annotations

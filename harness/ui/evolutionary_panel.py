@@ -125,10 +125,12 @@ def _show(d: dict[str, Any], settings: Settings, run_id: str, folder: Path) -> N
     st.markdown("**Long-run shares** · rare mutations")
     st.altair_chart(charts.long_run_shares(d["stationary"]), width="stretch")
     st.markdown(f"**Invasions** · one invader among {n - 1} residents; it invades when ρ > 1/N = {1 / n:.3g}")
+    invasions = invasion_frame(d["fixation"])
     st.dataframe(
-        invasion_frame(d["fixation"]),
+        invasions,
         hide_index=True,
         column_config={"ρ": st.column_config.NumberColumn(format="%.3g")},
+        height=min(38 + 35 * len(invasions), 640),  # as the leaderboard: 17 rows, then a scroll
     )
     st.caption(
         f"{DYNAMICS_LABELS[settings.process]} dynamics, N = {n}, {INTENSITY_LABELS[settings.process].split()[-1]} = "

@@ -11,6 +11,9 @@ The run plays in a thread owned by the browser session (:mod:`harness.ui.backgro
 script run, so it goes on when someone switches views; :mod:`harness.ui.progress_panel` draws its
 progress and its Stop button, which ends the run cleanly (status ``interrupted``, every finished game
 kept, resumable with `pdbench resume`).
+
+Below the matchups, the "Evolutionary analysis" expander (:mod:`harness.ui.evolutionary_panel`) is `pdbench analyze`
+on the tournament's games (a round robin with self-play; one without is told why not).
 """
 
 from __future__ import annotations
