@@ -29,7 +29,11 @@ from harness.store.catalog import Catalog
 from harness.ui import data
 
 if TYPE_CHECKING:
+<<<<<<< HEAD
     from harness.analysis.fingerprint import Fingerprint
+=======
+    from harness.analysis.evolutionary import MeasuredTable
+>>>>>>> s9c-wt-loop
     from harness.analysis.memory_one import MemoryOneProfile
     from harness.evolution import Trajectory
     from harness.game.rules import PayoffMatrix
@@ -254,3 +258,26 @@ def evolution(folder: Path, sig: Signature, run_id: str) -> tuple[EvolutionRun, 
     from harness.store.evolution_writer import read_evolution
 
     return read_evolution(folder, run_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def payoff_table(folder: Path, sig: Signature, run_id: str) -> MeasuredTable:
+    """The measured payoff table of run ``run_id``, game by game (:func:`harness.analysis.evolutionary.measured_table`):
+    a ConfigError with the one-paragraph reason for a run that has none (not cached: raised again at each look)."""
+    from harness.analysis.evolutionary import measured_table
+
+    return measured_table(folder, run_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def evolutionary_analysis(
+    folder: Path, sig: Signature, run_id: str, process: str, intensity: float, size: int, draws: int, seed: int
+) -> dict[str, Any]:
+    """``pdbench analyze``'s figures of run ``run_id`` for these settings, as its JSON object
+    (:meth:`harness.analysis.evolutionary.Analysis.as_dict`), cached per settings: a change of N, dynamics or
+    bootstrap computes once, a return to earlier settings is instant. Without the replicator's rest points, which
+    the dashboard does not show. Bad settings raise the analysis's ConfigError before anything is computed."""
+    from harness.analysis.evolutionary import Population, Process, analyze
+
+    population = Population(Process(process), intensity, size)
+    return analyze(payoff_table(folder, sig, run_id), population, draws=draws, seed=seed, replicator=False).as_dict()

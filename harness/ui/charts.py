@@ -119,6 +119,7 @@ def matchup_heatmap(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     return heatmap
 
 
+<<<<<<< HEAD
 FINGERPRINT_AXES = {
     ProbeKind.ASHLOCK: (("x", "x (probe's P(C) outright)"), ("y", "y (probe's P(D) outright)"), "payoff / round"),
     ProbeKind.TRANSITIVE: (("round", "round"), ("p", "p (opponent's P(C), RAND p)"), "P(C)"),
@@ -176,6 +177,30 @@ def fingerprint_heatmap(fp: Fingerprint) -> alt.LayerChart:
         width=max(200, side * columns), height=max(120, side * rows)
     )
     return heatmap
+=======
+def long_run_shares(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
+    """Each player's long-run share (``rows``: player, estimate, low, high, as ``pdbench analyze``'s stationary
+    distribution) as a bar, its 95% interval as a whisker; the players by share, largest first."""
+    df = pd.DataFrame(list(rows))
+    order = list(df.sort_values("estimate", ascending=False, kind="stable")["player"]) if not df.empty else []
+    base = alt.Chart(df).encode(
+        x=alt.X("player:N", title=None, sort=order, axis=alt.Axis(labelAngle=-30)),
+        tooltip=[
+            alt.Tooltip("player:N"),
+            alt.Tooltip("estimate:Q", format=".1%", title="long-run share"),
+            alt.Tooltip("low:Q", format=".1%", title="95% interval from"),
+            alt.Tooltip("high:Q", format=".1%", title="95% interval to"),
+        ],
+    )
+    bars = base.mark_bar(color="#2a7de1").encode(
+        y=alt.Y("estimate:Q", title="long-run share", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    )
+    whiskers = base.mark_errorbar(ticks={"size": 14}, color="black").encode(
+        y=alt.Y("low:Q", title="long-run share"), y2=alt.Y2("high:Q")
+    )
+    chart: alt.LayerChart = (bars + whiskers).properties(height=240)
+    return chart
+>>>>>>> s9c-wt-loop
 
 
 def shares_over_time(

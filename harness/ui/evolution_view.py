@@ -18,6 +18,9 @@ The frame (generation label, population bars, agent grid) is one element per gen
 (:mod:`harness.ui.evolution_frame`), animated by :mod:`harness.ui.playback` like the replay, up to 3 s a generation
 so a teacher can talk over each; at phone width its controls take two short rows and Play brings the grid into view
 (:mod:`harness.ui.phone`, as the replay's).
+
+Below the run, the "Evolutionary analysis" expander (:mod:`harness.ui.evolutionary_panel`) is `pdbench analyze` on
+the run's payoff table: long-run shares and invasions with their bootstrap intervals, or why the run has no table.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from harness.evolution import Dynamics, EvolutionSettings, Fitness, PayoffMode, 
 from harness.evolution.scenarios import SCENARIOS, SCENARIOS_BY_KEY, Scenario, same_settings, scenario_of
 from harness.states import RunStatus
 from harness.store.evolution_writer import EvolutionRun
-from harness.ui import cached, charts, choices, phone
+from harness.ui import cached, charts, choices, evolutionary_panel, phone
 from harness.ui.evolution_frame import FRAME_CLASS, PHONE_CSS, Film, emoji_of, frame_html
 from harness.ui.evolution_setup import (
     DYNAMICS_LABELS,
@@ -483,6 +486,7 @@ def _show(folder: Path, run: EvolutionRun) -> None:
         f'The same numbers from a terminal: `pdbench sql "select * from population_shares where run_id = '
         f"'{run.run_id}'\" --results {folder}`."
     )
+    evolutionary_panel.render(folder, run.run_id, K + "analysis_")
 
 
 def _draw(film: Film, g: int) -> None:

@@ -11,6 +11,9 @@ The run plays in a thread owned by the browser session (:mod:`harness.ui.backgro
 script run, so it goes on when someone switches views; :mod:`harness.ui.progress_panel` draws its
 progress and its Stop button, which ends the run cleanly (status ``interrupted``, every finished game
 kept, resumable with `pdbench resume`).
+
+Below the matchups, the "Evolutionary analysis" expander (:mod:`harness.ui.evolutionary_panel`) is `pdbench analyze`
+on the tournament's games (a round robin with self-play; one without is told why not).
 """
 
 from __future__ import annotations
@@ -35,7 +38,17 @@ from harness.providers.registry import is_offline
 from harness.states import RunStatus
 from harness.store.browse import PlannedPlayer, RunRow
 from harness.store.views.leaderboard import RANKING_NOTE, TIE_TOLERANCE
-from harness.ui import background, cached, charts, choices, components, data, pickers, progress_panel
+from harness.ui import (
+    background,
+    cached,
+    charts,
+    choices,
+    components,
+    data,
+    evolutionary_panel,
+    pickers,
+    progress_panel,
+)
 from harness.ui.budget import budget_input
 from harness.ui.follow import follow
 from harness.ui.payoff_input import Payoffs, matrix_text, payoff_input
@@ -437,6 +450,7 @@ def _results(folder: Path, run: RunRow) -> None:
     with notes:
         for line in highlights(board, matrix):
             st.markdown(line)
+    evolutionary_panel.render(folder, run.run_id, K + "analysis_")
 
 
 def highlights(board: list[dict[str, Any]], matrix: list[dict[str, Any]]) -> list[str]:
