@@ -29,11 +29,8 @@ from harness.store.catalog import Catalog
 from harness.ui import data
 
 if TYPE_CHECKING:
-<<<<<<< HEAD
-    from harness.analysis.fingerprint import Fingerprint
-=======
     from harness.analysis.evolutionary import MeasuredTable
->>>>>>> s9c-wt-loop
+    from harness.analysis.fingerprint import Fingerprint
     from harness.analysis.memory_one import MemoryOneProfile
     from harness.evolution import Trajectory
     from harness.game.rules import PayoffMatrix

@@ -119,7 +119,6 @@ def matchup_heatmap(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     return heatmap
 
 
-<<<<<<< HEAD
 FINGERPRINT_AXES = {
     ProbeKind.ASHLOCK: (("x", "x (probe's P(C) outright)"), ("y", "y (probe's P(D) outright)"), "payoff / round"),
     ProbeKind.TRANSITIVE: (("round", "round"), ("p", "p (opponent's P(C), RAND p)"), "P(C)"),
@@ -177,7 +176,8 @@ def fingerprint_heatmap(fp: Fingerprint) -> alt.LayerChart:
         width=max(200, side * columns), height=max(120, side * rows)
     )
     return heatmap
-=======
+
+
 def long_run_shares(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     """Each player's long-run share (``rows``: player, estimate, low, high, as ``pdbench analyze``'s stationary
     distribution) as a bar, its 95% interval as a whisker; the players by share, largest first."""
@@ -200,7 +200,6 @@ def long_run_shares(rows: Sequence[dict[str, Any]]) -> alt.LayerChart:
     )
     chart: alt.LayerChart = (bars + whiskers).properties(height=240)
     return chart
->>>>>>> s9c-wt-loop
 
 
 def shares_over_time(
