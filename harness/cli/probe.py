@@ -49,8 +49,10 @@ def probe(
     plan = plan_probes(folder, source, parse_rounds(rounds), max_probes)
     estimate = plan.estimated_cost
     cost = "free (mock models)" if estimate == 0 else "unknown" if estimate is None else f"at most ${estimate:.4f}"
+    # A mock model's answers are never cached (they cost nothing), so its factual answers are asked again.
+    factual = "asked again, free: a mock's answers are not cached" if estimate == 0 else "from the cache, free"
     out.print(
-        f"{len(plan.sites)} probes of run {source}: {len(plan.sites)} factual requests from the cache (free), "
+        f"{len(plan.sites)} probes of run {source}: {len(plan.sites)} factual requests ({factual}), "
         f"{len(plan.sites)} counterfactual requests ({cost}).",
         highlight=False,
     )

@@ -107,6 +107,7 @@ def test_the_command_prints_the_plan_and_the_shares(sources: Path, results: Path
     _copy(sources, results, "tft")
     code, out, err = pdbench("probe", "tft", "--dry-run", "--results", results)
     assert code == 0 and "10 probes of run tft" in out, err
+    assert "asked again, free: a mock's answers are not cached" in " ".join(out.split())  # not "from the cache"
     assert sql_json(results, "select count(*) as n from runs") == [{"n": 1}]  # a dry run records nothing
 
     code, out, err = pdbench("probe", "latest", "--max-probes", "4", "--run-id", "pt", "--results", results)

@@ -64,8 +64,10 @@ class Population:
                 f"round of {span[0]:g}: fitness weighs reproduction, so it must be positive; lower --selection below "
                 f"{1 / (1 - span[0]):.3g}, or use --dynamics fermi"
             )
+        if len(problems) == 1:
+            raise ConfigError(problems[0])
         if problems:
-            raise ConfigError("; ".join(problems), problems)
+            raise ConfigError(f"the analysis settings have {len(problems)} problems:", problems)
 
     @property
     def intensity_label(self) -> str:
