@@ -64,8 +64,9 @@ class Flip(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RecordedGame:
-    """A complete game of the source run, as the probes rebuild it: both seats' moves as played (what the prompts
-    showed), as intended (the factual answers), and the rounds whose move was a fallback (not the model's)."""
+    """A complete game of the source run, as the probes rebuild it: both seats' moves as played, the opponent's
+    moves as each seat saw them (what its prompt showed: the played moves unless observation noise misread one),
+    as intended (the factual answers), and the rounds whose move was a fallback (not the model's)."""
 
     game_id: int
     rounds: int
@@ -75,9 +76,16 @@ class RecordedGame:
     intended_b: tuple[str, ...]
     flagged_a: frozenset[int] = field(default_factory=frozenset)
     flagged_b: frozenset[int] = field(default_factory=frozenset)
+    observed_a: tuple[str, ...] | None = None  # B's moves as A saw them (None: as played)
+    observed_b: tuple[str, ...] | None = None  # A's moves as B saw them
 
     def played(self, seat: str) -> tuple[str, ...]:
         return self.played_a if seat == "a" else self.played_b
+
+    def seen(self, seat: str) -> tuple[str, ...]:
+        """The opponent's moves as the player in ``seat`` saw them."""
+        observed = self.observed_a if seat == "a" else self.observed_b
+        return observed if observed is not None else self.played("b" if seat == "a" else "a")
 
     def intended(self, seat: str) -> tuple[str, ...]:
         return self.intended_a if seat == "a" else self.intended_b
@@ -91,7 +99,8 @@ def recorded_games(catalog: Catalog, run_id: str) -> list[RecordedGame]:
     rows = catalog.query(
         "SELECT r.game_id, list(r.action_a::VARCHAR ORDER BY r.round), list(r.action_b::VARCHAR ORDER BY r.round), "
         "list(r.intended_a::VARCHAR ORDER BY r.round), list(r.intended_b::VARCHAR ORDER BY r.round), "
-        "list(r.round) FILTER (WHERE r.flagged_a), list(r.round) FILTER (WHERE r.flagged_b) "
+        "list(r.round) FILTER (WHERE r.flagged_a), list(r.round) FILTER (WHERE r.flagged_b), "
+        "list(r.observed_a::VARCHAR ORDER BY r.round), list(r.observed_b::VARCHAR ORDER BY r.round) "
         "FROM rounds r JOIN games g USING (run_id, game_id) "
         "WHERE r.run_id = ? AND g.status = 'complete' GROUP BY r.game_id ORDER BY r.game_id",
         [run_id],
@@ -106,8 +115,10 @@ def recorded_games(catalog: Catalog, run_id: str) -> list[RecordedGame]:
             intended_b=tuple(ib),
             flagged_a=frozenset(fa or ()),
             flagged_b=frozenset(fb or ()),
+            observed_a=tuple(oa),
+            observed_b=tuple(ob),
         )
-        for g, pa, pb, ia, ib, fa, fb in rows
+        for g, pa, pb, ia, ib, fa, fb, oa, ob in rows
     ]
 
 

@@ -208,7 +208,7 @@ def plan_probes(
         )
     sites = [
         ProbeSite(
-            gid, t, seat, Flip.of(history.played("b" if seat == "a" else "a")[t - 2]), history.intended(seat)[t - 1]
+            gid, t, seat, Flip.of(history.seen(seat)[t - 2]), history.intended(seat)[t - 1]
         )
         for t in (rounds or range(2, longest + 1))
         for gid, history in sorted(histories.items())
@@ -238,15 +238,16 @@ def _game_plans(config: ExperimentConfig, wanted: set[int]) -> dict[int, GamePla
 
 
 def history_view(plan: GamePlan, history: RecordedGame, site: ProbeSite, *, flipped: bool) -> RoundView:
-    """What the model in ``site.seat`` saw before round ``site.round``: rounds 1..t-1 as played, the opponent's
-    move at t - 1 flipped when ``flipped`` (its payoffs and the totals recomputed from the moves shown)."""
+    """What the model in ``site.seat`` saw before round ``site.round``: rounds 1..t-1, its own moves as played and
+    the opponent's as it saw them (under observation noise, its prompt showed those, with the payoffs and totals
+    they imply), the opponent's move at t - 1 flipped when ``flipped`` (its payoffs and the totals recomputed)."""
     cond = plan.condition
-    match = Match(cond.game, 0.0, random.Random(0))  # no noise: the moves recorded are the moves played
+    match = Match(cond.game, 0.0, random.Random(0))  # no noise: the moves recorded are the moves shown
     t = site.round
+    own, seen = history.played(site.seat), history.seen(site.seat)
     for r in range(t - 1):
-        a, b = history.played_a[r], history.played_b[r]
-        if flipped and r == t - 2:
-            a, b = (a, FLIP[b]) if site.seat == "a" else (FLIP[a], b)
+        opponent = FLIP[seen[r]] if flipped and r == t - 2 else seen[r]
+        a, b = (own[r], opponent) if site.seat == "a" else (opponent, own[r])
         match.record(a, b)  # type: ignore[arg-type]
     return match.view(site.seat, cond.horizon.known_to_players())
 

@@ -68,6 +68,27 @@ def test_every_flip_changes_tft_and_none_changes_a_cooperator(sources: Path, res
     assert _shares(results, "coop", "p_coop") == {Flip.C_TO_D: (0, 6), Flip.D_TO_C: (0, 4)}
 
 
+def test_under_observation_noise_the_probe_shows_what_the_model_saw(tmp_path: Path) -> None:
+    """mock/tft copies the opponent's move as it saw it. Rebuilt from the moves as played, the factual request of a
+    round after a misreading would differ from the one sent and the probe would be dropped; rebuilt from what it
+    saw, every probe matches, and each flip (of the move as seen) changes its move."""
+    conditions = [{"name": "vs_RAND", "agent_a": {"model": "mock/tft"}, "agent_b": {"policy": "RAND"}}]
+    config = {
+        "horizon": {"n_rounds": 8},
+        "noise": {"execution": 0.0, "observation": 0.3},
+        "experiment": {"replicates": 4, "conditions": conditions},
+    }
+    assert run_experiment(parse_experiment(config), results_dir=tmp_path, run_id="obs").status is RunStatus.COMPLETE
+    seen = sql_json(tmp_path, "select count(*) as n from rounds where run_id = 'obs' and observed_a <> action_b")
+    assert seen[0]["n"] > 0  # the model misread some of RAND's moves
+    result = run_probes(plan_probes(tmp_path, "obs", None), results_dir=tmp_path, run_id="p_obs")
+    assert result.unmatched == 0
+    with Catalog(tmp_path, ["p_obs", "obs"]) as cat:
+        shares = probe_shares(cat, "p_obs")
+    assert shares and all(s.changed == s.probes for s in shares)
+    assert sum(s.probes for s in shares) == 4 * 7  # every round from 2 on, in each of the 4 games
+
+
 def test_grim_changes_only_where_the_flipped_move_decides(sources: Path, results: Path) -> None:
     # Against ALTERNATOR (C D C D C D): t = 2 (C->D at 1: the first defection) and t = 3 (D->C at 2: the only
     # defection so far) change grim's move; at t = 4, 5, 6 the defection of round 2 (or 4) decides already.
