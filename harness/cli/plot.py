@@ -55,18 +55,19 @@ def plot(
     the stationary distribution take `pdbench analyze`'s population and bootstrap options)
     """
     from harness.analysis.evolutionary.analysis import check_bootstrap
-    from harness.config.run_settings import existing_run_id, results_dir
+    from harness.config.run_settings import results_dir
     from harness.errors import StoreError
     from harness.figures.kinds import ANALYSED, check_output, check_runs, render
     from harness.store.catalog import Catalog, open_run
+    from harness.store.run_ref import resolve_run_id
 
     check_output(output)
     analysed = None
     if kind in ANALYSED:
         check_bootstrap(bootstrap)
         analysed = (population_of(population, dynamics, beta, selection), bootstrap, seed)
-    run_ids = list(dict.fromkeys(existing_run_id(r) for r in runs))
     folder = results_dir(results)
+    run_ids = list(dict.fromkeys(resolve_run_id(folder, r) for r in runs))  # ids, unique prefixes or latest
     # One run: open_run's errors for a missing folder or an unreadable file; several: require_run's, run by run.
     with open_run(folder, run_ids[0]) if len(run_ids) == 1 else Catalog(folder, run_ids) as cat:
         check_runs(kind, {r: str(cat.require_run(r)["kind"]) for r in run_ids})

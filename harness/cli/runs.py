@@ -17,6 +17,7 @@ class Kind(StrEnum):
     tournament = "tournament"
     eval = "eval"
     fingerprint = "fingerprint"
+    probe = "probe"
     evolution = "evolution"
 
 

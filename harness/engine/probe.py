@@ -207,9 +207,7 @@ def plan_probes(
             f"game of a model has {plural(longest, 'round')}; give rounds from 2 to {longest}, or --rounds all"
         )
     sites = [
-        ProbeSite(
-            gid, t, seat, Flip.of(history.seen(seat)[t - 2]), history.intended(seat)[t - 1]
-        )
+        ProbeSite(gid, t, seat, Flip.of(history.seen(seat)[t - 2]), history.intended(seat)[t - 1])
         for t in (rounds or range(2, longest + 1))
         for gid, history in sorted(histories.items())
         if t <= history.rounds

@@ -45,13 +45,17 @@ def resolve_run_id(results_dir: Path, ref: str) -> str:
 
 def _newest(results_dir: Path) -> str:
     """The newest run of the folder as ``pdbench runs`` lists it first (a run being written now, else the latest
-    ``created_at``)."""
+    ``created_at``), probe runs left out: a probe run (``pdbench probe``) is about the run it probed and holds no
+    games, so after `pdbench probe latest` the next `report latest` or `compare latest` still means the last run
+    played; name a probe run by its id."""
     from harness.store.browse import run_entries  # here: it opens every file, which only `latest` needs
+    from harness.store.views.probes import PROBE_KIND
 
-    listing = run_entries(results_dir, limit=1)
-    if not listing.runs:
+    listing = run_entries(results_dir)
+    runs = [r for r in listing.runs if r.kind != PROBE_KIND]
+    if not runs:
         raise RunNotFoundError(
             f"no runs in {results_dir} yet, so `{LATEST}` names none; create one with `pdbench eval --model "
             "mock/tft` or `pdbench tournament`, or give the folder that holds your runs with --results DIR."
         )
-    return listing.runs[0].run_id
+    return runs[0].run_id

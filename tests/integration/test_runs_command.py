@@ -99,7 +99,8 @@ def test_kind_filter_limit_and_the_table(made_runs: Path) -> None:
     code, out, err = pdbench("runs", "--results", results, "--kind", "tournament")
     assert code == 0 and "t1" in out and "e1" not in out, err
     code, out, _ = pdbench("runs", "--results", results, "--format", "csv")
-    assert out.splitlines()[0].startswith("run_id,kind,status,created_at,games_done,games_planned,rounds,cost_usd,models")
+    header = "run_id,kind,status,created_at,games_done,games_planned,rounds,cost_usd,models"
+    assert out.splitlines()[0].startswith(header)
     assert "mock/tft;nice" in out
 
 

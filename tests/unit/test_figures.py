@@ -160,6 +160,15 @@ def test_population_shares_are_the_counts_over_the_population(runs: Path) -> Non
     assert np.allclose(np.array(shares.shares), EVOLUTION_COUNTS[:, order] / 10)
 
 
+def test_runs_are_named_by_prefix_or_latest_as_everywhere(runs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "f.svg"
+    code, stdout, err = pdbench("plot", "ev_r", "--kind", "cooperation", "--out", out, "--results", runs)
+    assert code == 0 and f"wrote {out}" in stdout, err
+    code, _stdout, err = pdbench("plot", "latest", "--kind", "cooperation", "--out", out, "--results", runs)
+    assert code != 0 or out.exists(), err  # latest is the folder's newest run: drawn, or refused as not fitting
+    assert "no run 'latest'" not in err
+
+
 def test_the_cooperation_figure_matches_its_golden_image(tmp_path: Path) -> None:
     """Two hand-made runs, drawn at the style's pinned size, DPI and font. To renew the golden image after a
     deliberate change of style: copy the drawn file over tests/unit/golden/figure_cooperation.png and look at it."""

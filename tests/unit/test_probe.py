@@ -89,6 +89,18 @@ def test_under_observation_noise_the_probe_shows_what_the_model_saw(tmp_path: Pa
     assert sum(s.probes for s in shares) == 4 * 7  # every round from 2 on, in each of the 4 games
 
 
+def test_latest_passes_over_probe_runs_and_runs_lists_them_by_kind(sources: Path, results: Path) -> None:
+    from harness.store.run_ref import resolve_run_id
+
+    _copy(sources, results, "tft")
+    run_probes(plan_probes(results, "tft", [2]), results_dir=results, run_id="p_latest")
+    assert resolve_run_id(results, "latest") == "tft"  # the probe run is newer, but holds no games
+    assert resolve_run_id(results, "p_lat") == "p_latest"  # by id or prefix it is found
+    code, out, err = pdbench("runs", "--kind", "probe", "--results", results, "--format", "csv")
+    assert code == 0, err
+    assert [line.split(",")[0] for line in out.splitlines()[1:]] == ["p_latest"]
+
+
 def test_grim_changes_only_where_the_flipped_move_decides(sources: Path, results: Path) -> None:
     # Against ALTERNATOR (C D C D C D): t = 2 (C->D at 1: the first defection) and t = 3 (D->C at 2: the only
     # defection so far) change grim's move; at t = 4, 5, 6 the defection of round 2 (or 4) decides already.
