@@ -238,8 +238,9 @@ class Comparison:
 
 def resolve_players(catalog: Catalog, targets: list[str], run_ids: dict[str, list[str]]) -> list[Player]:
     """The model players named by ``targets``: each is either a run (``run_ids`` maps it to the run it resolved to:
-    every model player of that run) or a model name or label (every run of the folder in which a model player has
-    that name or label). A target that names neither is an error that says what the folder holds."""
+    every model player of that run) or a model name or label (every run of the folder, fingerprint runs left out,
+    in which a model player has that name or label). A target that names neither is an error that says what the
+    folder holds."""
     found: list[tuple[str, str, str]] = []  # label, run id, model
     for target in targets:
         runs = run_ids.get(target)
@@ -250,9 +251,12 @@ def resolve_players(catalog: Catalog, targets: list[str], run_ids: dict[str, lis
                 runs,
             )
         else:
+            # Fingerprint runs are left out: their opponents are probes, which no other run meets (name one by
+            # its run id to compare it).
             rows = catalog.records(
-                "SELECT player_label, run_id, player_name FROM player_parsing "
-                "WHERE player_name = ? OR player_label = ? GROUP BY ALL ORDER BY run_id, min(game_id), min(player)",
+                "SELECT p.player_label, p.run_id, p.player_name FROM player_parsing p JOIN runs r USING (run_id) "
+                "WHERE (p.player_name = ? OR p.player_label = ?) AND r.kind <> 'fingerprint' "
+                "GROUP BY ALL ORDER BY p.run_id, min(p.game_id), min(p.player)",
                 [target, target],
             )
         if not rows:
