@@ -95,9 +95,15 @@ def _a(word: str) -> str:
 
 
 def _fitting(run_kind: str) -> str:
+    """The kinds that may fit a run of ``run_kind``: the analysed ones only for a tournament or an evolution (an
+    eval's opponents never meet each other, so it has no payoff table; a fingerprint's are probes)."""
     if run_kind == EVOLUTION:
-        return "evolution"
-    kinds = [str(k) for k in FigureKind if ONLY_KIND.get(k, run_kind) == run_kind]
+        return "evolution, invasion, stationary"
+    kinds = [
+        str(k)
+        for k in FigureKind
+        if ONLY_KIND.get(k, run_kind) == run_kind and (k not in ANALYSED or run_kind == TOURNAMENT)
+    ]
     return ", ".join(kinds)
 
 

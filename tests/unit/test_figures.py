@@ -187,6 +187,7 @@ def test_the_cooperation_figure_matches_its_golden_image(tmp_path: Path) -> None
     ("run_ids", "kind", "out", "says"),
     [
         (("ev_random",), "heatmap", "f.png", "run 'ev_random' is an eval run, and a heatmap figure draws a tournament"),
+        (("ev_random",), "heatmap", "f.png", "For this run try --kind cooperation, profile, compare."),  # no invasion
         (("tour",), "evolution", "f.png", "run 'tour' is a tournament run, and an evolution figure draws an evolution"),
         (("evo",), "cooperation", "f.png", "run 'evo' is an evolution run"),
         (("tour", "evo"), "heatmap", "f.png", "a heatmap figure draws one run, and 2 were given"),
