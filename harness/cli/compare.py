@@ -218,7 +218,8 @@ def _estimate(metric: str, e: Estimate, sep: str = " ") -> str:
         return "—"
     scale, unit, digits = _scale(metric)
     mean = f"{e.mean * scale:.{digits}f}{unit}"
-    if e.low is None or e.high is None or e.low == e.high:  # no spread (one game, or every game alike)
+    if e.low is None or e.high is None or e.high - e.low <= 1e-12 * max(1.0, abs(e.mean)):  # no spread: one
+        # game, or every game alike (a t interval of equal values, up to rounding)
         return mean
     if abs((e.mean - e.low) - (e.high - e.mean)) <= 1e-9 * max(1.0, abs(e.mean)):
         return f"{mean}{sep}±{(e.high - e.mean) * scale:.{digits}f}"

@@ -173,3 +173,13 @@ def test_what_cannot_be_compared_is_one_paragraph(two_runs: Path, tmp_path: Path
     assert code != 0 and "no opponent in common" in err
     code, _out, err = pdbench("compare", "eval_tft", "eval_alld", "--metric", "speed", "--results", two_runs)
     assert code != 0 and "--metric" in err
+
+
+def test_an_interval_of_equal_values_up_to_rounding_is_no_interval() -> None:
+    from harness.analysis.stats import Estimate, mean_ci
+    from harness.cli.compare import _estimate
+
+    alike = mean_ci([0.95, 0.95, 0.95])  # three games alike: their mean may differ from 0.95 in the last bit
+    assert _estimate("payoff_per_round", alike) == "0.95"
+    spread = Estimate(mean=0.95, low=0.9, high=1.0, n=3)
+    assert _estimate("payoff_per_round", spread) == "0.95 ±0.05"
