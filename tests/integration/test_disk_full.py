@@ -26,6 +26,9 @@ DISK_ROUNDS = 2 * 10 * 50
 # The injected error needs only a run long enough for three batches.
 EVAL = ("eval", "--model", "mock/tft", *OPPONENTS, "--rounds", "20")
 ROUNDS = 2 * 10 * 20
+# The same run with answers that take 5 ms, so that it lasts well over three 10 ms batches however fast the machine
+# (without it, 400 instant answers once fitted in two batches and the injected error never came).
+SLOW_EVAL = ("eval", "--model", "mock/tft?latency_ms=5", *OPPONENTS, "--rounds", "20")
 
 
 @contextlib.contextmanager
@@ -101,7 +104,7 @@ def test_a_full_disk_reported_by_the_results_writer_stops_cleanly(
         write(self, batch)
 
     monkeypatch.setattr(live.LiveRecorder, "write", full_after_two)
-    code, out, err = pdbench(*EVAL, "--results", results, "--run-id", "injected")
+    code, out, err = pdbench(*SLOW_EVAL, "--results", results, "--run-id", "injected")
     assert code == 2 and "is full" in err and "pdbench resume injected" in err, err
     assert "Traceback" not in out + err
     run = sql_json(results, "select status, error from runs")[0]
