@@ -495,8 +495,9 @@ def test_batches_written_straight_to_the_run_file_get_whole_copies_at_a_tenth_of
         batch = 0
         while time.monotonic() < deadline:
             batch += 1
+            # The two NULLs: observed_a and observed_b (schema 8), i.e. as played.
             writer.con.execute("INSERT INTO round_rows SELECT 'big', 1000 + ?, i, 'C', 'C', 'C', 'C', 3, 3, false, "
-                               "false, NULL, NULL FROM range(200000) t(i)", [batch])  # fmt: skip (observed: as played)
+                               "false, NULL, NULL FROM range(200000) t(i)", [batch])  # fmt: skip
             writer.committed()
             most_kept = max(most_kept, len(list(folder.glob("*.duckdb"))))
         assert batch >= 4 and len(whole) >= 2, (batch, whole)
