@@ -58,6 +58,11 @@ def _fixed(t: Trajectory, player: str) -> bool:
     return t.fixation is not None and t.fixation.player == player
 
 
+def _alld_beat_tft(t: Trajectory) -> bool:
+    """ALLD took over, having scored more against TFT than TFT against it (the two ALLD lessons' evidence)."""
+    return _fixed(t, "ALLD") and _match(t, "ALLD", "TFT") > _match(t, "TFT", "ALLD")
+
+
 def _exploited(s: EvolutionSettings, t: Trajectory) -> str | None:
     """ALLC dies out, ALLD grows while it lasts, then TFT takes over."""
     gone = _gone_at(t, "ALLC")
@@ -75,7 +80,7 @@ def _exploited(s: EvolutionSettings, t: Trajectory) -> str | None:
 
 def _few_rounds(s: EvolutionSettings, t: Trajectory) -> str | None:
     """ALLD takes over, having scored more against TFT than TFT against it."""
-    if t.fixation is None or not _fixed(t, "ALLD") or _match(t, "ALLD", "TFT") <= _match(t, "TFT", "ALLD"):
+    if t.fixation is None or not _alld_beat_tft(t):
         return None
     rounds = s.horizon.n_rounds
     return (
@@ -102,7 +107,7 @@ def _noise_gtft(s: EvolutionSettings, t: Trajectory) -> str | None:
 
 def _too_noisy(s: EvolutionSettings, t: Trajectory) -> str | None:
     """ALLD takes over, having scored more against TFT than TFT against it."""
-    if t.fixation is None or not _fixed(t, "ALLD") or _match(t, "ALLD", "TFT") <= _match(t, "TFT", "ALLD"):
+    if t.fixation is None or not _alld_beat_tft(t):
         return None
     return (
         f"With {s.noise:.0%} of moves flipped, two TFTs made only {_n(_match(t, 'TFT', 'TFT'))} points a match, "
